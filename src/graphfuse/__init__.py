@@ -1,0 +1,69 @@
+"""GraphFuse: graph-aware retrieval stages and signal fusion for RAG.
+
+The public surface of the core package. Stages live in :mod:`graphfuse.stages`, scorers in
+:mod:`graphfuse.scoring`, embedded backends in :mod:`graphfuse.stores`, embedders and
+rerankers in :mod:`graphfuse.embedders` and :mod:`graphfuse.rerankers`, presets in
+:mod:`graphfuse.presets`, the plugin registry in :mod:`graphfuse.plugins`.
+"""
+
+from ._deadline import deadline
+from ._errors import (
+    AlreadyExists,
+    AuthenticationFailed,
+    ConnectionFailed,
+    DeadlineExceeded,
+    EmptyPipeline,
+    GraphFuseError,
+    InvalidInput,
+    NoCandidates,
+    NotFound,
+    PluginError,
+    RateLimited,
+    StageFailed,
+    StoreCorrupted,
+)
+from ._filters import Condition, MetadataFilter
+from ._pipeline import Pipeline
+from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
+from ._sync import run_sync
+from ._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AlreadyExists",
+    "AuthenticationFailed",
+    "CacheStore",
+    "Candidate",
+    "Condition",
+    "ConnectionFailed",
+    "DeadlineExceeded",
+    "Document",
+    "Embedder",
+    "EmptyPipeline",
+    "GraphFuseError",
+    "GraphStore",
+    "InvalidInput",
+    "MetadataFilter",
+    "NoCandidates",
+    "NotFound",
+    "Pipeline",
+    "PluginError",
+    "Query",
+    "RateLimited",
+    "RelatedDocument",
+    "Relation",
+    "Reranker",
+    "Result",
+    "RunContext",
+    "Scorer",
+    "Stage",
+    "StageFailed",
+    "StoreCorrupted",
+    "VectorHit",
+    "VectorRecord",
+    "VectorStore",
+    "__version__",
+    "deadline",
+    "run_sync",
+]

@@ -1,0 +1,1 @@
+"""Built-in components, registered through the same hooks as any plugin."""

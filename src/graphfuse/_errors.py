@@ -1,0 +1,108 @@
+"""The GraphFuse exception tree.
+
+::
+
+    GraphFuseError
+    ├── NotFound               a document, relation, collection or component does not exist
+    ├── AlreadyExists          creating something that is already there
+    ├── ConnectionFailed       a backend or provider could not be reached (retryable)
+    │   └── DeadlineExceeded   the caller's deadline passed before the work finished
+    ├── RateLimited            the provider asked us to slow down (carries ``retry_after``)
+    ├── AuthenticationFailed   credentials were refused (never retried)
+    ├── InvalidInput           bad arguments or data; also a ``ValueError``
+    ├── StoreCorrupted         a store directory is damaged or half-written
+    ├── StageFailed            a pipeline stage raised (carries ``stage``, chained from the cause)
+    ├── NoCandidates           a run that requires results produced none
+    ├── EmptyPipeline          a pipeline was built without stages
+    └── PluginError            a plugin failed to load, or two plugins claim one name
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyExists",
+    "AuthenticationFailed",
+    "ConnectionFailed",
+    "DeadlineExceeded",
+    "EmptyPipeline",
+    "GraphFuseError",
+    "InvalidInput",
+    "NoCandidates",
+    "NotFound",
+    "PluginError",
+    "RateLimited",
+    "StageFailed",
+    "StoreCorrupted",
+]
+
+
+class GraphFuseError(Exception):
+    """Base class of every error GraphFuse raises on purpose."""
+
+    retryable: bool = False
+
+
+class NotFound(GraphFuseError, LookupError):
+    """A document, relation, collection or named component does not exist."""
+
+
+class AlreadyExists(GraphFuseError):
+    """Something being created exists already."""
+
+
+class ConnectionFailed(GraphFuseError):
+    """A backend or provider could not be reached, or answered with a server error."""
+
+    retryable = True
+
+
+class DeadlineExceeded(ConnectionFailed, TimeoutError):
+    """The caller's deadline passed before the work finished."""
+
+    retryable = False
+
+
+class RateLimited(GraphFuseError):
+    """The provider rate-limited the request.
+
+    ``retry_after`` is the delay in seconds the provider asked for, when it said one.
+    """
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class AuthenticationFailed(GraphFuseError, PermissionError):
+    """Credentials were missing or refused. Never retried."""
+
+
+class InvalidInput(GraphFuseError, ValueError):
+    """An argument or a piece of data is not acceptable; the message names it."""
+
+
+class StoreCorrupted(GraphFuseError):
+    """A store directory is damaged, half-written, or was written by something else."""
+
+
+class StageFailed(GraphFuseError):
+    """A pipeline stage raised; ``stage`` names it and ``__cause__`` is the original error."""
+
+    def __init__(self, stage: str, cause: BaseException) -> None:
+        super().__init__(f"stage {stage!r} failed: {type(cause).__name__}: {cause}")
+        self.stage = stage
+        self.cause = cause
+
+
+class NoCandidates(GraphFuseError):
+    """A run (or a component configured to require input) had no candidates."""
+
+
+class EmptyPipeline(GraphFuseError):
+    """A pipeline was built without any stage."""
+
+
+class PluginError(GraphFuseError):
+    """A plugin failed to load or register, or two plugins registered the same name."""

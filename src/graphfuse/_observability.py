@@ -1,0 +1,33 @@
+"""Logging, metrics and tracing for pipeline runs (OpenTelemetry API: no-op without an SDK)."""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry import metrics, trace
+
+__all__ = [
+    "PIPELINE_DURATION",
+    "PIPELINE_RESULTS",
+    "STAGE_CANDIDATES",
+    "STAGE_DURATION",
+    "logger",
+    "tracer",
+]
+
+logger = logging.getLogger("graphfuse")
+tracer = trace.get_tracer("graphfuse")
+_meter = metrics.get_meter("graphfuse")
+
+STAGE_DURATION = _meter.create_histogram(
+    "graphfuse_stage_duration_seconds", unit="s", description="Duration of one stage run"
+)
+STAGE_CANDIDATES = _meter.create_histogram(
+    "graphfuse_stage_candidates", description="Candidates a stage returned"
+)
+PIPELINE_DURATION = _meter.create_histogram(
+    "graphfuse_pipeline_duration_seconds", unit="s", description="Duration of one pipeline run"
+)
+PIPELINE_RESULTS = _meter.create_histogram(
+    "graphfuse_pipeline_results", description="Results a pipeline run returned"
+)

@@ -1,0 +1,211 @@
+"""The pipeline: an immutable sequence of stages and a scorer."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.trace import Status, StatusCode
+
+from . import _deadline
+from ._errors import DeadlineExceeded, EmptyPipeline, GraphFuseError, InvalidInput, NoCandidates, StageFailed
+from ._filters import FilterLike
+from ._observability import (
+    PIPELINE_DURATION,
+    PIPELINE_RESULTS,
+    STAGE_CANDIDATES,
+    STAGE_DURATION,
+    logger,
+    tracer,
+)
+from ._protocols import Scorer, Stage
+from ._sync import run_sync
+from ._types import Candidate, Query, Result
+
+__all__ = ["Pipeline", "StageRunContext"]
+
+
+@dataclass
+class StageRunContext:
+    """The per-run context handed to every stage (see :class:`graphfuse.RunContext`)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def remaining(self) -> float | None:
+        return _deadline.remaining()
+
+
+def _check_top_k(top_k: object) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k <= 0:
+        raise InvalidInput(f"top_k must be a positive integer, got {top_k!r}")
+    return top_k
+
+
+class Pipeline:
+    """Stages run in order over shared candidates; the scorer ranks the survivors.
+
+    A pipeline is immutable and safe to share across threads and tasks: every run has its
+    own candidates and context. ``retrieve`` is the sync form of ``aretrieve`` and also works
+    inside a running event loop.
+    """
+
+    __slots__ = ("_stages", "_scorer", "_require_results")
+
+    def __init__(
+        self,
+        stages: Sequence[Stage],
+        scorer: Scorer | Callable[[Mapping[str, float]], float] | None = None,
+        *,
+        require_results: bool = False,
+    ) -> None:
+        from .scoring import WeightedScorer, as_scorer
+
+        stages = tuple(stages)
+        if not stages:
+            raise EmptyPipeline("a pipeline needs at least one stage")
+        names = [getattr(s, "name", None) for s in stages]
+        for stage, name in zip(stages, names):
+            if not isinstance(name, str) or not name or not callable(getattr(stage, "run", None)):
+                raise InvalidInput(f"{stage!r} is not a Stage (needs a 'name' and an async 'run')")
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise InvalidInput(f"stage names must be unique in a pipeline, repeated: {sorted(dup)}")
+        self._stages: tuple[Stage, ...] = stages
+        self._scorer: Scorer = WeightedScorer() if scorer is None else as_scorer(scorer)
+        self._require_results = require_results
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        """The stages, in run order."""
+        return self._stages
+
+    @property
+    def scorer(self) -> Scorer:
+        """The scorer that produces the final score."""
+        return self._scorer
+
+    def with_scorer(self, scorer: Scorer) -> Pipeline:
+        """A new pipeline with the same stages and another scorer."""
+        return Pipeline(self._stages, scorer, require_results=self._require_results)
+
+    def __repr__(self) -> str:
+        names = " -> ".join(s.name for s in self._stages)
+        return f"Pipeline({names}; scorer={type(self._scorer).__name__})"
+
+    def retrieve(
+        self,
+        query: str | Query,
+        top_k: int = 10,
+        min_score: float | None = None,
+        *,
+        filter: FilterLike | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float | None = None,
+    ) -> list[Result]:
+        """Sync form of :meth:`aretrieve`."""
+        return run_sync(
+            self.aretrieve(query, top_k, min_score, filter=filter, options=options, timeout=timeout)
+        )
+
+    async def aretrieve(
+        self,
+        query: str | Query,
+        top_k: int = 10,
+        min_score: float | None = None,
+        *,
+        filter: FilterLike | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float | None = None,
+    ) -> list[Result]:
+        """Run every stage, score, and return the ``top_k`` best results (best first).
+
+        ``filter`` is a metadata filter applied by every stage that reads a store; ``options``
+        are per-call stage options keyed by stage name; ``timeout`` (seconds) bounds the whole
+        run and raises :class:`DeadlineExceeded`. A failing stage raises :class:`StageFailed`.
+        """
+        q = Query.of(query, filter=filter, options=options)
+        _check_top_k(top_k)
+        if min_score is not None and (
+            isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score)
+        ):
+            raise InvalidInput(f"min_score must be a finite number, got {min_score!r}")
+        unknown = set(q.options) - {s.name for s in self._stages}
+        if unknown:
+            raise InvalidInput(f"options given for stages not in this pipeline: {sorted(unknown)}")
+        with _deadline.deadline(timeout):
+            left = _deadline.remaining()
+            try:
+                if left is None:
+                    return await self._run(q, top_k, min_score)
+                return await asyncio.wait_for(self._run(q, top_k, min_score), timeout=max(left, 0.0))
+            except asyncio.TimeoutError as exc:
+                raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
+
+    async def _run(self, q: Query, top_k: int, min_score: float | None) -> list[Result]:
+        started = time.perf_counter()
+        context = StageRunContext()
+        candidates: list[Candidate] = []
+        with tracer.start_as_current_span("graphfuse.pipeline") as span:
+            span.set_attribute("graphfuse.stages", [s.name for s in self._stages])
+            span.set_attribute("graphfuse.top_k", top_k)
+            for stage in self._stages:
+                candidates = await self._run_stage(stage, q, candidates, context)
+            scores = self._scorer.score(candidates)
+            if len(scores) != len(candidates):
+                raise GraphFuseError(
+                    f"scorer {type(self._scorer).__name__} returned {len(scores)} scores for {len(candidates)} candidates"
+                )
+            explain = getattr(self._scorer, "explain", None)
+            shares: list[dict[str, float]] = explain(candidates) if callable(explain) else [{} for _ in candidates]
+            order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
+            results = [
+                Result(candidates[i].document, float(scores[i]), candidates[i].signals, shares[i])
+                for i in order
+                if min_score is None or scores[i] >= min_score
+            ][:top_k]
+            elapsed = time.perf_counter() - started
+            PIPELINE_DURATION.record(elapsed)
+            PIPELINE_RESULTS.record(len(results))
+            span.set_attribute("graphfuse.results", len(results))
+            logger.debug("pipeline finished: %d results in %.2f ms", len(results), elapsed * 1000)
+            if not results and self._require_results:
+                raise NoCandidates(f"no results for query {q.text[:80]!r}")
+            return results
+
+    async def _run_stage(
+        self, stage: Stage, q: Query, candidates: list[Candidate], context: StageRunContext
+    ) -> list[Candidate]:
+        name = stage.name
+        started = time.perf_counter()
+        logger.debug("stage %s start: %d candidates", name, len(candidates))
+        with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
+            span.set_attribute("graphfuse.stage", name)
+            span.set_attribute("graphfuse.candidates_in", len(candidates))
+            try:
+                out = list(await stage.run(q, tuple(candidates), context))
+                seen: set[str] = set()
+                for c in out:
+                    if not isinstance(c, Candidate):
+                        raise InvalidInput(f"returned {type(c).__name__}, not a Candidate")
+                    if c.id in seen:
+                        raise InvalidInput(f"returned document {c.id!r} twice")
+                    seen.add(c.id)
+            except (asyncio.CancelledError, DeadlineExceeded):
+                raise
+            except StageFailed:
+                raise
+            except Exception as exc:
+                span.record_exception(exc)
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+                logger.warning("stage %s failed: %s", name, exc)
+                raise StageFailed(name, exc) from exc
+            elapsed = time.perf_counter() - started
+            span.set_attribute("graphfuse.candidates_out", len(out))
+        STAGE_DURATION.record(elapsed, {"stage": name})
+        STAGE_CANDIDATES.record(len(out), {"stage": name})
+        logger.debug("stage %s end: %d candidates in %.2f ms", name, len(out), elapsed * 1000)
+        return out

@@ -1,0 +1,241 @@
+"""The data model: documents, candidates, results, queries, relations and vector records."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import Any
+
+from ._errors import InvalidInput
+from ._filters import FilterLike, MetadataFilter
+
+__all__ = [
+    "Candidate",
+    "Document",
+    "Query",
+    "RelatedDocument",
+    "Relation",
+    "Result",
+    "VectorHit",
+    "VectorRecord",
+    "check_id",
+    "check_signal",
+]
+
+_RELATION_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
+_SIGNAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
+
+
+def check_id(value: object, what: str = "document id") -> str:
+    """Return ``value`` if it is a usable id (a non-empty string of at most 512 characters)."""
+    if not isinstance(value, str) or not value.strip() or len(value) > 512:
+        raise InvalidInput(f"{what} must be a non-empty string of at most 512 characters, got {value!r}")
+    return value
+
+
+def check_signal(name: str, value: float) -> float:
+    """Validate a signal: a known-shaped name and a finite float in [0, 1]."""
+    if not isinstance(name, str) or not _SIGNAL_NAME.match(name):
+        raise InvalidInput(f"signal name {name!r} is not valid")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInput(f"signal {name!r} must be a float, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0.0 or v > 1.0:
+        raise InvalidInput(f"signal {name!r} must be in [0, 1], got {value!r}")
+    return v
+
+
+def _utc(value: datetime | None, what: str) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{what} must be a datetime, got {type(value).__name__}")
+    # Naive datetimes are taken as UTC (documented in docs/concepts.md).
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A stored document.
+
+    ``content`` is ``None`` when only the id is known (for example straight after vector
+    search, before the hydrate stage). Naive timestamps are taken as UTC.
+    """
+
+    id: str
+    content: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_id(self.id)
+        if self.content is not None and not isinstance(self.content, str):
+            raise InvalidInput(f"document {self.id!r}: content must be a string or None")
+        if not isinstance(self.metadata, Mapping):
+            raise InvalidInput(f"document {self.id!r}: metadata must be a mapping")
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "created_at", _utc(self.created_at, f"document {self.id!r} created_at"))
+        object.__setattr__(self, "updated_at", _utc(self.updated_at, f"document {self.id!r} updated_at"))
+
+    @property
+    def is_hydrated(self) -> bool:
+        """True when the content is loaded."""
+        return self.content is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A document travelling through a pipeline with its named signals, each in [0, 1]."""
+
+    document: Document
+    signals: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.document, Document):
+            raise InvalidInput(f"candidate document must be a Document, got {type(self.document).__name__}")
+        checked = {name: check_signal(name, v) for name, v in self.signals.items()}
+        object.__setattr__(self, "signals", MappingProxyType(checked))
+
+    @property
+    def id(self) -> str:
+        """The document id."""
+        return self.document.id
+
+    def with_signal(self, name: str, value: float) -> Candidate:
+        """A copy with ``name`` set to ``value``."""
+        return Candidate(self.document, {**self.signals, name: value})
+
+    def with_signals(self, values: Mapping[str, float]) -> Candidate:
+        """A copy with several signals set."""
+        return Candidate(self.document, {**self.signals, **values})
+
+    def with_document(self, document: Document) -> Candidate:
+        """A copy carrying ``document`` (same id) and the same signals."""
+        if document.id != self.document.id:
+            raise InvalidInput(f"cannot replace document {self.document.id!r} with {document.id!r}")
+        return Candidate(document, self.signals)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A ranked result: the document, its final score, its signals and each signal's share."""
+
+    document: Document
+    score: float
+    signals: Mapping[str, float]
+    contributions: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """The document id."""
+        return self.document.id
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query: text, an optional metadata filter, and per-call stage options.
+
+    ``options`` maps a stage name to keyword options for that stage on this call only,
+    e.g. ``{"semantic": {"limit": 20}, "graph": {"depth": 1}}``.
+    """
+
+    text: str
+    filter: MetadataFilter | None = None
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidInput("query text must be a non-empty string")
+        object.__setattr__(self, "filter", MetadataFilter.parse(self.filter))
+        if not isinstance(self.options, Mapping):
+            raise InvalidInput("query options must be a mapping of stage name to options")
+        for stage, opts in self.options.items():
+            if not isinstance(opts, Mapping):
+                raise InvalidInput(f"query options for stage {stage!r} must be a mapping")
+        object.__setattr__(
+            self, "options", MappingProxyType({k: MappingProxyType(dict(v)) for k, v in self.options.items()})
+        )
+
+    @classmethod
+    def of(
+        cls,
+        query: str | Query,
+        *,
+        filter: FilterLike | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Query:
+        """Build a query from text (or refine an existing one with a filter and options)."""
+        if isinstance(query, Query):
+            if filter is None and not options:
+                return query
+            merged = {**query.options, **(options or {})}
+            return Query(query.text, MetadataFilter.parse(filter) or query.filter, merged)
+        return Query(query, MetadataFilter.parse(filter), dict(options or {}))
+
+    def option(self, stage: str, name: str, default: Any) -> Any:
+        """The per-call option ``name`` for ``stage``, or ``default``."""
+        return self.options.get(stage, {}).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A typed, directed relation between two documents (traversed in both directions)."""
+
+    source: str
+    target: str
+    type: str = "RELATED"
+    weight: float = 1.0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_id(self.source, "relation source")
+        check_id(self.target, "relation target")
+        if not isinstance(self.type, str) or not _RELATION_TYPE.match(self.type):
+            raise InvalidInput(
+                f"relation type {self.type!r} is not valid: letters, digits and '_', "
+                "starting with a letter or '_', at most 64 characters"
+            )
+        if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) or not (
+            math.isfinite(self.weight) and self.weight > 0
+        ):
+            raise InvalidInput(f"relation weight must be a positive finite number, got {self.weight!r}")
+        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedDocument:
+    """A document reached by graph traversal: its id, hop distance and the seed it came from."""
+
+    id: str
+    distance: int
+    seed: str
+
+
+@dataclass(frozen=True, slots=True)
+class VectorRecord:
+    """A vector to store, with the metadata filters run against."""
+
+    id: str
+    vector: Sequence[float]
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_id(self.id, "vector id")
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    """A vector search hit: the id and its cosine similarity in [-1, 1].
+
+    The semantic stage turns it into the ``semantic`` signal as ``max(0, score)``.
+    """
+
+    id: str
+    score: float

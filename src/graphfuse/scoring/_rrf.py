@@ -1,0 +1,89 @@
+"""Weighted reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TypeVar
+
+from .._errors import InvalidInput
+from .._types import Candidate
+from ._weights import check_weights
+
+__all__ = ["ReciprocalRankFusion", "reciprocal_rank_fusion"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+def reciprocal_rank_fusion(
+    rankings: Mapping[str, Sequence[K]], weights: Mapping[str, float] | None = None, k: int = 60
+) -> dict[K, dict[str, float]]:
+    """Fuse ranked lists: each item gets ``weight[source] / (k + rank)`` from every source.
+
+    ``rankings`` maps a source name to its items, best first. An item listed twice by one
+    source counts once, at its best rank. Sources without a weight get weight 1 when
+    ``weights`` is None and are ignored otherwise. Returns each item's contribution per source.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInput(f"RRF k must be a positive integer, got {k!r}")
+    if weights is not None:
+        weights = check_weights(weights)
+    out: dict[K, dict[str, float]] = {}
+    for source, items in rankings.items():
+        w = 1.0 if weights is None else weights.get(source, 0.0)
+        if w == 0.0:
+            continue
+        seen: set[K] = set()
+        rank = 0
+        for item in items:
+            if item in seen:
+                continue
+            seen.add(item)
+            rank += 1
+            out.setdefault(item, {})[source] = w / (k + rank)
+    return out
+
+
+class ReciprocalRankFusion:
+    """Weighted RRF over the candidates' signals.
+
+    Each weighted signal is a source: the candidates carrying it are ranked by its value
+    (ties by id), and each gets ``weight / (k + rank)``. Weights default to 1 for every
+    signal present. Signal values only matter through their order.
+    """
+
+    __slots__ = ("_weights", "_k")
+
+    def __init__(self, weights: Mapping[str, float] | None = None, k: int = 60) -> None:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InvalidInput(f"RRF k must be a positive integer, got {k!r}")
+        self._weights = None if weights is None else check_weights(weights)
+        self._k = k
+
+    @property
+    def k(self) -> int:
+        return self._k
+
+    @property
+    def weights(self) -> Mapping[str, float] | None:
+        return self._weights
+
+    def __repr__(self) -> str:
+        w = None if self._weights is None else dict(self._weights)
+        return f"ReciprocalRankFusion(weights={w!r}, k={self._k})"
+
+    def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]:
+        sources = sorted({n for c in candidates for n in c.signals})
+        rankings: dict[str, list[int]] = {}
+        for name in sources:
+            holders = [i for i, c in enumerate(candidates) if name in c.signals]
+            holders.sort(key=lambda i: (-candidates[i].signals[name], candidates[i].id))
+            # Candidates sharing an id (outside a pipeline) are one document: rank by id.
+            rankings[name] = holders
+        ids = [c.id for c in candidates]
+        fused = reciprocal_rank_fusion(
+            {s: [ids[i] for i in idx] for s, idx in rankings.items()}, self._weights, self._k
+        )
+        return [dict(fused.get(cid, {})) for cid in ids]
+
+    def score(self, candidates: Sequence[Candidate]) -> list[float]:
+        return [sum(parts.values()) for parts in self.explain(candidates)]

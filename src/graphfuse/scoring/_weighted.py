@@ -1,0 +1,46 @@
+"""The weighted-sum scorer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from .._types import Candidate
+from ._weights import check_weights
+
+__all__ = ["DEFAULT_WEIGHTS", "WeightedScorer"]
+
+DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"semantic": 0.30, "graph": 0.25, "temporal": 0.15, "pagerank": 0.10, "access": 0.10, "rerank": 0.10}
+)
+
+
+class WeightedScorer:
+    """``score = sum(weight[name] * signal[name])`` over the weighted signals.
+
+    A signal a candidate lacks contributes 0; a signal without a weight is ignored. Weights
+    are by name, so a plugin's signal is weighted like a built-in one::
+
+        WeightedScorer({"semantic": 0.5, "graph": 0.3, "my_signal": 0.2})
+    """
+
+    __slots__ = ("_weights",)
+
+    def __init__(self, weights: Mapping[str, float] | None = None) -> None:
+        self._weights = check_weights(DEFAULT_WEIGHTS if weights is None else weights)
+
+    @property
+    def weights(self) -> Mapping[str, float]:
+        """The weights by signal name."""
+        return self._weights
+
+    def __repr__(self) -> str:
+        return f"WeightedScorer({dict(self._weights)!r})"
+
+    def score(self, candidates: Sequence[Candidate]) -> list[float]:
+        w = self._weights
+        return [sum(w[n] * v for n, v in c.signals.items() if n in w) for c in candidates]
+
+    def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]:
+        w = self._weights
+        return [{n: w[n] * v for n, v in c.signals.items() if n in w} for c in candidates]

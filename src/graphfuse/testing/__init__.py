@@ -1,0 +1,44 @@
+"""Contract test suites for backend and provider authors (pytest classes to subclass).
+
+Subclass a contract in your own tests and provide the fixture it names::
+
+    from graphfuse.testing import GraphStoreContract
+
+    class TestMyStore(GraphStoreContract):
+        @pytest.fixture
+        async def store(self):
+            s = MyStore(...)
+            yield s
+            await s.close()
+
+Each suite module is imported lazily, so importing this package does not import pytest
+until a suite is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "CacheStoreContract",
+    "EmbedderContract",
+    "GraphStoreContract",
+    "RerankerContract",
+    "VectorStoreContract",
+]
+
+_MODULES = {
+    "GraphStoreContract": "._graph_store",
+    "VectorStoreContract": "._vector_store",
+    "CacheStoreContract": "._cache_store",
+    "EmbedderContract": "._embedder",
+    "RerankerContract": "._reranker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphfuse.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)
