@@ -29,9 +29,7 @@ Operator = Literal["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$
 FilterLike = Union["MetadataFilter", Mapping[str, Any]]
 
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,127}$")
-_OPERATORS: frozenset[str] = frozenset(
-    {"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"}
-)
+_OPERATORS: frozenset[str] = frozenset({"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"})
 _RANGE = {"$gt", "$gte", "$lt", "$lte"}
 
 
@@ -80,10 +78,7 @@ def _equal(actual: Any, expected: Any) -> bool:
 
 def _check_scalar(key: str, op: str, value: Any) -> None:
     if not isinstance(value, (str, int, float, bool)):
-        raise InvalidInput(
-            f"filter {key!r} {op}: value must be a str, int, float or bool, "
-            f"got {type(value).__name__}"
-        )
+        raise InvalidInput(f"filter {key!r} {op}: value must be a str, int, float or bool, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInput(f"filter {key!r} {op}: value must be finite, got {value}")
 
@@ -107,8 +102,7 @@ class MetadataFilter:
         for key, cond in spec.items():
             if not isinstance(key, str) or not _KEY.match(key):
                 raise InvalidInput(
-                    f"filter key {key!r} is not valid: use letters, digits, '_' or '-', "
-                    "starting with a letter or '_'"
+                    f"filter key {key!r} is not valid: use letters, digits, '_' or '-', starting with a letter or '_'"
                 )
             if isinstance(cond, Mapping):
                 if not cond:
@@ -135,9 +129,7 @@ class MetadataFilter:
 
 def _condition(key: str, op: Any, value: Any) -> Condition:
     if op not in _OPERATORS:
-        raise InvalidInput(
-            f"filter {key!r}: unknown operator {op!r} (known: {', '.join(sorted(_OPERATORS))})"
-        )
+        raise InvalidInput(f"filter {key!r}: unknown operator {op!r} (known: {', '.join(sorted(_OPERATORS))})")
     if op in ("$in", "$nin"):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not value:
             raise InvalidInput(f"filter {key!r} {op}: value must be a non-empty list")

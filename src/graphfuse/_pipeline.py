@@ -53,7 +53,7 @@ class Pipeline:
     inside a running event loop.
     """
 
-    __slots__ = ("_stages", "_scorer", "_require_results")
+    __slots__ = ("_require_results", "_scorer", "_stages")
 
     def __init__(
         self,
@@ -67,10 +67,12 @@ class Pipeline:
         stages = tuple(stages)
         if not stages:
             raise EmptyPipeline("a pipeline needs at least one stage")
-        names = [getattr(s, "name", None) for s in stages]
-        for stage, name in zip(stages, names):
+        names: list[str] = []
+        for stage in stages:
+            name = getattr(stage, "name", None)
             if not isinstance(name, str) or not name or not callable(getattr(stage, "run", None)):
                 raise InvalidInput(f"{stage!r} is not a Stage (needs a 'name' and an async 'run')")
+            names.append(name)
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise InvalidInput(f"stage names must be unique in a pipeline, repeated: {sorted(dup)}")
@@ -107,9 +109,7 @@ class Pipeline:
         timeout: float | None = None,
     ) -> list[Result]:
         """Sync form of :meth:`aretrieve`."""
-        return run_sync(
-            self.aretrieve(query, top_k, min_score, filter=filter, options=options, timeout=timeout)
-        )
+        return run_sync(self.aretrieve(query, top_k, min_score, filter=filter, options=options, timeout=timeout))
 
     async def aretrieve(
         self,
@@ -136,12 +136,19 @@ class Pipeline:
         unknown = set(q.options) - {s.name for s in self._stages}
         if unknown:
             raise InvalidInput(f"options given for stages not in this pipeline: {sorted(unknown)}")
+        for stage in self._stages:
+            # Optional hook: a stage that can validate its per-call options does so before any I/O.
+            check = getattr(stage, "check_options", None)
+            if callable(check) and stage.name in q.options:
+                check(q.options[stage.name])
         with _deadline.deadline(timeout):
             left = _deadline.remaining()
             try:
                 if left is None:
                     return await self._run(q, top_k, min_score)
                 return await asyncio.wait_for(self._run(q, top_k, min_score), timeout=max(left, 0.0))
+            except DeadlineExceeded:
+                raise
             except asyncio.TimeoutError as exc:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
 
@@ -156,9 +163,8 @@ class Pipeline:
                 candidates = await self._run_stage(stage, q, candidates, context)
             scores = self._scorer.score(candidates)
             if len(scores) != len(candidates):
-                raise GraphFuseError(
-                    f"scorer {type(self._scorer).__name__} returned {len(scores)} scores for {len(candidates)} candidates"
-                )
+                who = type(self._scorer).__name__
+                raise GraphFuseError(f"scorer {who} returned {len(scores)} scores for {len(candidates)} candidates")
             explain = getattr(self._scorer, "explain", None)
             shares: list[dict[str, float]] = explain(candidates) if callable(explain) else [{} for _ in candidates]
             order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))

@@ -171,12 +171,17 @@ class Query:
         filter: FilterLike | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Query:
-        """Build a query from text (or refine an existing one with a filter and options)."""
+        """Build a query from text, or refine an existing one (filters ANDed, options merged by stage)."""
         if isinstance(query, Query):
             if filter is None and not options:
                 return query
             merged = {**query.options, **(options or {})}
-            return Query(query.text, MetadataFilter.parse(filter) or query.filter, merged)
+            extra = MetadataFilter.parse(filter)
+            # Refining narrows: the new filter is ANDed with the query's own (a tenant filter set
+            # by an integration must survive a per-call filter).
+            if extra is not None and query.filter is not None:
+                extra = MetadataFilter(query.filter.conditions + extra.conditions)
+            return Query(query.text, extra or query.filter, merged)
         return Query(query, MetadataFilter.parse(filter), dict(options or {}))
 
     def option(self, stage: str, name: str, default: Any) -> Any:
@@ -202,8 +207,10 @@ class Relation:
                 f"relation type {self.type!r} is not valid: letters, digits and '_', "
                 "starting with a letter or '_', at most 64 characters"
             )
-        if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) or not (
-            math.isfinite(self.weight) and self.weight > 0
+        if (
+            isinstance(self.weight, bool)
+            or not isinstance(self.weight, (int, float))
+            or not (math.isfinite(self.weight) and self.weight > 0)
         ):
             raise InvalidInput(f"relation weight must be a positive finite number, got {self.weight!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))

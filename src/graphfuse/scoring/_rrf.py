@@ -51,7 +51,7 @@ class ReciprocalRankFusion:
     signal present. Signal values only matter through their order.
     """
 
-    __slots__ = ("_weights", "_k")
+    __slots__ = ("_k", "_weights")
 
     def __init__(self, weights: Mapping[str, float] | None = None, k: int = 60) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:

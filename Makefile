@@ -1,0 +1,50 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+
+PLUGINS := $(wildcard plugins/*)
+INTEGRATIONS := $(wildcard integrations/*)
+PACKAGES := $(PLUGINS) $(INTEGRATIONS)
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test lint typecheck docs pytest bench clean
+
+$(STAMP): pyproject.toml requirements-dev.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# The CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[local]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	touch $@
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/graphfuse demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy src/graphfuse
+	@set -e; for p in $(PACKAGES); do echo "mypy $$p"; (cd $$p && ../../$(BIN)/mypy --config-file ../../pyproject.toml src); done
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+pytest: $(STAMP)
+	$(BIN)/pytest -q tests
+	@set -e; for p in $(PACKAGES); do echo "pytest $$p"; (cd $$p && ../../$(BIN)/pytest -q tests); done
+
+test: lint typecheck docs pytest
+
+bench: $(STAMP)
+	@set -e; for b in benchmarks/*.py; do case $$b in *make_sample.py) continue;; esac; echo "== $$b"; $(BIN)/python $$b; done
+
+clean:
+	rm -rf site .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,151 @@
+"""Ready-made pipelines, by name.
+
+- ``standard``: semantic -> hydrate -> graph -> temporal -> pagerank -> access -> rerank,
+  scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS``.
+- ``minimal``: semantic -> hydrate (vector search only).
+- ``no_rerank``: ``standard`` without the rerank stage.
+
+``build(name, **components)`` builds a preset from keyword components; ``register`` adds a
+preset (a plugin or an application may add its own, e.g. ``"multihop"``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._errors import AlreadyExists, InvalidInput
+from ._pipeline import Pipeline
+from ._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .scoring import WeightedScorer
+from .stages import AccessPopularity, GraphExpansion, Hydrate, PageRank, Rerank, SemanticSearch, TemporalDecay
+
+__all__ = ["build", "minimal", "names", "no_rerank", "register", "standard"]
+
+PresetFactory = Callable[..., Pipeline]
+
+_STAGE_KEYS = ("semantic", "graph", "temporal", "pagerank", "access", "rerank")
+
+
+def _options(stage_options: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    unknown = sorted(set(stage_options) - set(allowed))
+    if unknown:
+        raise InvalidInput(f"options for unknown stage(s) {unknown}; this preset takes: {', '.join(allowed)}")
+    out: dict[str, dict[str, Any]] = {}
+    for key in allowed:
+        value = stage_options.get(key, {})
+        if not isinstance(value, Mapping):
+            raise InvalidInput(f"options for stage {key!r} must be a mapping of keyword arguments, got {value!r}")
+        out[key] = dict(value)
+    return out
+
+
+def _graph_pipeline(
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    reranker: Reranker | None,
+    weights: Mapping[str, float] | None,
+    stage_options: Mapping[str, Any],
+) -> Pipeline:
+    allowed = _STAGE_KEYS if reranker is not None else _STAGE_KEYS[:-1]
+    opts = _options(stage_options, allowed)
+    stages: list[Any] = [
+        SemanticSearch(vector_store, embedder, **opts["semantic"]),
+        Hydrate(graph_store),
+        GraphExpansion(graph_store, **opts["graph"]),
+        TemporalDecay(**opts["temporal"]),
+        PageRank(graph_store, **opts["pagerank"]),
+        AccessPopularity(**opts["access"]),
+    ]
+    if reranker is not None:
+        stages.append(Rerank(reranker, **opts["rerank"]))
+    return Pipeline(stages, WeightedScorer(weights))
+
+
+def standard(
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    reranker: Reranker,
+    *,
+    weights: Mapping[str, float] | None = None,
+    **stage_options: Mapping[str, Any],
+) -> Pipeline:
+    """All seven stages, weighted by ``weights`` (default ``DEFAULT_WEIGHTS``).
+
+    ``stage_options`` passes keyword arguments to a stage by its name, e.g.
+    ``standard(g, v, e, r, graph={"depth": 1}, temporal={"half_life": timedelta(days=30)})``.
+    """
+    return _graph_pipeline(graph_store, vector_store, embedder, reranker, weights, stage_options)
+
+
+def no_rerank(
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    *,
+    weights: Mapping[str, float] | None = None,
+    **stage_options: Mapping[str, Any],
+) -> Pipeline:
+    """``standard`` without the rerank stage (faster; no reranker needed)."""
+    return _graph_pipeline(graph_store, vector_store, embedder, None, weights, stage_options)
+
+
+def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphStore | None = None) -> Pipeline:
+    """Vector search only: semantic, then hydrate when a ``graph_store`` is given.
+
+    Without a graph store the results carry ids and the ``semantic`` signal, no content.
+    """
+    stages: list[Any] = [SemanticSearch(vector_store, embedder)]
+    if graph_store is not None:
+        stages.append(Hydrate(graph_store))
+    return Pipeline(stages, WeightedScorer())
+
+
+_lock = threading.Lock()
+_PRESETS: dict[str, PresetFactory] = {"standard": standard, "minimal": minimal, "no_rerank": no_rerank}
+
+
+def names() -> list[str]:
+    """The registered preset names, sorted."""
+    with _lock:
+        return sorted(_PRESETS)
+
+
+def register(name: str, factory: PresetFactory, *, replace: bool = False) -> None:
+    """Register ``factory(**components) -> Pipeline`` as preset ``name``.
+
+    Raises :class:`~graphfuse.AlreadyExists` when the name is taken (unless ``replace``).
+    """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise InvalidInput(f"preset name must be an identifier, got {name!r}")
+    if not callable(factory):
+        raise InvalidInput(f"preset factory for {name!r} must be callable, got {factory!r}")
+    with _lock:
+        if name in _PRESETS and not replace:
+            raise AlreadyExists(f"preset {name!r} is already registered")
+        _PRESETS[name] = factory
+
+
+def build(name: str, **components: Any) -> Pipeline:
+    """Build preset ``name`` from keyword components (``graph_store=``, ``vector_store=``, ...).
+
+    Raises :class:`~graphfuse.InvalidInput` for an unknown name (listing the known ones) or a
+    missing or unexpected component (naming it).
+    """
+    with _lock:
+        factory = _PRESETS.get(name)
+        known = sorted(_PRESETS)
+    if factory is None:
+        raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(known)}")
+    try:
+        inspect.signature(factory).bind(**components)
+    except TypeError as exc:
+        raise InvalidInput(f"preset {name!r}: {exc}") from exc
+    pipeline = factory(**components)
+    if not isinstance(pipeline, Pipeline):
+        raise InvalidInput(f"preset {name!r} returned {type(pipeline).__name__}, not a Pipeline")
+    return pipeline

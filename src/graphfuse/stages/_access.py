@@ -1,0 +1,96 @@
+"""The access popularity stage: how often a document was retrieved, normalised across the candidates."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import RunContext
+from .._types import Candidate, Query
+from ._arguments import check_choice, check_name, check_options, check_unit, require_hydrated
+
+__all__ = ["AccessPopularity"]
+
+_MISSING = ("neutral", "zero", "error")
+NEUTRAL = 0.5
+
+
+class AccessPopularity:
+    """Set the ``access`` signal from a metadata counter (``access_count``); more access = higher.
+
+    Each count is capped at ``max_access_count`` (1000) and divided by the largest capped count
+    among the run's candidates, so the most accessed candidate gets 1.0; when every count is 0
+    all get 0.0. A count is an int or float >= 0, or a string holding one (``"42"``); anything
+    else (a bool, a negative, NaN, ``"many"``) raises :class:`~graphfuse.InvalidInput` naming
+    the document and the value.
+
+    A document without the key gets, by ``missing``: ``"neutral"`` 0.5 (and takes no part in
+    the normalisation; the default), ``"zero"`` a count of 0, or ``"error"`` an
+    :class:`~graphfuse.InvalidInput` naming it. Needs hydrated candidates; no per-call options.
+    """
+
+    __slots__ = ("_cap", "_key", "_missing", "_name", "_signal")
+
+    def __init__(
+        self,
+        *,
+        key: str = "access_count",
+        max_access_count: float = 1000,
+        missing: str = "neutral",
+        name: str = "access",
+        signal: str = "access",
+    ) -> None:
+        if not isinstance(key, str) or not key:
+            raise InvalidInput(f"key must be a non-empty string, got {key!r}")
+        self._key = key
+        self._cap = check_unit(max_access_count, "max_access_count", high=math.inf, open_low=True)
+        self._missing = check_choice(missing, "missing", _MISSING)
+        self._name = check_name(name, "name")
+        self._signal = check_name(signal, "signal")
+
+    @property
+    def name(self) -> str:
+        """The stage name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return (
+            f"AccessPopularity(key={self._key!r}, max_access_count={self._cap:g}, "
+            f"missing={self._missing!r}, name={self._name!r})"
+        )
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """AccessPopularity takes no per-call options."""
+        check_options(self._name, options, ())
+
+    def _count(self, candidate: Candidate) -> float | None:
+        metadata = candidate.document.metadata
+        if self._key not in metadata:
+            if self._missing == "error":
+                raise InvalidInput(f"document {candidate.id!r} has no {self._key!r} (stage {self._name!r})")
+            return None if self._missing == "neutral" else 0.0
+        raw = metadata[self._key]
+        value: float | None = None
+        if isinstance(raw, str):
+            try:
+                value = float(raw.strip())
+            except ValueError:
+                value = None
+        elif isinstance(raw, numbers.Real) and not isinstance(raw, bool):
+            value = float(raw)
+        if value is None or not math.isfinite(value) or value < 0:
+            raise InvalidInput(f"document {candidate.id!r}: {self._key!r} must be a non-negative number, got {raw!r}")
+        return min(value, self._cap)
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        self.check_options(query.options.get(self._name, {}))
+        require_hydrated(self._name, candidates)
+        counts = [self._count(c) for c in candidates]
+        top = max((n for n in counts if n is not None), default=0.0)
+        return [
+            c.with_signal(self._signal, NEUTRAL if n is None else (n / top if top > 0 else 0.0))
+            for c, n in zip(candidates, counts, strict=True)
+        ]

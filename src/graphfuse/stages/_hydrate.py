@@ -1,0 +1,58 @@
+"""The hydrate stage: load full documents for id-only candidates in one batch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore, RunContext
+from .._types import Candidate, Query
+from ._arguments import check_name, check_options
+
+__all__ = ["Hydrate"]
+
+
+class Hydrate:
+    """Replace id-only candidates by their full documents from the graph store, keeping signals.
+
+    One ``get_documents`` call per run, with the query's filter. Candidates that already
+    have content are not fetched again, but the query's filter is still checked against their
+    metadata. Candidates whose document no longer exists, or fails the filter, are dropped.
+    Order is kept. No signal, no per-call options.
+    """
+
+    __slots__ = ("_graph_store", "_name")
+
+    def __init__(self, graph_store: GraphStore, *, name: str = "hydrate") -> None:
+        if not callable(getattr(graph_store, "get_documents", None)):
+            raise InvalidInput(f"graph_store must be a GraphStore (with 'get_documents'), got {graph_store!r}")
+        self._graph_store = graph_store
+        self._name = check_name(name, "name")
+
+    @property
+    def name(self) -> str:
+        """The stage name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"Hydrate(name={self._name!r})"
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Hydrate takes no per-call options."""
+        check_options(self._name, options, ())
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        self.check_options(query.options.get(self._name, {}))
+        wanted = [c.id for c in candidates if c.document.content is None]
+        loaded = await self._graph_store.get_documents(wanted, filter=query.filter) if wanted else {}
+        out: list[Candidate] = []
+        for c in candidates:
+            if c.document.content is not None:
+                if query.filter is None or query.filter.matches(c.document.metadata):
+                    out.append(c)
+                continue
+            doc = loaded.get(c.id)
+            if doc is not None:
+                out.append(c.with_document(doc))
+        return out

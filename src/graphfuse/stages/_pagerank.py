@@ -1,0 +1,65 @@
+"""The PageRank stage: pre-computed graph centrality as a signal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore, RunContext
+from .._types import Candidate, Query
+from ._arguments import check_name, check_options, check_unit
+
+__all__ = ["PageRank"]
+
+
+class PageRank:
+    """Set the ``pagerank`` signal from ``graph_store.pagerank(ids)`` (normalised to [0, 1], max 1).
+
+    One call per run for the candidates' ids. A candidate the store has no score for (a
+    document without relations, a store that computed nothing yet) gets ``default`` (0.5). A
+    score outside [0, 1] from the store raises :class:`~graphfuse.InvalidInput`. Works on
+    id-only candidates; no per-call options.
+    """
+
+    __slots__ = ("_default", "_graph_store", "_name", "_signal")
+
+    def __init__(
+        self, graph_store: GraphStore, *, default: float = 0.5, name: str = "pagerank", signal: str = "pagerank"
+    ) -> None:
+        if not callable(getattr(graph_store, "pagerank", None)):
+            raise InvalidInput(f"graph_store must be a GraphStore (with 'pagerank'), got {graph_store!r}")
+        self._graph_store = graph_store
+        self._default = check_unit(default, "default")
+        self._name = check_name(name, "name")
+        self._signal = check_name(signal, "signal")
+
+    @property
+    def name(self) -> str:
+        """The stage name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"PageRank(default={self._default}, name={self._name!r})"
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """PageRank takes no per-call options."""
+        check_options(self._name, options, ())
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        self.check_options(query.options.get(self._name, {}))
+        if not candidates:
+            return []
+        scores = await self._graph_store.pagerank([c.id for c in candidates])
+        out: list[Candidate] = []
+        for c in candidates:
+            value = scores.get(c.id)
+            if value is None:
+                value = self._default
+            elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise InvalidInput(
+                    f"graph store {type(self._graph_store).__name__} returned PageRank {value!r} for "
+                    f"{c.id!r}; expected a number in [0, 1]"
+                )
+            out.append(c.with_signal(self._signal, float(value)))
+        return out

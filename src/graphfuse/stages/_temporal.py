@@ -1,0 +1,115 @@
+"""The temporal decay stage: a recency signal expressed as a half-life."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import RunContext
+from .._types import Candidate, Query
+from ._arguments import (
+    check_choice,
+    check_name,
+    check_options,
+    check_timedelta,
+    check_unit,
+    require_hydrated,
+)
+
+__all__ = ["TemporalDecay"]
+
+_OPTIONS = ("half_life",)
+_TIMESTAMPS = ("created_at", "updated_at")
+_MISSING = ("neutral", "zero", "error")
+NEUTRAL = 0.5
+
+
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class TemporalDecay:
+    """Set the ``temporal`` signal to ``0.5 ** (age / half_life)``.
+
+    ``age`` is ``clock() - document.<timestamp>`` (``timestamp`` is ``"created_at"`` or
+    ``"updated_at"``, no fallback between them). A document from the future has age 0 and
+    gets 1.0. ``min_score`` is a floor on the decay value only: ``max(decay, min_score)``. It
+    never lifts a value the ``missing`` policy set (``"zero"`` stays 0.0) nor touches another
+    signal, so a document another signal scored 0.0 stays 0.0 there.
+
+    A document without the timestamp gets, by ``missing``: ``"neutral"`` 0.5 (as if one
+    half-life old; the default), ``"zero"`` 0.0, or ``"error"`` an
+    :class:`~graphfuse.InvalidInput` naming it. ``clock`` is a callable returning the current
+    time (naive values are taken as UTC); inject one in tests.
+
+    Needs hydrated candidates. Per-call option: ``half_life``.
+    """
+
+    __slots__ = ("_clock", "_half_life", "_min_score", "_missing", "_name", "_signal", "_timestamp")
+
+    def __init__(
+        self,
+        *,
+        half_life: timedelta = timedelta(days=90),
+        min_score: float | None = None,
+        clock: Callable[[], datetime] | None = None,
+        timestamp: str = "created_at",
+        missing: str = "neutral",
+        name: str = "temporal",
+        signal: str = "temporal",
+    ) -> None:
+        self._half_life = check_timedelta(half_life, "half_life")
+        self._min_score = None if min_score is None else check_unit(min_score, "min_score")
+        if clock is not None and not callable(clock):
+            raise InvalidInput(f"clock must be a callable returning a datetime, got {clock!r}")
+        self._clock = clock or _utc_now
+        self._timestamp = check_choice(timestamp, "timestamp", _TIMESTAMPS)
+        self._missing = check_choice(missing, "missing", _MISSING)
+        self._name = check_name(name, "name")
+        self._signal = check_name(signal, "signal")
+
+    @property
+    def name(self) -> str:
+        """The stage name (key of its per-call options)."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return (
+            f"TemporalDecay(half_life={self._half_life!r}, min_score={self._min_score}, "
+            f"timestamp={self._timestamp!r}, missing={self._missing!r}, name={self._name!r})"
+        )
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Validate this stage's per-call options (raises :class:`~graphfuse.InvalidInput`)."""
+        self._half_life_for(options)
+
+    def _half_life_for(self, options: Mapping[str, Any]) -> timedelta:
+        check_options(self._name, options, _OPTIONS)
+        return check_timedelta(options.get("half_life", self._half_life), f"stage {self._name!r} option 'half_life'")
+
+    def _now(self) -> datetime:
+        now = self._clock()
+        if not isinstance(now, datetime):
+            raise InvalidInput(f"clock returned {type(now).__name__}, not a datetime")
+        return now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        half_life = self._half_life_for(query.options.get(self._name, {})).total_seconds()
+        require_hydrated(self._name, candidates)
+        now = self._now()
+        out: list[Candidate] = []
+        for c in candidates:
+            stamp: datetime | None = getattr(c.document, self._timestamp)
+            if stamp is None:
+                if self._missing == "error":
+                    raise InvalidInput(f"document {c.id!r} has no {self._timestamp} (stage {self._name!r})")
+                value = NEUTRAL if self._missing == "neutral" else 0.0
+            else:
+                age = max(0.0, (now - stamp).total_seconds())
+                value = 0.5 ** (age / half_life)
+                if self._min_score is not None:
+                    value = max(value, self._min_score)
+            out.append(c.with_signal(self._signal, value))
+        return out
