@@ -103,7 +103,7 @@ class SemanticSearch:
         expected = self._embedder.dimension
         if len(vector) != expected:
             raise InvalidInput(f"embedder {who} returned a vector of dimension {len(vector)}, expected {expected}")
-        store_dim = self._vector_store.dimension
+        store_dim = getattr(self._vector_store, "dimension", None)
         if store_dim is not None and len(vector) != store_dim:
             raise InvalidInput(
                 f"embedder {who} returned a vector of dimension {len(vector)}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -32,7 +33,7 @@ async def _docs(store: GraphStore, *specs: str | tuple[str, dict[str, Any]]) -> 
 
 async def _chain(store: GraphStore, *ids: str, type: str = "RELATED") -> None:
     await _docs(store, *ids)
-    await store.create_relations([Relation(a, b, type) for a, b in zip(ids, ids[1:])])
+    await store.create_relations([Relation(a, b, type) for a, b in itertools.pairwise(ids)])
 
 
 @pytest.mark.asyncio
@@ -253,7 +254,9 @@ class GraphStoreContract:
 
     async def test_related_relation_types(self, graph_store: GraphStore) -> None:
         await _docs(graph_store, "a", "b", "c", "d")
-        await graph_store.create_relations([Relation("a", "b", "KNOWS"), Relation("b", "c", "CITES"), Relation("a", "d", "CITES")])
+        await graph_store.create_relations(
+            [Relation("a", "b", "KNOWS"), Relation("b", "c", "CITES"), Relation("a", "d", "CITES")]
+        )
         assert _distances(await graph_store.related(["a"], depth=2, relation_types=["KNOWS"])) == {"b": 1}
         assert _distances(await graph_store.related(["a"], depth=2, relation_types=["CITES"])) == {"d": 1}
         assert _distances(await graph_store.related(["a"], depth=2, relation_types=["KNOWS", "CITES"])) == {

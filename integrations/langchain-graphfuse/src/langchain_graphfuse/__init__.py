@@ -1,0 +1,44 @@
+"""GraphFuse for LangChain: graph-aware, recency-aware, popularity-aware retrieval.
+
+- :class:`GraphFuseRetriever`: a GraphFuse pipeline as a retriever.
+- :class:`GraphExpansionRetriever`: expand any retriever's documents through a graph store.
+- Runnables over ``list[Document]``, composable with ``|``: :class:`TemporalDecay`,
+  :class:`PageRank`, :class:`AccessPopularity`, :class:`GraphExpansion`, :class:`Rerank`,
+  :class:`StageRunnable` (any stage, or a registered plugin stage by name), then
+  :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its query.
+- :class:`GraphFuseCompressor`: stages as a document compressor.
+- :class:`LangChainEmbedder`, :class:`LangChainVectorStore`: LangChain components inside GraphFuse.
+
+Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``.
+"""
+
+from ._compressor import GraphFuseCompressor
+from ._documents import METADATA_KEY, RETRIEVAL_SIGNAL
+from ._embedder import LangChainEmbedder
+from ._expansion import GraphExpansionRetriever
+from ._fusion import FUSION_WEIGHTS, WeightedFusion
+from ._retriever import GraphFuseRetriever
+from ._stages import AccessPopularity, GraphExpansion, PageRank, Rerank, StageRunnable, TemporalDecay, with_query
+from ._vectorstore import LangChainVectorStore
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FUSION_WEIGHTS",
+    "METADATA_KEY",
+    "RETRIEVAL_SIGNAL",
+    "AccessPopularity",
+    "GraphExpansion",
+    "GraphExpansionRetriever",
+    "GraphFuseCompressor",
+    "GraphFuseRetriever",
+    "LangChainEmbedder",
+    "LangChainVectorStore",
+    "PageRank",
+    "Rerank",
+    "StageRunnable",
+    "TemporalDecay",
+    "WeightedFusion",
+    "__version__",
+    "with_query",
+]

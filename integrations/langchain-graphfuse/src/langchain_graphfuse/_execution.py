@@ -1,0 +1,81 @@
+"""Running GraphFuse stages over LangChain documents, outside a full pipeline run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+
+from graphfuse import Candidate, GraphStore, InvalidInput, MetadataFilter, Pipeline, Query
+from graphfuse._pipeline import StageRunContext
+
+from ._documents import DocumentMapping, to_candidates, to_documents
+
+__all__ = ["NO_QUERY", "Unknown", "check_known", "run_stages", "run_stages_on_documents"]
+
+Unknown = Literal["keep", "error"]
+
+# A stage that does not read the query text still receives a Query; this stands in for it.
+NO_QUERY = "(no query)"
+
+
+async def run_stages(pipeline: Pipeline, query: Query, candidates: list[Candidate]) -> list[Candidate]:
+    """Run the pipeline's stages in order, with its logging, metrics, tracing and StageFailed wrapping."""
+    context = StageRunContext()
+    for stage in pipeline.stages:
+        # The pipeline's per-stage runner is reused so a stage behaves the same inside and outside a run.
+        candidates = await pipeline._run_stage(stage, query, candidates, context)
+    return candidates
+
+
+async def check_known(graph_store: GraphStore, ids: Sequence[str], *, what: str) -> None:
+    """Raise :class:`~graphfuse.InvalidInput` naming the ids the graph store does not hold."""
+    if not ids:
+        return
+    found = await graph_store.get_documents(list(ids))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise InvalidInput(
+            f"{what}: {len(missing)} document(s) are not in the graph store ({shown}); "
+            "pass unknown='keep' to keep them without graph signals, or set id_key to the metadata key "
+            "holding their graph id"
+        )
+
+
+def require_query(query: str | None, *, needs_query: bool, what: str) -> str:
+    """The query text to run with; refuses a missing query for a stage that reads it."""
+    if query is not None:
+        return query
+    if needs_query:
+        raise InvalidInput(
+            f"{what} needs the query, but none came with the documents: use GraphFuseRetriever (its "
+            "documents carry the query), wrap another retriever with with_query(retriever), or invoke with "
+            "{'query': ..., 'documents': [...]}"
+        )
+    return NO_QUERY
+
+
+async def run_stages_on_documents(
+    pipeline: Pipeline,
+    docs: Sequence[Document],
+    *,
+    query: str | None,
+    needs_query: bool,
+    filter: MetadataFilter | None,
+    mapping: DocumentMapping,
+    what: str,
+    graph_store: GraphStore | None = None,
+    unknown: Unknown = "keep",
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Document]:
+    """Convert, run the stages, convert back. An empty list gives ``[]`` without running anything."""
+    if not docs:
+        return []
+    text = require_query(query, needs_query=needs_query, what=what)
+    candidates, originals = to_candidates(docs, mapping)
+    if unknown == "error" and graph_store is not None:
+        await check_known(graph_store, [c.id for c in candidates], what=what)
+    out = await run_stages(pipeline, Query(text, filter, options or {}), candidates)
+    return to_documents(out, originals, query=query, filter=filter, mapping=mapping)

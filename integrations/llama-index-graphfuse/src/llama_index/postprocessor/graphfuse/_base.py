@@ -1,0 +1,152 @@
+"""The shared base of GraphFuse node postprocessors: node mapping, empty input, the query, sync/async."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.bridge.pydantic import Field, ValidationError
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle
+from llama_index.retrievers.graphfuse._instrumentation import get_dispatcher
+from llama_index.retrievers.graphfuse._nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
+
+from graphfuse import (
+    Candidate,
+    GraphFuseError,
+    InvalidInput,
+    MetadataFilter,
+    NoCandidates,
+    Query,
+    Stage,
+    StageFailed,
+    run_sync,
+)
+from graphfuse._pipeline import StageRunContext
+
+__all__ = ["GraphFusePostprocessor", "StageRunner"]
+
+dispatcher = get_dispatcher(__name__)
+
+# Query text for stages that never read it (temporal, PageRank, access, graph) when the host
+# passes no query: graphfuse.Query needs a non-empty text.
+_NO_QUERY_TEXT = "(no query)"
+
+
+class GraphFusePostprocessor(BaseNodePostprocessor):
+    """Base of the GraphFuse postprocessors: how nodes map to GraphFuse candidates.
+
+    Subclasses implement ``_process`` (async); the sync ``postprocess_nodes`` runs it through
+    :func:`graphfuse.run_sync`, the async ``apostprocess_nodes`` awaits it on the caller's loop.
+    Pydantic validation errors surface as :class:`~graphfuse.InvalidInput`.
+    """
+
+    id_key: str | None = Field(
+        default=None, description="Metadata key holding the graph id; None: the ref_doc_id, else the node id."
+    )
+    signals_key: str = Field(default=SIGNALS_KEY, description="Metadata key the signals are stored under.")
+    score_signal: str | None = Field(
+        default="semantic", description="Signal that records a node's incoming score the first time it is seen."
+    )
+    created_at_key: str = Field(default="created_at", description="Metadata key of the creation time.")
+    updated_at_key: str = Field(default="updated_at", description="Metadata key of the update time.")
+    require_nodes: bool = Field(
+        default=False, description="Raise graphfuse.NoCandidates on an empty node list instead of returning []."
+    )
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InvalidInput(f"{type(self).__name__}: {exc}") from exc
+        self._mapping()
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "GraphFusePostprocessor"
+
+    def _mapping(self) -> NodeMapping:
+        return NodeMapping(
+            id_key=self.id_key,
+            signals_key=self.signals_key,
+            score_signal=self.score_signal,
+            created_at_key=self.created_at_key,
+            updated_at_key=self.updated_at_key,
+        )
+
+    async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        raise NotImplementedError
+
+    async def _run(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        if not nodes:
+            if self.require_nodes:
+                raise NoCandidates(f"{self.class_name()} got no nodes")
+            return []
+        return await self._process(nodes, query_bundle)
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return run_sync(self._run(nodes, query_bundle))
+
+    @dispatcher.span
+    async def _apostprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return await self._run(nodes, query_bundle)
+
+
+class StageRunner(GraphFusePostprocessor):
+    """A postprocessor that runs one GraphFuse stage over the nodes.
+
+    Nodes become candidates (one per graph id), the stage runs, and its output maps back to
+    nodes in the stage's order: known ids to their nodes (with the new signals), new ids to new
+    ``TextNode`` objects with no score. A stage error that is not a GraphFuse error is raised as
+    :class:`~graphfuse.StageFailed` naming the stage.
+    """
+
+    def _needs_query(self) -> bool:
+        return False
+
+    def _stage(self) -> Stage:
+        raise NotImplementedError
+
+    def _filter(self) -> MetadataFilter | None:
+        return None
+
+    def _query(self, query_bundle: QueryBundle | None, stage: str) -> Query:
+        text = query_bundle.query_str if query_bundle is not None else ""
+        if not text or not text.strip():
+            if self._needs_query():
+                raise InvalidInput(
+                    f"{self.class_name()} (stage {stage!r}) needs the query text, but it was called without "
+                    "one: pass query_bundle= or query_str= to postprocess_nodes"
+                )
+            text = _NO_QUERY_TEXT
+        return Query(text, self._filter())
+
+    async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        stage = self._stage()
+        query = self._query(query_bundle, stage.name)
+        mapping = self._mapping()
+        converted = to_candidates(nodes, mapping)
+        out = await run_stage(stage, query, converted.candidates)
+        return from_candidates(out, nodes, converted, mapping)
+
+
+async def run_stage(stage: Stage, query: Query, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Run ``stage`` once and check its output as a pipeline would (Candidates, unique ids)."""
+    try:
+        out = list(await stage.run(query, tuple(candidates), StageRunContext()))
+        seen: set[str] = set()
+        for c in out:
+            if not isinstance(c, Candidate):
+                raise InvalidInput(f"stage {stage.name!r} returned {type(c).__name__}, not a Candidate")
+            if c.id in seen:
+                raise InvalidInput(f"stage {stage.name!r} returned document {c.id!r} twice")
+            seen.add(c.id)
+    except GraphFuseError:
+        raise
+    except Exception as exc:
+        raise StageFailed(stage.name, exc) from exc
+    return out

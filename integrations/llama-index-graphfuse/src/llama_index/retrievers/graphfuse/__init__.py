@@ -1,0 +1,30 @@
+"""GraphFuse retrievers for LlamaIndex, and adapters that let LlamaIndex components serve GraphFuse.
+
+- :class:`GraphFuseRetriever`: a GraphFuse pipeline as a LlamaIndex retriever.
+- :class:`GraphExpansionRetriever`: graph expansion around any LlamaIndex retriever.
+- :class:`FusionRetriever`: weighted fusion (RRF or weighted scores) of several retrievers.
+- :class:`LlamaIndexEmbedder` / :class:`LlamaIndexVectorStore`: a LlamaIndex embedding or
+  vector store used as a GraphFuse ``Embedder`` / ``VectorStore``.
+- :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
+
+GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`
+(``"graphfuse_signals"``), which is excluded from embedding and LLM text.
+"""
+
+from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
+from ._expansion_retriever import GraphExpansionRetriever
+from ._fusion import FusionRetriever
+from ._nodes import SIGNALS_KEY
+from ._retriever import GraphFuseRetriever
+from ._vector_store import LlamaIndexVectorStore, to_metadata_filters
+
+__all__ = [
+    "SIGNALS_KEY",
+    "FusionRetriever",
+    "GraphExpansionRetriever",
+    "GraphFuseEmbedding",
+    "GraphFuseRetriever",
+    "LlamaIndexEmbedder",
+    "LlamaIndexVectorStore",
+    "to_metadata_filters",
+]

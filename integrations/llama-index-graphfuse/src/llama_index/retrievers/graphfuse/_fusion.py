@@ -1,0 +1,154 @@
+"""FusionRetriever: fuse several LlamaIndex retrievers with weights honoured under RRF too."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
+
+from graphfuse import InvalidInput
+from graphfuse.scoring import reciprocal_rank_fusion
+from graphfuse.stages._arguments import check_choice, check_positive_int
+
+from ._instrumentation import get_dispatcher
+from ._nodes import score_as_signal
+
+__all__ = ["FusionRetriever"]
+
+dispatcher = get_dispatcher(__name__)
+
+_MODES = ("rrf", "weighted")
+
+
+class FusionRetriever(BaseRetriever):
+    """Run several retrievers on the same query and fuse their nodes into one ranking.
+
+    ``retrievers`` is a mapping of source name to retriever, or a sequence (sources are then
+    named ``"retriever_0"``, ``"retriever_1"``, ...). ``weights`` maps a source name to its weight (a sequence of
+    floats for a sequence of retrievers; ``None``: every source weighs 1).
+
+    - ``mode="rrf"`` (default): weighted reciprocal rank fusion, each node gets
+      ``sum(weight[source] / (k + rank))`` over the sources that returned it: the weights are
+      honoured (unlike an unweighted RRF).
+    - ``mode="weighted"``: ``sum(weight[source] * score)``, where every source score must be in
+      [0, 1] (a cosine below zero counts as 0; ``None`` or a score above 1 raises
+      :class:`~graphfuse.InvalidInput`: use RRF for scores on other scales).
+
+    A node one source returns twice counts once for that source, at its best rank (or score).
+    Nodes are the same when their ``node_id`` (or ``metadata[id_key]``) is. Returns the
+    ``top_k`` best, with the fused score. ``aretrieve`` runs the sources concurrently with
+    their ``aretrieve``.
+    """
+
+    def __init__(
+        self,
+        retrievers: Mapping[str, BaseRetriever] | Sequence[BaseRetriever],
+        weights: Mapping[str, float] | Sequence[float] | None = None,
+        *,
+        k: int = 60,
+        mode: str = "rrf",
+        top_k: int = 10,
+        id_key: str | None = None,
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if isinstance(retrievers, Mapping):
+            named = {str(n): r for n, r in retrievers.items()}
+        elif isinstance(retrievers, Sequence) and not isinstance(retrievers, (str, bytes)):
+            named = {f"retriever_{i}": r for i, r in enumerate(retrievers)}
+        else:
+            raise InvalidInput(f"retrievers must be a mapping or a sequence of retrievers, got {retrievers!r}")
+        if not named:
+            raise InvalidInput("FusionRetriever needs at least one retriever")
+        for name, r in named.items():
+            if not isinstance(r, BaseRetriever):
+                raise InvalidInput(f"retriever {name!r} must be a LlamaIndex BaseRetriever, got {type(r).__name__}")
+        self._retrievers = named
+        self._weights = _check_weights(_named_weights(weights, list(named)))
+        self._k = check_positive_int(k, "k")
+        self._mode = check_choice(mode, "mode", _MODES)
+        self._top_k = check_positive_int(top_k, "top_k")
+        if id_key is not None and (not isinstance(id_key, str) or not id_key):
+            raise InvalidInput(f"id_key must be None or a non-empty string, got {id_key!r}")
+        self._id_key = id_key
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    @property
+    def weights(self) -> Mapping[str, float]:
+        """The weight of each source."""
+        return self._weights
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._fuse({n: r.retrieve(query_bundle) for n, r in self._retrievers.items()})
+
+    @dispatcher.span
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        names = list(self._retrievers)
+        found = await asyncio.gather(*(self._retrievers[n].aretrieve(query_bundle) for n in names))
+        return self._fuse(dict(zip(names, found, strict=True)))
+
+    def _key(self, node: BaseNode) -> str:
+        if self._id_key is None:
+            return node.node_id
+        if self._id_key not in node.metadata:
+            raise InvalidInput(f"node {node.node_id!r} has no metadata key {self._id_key!r} (the configured id_key)")
+        return str(node.metadata[self._id_key])
+
+    def _fuse(self, found: Mapping[str, list[NodeWithScore]]) -> list[NodeWithScore]:
+        first: dict[str, NodeWithScore] = {}
+        rankings: dict[str, list[str]] = {}
+        for source, nodes in found.items():
+            ids = []
+            for nws in nodes:
+                key = self._key(nws.node)
+                first.setdefault(key, nws)
+                ids.append(key)
+            rankings[source] = ids
+        if self._mode == "rrf":
+            # Weights applied here rather than by reciprocal_rank_fusion, which restricts source
+            # names to signal names; a zero-weight source takes no part.
+            active = {s: ids for s, ids in rankings.items() if self._weights.get(s, 0.0) > 0}
+            parts = reciprocal_rank_fusion(active, None, self._k)
+            fused = {key: sum(self._weights[s] * v for s, v in p.items()) for key, p in parts.items()}
+        else:
+            fused = {}
+            for source, nodes in found.items():
+                w = self._weights.get(source, 0.0)
+                best: dict[str, float] = {}
+                for nws in nodes:
+                    key = self._key(nws.node)
+                    best[key] = max(score_as_signal(nws, f"{source} score"), best.get(key, 0.0))
+                for key, value in best.items():
+                    fused[key] = fused.get(key, 0.0) + w * value
+        order = sorted(fused, key=lambda key: (-fused[key], key))[: self._top_k]
+        return [NodeWithScore(node=first[key].node, score=fused[key]) for key in order]
+
+
+def _named_weights(weights: Mapping[str, float] | Sequence[float] | None, names: list[str]) -> Mapping[str, float]:
+    if weights is None:
+        return dict.fromkeys(names, 1.0)
+    if isinstance(weights, Mapping):
+        unknown = sorted(set(map(str, weights)) - set(names))
+        if unknown:
+            raise InvalidInput(f"weights name unknown retrievers {unknown}; the retrievers are {names}")
+        return {str(n): w for n, w in weights.items()}
+    if isinstance(weights, Sequence) and not isinstance(weights, (str, bytes)):
+        if len(weights) != len(names):
+            raise InvalidInput(f"got {len(weights)} weights for {len(names)} retrievers")
+        return dict(zip(names, weights, strict=True))
+    raise InvalidInput(f"weights must be a mapping, a sequence or None, got {weights!r}")
+
+
+def _check_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    checked: dict[str, float] = {}
+    for name, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+            raise InvalidInput(f"weight for retriever {name!r} must be a finite number >= 0, got {w!r}")
+        checked[name] = float(w)
+    if not any(checked.values()):
+        raise InvalidInput("at least one retriever weight must be greater than zero")
+    return checked

@@ -1,0 +1,229 @@
+"""Conversion between LlamaIndex nodes and GraphFuse candidates (the one place it happens).
+
+A node's GraphFuse identity and data come from the node itself:
+
+- graph id: ``node.metadata[id_key]`` when ``id_key`` is set, else ``node.ref_doc_id`` when
+  the node has a source document, else ``node.node_id``;
+- content: ``node.get_content(MetadataMode.NONE)``;
+- ``created_at`` / ``updated_at``: ``node.metadata[<key>]`` as a ``datetime``, an ISO 8601
+  string or a POSIX timestamp (naive values are UTC);
+- signals: ``node.metadata[signals_key]`` (a ``{name: float}`` mapping GraphFuse writes; the
+  key is added to the node's excluded embed and LLM metadata keys, so signals never reach an
+  embedding model or an LLM prompt).
+
+The first time GraphFuse sees a node (no signals under ``signals_key`` yet) its retriever
+score becomes the ``score_signal`` signal (``semantic`` by default). A score of 0.0 stays
+0.0; a negative score (cosine below zero) becomes 0.0, as in the semantic stage; a score
+above 1 is refused, since a signal lives in [0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
+
+from graphfuse import Candidate, Document, InvalidInput, Result
+from graphfuse._types import check_id, check_signal
+
+__all__ = ["SIGNALS_KEY", "Converted", "NodeMapping", "graph_id", "node_from_document", "node_from_result"]
+
+SIGNALS_KEY = "graphfuse_signals"
+
+
+@dataclass(frozen=True)
+class NodeMapping:
+    """Where GraphFuse reads and writes its data on a node (see the module docstring)."""
+
+    id_key: str | None = None
+    signals_key: str = SIGNALS_KEY
+    score_signal: str | None = "semantic"
+    created_at_key: str = "created_at"
+    updated_at_key: str = "updated_at"
+
+    def __post_init__(self) -> None:
+        if self.id_key is not None and (not isinstance(self.id_key, str) or not self.id_key):
+            raise InvalidInput(f"id_key must be None or a non-empty string, got {self.id_key!r}")
+        for what in ("signals_key", "created_at_key", "updated_at_key"):
+            value = getattr(self, what)
+            if not isinstance(value, str) or not value:
+                raise InvalidInput(f"{what} must be a non-empty string, got {value!r}")
+        if self.score_signal is not None:
+            check_signal(self.score_signal, 0.0)
+
+
+def graph_id(node: BaseNode, id_key: str | None) -> str:
+    """The graph id of ``node`` (see the module docstring)."""
+    if id_key is not None:
+        if id_key not in node.metadata:
+            raise InvalidInput(f"node {node.node_id!r} has no metadata key {id_key!r} (the configured id_key)")
+        return check_id(node.metadata[id_key], f"node {node.node_id!r} metadata {id_key!r}")
+    ref = node.ref_doc_id
+    return check_id(ref if ref is not None else node.node_id, f"node {node.node_id!r} id")
+
+
+def parse_timestamp(value: object, what: str) -> datetime | None:
+    """A ``datetime`` from a datetime, an ISO 8601 string or a POSIX timestamp; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        stamp = value
+    elif isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(f"{what} is not an ISO 8601 timestamp: {value!r}") from exc
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        stamp = datetime.fromtimestamp(float(value), tz=timezone.utc)
+    else:
+        raise InvalidInput(f"{what} must be a datetime, an ISO 8601 string or a POSIX timestamp, got {value!r}")
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp
+
+
+def score_as_signal(nws: NodeWithScore, name: str) -> float:
+    """The node score as a signal value (see the module docstring)."""
+    score = nws.score
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise InvalidInput(f"node {nws.node.node_id!r} has score {score!r}; expected a finite number")
+    if score > 1.0:
+        raise InvalidInput(
+            f"node {nws.node.node_id!r} has score {score!r} > 1, which cannot be the {name!r} signal "
+            "(signals are in [0, 1]): normalise the scores first, fuse with FusionRetriever, "
+            "or set score_signal=None"
+        )
+    return max(0.0, float(score))
+
+
+def _stored_signals(node: BaseNode, key: str) -> dict[str, float] | None:
+    raw = node.metadata.get(key)
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise InvalidInput(f"node {node.node_id!r} metadata {key!r} must be a mapping of signals, got {raw!r}")
+    return {str(n): check_signal(str(n), v) for n, v in raw.items()}
+
+
+def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document:
+    node = nws.node
+    metadata = {k: v for k, v in node.metadata.items() if k != mapping.signals_key}
+    return Document(
+        doc_id,
+        node.get_content(metadata_mode=MetadataMode.NONE),
+        metadata,
+        parse_timestamp(metadata.get(mapping.created_at_key), f"node {node.node_id!r} {mapping.created_at_key!r}"),
+        parse_timestamp(metadata.get(mapping.updated_at_key), f"node {node.node_id!r} {mapping.updated_at_key!r}"),
+    )
+
+
+def with_signals(
+    nws: NodeWithScore, signals: Mapping[str, float], signals_key: str, *, score: float | bool | None = False
+) -> NodeWithScore:
+    """A copy of ``nws`` carrying ``signals`` (and ``score`` unless it is ``False``); the input is not mutated."""
+    node = nws.node
+    metadata = {**node.metadata, signals_key: dict(signals)}
+    update: dict[str, Any] = {"metadata": metadata}
+    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
+        keys = list(getattr(node, attr))
+        if signals_key not in keys:
+            keys.append(signals_key)
+        update[attr] = keys
+    new_score = nws.score if score is False else score
+    return NodeWithScore(node=node.model_copy(update=update), score=new_score)
+
+
+def node_from_document(
+    document: Document,
+    signals: Mapping[str, float],
+    score: float | None,
+    mapping: NodeMapping,
+    extra: Mapping[str, Any] | None = None,
+) -> NodeWithScore:
+    """A new ``TextNode`` (id = document id) for a document GraphFuse found."""
+    metadata: dict[str, Any] = dict(document.metadata)
+    if document.created_at is not None:
+        metadata[mapping.created_at_key] = document.created_at.isoformat()
+    if document.updated_at is not None:
+        metadata[mapping.updated_at_key] = document.updated_at.isoformat()
+    metadata.update(extra or {})
+    metadata[mapping.signals_key] = dict(signals)
+    hidden = [mapping.signals_key, *(extra or {})]
+    node = TextNode(
+        id_=document.id,
+        text=document.content or "",
+        metadata=metadata,
+        excluded_embed_metadata_keys=hidden,
+        excluded_llm_metadata_keys=hidden,
+    )
+    return NodeWithScore(node=node, score=score)
+
+
+def node_from_result(result: Result, mapping: NodeMapping) -> NodeWithScore:
+    """A ``NodeWithScore`` for a pipeline result: signals and score contributions in excluded metadata."""
+    return node_from_document(
+        result.document,
+        result.signals,
+        result.score,
+        mapping,
+        {"graphfuse_contributions": dict(result.contributions)},
+    )
+
+
+@dataclass(frozen=True)
+class Converted:
+    """Nodes turned into candidates: one candidate per graph id, and which nodes share it."""
+
+    candidates: list[Candidate]
+    groups: dict[str, list[int]]
+
+
+def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Converted:
+    """One candidate per distinct graph id (nodes sharing an id are one document, first node's content).
+
+    Signals of nodes sharing an id are merged, keeping each signal's largest value.
+    """
+    docs: dict[str, Document] = {}
+    signals: dict[str, dict[str, float]] = {}
+    groups: dict[str, list[int]] = {}
+    for i, nws in enumerate(nodes):
+        if not isinstance(nws, NodeWithScore):
+            raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
+        doc_id = graph_id(nws.node, mapping.id_key)
+        own = _stored_signals(nws.node, mapping.signals_key)
+        if own is None:
+            own = {}
+            if mapping.score_signal is not None and nws.score is not None:
+                own[mapping.score_signal] = score_as_signal(nws, mapping.score_signal)
+        if doc_id not in docs:
+            docs[doc_id] = _document(nws, doc_id, mapping)
+            signals[doc_id] = {}
+            groups[doc_id] = []
+        merged = signals[doc_id]
+        for name, value in own.items():
+            merged[name] = max(value, merged.get(name, value))
+        groups[doc_id].append(i)
+    return Converted([Candidate(docs[i], signals[i]) for i in docs], groups)
+
+
+def from_candidates(
+    out: Sequence[Candidate],
+    nodes: Sequence[NodeWithScore],
+    converted: Converted,
+    mapping: NodeMapping,
+    scores: Mapping[str, float | None] | None = None,
+) -> list[NodeWithScore]:
+    """Nodes in the order of ``out``: known ids map back to their nodes (all nodes sharing the
+    id, carrying the candidate's signals); new ids become new nodes with ``scores[id]`` (or
+    ``None``). Candidates ``out`` dropped are dropped."""
+    result: list[NodeWithScore] = []
+    for c in out:
+        members = converted.groups.get(c.id)
+        if members is None:
+            score = None if scores is None else scores.get(c.id)
+            result.append(node_from_document(c.document, c.signals, score, mapping))
+            continue
+        result.extend(with_signals(nodes[i], c.signals, mapping.signals_key) for i in members)
+    return result

@@ -1,0 +1,138 @@
+"""Our components inside LlamaIndex's own: query engines, SimilarityPostprocessor, VectorStoreIndex, adapters."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from conftest import DOCS, clock
+from llama_index.core import MockEmbedding, VectorStoreIndex
+from llama_index.core.llms import MockLLM
+from llama_index.core.postprocessor import SimilarityPostprocessor
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import TextNode
+from llama_index.core.vector_stores import SimpleVectorStore
+from llama_index.postprocessor.graphfuse import (
+    AccessPostprocessor,
+    PageRankPostprocessor,
+    TemporalDecayPostprocessor,
+    WeightedFusionPostprocessor,
+)
+from llama_index.retrievers.graphfuse import (
+    SIGNALS_KEY,
+    GraphExpansionRetriever,
+    GraphFuseEmbedding,
+    GraphFuseRetriever,
+    LlamaIndexEmbedder,
+    LlamaIndexVectorStore,
+    to_metadata_filters,
+)
+
+from graphfuse import InvalidInput, Pipeline, VectorRecord
+from graphfuse.stages import Hydrate, SemanticSearch
+
+
+def text_nodes() -> list[TextNode]:
+    out = []
+    for d in DOCS:
+        meta = dict(d.metadata)
+        if d.created_at is not None:
+            meta["created_at"] = d.created_at.isoformat()
+        out.append(TextNode(id_=d.id, text=d.content or "", metadata=meta))
+    return out
+
+
+def chain(graph_store: object) -> list[object]:
+    return [
+        TemporalDecayPostprocessor(clock=clock),
+        PageRankPostprocessor(graph_store),
+        AccessPostprocessor(),
+        WeightedFusionPostprocessor(weights={"semantic": 0.5, "temporal": 0.2, "pagerank": 0.15, "access": 0.15}),
+    ]
+
+
+async def test_vector_store_index_query_engine_with_our_postprocessors(graph_store: object) -> None:
+    index = VectorStoreIndex(text_nodes(), embed_model=MockEmbedding(embed_dim=8))
+    engine = index.as_query_engine(similarity_top_k=4, node_postprocessors=chain(graph_store), llm=MockLLM())
+    response = engine.query("what powers the grid")
+    assert len(response.source_nodes) == 4
+    scores = [n.score for n in response.source_nodes]
+    assert scores == sorted(scores, reverse=True)
+    assert all(
+        set(n.node.metadata[SIGNALS_KEY]) == {"semantic", "temporal", "pagerank", "access"}
+        for n in response.source_nodes
+    )
+    aresponse = await engine.aquery("what powers the grid")
+    assert [n.node.node_id for n in aresponse.source_nodes] == [n.node.node_id for n in response.source_nodes]
+
+
+async def test_retriever_query_engine_with_similarity_cutoff_and_graph_expansion(
+    graph_store: object, vector_store: object, embedder: object
+) -> None:
+    pipeline = Pipeline([SemanticSearch(vector_store, embedder), Hydrate(graph_store)])
+    retriever = GraphExpansionRetriever(GraphFuseRetriever(pipeline, top_k=1), graph_store, depth=1)
+    engine = RetrieverQueryEngine.from_args(
+        retriever,
+        llm=MockLLM(),
+        node_postprocessors=[*chain(graph_store), SimilarityPostprocessor(similarity_cutoff=0.01)],
+    )
+    response = await engine.aquery("Alpha reactors power the northern grid")
+    ids = [n.node.node_id for n in response.source_nodes]
+    assert ids[0] == "a"
+    assert "b" in ids
+    assert all(n.score is not None and n.score >= 0.01 for n in response.source_nodes)
+    sync_ids = [n.node.node_id for n in engine.query("Alpha reactors power the northern grid").source_nodes]
+    assert sync_ids == ids
+
+
+async def test_llamaindex_embedder_uses_the_async_api(embedder: object) -> None:
+    class AsyncOnly(MockEmbedding):
+        def _get_query_embedding(self, query: str) -> list[float]:
+            raise AssertionError("sync query embedding")
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            raise AssertionError("sync text embedding")
+
+    adapter = LlamaIndexEmbedder(AsyncOnly(embed_dim=4), dimension=4)
+    assert await adapter.embed_query("q") == [0.5] * 4
+    assert await adapter.embed_documents(["a", "b"]) == [[0.5] * 4, [0.5] * 4]
+    with pytest.raises(InvalidInput, match="dimension 4, expected 5"):
+        await LlamaIndexEmbedder(MockEmbedding(embed_dim=4), dimension=5).embed_query("q")
+
+
+async def test_graphfuse_embedding_in_llamaindex_async_path_stays_on_the_loop(embedder: object) -> None:
+    loop_thread = threading.current_thread().name
+
+    class Watched:
+        dimension = 64
+
+        async def embed_query(self, text: str) -> list[float]:
+            assert threading.current_thread().name == loop_thread
+            return await embedder.embed_query(text)  # type: ignore[attr-defined, no-any-return]
+
+        async def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return await embedder.embed_documents(texts)  # type: ignore[attr-defined, no-any-return]
+
+    emb = GraphFuseEmbedding(Watched())
+    assert await emb.aget_query_embedding("q") == await embedder.embed_query("q")  # type: ignore[attr-defined]
+    assert emb.get_text_embedding("q") == (await embedder.embed_documents(["q"]))[0]  # type: ignore[attr-defined]
+
+
+async def test_llamaindex_vector_store_serves_a_graphfuse_pipeline(graph_store: object, embedder: object) -> None:
+    store = LlamaIndexVectorStore(SimpleVectorStore(), dimension=64)
+    vectors = await embedder.embed_documents([d.content or "" for d in DOCS])  # type: ignore[attr-defined]
+    records = [VectorRecord(d.id, v, {"tenant": d.metadata["tenant"]}) for d, v in zip(DOCS, vectors, strict=True)]
+    await store.upsert(records)
+    assert await store.count() == len(DOCS)
+    pipeline = Pipeline([SemanticSearch(store, embedder), Hydrate(graph_store)])  # type: ignore[arg-type]
+    found = await pipeline.aretrieve("Secret plans of another tenant", top_k=2, filter={"tenant": "acme"})
+    assert found
+    assert all(r.document.metadata["tenant"] == "acme" for r in found)
+    unfiltered = await pipeline.aretrieve("Secret plans of another tenant", top_k=1)
+    assert unfiltered[0].id == "x"
+    assert await store.delete(["x", "nope"]) == 1
+    assert await store.count() == len(DOCS) - 1
+    with pytest.raises(InvalidInput, match="dimension"):
+        await store.upsert([VectorRecord("bad", [1.0, 2.0])])
+    with pytest.raises(InvalidInput, match="exists"):
+        to_metadata_filters(__import__("graphfuse").MetadataFilter.parse({"k": {"$exists": True}}))

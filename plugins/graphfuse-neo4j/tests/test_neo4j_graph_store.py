@@ -1,0 +1,371 @@
+"""Neo4jGraphStore: the contract suite on a real server (when GRAPHFUSE_NEO4J_URI is set), and,
+without one, the store's transaction logic on a scripted session, error mapping with the
+driver's real exception classes, the scipy PageRank fallback and the registered factory."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import neo4j.exceptions as neo4j_errors
+import networkx as nx
+import pytest
+from graphfuse_neo4j import Neo4jGraphStore
+from graphfuse_neo4j._pagerank import pagerank_from_edges
+from graphfuse_neo4j._plugin import make_neo4j_graph_store
+from graphfuse_neo4j._store import translate_error
+
+from graphfuse import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    Document,
+    GraphStore,
+    InvalidInput,
+    NotFound,
+    Relation,
+)
+from graphfuse.testing import GraphStoreContract
+
+NEO4J_URI = os.environ.get("GRAPHFUSE_NEO4J_URI")
+
+
+@pytest.mark.skipif(
+    NEO4J_URI is None, reason="GRAPHFUSE_NEO4J_URI is not set: the Neo4j contract suite needs a Neo4j server"
+)
+class TestNeo4jGraphStoreContract(GraphStoreContract):
+    @pytest.fixture
+    async def graph_store(self) -> AsyncIterator[Neo4jGraphStore]:
+        # A fresh label per test isolates tests that share one database.
+        label = f"GraphFuseTest_{uuid.uuid4().hex}"
+        store = make_neo4j_graph_store(label=label)
+        yield store
+        await store._session_run("cleanup", _cleanup(label), write=True)
+        await store.close()
+
+
+def _cleanup(label: str) -> Callable[[Any], Any]:
+    async def work(tx: Any) -> None:
+        await (await tx.run(f"MATCH (d:`{label}`) DETACH DELETE d")).consume()
+        await (await tx.run(f"DROP CONSTRAINT `graphfuse_{label.lower()}_id` IF EXISTS")).consume()
+
+    return work
+
+
+# -- a scripted driver: records every statement, answers from a function --------------------
+
+
+class _Result:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        async def gen() -> AsyncIterator[Any]:
+            for row in self._rows:
+                yield type("Record", (), {"data": lambda self, r=row: dict(r)})()
+
+        return gen()
+
+    async def consume(self) -> None:
+        return None
+
+
+class _Session:
+    def __init__(self, driver: _Driver) -> None:
+        self.driver = driver
+
+    async def __aenter__(self) -> _Session:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def run(self, query: str, params: dict[str, Any] | None = None) -> _Result:
+        self.driver.log.append(("auto", query, params or {}))
+        return _Result([])
+
+    async def _tx(self, kind: str, work: Callable[[Any], Any]) -> Any:
+        if self.driver.error is not None:
+            raise self.driver.error
+        session = self
+
+        class Tx:
+            async def run(self, query: str, params: dict[str, Any] | None = None) -> _Result:
+                session.driver.log.append((kind, query, params or {}))
+                return _Result(session.driver.answer(query, params or {}))
+
+        return await work(Tx())
+
+    async def execute_write(self, work: Callable[[Any], Any]) -> Any:
+        return await self._tx("write", work)
+
+    async def execute_read(self, work: Callable[[Any], Any]) -> Any:
+        return await self._tx("read", work)
+
+
+class _Driver:
+    def __init__(self, answer: Callable[[str, dict[str, Any]], list[dict[str, Any]]]) -> None:
+        self.answer = answer
+        self.log: list[tuple[str, str, dict[str, Any]]] = []
+        self.error: BaseException | None = None
+        self.closed = False
+
+    def session(self, database: str | None = None) -> _Session:
+        return _Session(self)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+async def scripted() -> AsyncIterator[tuple[Neo4jGraphStore, _Driver]]:
+    store = Neo4jGraphStore("neo4j://127.0.0.1:1", batch_size=2, use_gds=False)
+    real = store._driver
+    driver = _Driver(lambda q, p: [])
+    store._driver = driver  # type: ignore[assignment]
+    yield store, driver
+    await store.close()
+    await real.close()
+
+
+async def test_schema_is_created_once(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    await store.store_documents([Document("a")])
+    await store.store_documents([Document("b")])
+    ddl = [q for kind, q, _ in driver.log if kind == "auto"]
+    assert ddl == [
+        "CREATE CONSTRAINT `graphfuse_graphfusedocument_id` IF NOT EXISTS "
+        "FOR (d:`GraphFuseDocument`) REQUIRE d.id IS UNIQUE"
+    ]
+
+
+async def test_store_documents_batches_in_one_transaction(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    await store.store_documents([Document(f"d{i}") for i in range(5)])
+    writes = [p for kind, _, p in driver.log if kind == "write"]
+    assert [[r["id"] for r in p["rows"]] for p in writes] == [["d0", "d1"], ["d2", "d3"], ["d4"]]
+
+
+async def test_invalid_batch_sends_nothing(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    with pytest.raises(InvalidInput):
+        await store.store_documents([Document("a"), Document("a")])
+    with pytest.raises(InvalidInput):
+        await store.create_relations([Relation("a", "b"), Relation("b", "b")])
+    assert driver.log == []
+
+
+async def test_relation_to_missing_document_merges_nothing(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    driver.answer = lambda q, p: [{"missing": ["ghost"]}] if "AS missing" in q else []
+    with pytest.raises(NotFound, match="ghost"):
+        await store.create_relations([Relation("a", "b"), Relation("a", "ghost")])
+    assert not any("MERGE" in q for _, q, _ in driver.log)
+
+
+async def test_create_relations_checks_then_merges(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    driver.answer = lambda q, p: [{"missing": []}] if "AS missing" in q else []
+    await store.create_relations([Relation("a", "b", "X"), Relation("b", "c", "X"), Relation("c", "d", "X")])
+    writes = [(q, p) for kind, q, p in driver.log if kind == "write"]
+    assert "AS missing" in writes[0][0]
+    assert writes[0][1] == {"ids": ["a", "b", "c", "d"]}
+    assert [len(p["rows"]) for q, p in writes[1:]] == [2, 1]
+    assert all("MERGE (s)-[r:`X`]->(t)" in q for q, _ in writes[1:])
+
+
+async def test_reads_and_deletes(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "AS deleted" in query:
+            return [{"deleted": 1}]
+        if query.startswith("MATCH (d:`GraphFuseDocument`)\nWHERE d.id IN $ids") and params["ids"] == ["a"]:
+            return [{"id": "a", "content": "x", "metadata": '{"t": 1}', "created_at": None, "updated_at": None}]
+        if "best.distance" in query:
+            return [{"id": "b", "distance": 1, "seed": "a"}]
+        return []
+
+    driver.answer = answer
+    assert (await store.get_document("a")).metadata == {"t": 1}
+    with pytest.raises(NotFound):
+        await store.get_document("zzz")
+    assert await store.delete_documents(["a"]) == 1
+    assert await store.delete_relations([Relation("a", "b", "X"), Relation("a", "c", "Y")]) == 2
+    related = await store.related(["a"], depth=2, filter={"t": 1})
+    assert [(r.id, r.distance, r.seed) for r in related] == [("b", 1, "a")]
+    assert await store.related([], depth=2) == []
+    assert await store.related(["a"], limit=0) == []
+
+
+async def test_pagerank_fallback_from_streamed_relations(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if query.endswith("RETURN d.id AS id"):
+            return [{"id": i} for i in ("hub", "l1", "l2", "alone")]
+        if "AS weight" in query:
+            return [{"source": leaf, "target": "hub", "weight": 1.0} for leaf in ("l1", "l2")]
+        return []
+
+    driver.answer = answer
+    scores = await store.pagerank()
+    assert scores["hub"] == 1.0
+    assert set(scores) == {"hub", "l1", "l2", "alone"}
+    assert await store.pagerank(["l1", "nope"]) == {"l1": scores["l1"]}
+    assert not any("gds" in q for _, q, _ in driver.log)
+
+
+async def test_gds_is_used_when_detected(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    store._use_gds = None
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "gds.pageRank.stream" in query:
+            return [{"id": "hub", "score": 2.0}, {"id": "leaf", "score": 0.5}]
+        return [{"gdsVersion": "2.6.0"}] if "gds.version" in query else []
+
+    driver.answer = answer
+    assert await store.pagerank() == {"hub": 1.0, "leaf": 0.25}
+    queries = [q for _, q, _ in driver.log]
+    assert any("gds.graph.project" in q for q in queries)
+    assert any("gds.graph.drop" in q for q in queries)
+
+
+async def test_gds_missing_falls_back_to_scipy(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    store._use_gds = None
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "gds.version" in query:
+            raise neo4j_errors.ClientError("There is no procedure with the name `gds.version` registered")
+        return []
+
+    driver.answer = answer
+    assert await store.pagerank() == {}
+    assert store._use_gds is False
+
+
+# -- error mapping (the driver's real exception classes) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (neo4j_errors.ServiceUnavailable("down"), ConnectionFailed),
+        (neo4j_errors.SessionExpired("gone"), ConnectionFailed),
+        (neo4j_errors.TransientError("deadlock"), ConnectionFailed),
+        (neo4j_errors.AuthError("bad password"), AuthenticationFailed),
+        (neo4j_errors.Forbidden("no rights"), AuthenticationFailed),
+        (neo4j_errors.CypherSyntaxError("syntax"), InvalidInput),
+        (neo4j_errors.ConstraintError("unique"), InvalidInput),
+        (neo4j_errors.DatabaseError("disk"), ConnectionFailed),
+    ],
+)
+async def test_driver_errors_are_mapped(
+    scripted: tuple[Neo4jGraphStore, _Driver], error: Exception, expected: type[Exception]
+) -> None:
+    store, driver = scripted
+    assert isinstance(translate_error(error, "op"), expected)
+    driver.error = error
+    with pytest.raises(expected) as info:
+        await store.get_documents(["a"])
+    assert info.value.__cause__ is error
+
+
+async def test_unreachable_server_raises_connection_failed() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    store = Neo4jGraphStore(f"bolt://127.0.0.1:{port}", user="neo4j", password="x", connection_timeout=2)
+    try:
+        with pytest.raises(ConnectionFailed):
+            await store.get_documents(["a"])
+    finally:
+        await store.close()
+
+
+async def test_closed_store_raises_and_close_is_idempotent() -> None:
+    store = Neo4jGraphStore("neo4j://127.0.0.1:7687", create_schema=False)
+    await store.close()
+    await store.close()
+    with pytest.raises(ConnectionFailed, match="closed"):
+        await store.get_documents(["a"])
+
+
+def test_constructor_validation() -> None:
+    with pytest.raises(InvalidInput):
+        Neo4jGraphStore("localhost:7687")
+    with pytest.raises(InvalidInput):
+        Neo4jGraphStore("neo4j://h", label="Bad Label")
+    with pytest.raises(InvalidInput):
+        Neo4jGraphStore("neo4j://h", batch_size=0)
+    with pytest.raises(InvalidInput):
+        Neo4jGraphStore("neo4j://h", connection_timeout=0)
+    with pytest.raises(InvalidInput):
+        Neo4jGraphStore("ftp://h")
+
+
+async def test_is_a_graph_store() -> None:
+    store = Neo4jGraphStore("neo4j://127.0.0.1:7687")
+    try:
+        assert isinstance(store, GraphStore)
+    finally:
+        await store.close()
+
+
+# -- scipy PageRank fallback ---------------------------------------------------------------
+
+
+def test_pagerank_from_edges_matches_networkx() -> None:
+    rng = random.Random(7)
+    nodes = [f"n{i}" for i in range(60)]
+    edges = {(rng.choice(nodes), rng.choice(nodes)) for _ in range(200)}
+    weighted = [(s, t, rng.uniform(0.5, 2.0)) for s, t in edges if s != t]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_weighted_edges_from(weighted)
+    expected = nx.pagerank(graph, weight="weight")
+    top = max(expected.values())
+    got = pagerank_from_edges(nodes, weighted)
+    assert set(got) == set(nodes)
+    for node in nodes:
+        assert got[node] == pytest.approx(expected[node] / top, abs=1e-4)
+    assert max(got.values()) == pytest.approx(1.0)
+
+
+def test_pagerank_from_edges_edge_cases() -> None:
+    assert pagerank_from_edges([], []) == {}
+    assert pagerank_from_edges(["a"], [("a", "ghost", 1.0)]) == {"a": 1.0}
+
+
+# -- the registered factory ---------------------------------------------------------------
+
+
+async def test_factory_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHFUSE_NEO4J_URI", "neo4j://db.example:7687")
+    monkeypatch.setenv("GRAPHFUSE_NEO4J_USER", "reader")
+    monkeypatch.setenv("GRAPHFUSE_NEO4J_PASSWORD", "secret")
+    monkeypatch.setenv("GRAPHFUSE_NEO4J_DATABASE", "docs")
+    store = make_neo4j_graph_store(label="Doc")
+    try:
+        assert store.label == "Doc"
+        assert store._database == "docs"
+    finally:
+        await store.close()
+    monkeypatch.delenv("GRAPHFUSE_NEO4J_URI")
+    with pytest.raises(InvalidInput, match="GRAPHFUSE_NEO4J_URI"):
+        make_neo4j_graph_store()
+
+
+async def test_registered_as_a_plugin() -> None:
+    from graphfuse.plugins import get_registry
+
+    store = get_registry().create("graph_store", "neo4j", uri="neo4j://127.0.0.1:7687")
+    try:
+        assert isinstance(store, Neo4jGraphStore)
+    finally:
+        await store.close()

@@ -1,0 +1,21 @@
+"""GraphFuse plugin hooks: the embedder ``openai``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphfuse.plugins import hookimpl
+from graphfuse.plugins.hookspecs import Register
+
+__all__ = ["register_embedders"]
+
+
+def _embedder(**options: Any) -> Any:
+    from ._embedder import OpenAIEmbedder
+
+    return OpenAIEmbedder(**options)
+
+
+@hookimpl
+def register_embedders(register: Register) -> None:
+    register("openai", _embedder)

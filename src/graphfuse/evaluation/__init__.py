@@ -1,0 +1,34 @@
+"""Retrieval evaluation: Recall@k (HippoRAG's definition), nDCG, MRR, latency, context size.
+
+``graphfuse eval`` is the command-line front end; :func:`evaluate` is the Python one::
+
+    corpus = load_corpus("corpus.jsonl")
+    queries = load_queries("queries.jsonl")
+    queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=False)
+    report = await evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
+"""
+
+from ._data import EvalQuery, check_gold, load_corpus, load_queries
+from ._embedding_cache import SQLiteCache
+from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate
+from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
+from ._report import markdown_table, write_report
+
+__all__ = [
+    "PIPELINES",
+    "EvalQuery",
+    "EvalReport",
+    "PipelineMetrics",
+    "SQLiteCache",
+    "check_gold",
+    "check_pipelines",
+    "evaluate",
+    "load_corpus",
+    "load_queries",
+    "markdown_table",
+    "ndcg_at_k",
+    "percentile",
+    "recall_at_k",
+    "reciprocal_rank",
+    "write_report",
+]

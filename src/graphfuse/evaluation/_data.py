@@ -1,0 +1,99 @@
+"""Evaluation data: a corpus (JSONL passages) and queries with gold passage ids."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import InvalidInput
+from ..indexing import SourceRecord, read_sources
+
+__all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries"]
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    """One evaluation question and the ids of the passages needed to answer it."""
+
+    id: str
+    question: str
+    gold_ids: tuple[str, ...]
+
+
+def load_corpus(path: str | os.PathLike[str]) -> list[SourceRecord]:
+    """Read a ``.jsonl`` corpus (``{"id", "text", "title"?, ...}`` a line).
+
+    A line without id or text, bad JSON, or a repeated id raises
+    :class:`~graphfuse.InvalidInput` naming the file and line (or listing the ids); an empty
+    corpus too.
+    """
+    p = Path(path)
+    if p.suffix.lower() != ".jsonl":
+        raise InvalidInput(f"{p}: the corpus must be a .jsonl file")
+    records = list(read_sources([p]))
+    if not records:
+        raise InvalidInput(f"{p}: the corpus is empty")
+    return records
+
+
+def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
+    """Read ``{"id", "question", "gold_ids"}`` lines; malformed lines and empty files raise ``InvalidInput``."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInput(f"{p}: no such queries file")
+    out: list[EvalQuery] = []
+    seen: set[str] = set()
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            where = f"{p}:{lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{where}: not valid JSON ({exc.msg})") from exc
+            if not isinstance(obj, dict):
+                raise InvalidInput(f"{where}: a line must be a JSON object")
+            qid, question, gold = obj.get("id"), obj.get("question"), obj.get("gold_ids")
+            if not isinstance(qid, str) or not qid.strip():
+                raise InvalidInput(f"{where}: missing or empty 'id'")
+            if not isinstance(question, str) or not question.strip():
+                raise InvalidInput(f"{where}: missing or empty 'question'")
+            if not isinstance(gold, list) or not gold or not all(isinstance(g, str) and g for g in gold):
+                raise InvalidInput(f"{where}: 'gold_ids' must be a non-empty list of passage ids")
+            if qid in seen:
+                raise InvalidInput(f"{where}: query id {qid!r} appears twice")
+            seen.add(qid)
+            out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold))))
+    if not out:
+        raise InvalidInput(f"{p}: the queries file has no queries")
+    return out
+
+
+def check_gold(
+    queries: Sequence[EvalQuery], corpus_ids: set[str], *, allow_missing: bool
+) -> tuple[list[EvalQuery], list[str]]:
+    """Queries whose gold ids are all in the corpus, and warnings about the others.
+
+    A gold id missing from the corpus raises :class:`~graphfuse.InvalidInput` with counts,
+    unless ``allow_missing``: then those queries are left out and a warning says how many.
+    """
+    bad = [q for q in queries if any(g not in corpus_ids for g in q.gold_ids)]
+    if not bad:
+        return list(queries), []
+    missing = sorted({g for q in bad for g in q.gold_ids if g not in corpus_ids})
+    shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+    message = (
+        f"{len(bad)} of {len(queries)} queries have gold ids missing from the corpus "
+        f"({len(missing)} distinct ids: {shown})"
+    )
+    if not allow_missing:
+        raise InvalidInput(message + "; fix the data or pass --allow-missing-gold to leave those queries out")
+    bad_ids = {q.id for q in bad}
+    kept = [q for q in queries if q.id not in bad_ids]
+    if not kept:
+        raise InvalidInput(message + "; no query is left to evaluate")
+    return kept, [message + ": left out of the metrics"]

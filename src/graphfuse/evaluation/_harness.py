@@ -1,0 +1,255 @@
+"""The evaluation harness: index a corpus, run named pipelines over queries, compute metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import Embedder, GraphStore, VectorStore
+from .._types import Result
+from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, TitleLinker
+from ._data import EvalQuery
+from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
+
+__all__ = ["PIPELINES", "EvalReport", "PipelineMetrics", "evaluate"]
+
+PIPELINES = ("vector", "bm25", "hybrid", "standard", "multihop", "llamaindex-fusion")
+"""Pipeline names ``evaluate`` knows."""
+
+_TOP_K = 10
+Retriever = Callable[[str], Awaitable[tuple[list[str], float]]]
+
+
+@dataclass
+class PipelineMetrics:
+    """One pipeline's metrics over the evaluated queries (latencies in milliseconds)."""
+
+    recall_at_2: float
+    recall_at_5: float
+    ndcg_at_10: float
+    mrr: float
+    latency_p50_ms: float
+    latency_p95_ms: float
+    context_tokens_at_5: float
+    n_queries: int
+
+    def as_json(self) -> dict[str, float | int]:
+        """The JSON keys of ``graphfuse eval --json``."""
+        return {
+            "recall@2": self.recall_at_2,
+            "recall@5": self.recall_at_5,
+            "ndcg@10": self.ndcg_at_10,
+            "mrr": self.mrr,
+            "latency_p50_ms": self.latency_p50_ms,
+            "latency_p95_ms": self.latency_p95_ms,
+            "context_tokens@5": self.context_tokens_at_5,
+            "n_queries": self.n_queries,
+        }
+
+
+@dataclass
+class EvalReport:
+    """Metrics per pipeline; ``complete`` is false when queries were left out (see ``warnings``)."""
+
+    pipelines: dict[str, PipelineMetrics]
+    n_queries: int
+    complete: bool = True
+    warnings: list[str] = field(default_factory=list)
+    index: IndexReport | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}``."""
+        return {
+            "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
+            "n_queries": self.n_queries,
+            "complete": self.complete,
+            "warnings": list(self.warnings),
+            "index": asdict(self.index) if self.index is not None else None,
+        }
+
+
+def check_pipelines(names: Sequence[str]) -> list[str]:
+    """Validate pipeline names (unknown ones raise ``InvalidInput`` listing the known)."""
+    cleaned = [n.strip() for n in names if n.strip()]
+    if not cleaned:
+        raise InvalidInput(f"no pipeline given; known pipelines: {', '.join(PIPELINES)}")
+    unknown = [n for n in cleaned if n not in PIPELINES]
+    if unknown:
+        raise InvalidInput(f"unknown pipeline(s) {unknown}; known pipelines: {', '.join(PIPELINES)}")
+    dup = sorted({n for n in cleaned if cleaned.count(n) > 1})
+    if dup:
+        raise InvalidInput(f"pipeline(s) named twice: {dup}")
+    return cleaned
+
+
+class _QueryVectors:
+    """An embedder whose ``embed_query`` answers from precomputed vectors (latency excludes embedding)."""
+
+    def __init__(self, inner: Embedder, vectors: Mapping[str, list[float]]) -> None:
+        self._inner = inner
+        self._vectors = vectors
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self._inner.embed_documents(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        vector = self._vectors.get(text)
+        return vector if vector is not None else await self._inner.embed_query(text)
+
+
+def _doc_ids(results: Sequence[Result]) -> list[str]:
+    # A chunk counts as its parent document; each document once, at its best rank.
+    out: dict[str, None] = {}
+    for r in results:
+        parent = r.document.metadata.get("parent_id")
+        out.setdefault(parent if isinstance(parent, str) else r.id, None)
+    return list(out)
+
+
+def _embed_text(record: SourceRecord) -> str:
+    t = record.title
+    return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
+
+
+async def evaluate(
+    corpus: Sequence[SourceRecord],
+    queries: Sequence[EvalQuery],
+    pipelines: Sequence[str],
+    *,
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    warnings: Sequence[str] = (),
+    progress: Callable[[str], None] | None = None,
+) -> EvalReport:
+    """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
+
+    Latency is the time of the retrieval call per query, with query embeddings computed
+    beforehand for every pipeline alike. ``warnings`` (from loading) are carried into the
+    report, which is marked incomplete when there are any.
+    """
+    from ..multihop import BM25Index
+
+    names = check_pipelines(pipelines)
+    if not queries:
+        raise InvalidInput("no queries to evaluate")
+    say = progress or (lambda _msg: None)
+    linker = TitleLinker()
+    indexer = Indexer(graph_store, vector_store, embedder, extractors=[linker])
+    say(f"indexing {len(corpus)} documents")
+    index_report = await indexer.aindex(corpus)
+    texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
+    bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
+    say(f"embedding {len(queries)} queries")
+    query_vectors: dict[str, list[float]] = {}
+    for q in queries:
+        if q.question not in query_vectors:
+            query_vectors[q.question] = await embedder.embed_query(q.question)
+    fixed = _QueryVectors(embedder, query_vectors)
+    tokenizer = RegexTokenizer()
+    results: dict[str, PipelineMetrics] = {}
+    for name in names:
+        say(f"running pipeline {name}")
+        retrieve = await _retriever(name, corpus, graph_store, vector_store, fixed, bm25, linker, query_vectors)
+        r2: list[float] = []
+        r5: list[float] = []
+        nd: list[float] = []
+        rr: list[float] = []
+        lat: list[float] = []
+        ctx: list[float] = []
+        for q in queries:
+            ranked, elapsed = await retrieve(q.question)
+            r2.append(recall_at_k(ranked, q.gold_ids, 2))
+            r5.append(recall_at_k(ranked, q.gold_ids, 5))
+            nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
+            rr.append(reciprocal_rank(ranked, q.gold_ids))
+            lat.append(elapsed * 1000)
+            ctx.append(sum(len(tokenizer.spans(texts.get(d, ""))) for d in ranked[:5]))
+        n = len(queries)
+        results[name] = PipelineMetrics(
+            sum(r2) / n,
+            sum(r5) / n,
+            sum(nd) / n,
+            sum(rr) / n,
+            percentile(lat, 50),
+            percentile(lat, 95),
+            sum(ctx) / n,
+            n,
+        )
+    return EvalReport(results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report)
+
+
+async def _retriever(
+    name: str,
+    corpus: Sequence[SourceRecord],
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    bm25: Any,
+    linker: TitleLinker,
+    query_vectors: Mapping[str, list[float]],
+) -> Retriever:
+    from .. import presets
+    from .._pipeline import Pipeline
+    from ..multihop import BM25Search, multihop
+    from ..scoring import ReciprocalRankFusion, WeightedScorer
+    from ..stages import SemanticSearch
+
+    pipeline: Pipeline
+    if name == "vector":
+        pipeline = presets.minimal(vector_store, embedder, graph_store)
+    elif name == "bm25":
+        pipeline = Pipeline([BM25Search(bm25)], WeightedScorer({"bm25": 1.0}))
+    elif name == "hybrid":
+        pipeline = Pipeline(
+            [SemanticSearch(vector_store, embedder), BM25Search(bm25)],
+            ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0}),
+        )
+    elif name == "standard":
+        from ..rerankers import EmbeddingReranker
+
+        pipeline = presets.standard(graph_store, vector_store, embedder, EmbeddingReranker(embedder))
+    elif name == "multihop":
+        pipeline = multihop(graph_store, vector_store, embedder, bm25=bm25, linker=linker)
+    else:
+        return await _peer(corpus, embedder, query_vectors)
+
+    async def run(question: str) -> tuple[list[str], float]:
+        started = time.perf_counter()
+        results = await pipeline.aretrieve(question, top_k=_TOP_K)
+        return _doc_ids(results), time.perf_counter() - started
+
+    return run
+
+
+async def _peer(
+    corpus: Sequence[SourceRecord], embedder: Embedder, query_vectors: Mapping[str, list[float]]
+) -> Retriever:
+    from ._peer import llamaindex_fusion
+
+    texts = {r.id: _embed_text(r) for r in corpus}
+    ids = list(texts)
+    vectors: dict[str, list[float]] = {}
+    for i in range(0, len(ids), 256):
+        part = ids[i : i + 256]
+        for doc_id, v in zip(part, await embedder.embed_documents([texts[d] for d in part]), strict=True):
+            vectors[doc_id] = v
+    fusion = await asyncio.to_thread(llamaindex_fusion, texts, vectors, query_vectors, top_k=_TOP_K)
+
+    def timed(question: str) -> tuple[list[str], float]:
+        started = time.perf_counter()
+        nodes = fusion.retrieve(question)
+        return [n.node.node_id for n in nodes], time.perf_counter() - started
+
+    async def run(question: str) -> tuple[list[str], float]:
+        return await asyncio.to_thread(timed, question)
+
+    return run

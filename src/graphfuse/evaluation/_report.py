@@ -1,0 +1,65 @@
+"""Writing an evaluation report: a markdown table and a bar chart (matplotlib, Agg backend)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .._errors import InvalidInput
+from ._harness import EvalReport
+
+__all__ = ["markdown_table", "write_report"]
+
+_COLUMNS = (
+    ("recall@2", "R@2", "{:.3f}"),
+    ("recall@5", "R@5", "{:.3f}"),
+    ("ndcg@10", "nDCG@10", "{:.3f}"),
+    ("mrr", "MRR", "{:.3f}"),
+    ("latency_p50_ms", "p50 ms", "{:.1f}"),
+    ("latency_p95_ms", "p95 ms", "{:.1f}"),
+    ("context_tokens@5", "tokens@5", "{:.0f}"),
+    ("n_queries", "queries", "{}"),
+)
+
+
+def markdown_table(report: EvalReport) -> str:
+    """One row per pipeline; a note above the table when the run was not complete."""
+    lines = []
+    if not report.complete:
+        lines += ["**Incomplete run:** " + "; ".join(report.warnings), ""]
+    lines.append("| pipeline | " + " | ".join(c[1] for c in _COLUMNS) + " |")
+    lines.append("|---|" + "---:|" * len(_COLUMNS))
+    for name, metrics in report.pipelines.items():
+        values = metrics.as_json()
+        lines.append(f"| {name} | " + " | ".join(fmt.format(values[key]) for key, _, fmt in _COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(report: EvalReport, directory: str | os.PathLike[str], *, title: str = "GraphFuse evaluation") -> Path:
+    """Write ``report.md`` and ``recall.png`` (R@2/R@5 per pipeline) into ``directory``; returns the markdown path."""
+    out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise InvalidInput(f"report path {str(out)!r} is a file, not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(report.pipelines)
+    r2 = [report.pipelines[n].recall_at_2 for n in names]
+    r5 = [report.pipelines[n].recall_at_5 for n in names]
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(names) + 1.5), 3.5))
+    positions = range(len(names))
+    ax.bar([p - 0.2 for p in positions], r2, width=0.4, label="Recall@2")
+    ax.bar([p + 0.2 for p in positions], r5, width=0.4, label="Recall@5")
+    ax.set_xticks(list(positions), names, rotation=20, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_title(title + ("" if report.complete else " (incomplete)"))
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out / "recall.png", dpi=110)
+    plt.close(fig)
+    md = out / "report.md"
+    md.write_text(f"# {title}\n\n{markdown_table(report)}\n![Recall per pipeline](recall.png)\n", encoding="utf-8")
+    return md

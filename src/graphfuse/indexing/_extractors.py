@@ -1,0 +1,217 @@
+"""Entity extractors: find mentions of entities (and of other documents) in passage text."""
+
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .._errors import InvalidInput
+
+__all__ = ["STOPWORDS", "EntityExtractor", "HeuristicNameExtractor", "Mention", "TitleLinker", "normalize"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+
+_STOPWORD_TEXT = """a an and are as at be but by for from had has have he her his i in is it its me my not of on or our
+    she so that the their them there these they this those to was we were what when where which who whom
+    why will with you your all any can do does did how if into no nor only other out over own same such
+    than then too very s t just also about after again against before being below between both during
+    each few more most off once under until up while one two three new first last
+    """
+STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
+
+
+def normalize(text: str) -> str:
+    """Lower-case, strip accents: the form titles and passages are matched in."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    return [(normalize(m.group()), m.start(), m.end()) for m in _WORD.finditer(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """An entity mentioned in a text.
+
+    ``entity`` is the normalised entity key (passages sharing one are co-mentions);
+    ``start``/``end`` the character span in the text (``-1`` when the extractor cannot say);
+    ``targets`` the ids of documents *about* the entity (a ``MENTIONS`` relation goes to each).
+    """
+
+    entity: str
+    start: int = -1
+    end: int = -1
+    targets: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class EntityExtractor(Protocol):
+    """Finds entity mentions in one text. Must be safe to call from worker threads."""
+
+    def extract(self, text: str) -> list[Mention]: ...
+
+
+class TitleLinker:
+    """Dictionary linker over the corpus's own document titles (and aliases).
+
+    A title matches on whole words, case- and accent-insensitively, ignoring punctuation
+    (``"Lambert, Margrave of Tuscany"`` matches ``"Lambert Margrave of Tuscany"``).
+    Matching is leftmost-longest over a token dictionary (a trie by length), linear in the
+    text. A title ending in a parenthesised disambiguation (``"Mercury (planet)"``) also
+    matches without it. Titles made only of stopwords, of digits, or shorter than
+    ``min_chars`` characters are ignored (they would link everything to everything).
+
+    The :class:`~graphfuse.indexing.Indexer` adds the titles of the records it indexes;
+    ``titles`` preloads a mapping of title to document ids.
+    """
+
+    def __init__(
+        self,
+        titles: Mapping[str, Sequence[str]] | None = None,
+        *,
+        min_chars: int = 3,
+        max_words: int = 12,
+        stopwords: Iterable[str] = STOPWORDS,
+    ) -> None:
+        if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
+            raise InvalidInput(f"min_chars must be a positive integer, got {min_chars!r}")
+        if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
+            raise InvalidInput(f"max_words must be a positive integer, got {max_words!r}")
+        self._min_chars = min_chars
+        self._max_words = max_words
+        self._stopwords = frozenset(normalize(w) for w in stopwords)
+        self._lock = threading.Lock()
+        # words tuple -> (display title, document ids); replaced wholesale on change (readers never lock).
+        self._entries: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+        self._longest = 0
+        for title, ids in (titles or {}).items():
+            for doc_id in ids:
+                self.add(title, doc_id)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"TitleLinker({len(self._entries)} titles, min_chars={self._min_chars})"
+
+    def keys(self, title: str) -> list[tuple[str, ...]]:
+        """The word tuples ``title`` is matched by (empty when it is too short or all stopwords)."""
+        forms = {title}
+        stripped = _PAREN.sub("", title)
+        if stripped and stripped != title:
+            forms.add(stripped)
+        out = []
+        for form in sorted(forms):
+            words = tuple(w for w, _, _ in _words(form))
+            if not words or len(words) > self._max_words:
+                continue
+            if all(w in self._stopwords or w.isdigit() for w in words):
+                continue
+            if sum(map(len, words)) < self._min_chars:
+                continue
+            out.append(words)
+        return out
+
+    def add(self, title: str, doc_id: str) -> None:
+        """Register ``doc_id`` as a document about ``title``."""
+        with self._lock:
+            entries = dict(self._entries)
+            for key in self.keys(title):
+                shown, ids = entries.get(key, (title, ()))
+                if doc_id not in ids:
+                    entries[key] = (shown, (*ids, doc_id))
+            self._entries = entries
+            self._longest = max((len(k) for k in entries), default=0)
+
+    def remove(self, doc_id: str) -> None:
+        """Forget ``doc_id`` under every title."""
+        with self._lock:
+            entries = {}
+            for key, (shown, ids) in self._entries.items():
+                kept = tuple(i for i in ids if i != doc_id)
+                if kept:
+                    entries[key] = (shown, kept)
+            self._entries = entries
+            self._longest = max((len(k) for k in entries), default=0)
+
+    def lookup(self, title: str) -> tuple[str, ...]:
+        """The ids of documents registered under ``title`` (exact normalised match)."""
+        entries = self._entries
+        for key in self.keys(title):
+            if key in entries:
+                return entries[key][1]
+        return ()
+
+    def extract(self, text: str) -> list[Mention]:
+        """Every registered title in ``text``, leftmost-longest, non-overlapping."""
+        entries, longest = self._entries, self._longest
+        words = _words(text)
+        out: list[Mention] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(longest, len(words) - i), 0, -1):
+                hit = entries.get(tuple(w for w, _, _ in words[i : i + n]))
+                if hit is not None:
+                    key = " ".join(w for w, _, _ in words[i : i + n])
+                    out.append(Mention(key, words[i][1], words[i + n - 1][2], hit[1]))
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
+
+
+_CONNECTORS = frozenset({"of", "the", "de", "von", "van", "der", "da", "del", "du", "la", "le", "and", "y", "di"})
+
+
+class HeuristicNameExtractor:
+    """Capitalised multi-word names (``"Port of Spain"``, ``"Lothair II"``) as co-mention entities.
+
+    Finds runs of at least ``min_words`` capitalised words (lower-case connectors such as
+    *of*, *de*, *von* allowed inside a run). It produces no ``targets``: passages sharing a
+    name are linked by ``CO_MENTION`` only. Offline, no model.
+    """
+
+    def __init__(self, *, min_words: int = 2, stopwords: Iterable[str] = STOPWORDS) -> None:
+        if isinstance(min_words, bool) or not isinstance(min_words, int) or min_words < 1:
+            raise InvalidInput(f"min_words must be a positive integer, got {min_words!r}")
+        self._min_words = min_words
+        self._stopwords = frozenset(normalize(w) for w in stopwords)
+
+    def __repr__(self) -> str:
+        return f"HeuristicNameExtractor(min_words={self._min_words})"
+
+    def extract(self, text: str) -> list[Mention]:
+        out: list[Mention] = []
+        run: list[re.Match[str]] = []
+
+        def flush() -> None:
+            while run and not run[-1].group()[0].isupper():
+                run.pop()
+            capital = [m for m in run if m.group()[0].isupper()]
+            if len(capital) >= self._min_words and not all(normalize(m.group()) in self._stopwords for m in capital):
+                key = " ".join(normalize(m.group()) for m in run)
+                out.append(Mention(key, run[0].start(), run[-1].end()))
+            run.clear()
+
+        last_end = 0
+        for m in _WORD.finditer(text):
+            gap = text[last_end : m.start()]
+            word = m.group()
+            if run and (not gap.isspace() or len(gap) > 2):
+                flush()
+            titlecase = word[0].isupper() and not word.isupper()
+            numeral = word.isupper() and len(word) > 1 and bool(run)
+            if titlecase or numeral or (run and word in _CONNECTORS):
+                run.append(m)
+            elif run:
+                flush()
+            last_end = m.end()
+        flush()
+        return out

@@ -1,0 +1,410 @@
+"""The indexer: source records -> chunks -> embeddings and a graph of documents and relations."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import Embedder, GraphStore, VectorStore
+from .._sync import run_sync
+from .._types import Document, Relation, VectorRecord
+from ._chunking import TokenChunker
+from ._extractors import EntityExtractor
+from ._records import SourceRecord
+
+__all__ = ["IndexReport", "Indexer", "LINKS_TO", "MENTIONS", "CO_MENTION", "PART_OF"]
+
+LINKS_TO = "LINKS_TO"
+MENTIONS = "MENTIONS"
+CO_MENTION = "CO_MENTION"
+PART_OF = "PART_OF"
+
+# Reserved metadata keys on stored documents (the rest is the record's own metadata).
+_KIND = "graphfuse_kind"
+_HASH = "graphfuse_hash"
+_STATE = "graphfuse_state"
+_CHUNKS = "graphfuse_chunks"
+_OWNED = "graphfuse_relations"
+
+_Rel = tuple[str, str, str]
+
+
+@dataclass
+class IndexReport:
+    """What an index run did.
+
+    ``documents``: documents written (new or changed); ``chunks``: retrievable units written
+    (a short document is one unit, itself); ``relations``: relations created; ``skipped``:
+    documents already indexed unchanged; ``warnings``: counted, human-readable problems that
+    did not stop the run (for example links to unknown ids).
+    """
+
+    documents: int = 0
+    chunks: int = 0
+    relations: int = 0
+    skipped: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Plan:
+    record: SourceRecord
+    units: list[tuple[str, str]]  # (unit id, unit text); a one-chunk document is its own unit
+    owned: set[_Rel] = field(default_factory=set)
+    digest: str = ""
+
+
+class Indexer:
+    """Index source records into a graph store and a vector store.
+
+    Each record becomes a document node. A text of at most ``chunker``'s ``max_tokens`` is
+    one unit (the document itself, embedded under its own id); a longer one is split into
+    chunk nodes ``<id>#<n>`` (metadata ``parent_id``, ``chunk_index``; a ``PART_OF``
+    relation to the document) and only the chunks are embedded. Relations:
+
+    - ``LINKS_TO`` from a document to each id in its ``links`` (an unknown id is a counted
+      warning, not an error);
+    - ``MENTIONS`` from a unit to every document an extractor names as a mention's target
+      (the :class:`TitleLinker` targets documents whose title the text mentions);
+    - ``CO_MENTION`` between units of different documents mentioning the same entity, for
+      entities mentioned by at most ``co_mention_cap`` units (more would make hubs).
+
+    Mentions and co-mentions are resolved over the records of one call plus the titles the
+    extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
+
+    Runs are idempotent and resumable: re-indexing an id replaces its chunks, vectors and the
+    relations it owns; an unchanged document (same text, metadata, configuration and
+    relations) is skipped; a run interrupted part-way leaves its unfinished documents marked
+    ``pending`` and the next run redoes them. Do not index the same ids from two runs at once.
+    """
+
+    def __init__(
+        self,
+        graph_store: GraphStore,
+        vector_store: VectorStore,
+        embedder: Embedder,
+        *,
+        chunker: TokenChunker | None = None,
+        extractors: Sequence[EntityExtractor] = (),
+        batch_size: int = 64,
+        co_mention_cap: int = 8,
+        mention_target_cap: int = 5,
+        embed_title: bool = True,
+    ) -> None:
+        for obj, what, method in (
+            (graph_store, "graph_store", "store_documents"),
+            (vector_store, "vector_store", "upsert"),
+            (embedder, "embedder", "embed_documents"),
+        ):
+            if not callable(getattr(obj, method, None)):
+                raise InvalidInput(f"{what} does not look right: {obj!r} has no {method!r}")
+        for ex in extractors:
+            if not callable(getattr(ex, "extract", None)):
+                raise InvalidInput(f"extractor {ex!r} has no 'extract' method")
+        caps = {"batch_size": batch_size, "co_mention_cap": co_mention_cap, "mention_target_cap": mention_target_cap}
+        for what, value in caps.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidInput(f"{what} must be a positive integer, got {value!r}")
+        self._graph = graph_store
+        self._vectors = vector_store
+        self._embedder = embedder
+        self._chunker = chunker if chunker is not None else TokenChunker()
+        self._extractors = tuple(extractors)
+        self._batch_size = batch_size
+        self._co_cap = co_mention_cap
+        self._target_cap = mention_target_cap
+        self._embed_title = embed_title
+
+    def __repr__(self) -> str:
+        extractors = list(self._extractors)
+        return f"Indexer(chunker={self._chunker!r}, extractors={extractors!r}, batch_size={self._batch_size})"
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def index(self, records: Iterable[SourceRecord], *, progress: Callable[[int], None] | None = None) -> IndexReport:
+        """Sync form of :meth:`aindex`."""
+        return run_sync(self.aindex(records, progress=progress))
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Sync form of :meth:`adelete`."""
+        return run_sync(self.adelete(ids))
+
+    async def aindex(
+        self, records: Iterable[SourceRecord], *, progress: Callable[[int], None] | None = None
+    ) -> IndexReport:
+        """Index ``records``; ``progress`` is called after each batch with the records done so far.
+
+        Every record is validated before anything is written (a duplicate id or a record that
+        is not a :class:`SourceRecord` raises :class:`~graphfuse.InvalidInput`, nothing
+        written). PageRank is refreshed at the end when the graph store offers
+        ``refresh_pagerank()``.
+        """
+        recs = list(records)
+        self._validate(recs)
+        report = IndexReport()
+        if not recs:
+            return report
+        for ex in self._extractors:
+            add = getattr(ex, "add", None)
+            if callable(add):
+                for r in recs:
+                    if r.title:
+                        add(r.title, r.id)
+        plans = await asyncio.to_thread(self._plan, recs, report)
+        external = await self._check_links(plans, report)
+        existing = await self._existing([p.record.id for p in plans])
+        present: set[str] = set()
+        todo: list[_Plan] = []
+        for p in plans:
+            meta = existing.get(p.record.id)
+            if meta is not None and meta.get(_STATE) == "indexed" and meta.get(_HASH) == p.digest:
+                report.skipped += 1
+                present.add(p.record.id)
+                present.update(u for u, _ in p.units)
+            else:
+                todo.append(p)
+        present.update(external)
+        # Relations of every planned document, skipped ones included: an earlier interrupted run
+        # may have committed a document before the other end of one of its relations was written.
+        touching: dict[str, set[_Rel]] = defaultdict(set)
+        for p in plans:
+            for rel in p.owned:
+                touching[rel[0]].add(rel)
+                touching[rel[1]].add(rel)
+        done = report.skipped
+        if progress is not None and done:
+            progress(done)
+        for start in range(0, len(todo), self._batch_size):
+            batch = todo[start : start + self._batch_size]
+            await self._write_batch(batch, existing, present, touching, report)
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        if todo:
+            await self._refresh_pagerank()
+        return report
+
+    async def adelete(self, ids: Sequence[str]) -> int:
+        """Delete documents with their chunks, vectors and relations; returns how many existed."""
+        if isinstance(ids, str):
+            raise InvalidInput("ids must be a sequence of document ids, not a string")
+        existing = await self._existing(list(ids))
+        unit_ids: list[str] = []
+        for doc_id, meta in existing.items():
+            unit_ids.extend(self._unit_ids(doc_id, meta))
+        node_ids = sorted(set(unit_ids) | set(existing))
+        await self._vectors.delete(sorted(set(unit_ids) | set(existing)))
+        await self._graph.delete_documents(node_ids)
+        for ex in self._extractors:
+            remove = getattr(ex, "remove", None)
+            if callable(remove):
+                for doc_id in existing:
+                    remove(doc_id)
+        if existing:
+            await self._refresh_pagerank()
+        return len(existing)
+
+    # -- planning (pure, runs in a worker thread) ------------------------------------------------
+
+    def _validate(self, recs: Sequence[SourceRecord]) -> None:
+        seen: set[str] = set()
+        dup: set[str] = set()
+        for r in recs:
+            if not isinstance(r, SourceRecord):
+                raise InvalidInput(f"records must be SourceRecord instances, got {type(r).__name__}")
+            if "#" in r.id and r.id.rsplit("#", 1)[1].isdigit():
+                raise InvalidInput(f"record id {r.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
+            (dup if r.id in seen else seen).add(r.id)
+        if dup:
+            shown = ", ".join(map(repr, sorted(dup)[:20]))
+            raise InvalidInput(f"{len(dup)} duplicate document id(s) in one index call: {shown}")
+
+    def _plan(self, recs: Sequence[SourceRecord], report: IndexReport) -> list[_Plan]:
+        plans: list[_Plan] = []
+        for r in recs:
+            chunks = self._chunker.split(r.text)
+            units = [(r.id, r.text)] if len(chunks) == 1 else [(f"{r.id}#{c.index}", c.text) for c in chunks]
+            plans.append(_Plan(r, units))
+        doc_of = {u: p.record.id for p in plans for u, _ in p.units}
+        by_doc = {p.record.id: p for p in plans}
+        holders: dict[str, list[str]] = defaultdict(list)
+        for p in plans:
+            for link in p.record.links:
+                if link != p.record.id:
+                    p.owned.add((p.record.id, link, LINKS_TO))
+            if len(p.units) > 1:
+                p.owned.update((u, p.record.id, PART_OF) for u, _ in p.units)
+            for unit, text in p.units:
+                entities: set[str] = set()
+                for ex in self._extractors:
+                    for m in ex.extract(text):
+                        entities.add(m.entity)
+                        for target in m.targets[: self._target_cap]:
+                            if target != p.record.id:
+                                p.owned.add((unit, target, MENTIONS))
+                for e in entities:
+                    holders[e].append(unit)
+        hubs = 0
+        for mentioning in holders.values():
+            if len(mentioning) > self._co_cap:
+                hubs += 1
+                continue
+            for i, a in enumerate(mentioning):
+                for b in mentioning[i + 1 :]:
+                    if doc_of[a] != doc_of[b]:
+                        s, t = sorted((a, b))
+                        by_doc[doc_of[a]].owned.add((s, t, CO_MENTION))
+                        by_doc[doc_of[b]].owned.add((s, t, CO_MENTION))
+        if hubs:
+            report.warnings.append(
+                f"{hubs} entities are mentioned by more than {self._co_cap} passages: no CO_MENTION relations for them"
+            )
+        config = f"{self._chunker.fingerprint}|{[type(e).__name__ for e in self._extractors]}|{self._embed_title}"
+        for p in plans:
+            r = p.record
+            payload = json.dumps(
+                [r.text, r.title, dict(r.metadata), r.created_at and r.created_at.isoformat(), sorted(p.owned), config],
+                sort_keys=True,
+                default=str,
+            )
+            p.digest = hashlib.sha256(payload.encode()).hexdigest()
+        return plans
+
+    async def _check_links(self, plans: list[_Plan], report: IndexReport) -> set[str]:
+        # Links to ids outside this call must exist in the store; others become warnings.
+        local = {p.record.id for p in plans}
+        outside = sorted({t for p in plans for s, t, k in p.owned if k == LINKS_TO and t not in local})
+        found = set((await self._graph.get_documents(outside)).keys()) if outside else set()
+        missing = [t for t in outside if t not in found]
+        if missing:
+            n = 0
+            for p in plans:
+                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in missing}
+                n += len(bad)
+                p.owned -= bad
+            shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
+            report.warnings.append(f"{n} link(s) to {len(missing)} unknown document id(s) skipped: {shown}")
+        return found
+
+    # -- writing ------------------------------------------------------------------------------
+
+    async def _existing(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+        out: dict[str, Mapping[str, Any]] = {}
+        step = max(self._batch_size, 256)
+        for i in range(0, len(ids), step):
+            docs = await self._graph.get_documents(list(ids[i : i + step]))
+            out.update({k: d.metadata for k, d in docs.items()})
+        return out
+
+    @staticmethod
+    def _unit_ids(doc_id: str, meta: Mapping[str, Any]) -> list[str]:
+        n = meta.get(_CHUNKS, 1)
+        if not isinstance(n, int) or n <= 1:
+            return [doc_id]
+        return [f"{doc_id}#{i}" for i in range(n)]
+
+    async def _embed(self, texts: list[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for i in range(0, len(texts), self._batch_size):
+            part = texts[i : i + self._batch_size]
+            got = await self._embedder.embed_documents(part)
+            if len(got) != len(part):
+                raise InvalidInput(f"embedder returned {len(got)} vectors for {len(part)} texts")
+            vectors.extend(list(v) for v in got)
+        return vectors
+
+    def _documents(self, p: _Plan, state: str) -> list[Document]:
+        r = p.record
+        base: dict[str, Any] = dict(r.metadata)
+        if r.title is not None:
+            base["title"] = r.title
+        meta = {
+            **base,
+            _KIND: "document",
+            _STATE: state,
+            _HASH: p.digest,
+            _CHUNKS: len(p.units),
+            _OWNED: sorted([list(rel) for rel in p.owned]),
+        }
+        docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
+        if len(p.units) > 1:
+            for i, (unit, text) in enumerate(p.units):
+                chunk_meta = {**base, _KIND: "chunk", "parent_id": r.id, "chunk_index": i}
+                docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
+        return docs
+
+    async def _write_batch(
+        self,
+        batch: list[_Plan],
+        existing: Mapping[str, Mapping[str, Any]],
+        present: set[str],
+        touching: Mapping[str, set[_Rel]],
+        report: IndexReport,
+    ) -> None:
+        # Embed first: a failing embedder leaves this batch untouched.
+        texts: list[str] = []
+        for p in batch:
+            for _, text in p.units:
+                title = p.record.title
+                texts.append(f"{title}\n{text}" if self._embed_title and title and not text.startswith(title) else text)
+        vectors = await self._embed(texts)
+
+        # Undo what earlier versions (finished or interrupted) of these documents wrote.
+        stale_rel: set[_Rel] = set()
+        stale_units: set[str] = set()
+        for p in batch:
+            meta = existing.get(p.record.id)
+            if meta is None:
+                continue
+            stale_rel.update(tuple(x) for x in meta.get(_OWNED, ()) if isinstance(x, (list, tuple)) and len(x) == 3)
+            stale_units.update(self._unit_ids(p.record.id, meta))
+        new_units = {u for p in batch for u, _ in p.units}
+        if stale_rel:
+            await self._graph.delete_relations([Relation(s, t, k) for s, t, k in sorted(stale_rel)])
+        gone = sorted(stale_units - new_units - {p.record.id for p in batch})
+        if gone:
+            await self._graph.delete_documents(gone)
+        if stale_units - new_units:
+            await self._vectors.delete(sorted(stale_units - new_units))
+
+        docs = [d for p in batch for d in self._documents(p, "pending")]
+        await self._graph.store_documents(docs)
+        vector_meta: dict[str, dict[str, Any]] = {}
+        for p in batch:
+            base: dict[str, Any] = dict(p.record.metadata)
+            if p.record.title is not None:
+                base["title"] = p.record.title
+            for unit, _ in p.units:
+                vector_meta[unit] = base if unit == p.record.id else {**base, "parent_id": p.record.id}
+        unit_order = [u for p in batch for u, _ in p.units]
+        records = [VectorRecord(u, v, vector_meta[u]) for u, v in zip(unit_order, vectors, strict=True)]
+        await self._vectors.upsert(records)
+        present.update(new_units)
+        present.update(p.record.id for p in batch)
+
+        # A relation is created by the batch that writes its later endpoint.
+        batch_ids = {p.record.id for p in batch} | new_units
+        rels = {rel for i in batch_ids for rel in touching.get(i, ()) if rel[0] in present and rel[1] in present}
+        if rels:
+            await self._graph.create_relations([Relation(s, t, k) for s, t, k in sorted(rels)])
+        report.relations += len(rels)
+
+        # Commit: the document is "indexed" only once everything it owns is written.
+        await self._graph.store_documents([self._documents(p, "indexed")[0] for p in batch])
+        report.documents += len(batch)
+        report.chunks += len(new_units)
+
+    async def _refresh_pagerank(self) -> None:
+        refresh = getattr(self._graph, "refresh_pagerank", None)
+        if not callable(refresh):
+            return
+        result = refresh()
+        if inspect.isawaitable(result):
+            await result

@@ -1,0 +1,82 @@
+"""The entity-seeds stage: documents about the entities a question names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore, RunContext
+from .._types import Candidate, Query
+from ..indexing import EntityExtractor
+from ..stages._arguments import check_name, check_options, check_positive_int, check_unit
+
+__all__ = ["EntitySeeds"]
+
+
+class EntitySeeds:
+    """Add the documents about entities the query mentions, with a strong ``entity`` signal.
+
+    ``linker`` is an entity extractor whose mentions carry ``targets`` (a
+    :class:`~graphfuse.indexing.TitleLinker` over the corpus titles). Every target of a mention
+    found in the query text is loaded from ``graph_store`` (with the query's filter: a target
+    outside it is not added) and gets ``entity = 1.0``; a mention whose title is made of a
+    single word gets ``single_word`` (0.6 by default: single words are more often incidental).
+    At most ``limit`` documents are added, longest mentions first. These candidates are
+    hydrated already.
+    """
+
+    __slots__ = ("_graph_store", "_limit", "_linker", "_name", "_signal", "_single")
+
+    def __init__(
+        self,
+        graph_store: GraphStore,
+        linker: EntityExtractor,
+        *,
+        limit: int = 10,
+        single_word: float = 0.6,
+        name: str = "entity",
+        signal: str = "entity",
+    ) -> None:
+        if not callable(getattr(graph_store, "get_documents", None)):
+            raise InvalidInput(f"graph_store must be a GraphStore (with 'get_documents'), got {graph_store!r}")
+        if not callable(getattr(linker, "extract", None)):
+            raise InvalidInput(f"linker must be an EntityExtractor (with 'extract'), got {linker!r}")
+        self._graph_store = graph_store
+        self._linker = linker
+        self._limit = check_positive_int(limit, "limit")
+        self._single = check_unit(single_word, "single_word")
+        self._name = check_name(name, "name")
+        self._signal = check_name(signal, "signal")
+
+    @property
+    def name(self) -> str:
+        """The stage name."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"EntitySeeds({self._linker!r}, limit={self._limit}, name={self._name!r})"
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """EntitySeeds takes no per-call options."""
+        check_options(self._name, options, ())
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        self.check_options(query.options.get(self._name, {}))
+        mentions = sorted(self._linker.extract(query.text), key=lambda m: -len(m.entity))
+        strength: dict[str, float] = {}
+        for m in mentions:
+            value = self._single if " " not in m.entity else 1.0
+            for target in m.targets:
+                if len(strength) >= self._limit and target not in strength:
+                    break
+                strength[target] = max(value, strength.get(target, 0.0))
+        if not strength:
+            return list(candidates)
+        out = [c.with_signal(self._signal, strength[c.id]) if c.id in strength else c for c in candidates]
+        present = {c.id for c in candidates}
+        missing = [i for i in strength if i not in present]
+        if missing:
+            docs = await self._graph_store.get_documents(missing, filter=query.filter)
+            out.extend(Candidate(docs[i], {self._signal: strength[i]}) for i in missing if i in docs)
+        return out

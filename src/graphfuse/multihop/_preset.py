@@ -1,0 +1,62 @@
+"""The ``multihop`` preset: hybrid retrieval, entity seeds and Personalized PageRank."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from .._pipeline import Pipeline
+from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
+from ..indexing import EntityExtractor
+from ..scoring import WeightedScorer
+from ..stages import Hydrate, Rerank, SemanticSearch
+from ._bm25 import BM25Index
+from ._bm25_search import BM25Search
+from ._entity_seeds import EntitySeeds
+from ._ppr import PersonalizedPageRank
+
+__all__ = ["MULTIHOP_WEIGHTS", "multihop"]
+
+MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"semantic": 1.0, "bm25": 0.3, "entity": 1.0, "ppr": 1.0, "rerank": 0.5}
+)
+"""Default weights of the ``multihop`` preset (tuned on the dev halves of 2Wiki/MuSiQue/HotpotQA)."""
+
+_KEYS = ("semantic", "bm25", "entity", "ppr", "rerank")
+
+
+def multihop(
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    *,
+    bm25: BM25Index | None = None,
+    linker: EntityExtractor | None = None,
+    reranker: Reranker | None = None,
+    weights: Mapping[str, float] | None = None,
+    **stage_options: Mapping[str, Any],
+) -> Pipeline:
+    """semantic -> bm25 -> entity -> ppr -> hydrate (-> rerank), weighted by :data:`MULTIHOP_WEIGHTS`.
+
+    ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
+    :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
+    stage is left out. ``stage_options`` passes keyword arguments by stage name, e.g.
+    ``multihop(g, v, e, bm25=index, ppr={"damping": 0.5})``. Temporal decay, stored PageRank
+    and access popularity are not in this preset (multi-hop QA corpora carry no time or usage
+    data); build a :class:`~graphfuse.Pipeline` with them if yours does.
+    """
+    from ..presets import _options
+
+    allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
+    opts = _options(stage_options, allowed)
+    stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
+    if bm25 is not None:
+        stages.append(BM25Search(bm25, **opts["bm25"]))
+    if linker is not None:
+        stages.append(EntitySeeds(graph_store, linker, **opts["entity"]))
+    stages.append(PersonalizedPageRank(graph_store, **opts["ppr"]))
+    stages.append(Hydrate(graph_store))
+    if reranker is not None:
+        stages.append(Rerank(reranker, **opts["rerank"]))
+    return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))

@@ -1,0 +1,30 @@
+"""Plugins: components found through pluggy entry points (group ``graphfuse``).
+
+- :mod:`graphfuse.plugins.hookspecs`: the ``register_*`` hooks a plugin implements.
+- :data:`hookimpl`: the marker for a plugin's hook implementations.
+- :func:`get_registry`: the process-wide :class:`Registry` of every installed component.
+- :class:`Components`: the backends handed to stage factories.
+- :func:`build_pipeline` / :func:`load_pipeline_spec`: pipelines from a declarative spec.
+
+GraphFuse's built-ins are registered through the same hooks, by ``graphfuse._builtins``.
+"""
+
+from ._components import ComponentName, Components
+from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, Registry, get_registry
+from ._spec import build_pipeline, load_pipeline_spec
+from .hookspecs import Register, hookimpl
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "KINDS",
+    "ComponentName",
+    "Components",
+    "Kind",
+    "PluginInfo",
+    "Register",
+    "Registry",
+    "build_pipeline",
+    "get_registry",
+    "hookimpl",
+    "load_pipeline_spec",
+]

@@ -1,0 +1,412 @@
+"""The component registry: loads plugins through pluggy and builds components by name.
+
+Loading never raises: a plugin whose entry point fails to import, or whose hook raises, is kept
+with its error (shown by :meth:`Registry.plugins` and ``graphfuse plugins``) and the others load
+normally. The error is raised, as :class:`~graphfuse.PluginError` chained from the original,
+only when a component that plugin would provide is requested.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, get_args
+
+import pluggy
+
+from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
+from . import hookspecs
+from ._components import Components
+
+__all__ = ["ENTRY_POINT_GROUP", "KINDS", "Kind", "PluginInfo", "Registry", "get_registry"]
+
+logger = logging.getLogger("graphfuse.plugins")
+
+ENTRY_POINT_GROUP = "graphfuse"
+BUILTINS = "builtins"
+_BUILTINS_MODULE = "graphfuse._builtins"
+ALLOW_ENV = "GRAPHFUSE_LOAD_PLUGINS"
+
+Kind = Literal["stage", "scorer", "graph_store", "vector_store", "embedder", "reranker", "cache_store"]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+_HOOKS: dict[str, Kind] = {
+    "register_stages": "stage",
+    "register_scorers": "scorer",
+    "register_graph_stores": "graph_store",
+    "register_vector_stores": "vector_store",
+    "register_embedders": "embedder",
+    "register_rerankers": "reranker",
+    "register_cache_stores": "cache_store",
+}
+
+# What a built component must have (checked statically: reading a property could load a model).
+_MEMBERS: dict[Kind, tuple[str, ...]] = {
+    "stage": ("name", "run"),
+    "scorer": ("score",),
+    "graph_store": ("store_documents", "get_documents", "related", "pagerank", "close"),
+    "vector_store": ("dimension", "upsert", "search", "delete", "count", "close"),
+    "embedder": ("dimension", "embed_documents", "embed_query"),
+    "reranker": ("rerank",),
+    "cache_store": ("get", "get_many", "set", "set_many", "delete", "close"),
+}
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One loaded (or failed) plugin, as ``graphfuse plugins`` lists it.
+
+    ``name`` is the entry-point name (``builtins`` for GraphFuse's own components),
+    ``version`` its distribution's version, ``hooks`` the hooks it implements, ``registers``
+    the names it provides per kind, ``error`` why it failed (``None`` when it loaded).
+    """
+
+    name: str
+    version: str | None
+    hooks: tuple[str, ...] = ()
+    registers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "hooks": list(self.hooks),
+            "registers": {k: list(v) for k, v in self.registers.items()},
+            "error": self.error,
+        }
+
+
+@dataclass
+class _Entry:
+    factory: Callable[..., Any]
+    plugin: str
+
+
+@dataclass
+class _Plugin:
+    name: str
+    version: str | None
+    obj: object | None = None
+    hooks: tuple[str, ...] = ()
+    registers: dict[Kind, list[str]] = field(default_factory=dict)
+    error: str | None = None
+    cause: BaseException | None = None
+    aliases: frozenset[str] = frozenset()
+
+
+@dataclass
+class _State:
+    plugins: list[_Plugin]
+    table: dict[tuple[Kind, str], _Entry]
+    conflicts: dict[tuple[Kind, str], list[str]]
+    failed_names: dict[tuple[Kind, str], _Plugin]
+
+
+def _check_kind(kind: object) -> Kind:
+    for known in KINDS:
+        if kind == known:
+            return known
+    raise InvalidInput(f"unknown component kind {kind!r}; kinds are: {', '.join(KINDS)}")
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _allow_list() -> set[str] | None:
+    raw = os.environ.get(ALLOW_ENV)
+    if raw is None:
+        return None
+    return {part.strip() for part in raw.split(",") if part.strip()}
+
+
+def _distribution_version(ep: importlib.metadata.EntryPoint) -> tuple[str | None, str | None]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None, None
+    return dist.metadata["Name"], dist.version
+
+
+def _builtins_version() -> str:
+    try:
+        return importlib.metadata.version("graphfuse")
+    except importlib.metadata.PackageNotFoundError:
+        from .. import __version__
+
+        return __version__
+
+
+class Registry:
+    """Every component the installed plugins provide, by kind and name.
+
+    Built by :func:`get_registry` (one per process, loaded on first use). Kinds are
+    ``stage``, ``scorer``, ``graph_store``, ``vector_store``, ``embedder``, ``reranker`` and
+    ``cache_store``. The environment variable ``GRAPHFUSE_LOAD_PLUGINS`` (a comma-separated
+    list of entry-point names) limits which plugins load; an empty value loads only the
+    built-ins, which always load.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: _State | None = None
+
+    def reload(self) -> None:
+        """Forget every plugin and load them again (re-reading entry points and the allow-list)."""
+        importlib.invalidate_caches()
+        state = _load()
+        with self._lock:
+            self._state = state
+
+    def _loaded(self) -> _State:
+        state = self._state
+        if state is None:
+            with self._lock:
+                if self._state is None:
+                    self._state = _load()
+                state = self._state
+        return state
+
+    def plugins(self) -> list[PluginInfo]:
+        """Every plugin, loaded or failed; the built-ins first."""
+        return [
+            PluginInfo(
+                p.name,
+                p.version,
+                p.hooks,
+                MappingProxyType({k: tuple(sorted(v)) for k, v in p.registers.items()}),
+                p.error,
+            )
+            for p in self._loaded().plugins
+        ]
+
+    def names(self, kind: Kind) -> list[str]:
+        """The names registered for ``kind``, sorted (conflicting names included)."""
+        kind = _check_kind(kind)
+        state = self._loaded()
+        return sorted({n for k, n in state.table if k == kind} | {n for k, n in state.conflicts if k == kind})
+
+    def create(self, kind: Kind, name: str, /, **options: Any) -> Any:
+        """Build the ``kind`` component registered as ``name`` with ``options``.
+
+        Stages need backends: use :meth:`build_stage`. Raises :class:`~graphfuse.NotFound` for
+        an unknown name, :class:`~graphfuse.PluginError` when the providing plugin failed or
+        two plugins claim the name, :class:`~graphfuse.InvalidInput` for bad options.
+        """
+        kind = _check_kind(kind)
+        if kind == "stage":
+            raise InvalidInput("stages are built with build_stage(name, components, **options)")
+        return self._build(kind, name, (), options)
+
+    def build_stage(self, name: str, components: Components | None = None, /, **options: Any) -> Any:
+        """Build the stage registered as ``name`` over ``components`` (backends) with ``options``."""
+        if components is None:
+            components = Components()
+        if not isinstance(components, Components):
+            raise InvalidInput(f"components must be graphfuse.plugins.Components, got {type(components).__name__}")
+        return self._build("stage", name, (components,), options)
+
+    def _build(self, kind: Kind, name: str, args: tuple[Any, ...], options: Mapping[str, Any]) -> Any:
+        entry = self._lookup(kind, name)
+        what = f"{kind.replace('_', ' ')} {name!r}"
+        try:
+            obj = entry.factory(*args, **options)
+        except InvalidInput as exc:
+            if str(exc).startswith(what):
+                raise
+            raise InvalidInput(f"{what}: {exc}") from exc
+        except TypeError as exc:
+            # Almost always an option the factory does not take.
+            raise InvalidInput(f"{what}: {exc}") from exc
+        except GraphFuseError:
+            raise
+        except Exception as exc:
+            raise PluginError(f"{what} from plugin {entry.plugin!r} failed to build: {_describe(exc)}") from exc
+        missing = [m for m in _MEMBERS[kind] if not _has_member(obj, m)]
+        if missing:
+            raise PluginError(
+                f"{what} from plugin {entry.plugin!r} built a {type(obj).__name__}, "
+                f"which lacks {', '.join(missing)}: not a {kind.replace('_', ' ')}"
+            )
+        return obj
+
+    def _lookup(self, kind: Kind, name: str) -> _Entry:
+        if not isinstance(name, str) or not name:
+            raise InvalidInput(f"a {kind.replace('_', ' ')} name must be a non-empty string, got {name!r}")
+        state = self._loaded()
+        key = (kind, name)
+        if key in state.conflicts:
+            owners = state.conflicts[key]
+            raise PluginError(
+                f"{kind.replace('_', ' ')} {name!r} is registered by more than one plugin: "
+                f"{', '.join(map(repr, owners))}; uninstall one, or limit plugins with {ALLOW_ENV}"
+            )
+        entry = state.table.get(key)
+        if entry is not None:
+            return entry
+        failed = state.failed_names.get(key) or next(
+            (p for p in state.plugins if p.error is not None and name in p.aliases), None
+        )
+        if failed is not None:
+            raise PluginError(
+                f"{kind.replace('_', ' ')} {name!r} would come from plugin {failed.name!r}, which failed to load: "
+                f"{failed.error}"
+            ) from failed.cause
+        known = self.names(kind)
+        message = f"no {kind.replace('_', ' ')} named {name!r}; known: {', '.join(known) if known else 'none'}"
+        broken = [p for p in state.plugins if p.error is not None]
+        if broken:
+            message += (
+                "; these plugins failed to load and may provide it: "
+                + "; ".join(f"{p.name!r} ({p.error})" for p in broken)
+                + " (see `graphfuse plugins`)"
+            )
+        raise NotFound(message)
+
+
+def _has_member(obj: object, name: str) -> bool:
+    try:
+        inspect.getattr_static(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
+def _entry_points() -> list[importlib.metadata.EntryPoint]:
+    eps = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(eps, key=lambda ep: (ep.name, ep.value))
+
+
+def _load() -> _State:
+    pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
+    pm.add_hookspecs(hookspecs)
+    plugins: list[_Plugin] = []
+
+    builtins = _Plugin(BUILTINS, _builtins_version())
+    try:
+        builtins.obj = importlib.import_module(_BUILTINS_MODULE)
+    except Exception as exc:  # pragma: no cover - a broken install
+        builtins.error, builtins.cause = _describe(exc), exc
+    plugins.append(builtins)
+
+    allow = _allow_list()
+    seen: dict[str, str] = {BUILTINS: "graphfuse"}
+    for ep in _entry_points():
+        if ep.value.strip() == _BUILTINS_MODULE:
+            continue  # the core's own entry point: loaded above, always
+        if allow is not None and ep.name not in allow:
+            continue
+        dist_name, version = _distribution_version(ep)
+        plugin = _Plugin(ep.name, version)
+        plugin.aliases = frozenset(
+            {ep.name} | ({dist_name, dist_name.removeprefix("graphfuse-")} if dist_name else set())
+        )
+        plugins.append(plugin)
+        if ep.name in seen:
+            plugin.error = (
+                f"entry point name {ep.name!r} is also used by distribution {seen[ep.name]!r}; "
+                "plugin names must be unique"
+            )
+            continue
+        seen[ep.name] = dist_name or ep.value
+        try:
+            plugin.obj = ep.load()
+        except Exception as exc:
+            plugin.error, plugin.cause = _describe(exc), exc
+            logger.info("graphfuse plugin %r failed to load: %s", ep.name, plugin.error)
+
+    for plugin in plugins:
+        if plugin.obj is None:
+            continue
+        try:
+            pm.register(plugin.obj, name=plugin.name)
+        except Exception as exc:
+            plugin.obj, plugin.error, plugin.cause = None, _describe(exc), exc
+            continue
+        callers = pm.get_hookcallers(plugin.obj) or []
+        unknown = sorted(c.name for c in callers if c.spec is None)
+        plugin.hooks = tuple(sorted(c.name for c in callers if c.spec is not None))
+        if unknown:
+            plugin.error = f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {', '.join(_HOOKS)}"
+            pm.unregister(plugin.obj)
+            plugin.obj = None
+    return _collect(pm, plugins)
+
+
+def _collect(pm: pluggy.PluginManager, plugins: Iterable[_Plugin]) -> _State:
+    table: dict[tuple[Kind, str], _Entry] = {}
+    owners: dict[tuple[Kind, str], list[str]] = {}
+    failed_names: dict[tuple[Kind, str], _Plugin] = {}
+    plugin_list = list(plugins)
+    for plugin in plugin_list:
+        if plugin.obj is None:
+            continue
+        got: list[tuple[Kind, str, Callable[..., Any]]] = []
+        try:
+            for hook_name in plugin.hooks:
+                kind = _HOOKS[hook_name]
+                for impl in getattr(pm.hook, hook_name).get_hookimpls():
+                    if impl.plugin is plugin.obj:
+                        impl.function(**{arg: _registrar(plugin.name, kind, got) for arg in impl.argnames})
+        except Exception as exc:
+            plugin.error, plugin.cause = _describe(exc), exc
+            logger.info("graphfuse plugin %r failed to register its components: %s", plugin.name, plugin.error)
+            for kind, name, _ in got:
+                failed_names.setdefault((kind, name), plugin)
+            continue
+        for kind, name, factory in got:
+            plugin.registers.setdefault(kind, []).append(name)
+            owners.setdefault((kind, name), []).append(plugin.name)
+            table.setdefault((kind, name), _Entry(factory, plugin.name))
+    conflicts = {key: names for key, names in owners.items() if len(names) > 1}
+    by_name = {p.name: p for p in plugin_list}
+    for (kind, name), names in conflicts.items():
+        del table[(kind, name)]
+        for owner in names:
+            note = f"{kind.replace('_', ' ')} {name!r} is also registered by " + ", ".join(
+                repr(n) for n in names if n != owner
+            )
+            plugin = by_name[owner]
+            plugin.error = note if plugin.error is None else f"{plugin.error}; {note}"
+    return _State(plugin_list, table, conflicts, failed_names)
+
+
+def _registrar(plugin: str, kind: Kind, got: list[tuple[Kind, str, Callable[..., Any]]]) -> hookspecs.Register:
+    def register(name: str, factory: Callable[..., Any]) -> None:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise PluginError(
+                f"plugin {plugin!r} registered an invalid {kind.replace('_', ' ')} name {name!r}: use letters, "
+                "digits, '_', '.' or '-', starting with a letter or '_'"
+            )
+        if not callable(factory):
+            raise PluginError(f"plugin {plugin!r} registered {kind.replace('_', ' ')} {name!r} with a non-callable")
+        if any(k == kind and n == name for k, n, _ in got):
+            raise PluginError(f"plugin {plugin!r} registered {kind.replace('_', ' ')} {name!r} twice")
+        got.append((kind, name, factory))
+
+    return register
+
+
+_registry: Registry | None = None
+_registry_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    """The process-wide registry (plugins load on first use, thread-safe)."""
+    global _registry
+    if _registry is None:
+        with _registry_lock:
+            if _registry is None:
+                _registry = Registry()
+    return _registry

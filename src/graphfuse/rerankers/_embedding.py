@@ -1,0 +1,52 @@
+"""EmbeddingReranker: rerank with a bi-encoder (cosine similarity of query and document)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._errors import InvalidInput
+from .._protocols import Embedder
+
+__all__ = ["EmbeddingReranker"]
+
+
+def _texts(documents: Sequence[str]) -> list[str]:
+    if isinstance(documents, str) or not isinstance(documents, Sequence):
+        raise InvalidInput("documents must be a sequence of strings")
+    out = list(documents)
+    for d in out:
+        if not isinstance(d, str):
+            raise InvalidInput(f"documents must be strings, got {type(d).__name__}")
+    return out
+
+
+class EmbeddingReranker:
+    """Scores each document by ``max(0, cosine(query, document))`` with any embedder.
+
+    The embedded default: no cross-encoder ships offline, and a bi-encoder rerank over the
+    full texts (not the truncated chunks a vector index may hold) still reorders usefully.
+    Wrap the embedder in :class:`~graphfuse.embedders.CachingEmbedder` to avoid re-embedding.
+    """
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def rerank(self, query: str, documents: Sequence[str]) -> list[float]:
+        """One score in [0, 1] per document, input order."""
+        if not isinstance(query, str):
+            raise InvalidInput(f"query must be a string, got {type(query).__name__}")
+        texts = _texts(documents)
+        if not texts:
+            return []
+        q = np.asarray(await self._embedder.embed_query(query), dtype=np.float64)
+        d = np.asarray(await self._embedder.embed_documents(texts), dtype=np.float64)
+        if d.shape != (len(texts), q.size):
+            raise InvalidInput(f"the embedder returned vectors of shape {d.shape} for {len(texts)} documents")
+        norms = np.linalg.norm(d, axis=1) * np.linalg.norm(q)
+        cosine = np.divide(d @ q, norms, out=np.zeros(len(texts)), where=norms > 0)
+        return [float(x) for x in np.clip(cosine, 0.0, 1.0)]
+
+    def __repr__(self) -> str:
+        return f"EmbeddingReranker({self._embedder!r})"

@@ -1,0 +1,17 @@
+"""The embedded backends: no server, one machine.
+
+- :class:`SQLiteGraphStore`: documents and typed relations in SQLite (WAL), traversal and
+  PageRank over an in-memory CSR adjacency built from it.
+- :class:`InMemoryGraphStore`: the same semantics in process memory, as a fake for tests.
+- :class:`LocalVectorStore`: exact cosine search with numpy, optionally persisted in SQLite.
+- :class:`InMemoryCacheStore`: a bytes cache with TTL and an LRU bound.
+- :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
+"""
+
+from ._cache_store import InMemoryCacheStore
+from ._local_store import LocalStore
+from ._memory_graph import InMemoryGraphStore
+from ._sqlite_graph import SQLiteGraphStore
+from ._vector_store import LocalVectorStore
+
+__all__ = ["InMemoryCacheStore", "InMemoryGraphStore", "LocalStore", "LocalVectorStore", "SQLiteGraphStore"]

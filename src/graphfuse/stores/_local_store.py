@@ -1,0 +1,194 @@
+"""LocalStore: one directory holding the graph store, the vector store and a manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+from .._errors import InvalidInput, NotFound, StoreCorrupted
+from .._protocols import Embedder
+from ._sqlite_graph import SQLiteGraphStore
+from ._vector_store import LocalVectorStore
+
+__all__ = ["LocalStore"]
+
+FORMAT = "graphfuse-store"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+GRAPH_FILE = "graph.sqlite"
+VECTORS_FILE = "vectors.sqlite"
+
+
+def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    # Written last and atomically: a directory without a manifest is a half-written one.
+    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, directory / MANIFEST)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StoreCorrupted(f"store directory {str(directory)!r}: {MANIFEST} is unreadable ({exc})") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise StoreCorrupted(f"store directory {str(directory)!r}: {MANIFEST} is not a GraphFuse store manifest")
+    if manifest.get("version") != FORMAT_VERSION:
+        raise StoreCorrupted(
+            f"store directory {str(directory)!r} has format version {manifest.get('version')!r}; "
+            f"this GraphFuse reads version {FORMAT_VERSION}"
+        )
+    for name in (GRAPH_FILE, VECTORS_FILE):
+        if not (directory / name).is_file():
+            raise StoreCorrupted(f"store directory {str(directory)!r}: {name} is missing")
+    return manifest
+
+
+class LocalStore:
+    """The embedded default: a store directory (default ``.graphfuse/``) with
+
+    - ``graph``: a :class:`SQLiteGraphStore` (``graph.sqlite``),
+    - ``vectors``: a :class:`LocalVectorStore` (``vectors.sqlite``),
+    - ``manifest``: format version, embedder identity, dimension and counts (``manifest.json``).
+
+    Open it with ``LocalStore.open(directory)``, which also works as ``await LocalStore.open(...)``
+    and ``async with LocalStore.open(...) as store``. Close it with ``await store.close()``,
+    which also refreshes the counts in the manifest.
+    """
+
+    def __init__(self, directory: Path, graph: SQLiteGraphStore, vectors: LocalVectorStore, manifest: dict[str, Any]):
+        self.directory = directory
+        self.graph = graph
+        self.vectors = vectors
+        self._manifest = manifest
+        self._closed = False
+
+    @classmethod
+    def open(cls, directory: str | os.PathLike[str] = ".graphfuse", *, create: bool = True) -> LocalStore:
+        """Open the store in ``directory``, creating it when missing (unless ``create=False``).
+
+        Raises ``NotFound`` when it does not exist and ``create`` is false, ``StoreCorrupted``
+        when the directory is half-written (data files without a manifest), holds something
+        else, or a file in it is damaged.
+        """
+        path = Path(directory)
+        if path.exists() and not path.is_dir():
+            raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
+        if not (path / MANIFEST).exists():
+            leftovers = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
+            if leftovers:
+                raise StoreCorrupted(
+                    f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
+                    "it is half-written or not a GraphFuse store (remove it and ingest again)"
+                )
+            if not create:
+                raise NotFound(f"no GraphFuse store at {str(path)!r}")
+            path.mkdir(parents=True, exist_ok=True)
+            graph = SQLiteGraphStore(path / GRAPH_FILE)
+            vectors = LocalVectorStore(path / VECTORS_FILE)
+            manifest: dict[str, Any] = {
+                "format": FORMAT,
+                "version": FORMAT_VERSION,
+                "embedder": None,
+                "dimension": None,
+                "counts": {"documents": 0, "relations": 0, "vectors": 0},
+            }
+            _write_manifest(path, manifest)
+            return cls(path, graph, vectors, manifest)
+        manifest = _read_manifest(path)
+        graph = SQLiteGraphStore(path / GRAPH_FILE)
+        try:
+            vectors = LocalVectorStore(path / VECTORS_FILE)
+        except BaseException:
+            graph._db.close()
+            raise
+        dimension = manifest.get("dimension")
+        if dimension is not None and vectors.dimension is not None and dimension != vectors.dimension:
+            graph._db.close()
+            raise StoreCorrupted(
+                f"store directory {str(path)!r}: manifest says dimension {dimension}, "
+                f"{VECTORS_FILE} holds {vectors.dimension}"
+            )
+        return cls(path, graph, vectors, manifest)
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """A copy of the manifest: ``format``, ``version``, ``embedder``, ``dimension``, ``counts``."""
+        copy: dict[str, Any] = json.loads(json.dumps(self._manifest))
+        return copy
+
+    async def use_embedder(self, embedder: Embedder) -> None:
+        """Record ``embedder`` in the manifest, or check it is the one the store was built with.
+
+        Raises ``InvalidInput`` when the store already holds vectors from another embedder
+        or dimension (their similarities would be meaningless).
+        """
+        from ..embedders._identity import embedder_identity
+
+        identity, dimension = embedder_identity(embedder), embedder.dimension
+        recorded = self._manifest.get("embedder")
+        if recorded is not None and (recorded != identity or self._manifest.get("dimension") != dimension):
+            raise InvalidInput(
+                f"store {str(self.directory)!r} was built with embedder {recorded!r} "
+                f"(dimension {self._manifest.get('dimension')}), not {identity!r} (dimension {dimension})"
+            )
+        if self.vectors.dimension is not None and self.vectors.dimension != dimension:
+            raise InvalidInput(
+                f"store {str(self.directory)!r} holds {self.vectors.dimension}-d vectors; "
+                f"embedder {identity!r} makes {dimension}-d ones"
+            )
+        if recorded is None:
+            self._manifest["embedder"] = identity
+            self._manifest["dimension"] = dimension
+            await self.refresh_manifest()
+
+    async def refresh_manifest(self) -> dict[str, Any]:
+        """Recount documents, relations and vectors and rewrite the manifest atomically."""
+        self._manifest["counts"] = {
+            "documents": await self.graph.count_documents(),
+            "relations": await self.graph.count_relations(),
+            "vectors": await self.vectors.count(),
+        }
+        if self._manifest.get("dimension") is None and self.vectors.dimension is not None:
+            self._manifest["dimension"] = self.vectors.dimension
+        _write_manifest(self.directory, self._manifest)
+        return self.manifest
+
+    async def close(self) -> None:
+        """Refresh the manifest counts and close both stores (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.refresh_manifest()
+        finally:
+            await self.graph.close()
+            await self.vectors.close()
+
+    def __await__(self) -> Generator[Any, None, LocalStore]:
+        # Lets callers write ``store = await LocalStore.open(...)``: opening is synchronous.
+        return self._self().__await__()
+
+    async def _self(self) -> LocalStore:
+        return self
+
+    async def __aenter__(self) -> LocalStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"LocalStore({str(self.directory)!r})"

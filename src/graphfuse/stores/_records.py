@@ -1,0 +1,137 @@
+"""Validation and JSON encoding shared by the embedded stores.
+
+Both graph stores (SQLite and in-memory) and the vector store run every batch through these
+checks *before* writing anything, so a bad batch raises without a partial write and both
+graph stores reject exactly the same input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from .._errors import InvalidInput
+from .._filters import FilterLike, MetadataFilter
+from .._types import Document, Relation
+
+__all__ = [
+    "DocumentRow",
+    "check_depth",
+    "check_ids",
+    "check_limit",
+    "check_relation_types",
+    "check_relations",
+    "decode_metadata",
+    "document_rows",
+    "encode_metadata",
+    "parse_filter",
+    "row_to_document",
+]
+
+# (id, content, metadata JSON, created_at ISO, updated_at ISO)
+DocumentRow = tuple[str, "str | None", str, "str | None", "str | None"]
+
+
+def _batch(value: object, what: str) -> Sequence[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidInput(f"{what} must be a sequence, got {type(value).__name__}")
+    return value
+
+
+def encode_metadata(metadata: Mapping[str, Any], owner: str) -> str:
+    """Metadata as canonical JSON; ``InvalidInput`` naming ``owner`` when it is not JSON data."""
+    for key in metadata:
+        if not isinstance(key, str):
+            raise InvalidInput(f"{owner}: metadata keys must be strings, got {key!r}")
+    try:
+        return json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{owner}: metadata is not JSON-serialisable ({exc})") from None
+
+
+def decode_metadata(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("metadata is not a JSON object")
+    return value
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def document_rows(documents: Sequence[Document]) -> list[DocumentRow]:
+    """Validate a batch of documents (types, unique ids, JSON metadata) and encode it."""
+    rows: list[DocumentRow] = []
+    seen: set[str] = set()
+    for doc in _batch(documents, "documents"):
+        if not isinstance(doc, Document):
+            raise InvalidInput(f"documents must be Document objects, got {type(doc).__name__}")
+        if doc.id in seen:
+            raise InvalidInput(f"document id {doc.id!r} appears twice in one batch")
+        seen.add(doc.id)
+        metadata = encode_metadata(doc.metadata, f"document {doc.id!r}")
+        rows.append((doc.id, doc.content, metadata, _iso(doc.created_at), _iso(doc.updated_at)))
+    return rows
+
+
+def row_to_document(row: Sequence[Any]) -> Document:
+    """The inverse of one :func:`document_rows` row."""
+    doc_id, content, metadata, created, updated = row
+    return Document(
+        doc_id,
+        content,
+        decode_metadata(metadata),
+        created_at=None if created is None else datetime.fromisoformat(created),
+        updated_at=None if updated is None else datetime.fromisoformat(updated),
+    )
+
+
+def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str], Relation]:
+    """Validate a batch of relations; duplicates by (source, target, type) collapse (last wins)."""
+    out: dict[tuple[str, str, str], Relation] = {}
+    for rel in _batch(relations, "relations"):
+        if not isinstance(rel, Relation):
+            raise InvalidInput(f"relations must be Relation objects, got {type(rel).__name__}")
+        if rel.source == rel.target:
+            raise InvalidInput(f"relation {rel.source!r} -[{rel.type}]-> {rel.target!r} is a self-loop")
+        encode_metadata(rel.metadata, f"relation {rel.source!r} -[{rel.type}]-> {rel.target!r}")
+        out[(rel.source, rel.target, rel.type)] = rel
+    return out
+
+
+def check_ids(ids: Sequence[str], what: str = "ids") -> list[str]:
+    """A list of ids, rejecting a bare string (a common slip for a one-element list)."""
+    values = list(_batch(ids, what))
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidInput(f"{what} must be strings, got {type(value).__name__}")
+    return values
+
+
+def check_depth(depth: int) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 3:
+        raise InvalidInput(f"depth must be an integer from 1 to 3, got {depth!r}")
+    return depth
+
+
+def check_limit(limit: int | None) -> int | None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise InvalidInput(f"limit must be a non-negative integer or None, got {limit!r}")
+    return limit
+
+
+def check_relation_types(types: Sequence[str] | None) -> frozenset[str] | None:
+    if types is None:
+        return None
+    values = _batch(types, "relation_types")
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidInput(f"relation_types must be strings, got {type(value).__name__}")
+    return frozenset(values)
+
+
+def parse_filter(spec: FilterLike | None) -> MetadataFilter | None:
+    return MetadataFilter.parse(spec)

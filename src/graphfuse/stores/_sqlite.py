@@ -1,0 +1,133 @@
+"""Opening GraphFuse's SQLite files: WAL, foreign keys, schema creation and corruption checks.
+
+Each file is stamped with an ``application_id`` (which store wrote it) and a ``user_version``
+(the schema version), so a foreign SQLite file, a non-SQLite file or a truncated one is
+reported as :class:`StoreCorrupted` instead of failing later with an obscure error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from .._errors import ConnectionFailed, StoreCorrupted
+
+__all__ = ["Database", "chunks", "scalar"]
+
+_BUSY_TIMEOUT_S = 30.0
+
+
+class Database:
+    """One SQLite connection shared by every thread of the process, serialised by a lock.
+
+    Other processes use their own connections: WAL lets them read while one of them writes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, application_id: int, version: int, schema: str, kind: str):
+        self.path = os.fspath(path)
+        self.kind = kind
+        self.lock = threading.RLock()
+        memory = self.path == ":memory:"
+        if not memory and os.path.isdir(self.path):
+            raise StoreCorrupted(f"{kind} path {self.path!r} is a directory, not a SQLite file")
+        try:
+            self.conn = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise ConnectionFailed(f"cannot open {kind} {self.path!r}: {exc}") from exc
+        try:
+            with self.guard():
+                self._prepare(memory, application_id, version, schema)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _prepare(self, memory: bool, application_id: int, version: int, schema: str) -> None:
+        c = self.conn
+        found_id = c.execute("PRAGMA application_id").fetchone()[0]
+        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if found_id == 0 and tables == 0:
+            if not memory:
+                c.execute("PRAGMA journal_mode=WAL")
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                if c.execute("PRAGMA application_id").fetchone()[0] == 0:
+                    for statement in schema.split(";"):
+                        if statement.strip():
+                            c.execute(statement)
+                    c.execute(f"PRAGMA application_id={application_id}")
+                    c.execute(f"PRAGMA user_version={version}")
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            found_id = application_id
+        if found_id != application_id:
+            raise StoreCorrupted(f"{self.path!r} is a SQLite file, but not a GraphFuse {self.kind}")
+        found_version = c.execute("PRAGMA user_version").fetchone()[0]
+        if found_version != version:
+            raise StoreCorrupted(
+                f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {version}"
+            )
+        if not memory:
+            c.execute("PRAGMA journal_mode=WAL")
+            c.execute("PRAGMA synchronous=NORMAL")
+        c.execute("PRAGMA foreign_keys=ON")
+
+    @contextlib.contextmanager
+    def guard(self) -> Iterator[sqlite3.Connection]:
+        """Hold the lock and translate SQLite errors into GraphFuse errors."""
+        with self.lock:
+            try:
+                yield self.conn
+            except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+                raise
+            except sqlite3.DatabaseError as exc:
+                raise self._translate(exc) from exc
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``): everything or nothing."""
+        with self.guard() as c:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                yield c
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+            c.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same committed state."""
+        with self.guard() as c:
+            c.execute("BEGIN")
+            try:
+                yield c
+            finally:
+                c.execute("COMMIT")
+
+    def _translate(self, exc: sqlite3.DatabaseError) -> Exception:
+        message = str(exc)
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
+            return ConnectionFailed(f"{self.kind} {self.path!r} stayed locked by another writer: {message}")
+        return StoreCorrupted(f"{self.kind} {self.path!r} is damaged or not a GraphFuse store: {message}")
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+
+def scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    row = conn.execute(sql, params).fetchone()
+    return None if row is None else row[0]
+
+
+def chunks(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for i in range(0, len(values), size):
+        yield values[i : i + size]

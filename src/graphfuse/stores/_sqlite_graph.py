@@ -1,0 +1,411 @@
+"""SQLiteGraphStore: documents and typed relations in SQLite, traversal over an in-memory CSR."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConnectionFailed, InvalidInput, NotFound
+from .._filters import FilterLike
+from .._types import Document, RelatedDocument, Relation, check_id
+from ._graph_index import GraphIndex
+from ._records import (
+    check_depth,
+    check_ids,
+    check_limit,
+    check_relation_types,
+    check_relations,
+    decode_metadata,
+    document_rows,
+    encode_metadata,
+    parse_filter,
+    row_to_document,
+)
+from ._sqlite import Database, chunks, scalar
+
+__all__ = ["SQLiteGraphStore"]
+
+APPLICATION_ID = 0x47464701  # "GFG" + 1: a GraphFuse graph store
+FORMAT_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO meta VALUES ('generation', 0), ('pagerank_generation', -1);
+CREATE TABLE documents (
+    node INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    content TEXT,
+    metadata TEXT NOT NULL,
+    created_at TEXT,
+    updated_at TEXT
+);
+CREATE TABLE relations (
+    source INTEGER NOT NULL REFERENCES documents(node) ON DELETE CASCADE,
+    target INTEGER NOT NULL REFERENCES documents(node) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    weight REAL NOT NULL,
+    metadata TEXT NOT NULL,
+    PRIMARY KEY (source, target, type),
+    CHECK (source <> target)
+) WITHOUT ROWID;
+CREATE INDEX relations_by_target ON relations(target);
+CREATE TABLE pagerank (
+    node INTEGER PRIMARY KEY REFERENCES documents(node) ON DELETE CASCADE,
+    score REAL NOT NULL
+)
+"""
+
+_STALE_RETRIES = 5
+_BUMP = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
+_GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
+_UPSERT = (
+    "INSERT INTO documents (id, content, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT(id) DO UPDATE SET content = excluded.content, metadata = excluded.metadata, "
+    "created_at = excluded.created_at, updated_at = excluded.updated_at"
+)
+_SELECT_DOCS = "SELECT id, content, metadata, created_at, updated_at FROM documents WHERE id IN ({})"
+
+
+class SQLiteGraphStore:
+    """The embedded graph store: SQLite (WAL) is the source of truth, a CSR serves traversal.
+
+    ``path`` is a file (created if missing) or ``":memory:"``. Every write is one
+    transaction and bumps a generation counter in the file; reads compare it with the
+    generation their in-memory adjacency was built at, so writes by this store, by another
+    store object or by another process are all seen. The adjacency (and PageRank) is
+    rebuilt lazily on the first traversal after a write: batch your writes.
+
+    Safe to share across threads and tasks; several processes may read while one writes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._db = Database(
+            path, application_id=APPLICATION_ID, version=FORMAT_VERSION, schema=_SCHEMA, kind="graph store"
+        )
+        # (index, generation it was built at), replaced as one object so readers never mix them.
+        self._cached: tuple[GraphIndex, int] | None = None
+        self._index_lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The database file (or ``":memory:"``)."""
+        return self._db.path
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise InvalidInput("this SQLiteGraphStore is closed")
+
+    # -- documents -------------------------------------------------------------------------
+
+    async def store_documents(self, documents: Sequence[Document]) -> None:
+        """Upsert documents by id, atomically (a bad batch raises ``InvalidInput``, writes nothing)."""
+        self._check_open()
+        rows = document_rows(documents)
+        if rows:
+            await asyncio.to_thread(self._store_documents, rows)
+
+    def _store_documents(self, rows: list[Any]) -> None:
+        with self._db.write() as c:
+            c.executemany(_UPSERT, rows)
+            c.execute(_BUMP)
+
+    async def get_document(self, id: str) -> Document:
+        """The document ``id``; ``NotFound`` when it does not exist."""
+        check_id(id)
+        found = await self.get_documents([id])
+        if id not in found:
+            raise NotFound(f"document {id!r} not found")
+        return found[id]
+
+    async def get_documents(self, ids: Sequence[str], *, filter: FilterLike | None = None) -> dict[str, Document]:
+        """Documents by id in input order, omitting missing ids and those ``filter`` rejects."""
+        self._check_open()
+        wanted = list(dict.fromkeys(check_ids(ids)))
+        flt = parse_filter(filter)
+        if not wanted:
+            return {}
+        rows = await asyncio.to_thread(self._select_documents, wanted)
+        out: dict[str, Document] = {}
+        for doc_id in wanted:
+            row = rows.get(doc_id)
+            if row is None:
+                continue
+            doc = row_to_document(row)
+            if flt is None or flt.matches(doc.metadata):
+                out[doc_id] = doc
+        return out
+
+    def _select_documents(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+        rows: dict[str, tuple[Any, ...]] = {}
+        with self._db.snapshot() as c:
+            for part in chunks(ids):
+                for row in c.execute(_SELECT_DOCS.format(",".join("?" * len(part))), part):
+                    rows[row[0]] = row
+        return rows
+
+    async def delete_documents(self, ids: Sequence[str]) -> int:
+        """Delete documents and every relation touching them; returns how many existed."""
+        self._check_open()
+        wanted = list(dict.fromkeys(check_ids(ids)))
+        return await asyncio.to_thread(self._delete_documents, wanted) if wanted else 0
+
+    def _delete_documents(self, ids: list[str]) -> int:
+        deleted = 0
+        with self._db.write() as c:
+            for part in chunks(ids):
+                deleted += c.execute(f"DELETE FROM documents WHERE id IN ({','.join('?' * len(part))})", part).rowcount
+            if deleted:
+                c.execute(_BUMP)
+        return deleted
+
+    async def count_documents(self) -> int:
+        """How many documents the store holds."""
+        self._check_open()
+        return int(await asyncio.to_thread(self._scalar, "SELECT count(*) FROM documents"))
+
+    async def count_relations(self) -> int:
+        """How many relations the store holds."""
+        self._check_open()
+        return int(await asyncio.to_thread(self._scalar, "SELECT count(*) FROM relations"))
+
+    def _scalar(self, sql: str) -> Any:
+        with self._db.guard() as c:
+            return scalar(c, sql)
+
+    # -- relations -------------------------------------------------------------------------
+
+    async def create_relations(self, relations: Sequence[Relation]) -> None:
+        """Create relations, idempotent per (source, target, type); re-creating updates weight/metadata.
+
+        A relation to a missing document raises ``NotFound``, a self-loop ``InvalidInput``;
+        either way nothing of the batch is written.
+        """
+        self._check_open()
+        batch = check_relations(relations)
+        if batch:
+            await asyncio.to_thread(self._create_relations, list(batch.values()))
+
+    def _nodes(self, c: sqlite3.Connection, ids: list[str]) -> dict[str, int]:
+        nodes: dict[str, int] = {}
+        for part in chunks(ids):
+            nodes.update(c.execute(f"SELECT id, node FROM documents WHERE id IN ({','.join('?' * len(part))})", part))
+        return nodes
+
+    def _create_relations(self, relations: list[Relation]) -> None:
+        ids = list(dict.fromkeys(i for r in relations for i in (r.source, r.target)))
+        with self._db.write() as c:
+            nodes = self._nodes(c, ids)
+            for r in relations:
+                for end in (r.source, r.target):
+                    if end not in nodes:
+                        raise NotFound(f"relation {r.source!r} -[{r.type}]-> {r.target!r}: document {end!r} not found")
+            c.executemany(
+                "INSERT INTO relations (source, target, type, weight, metadata) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT(source, target, type) DO UPDATE SET "
+                "weight = excluded.weight, metadata = excluded.metadata",
+                [
+                    (nodes[r.source], nodes[r.target], r.type, float(r.weight), encode_metadata(r.metadata, "relation"))
+                    for r in relations
+                ],
+            )
+            c.execute(_BUMP)
+
+    async def delete_relations(self, relations: Sequence[Relation]) -> int:
+        """Delete relations matched by (source, target, type); returns how many existed."""
+        self._check_open()
+        batch = check_relations(relations)
+        return await asyncio.to_thread(self._delete_relations, list(batch)) if batch else 0
+
+    def _delete_relations(self, keys: list[tuple[str, str, str]]) -> int:
+        with self._db.write() as c:
+            nodes = self._nodes(c, list({i for k in keys for i in k[:2]}))
+            params = [(nodes[s], nodes[t], typ) for s, t, typ in keys if s in nodes and t in nodes]
+            deleted = 0
+            for p in params:
+                deleted += c.execute("DELETE FROM relations WHERE source = ? AND target = ? AND type = ?", p).rowcount
+            if deleted:
+                c.execute(_BUMP)
+        return deleted
+
+    # -- traversal and PageRank -------------------------------------------------------------
+
+    async def related(
+        self,
+        ids: Sequence[str],
+        *,
+        depth: int = 2,
+        filter: FilterLike | None = None,
+        relation_types: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[RelatedDocument]:
+        """Documents within ``depth`` hops (1-3) of any seed, closest first then by id.
+
+        Relations are followed in both directions; seeds are excluded from the result and
+        unknown seeds are ignored. With ``filter``, a document that does not match is neither
+        returned nor passed through (seeds themselves are always expanded).
+        """
+        self._check_open()
+        seeds = check_ids(ids)
+        depth = check_depth(depth)
+        flt = parse_filter(filter)
+        types = check_relation_types(relation_types)
+        limit = check_limit(limit)
+        if not seeds:
+            return []
+
+        fresh = self._fresh_index()
+        if fresh is not None and (flt is None or fresh.has_metadata):
+            # Traversal over the current in-memory CSR is sub-millisecond work: run it inline.
+            allowed = None if flt is None else fresh.metadata_mask(flt)
+            return fresh.related(seeds, depth, allowed, types, limit)
+
+        def run() -> list[RelatedDocument]:
+            for _ in range(_STALE_RETRIES):
+                index = self._current_index()[0]
+                try:
+                    allowed = None if flt is None else index.metadata_mask(flt)
+                except _Stale:
+                    continue
+                return index.related(seeds, depth, allowed, types, limit)
+            raise ConnectionFailed(f"graph store {self.path!r} kept changing during a filtered traversal")
+
+        return await asyncio.to_thread(run)
+
+    async def pagerank(self, ids: Sequence[str] | None = None) -> dict[str, float]:
+        """PageRank (damping 0.85, max normalised to 1) of ``ids`` (all when ``None``).
+
+        Computed on first use after a write and cached; :meth:`refresh_pagerank` computes and
+        persists it so other processes and later runs read it without building the graph.
+        """
+        self._check_open()
+        wanted = None if ids is None else check_ids(ids)
+        if wanted is not None and not wanted:
+            return {}
+        fresh = self._fresh_index()
+        if fresh is not None and fresh.has_pagerank:
+            return fresh.scores(wanted)
+        return await asyncio.to_thread(self._pagerank, wanted)
+
+    def _pagerank(self, ids: list[str] | None) -> dict[str, float]:
+        with self._db.guard() as c:
+            generation = scalar(c, _GENERATION)
+            cached = self._cached
+            if cached is None or cached[1] != generation:
+                stored = self._stored_pagerank(c, generation, ids)
+                if stored is not None:
+                    return stored
+        return self._current_index()[0].scores(ids)
+
+    def _stored_pagerank(
+        self, c: sqlite3.Connection, generation: int, ids: list[str] | None
+    ) -> dict[str, float] | None:
+        if scalar(c, "SELECT value FROM meta WHERE key = 'pagerank_generation'") != generation:
+            return None
+        sql = "SELECT d.id, p.score FROM pagerank p JOIN documents d ON d.node = p.node"
+        if ids is None:
+            return dict(c.execute(sql).fetchall())
+        out: dict[str, float] = {}
+        for part in chunks(list(dict.fromkeys(ids))):
+            out.update(c.execute(f"{sql} WHERE d.id IN ({','.join('?' * len(part))})", part))
+        return {i: out[i] for i in ids if i in out}
+
+    async def refresh_pagerank(self) -> None:
+        """Compute PageRank now and persist it in the database (skipped if a write intervenes)."""
+        self._check_open()
+        await asyncio.to_thread(self._refresh_pagerank)
+
+    def _refresh_pagerank(self) -> None:
+        index, generation = self._current_index()
+        scores = index.pagerank()
+        with self._db.write() as c:
+            if scalar(c, "SELECT value FROM meta WHERE key = 'pagerank_generation'") == generation:
+                return
+            if scalar(c, _GENERATION) != generation:
+                return
+            nodes = self._nodes(c, index.ids)
+            c.execute("DELETE FROM pagerank")
+            c.executemany(
+                "INSERT INTO pagerank (node, score) VALUES (?, ?)",
+                ((nodes[i], s) for i, s in zip(index.ids, scores.tolist(), strict=True)),
+            )
+            c.execute("UPDATE meta SET value = ? WHERE key = 'pagerank_generation'", (generation,))
+
+    def _fresh_index(self) -> GraphIndex | None:
+        """The cached index if it matches the database's generation, checked without waiting.
+
+        Reading the generation is one indexed row from SQLite's page cache; if another thread
+        holds the connection (a long write), the caller takes the worker-thread path instead
+        of blocking the event loop.
+        """
+        cached = self._cached
+        if cached is None or not self._db.lock.acquire(blocking=False):
+            return None
+        try:
+            generation = scalar(self._db.conn, _GENERATION)
+        except sqlite3.Error:
+            return None  # the worker-thread path reports it properly
+        finally:
+            self._db.lock.release()
+        return cached[0] if generation == cached[1] else None
+
+    def _current_index(self) -> tuple[GraphIndex, int]:
+        """The adjacency for the database's current generation, rebuilt if it is stale."""
+        with self._index_lock:
+            with self._db.guard() as c:
+                generation = scalar(c, _GENERATION)
+            cached = self._cached
+            if cached is None or cached[1] != generation:
+                cached = self._cached = self._build_index()
+            return cached
+
+    def _build_index(self) -> tuple[GraphIndex, int]:
+        with self._db.snapshot() as c:
+            generation = scalar(c, _GENERATION)
+            nodes_ids = c.execute("SELECT node, id FROM documents ORDER BY node").fetchall()
+            edges = c.execute("SELECT source, target, type, weight FROM relations").fetchall()
+        nodes = np.fromiter((r[0] for r in nodes_ids), np.int64, len(nodes_ids))
+        ids = [r[1] for r in nodes_ids]
+        type_codes: dict[str, int] = {}
+        m = len(edges)
+        sources = np.searchsorted(nodes, np.fromiter((e[0] for e in edges), np.int64, m))
+        targets = np.searchsorted(nodes, np.fromiter((e[1] for e in edges), np.int64, m))
+        codes = np.fromiter((type_codes.setdefault(e[2], len(type_codes)) for e in edges), np.int64, m)
+        weights = np.fromiter((e[3] for e in edges), np.float64, m)
+        db = self._db
+
+        def metadata() -> list[dict[str, Any]]:
+            # Loaded only when a filtered traversal needs it, from the same generation.
+            with db.snapshot() as c:
+                if scalar(c, _GENERATION) != generation:
+                    raise _Stale
+                rows = c.execute("SELECT metadata FROM documents ORDER BY node").fetchall()
+            return [decode_metadata(r[0]) for r in rows]
+
+        index = GraphIndex(ids, sources, targets, codes, list(type_codes), weights, metadata)
+        return index, generation
+
+    async def close(self) -> None:
+        """Close the database connection (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._db.close()
+
+    async def __aenter__(self) -> SQLiteGraphStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteGraphStore({self.path!r})"
+
+
+class _Stale(Exception):
+    """Internal: the database moved on while a lazily loaded part of the index was read."""

@@ -1,0 +1,68 @@
+"""Hydrate: one batch, signals kept, hydrated candidates skipped, vanished or filtered documents dropped."""
+
+from __future__ import annotations
+
+import pytest
+from _stage_fakes import FakeGraphStore
+from conftest import World, corpus_documents
+
+from graphfuse import Candidate, Document, InvalidInput, Query
+from graphfuse._pipeline import StageRunContext
+from graphfuse.stages import Hydrate
+
+
+def bare(*ids: str) -> list[Candidate]:
+    return [Candidate(Document(i), {"semantic": 0.5 + i_ / 10}) for i_, i in enumerate(ids)]
+
+
+async def test_loads_content_and_keeps_signals_and_order(world: World) -> None:
+    before = bare("b", "a", "y")
+    out = list(await Hydrate(world.graph).run(Query("q"), before, StageRunContext()))
+    assert [c.id for c in out] == ["b", "a", "y"]
+    assert out[1].document.content == "apple orchard harvest in autumn"
+    assert out[1].document.metadata["tenant"] == "acme"
+    assert [dict(c.signals) for c in out] == [dict(c.signals) for c in before]
+    assert all(c.document.content is None for c in before)  # inputs untouched
+
+
+async def test_drops_documents_that_no_longer_exist(world: World) -> None:
+    await world.graph.delete_documents(["b"])
+    out = await Hydrate(world.graph).run(Query("q"), bare("a", "b", "ghost"), StageRunContext())
+    assert [c.id for c in out] == ["a"]
+
+
+async def test_filter_drops_other_tenants_fetched_or_already_hydrated(world: World) -> None:
+    acme = Query.of("q", filter={"tenant": "acme"})
+    out = await Hydrate(world.graph).run(acme, bare("a", "x", "y"), StageRunContext())
+    assert [c.id for c in out] == ["a", "y"]
+    hydrated_x = Candidate(Document("x", "already here", {"tenant": "globex"}), {"semantic": 0.9})
+    assert list(await Hydrate(world.graph).run(acme, [hydrated_x], StageRunContext())) == []
+
+
+async def test_one_batch_and_hydrated_candidates_are_not_fetched() -> None:
+    store = FakeGraphStore()
+    await store.store_documents(corpus_documents())
+    ready = Candidate(Document("a", "my own content"), {"semantic": 1.0})
+    out = await Hydrate(store).run(Query("q"), [ready, *bare("b", "c")], StageRunContext())
+    assert store.calls == [("get_documents", ("b", "c"))]
+    assert out[0] is ready
+    assert out[0].document.content == "my own content"
+
+
+async def test_nothing_to_fetch_means_no_call() -> None:
+    store = FakeGraphStore()
+    assert list(await Hydrate(store).run(Query("q"), [], StageRunContext())) == []
+    assert store.calls == []
+
+
+def test_constructor_validation() -> None:
+    with pytest.raises(InvalidInput, match="graph_store"):
+        Hydrate(object())  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="name"):
+        Hydrate(FakeGraphStore(), name="bad name")
+    assert Hydrate(FakeGraphStore(), name="hydrate2").name == "hydrate2"
+
+
+async def test_has_no_per_call_options() -> None:
+    with pytest.raises(InvalidInput, match="hydrate"):
+        Hydrate(FakeGraphStore()).check_options({"limit": 3})
