@@ -96,8 +96,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=300)
     args = parser.parse_args()
     docs, store = corpus(random.Random(7))
-    a = RunnableLambda(lambda q: list(docs), name="a")
-    b = RunnableLambda(lambda q: list(reversed(docs)), name="b")
+    a: RunnableLambda[str, list[LCDocument]] = RunnableLambda(lambda q: list(docs), name="a")
+    b: RunnableLambda[str, list[LCDocument]] = RunnableLambda(lambda q: list(reversed(docs)), name="b")
     clock = lambda: NOW  # noqa: E731
     chain = (
         a

@@ -62,7 +62,7 @@ async def build(directory: Path, embedder: Embedder) -> tuple[SQLiteGraphStore, 
     await graph.store_documents(docs)
     await graph.create_relations([Relation(a, b, "LEADS_TO") for a, b in LINKS])
     embedded = await embedder.embed_documents([d.content or "" for d in docs])
-    await vectors.upsert([VectorRecord(d.id, v, dict(d.metadata)) for d, v in zip(docs, embedded)])
+    await vectors.upsert([VectorRecord(d.id, v, dict(d.metadata)) for d, v in zip(docs, embedded, strict=True)])
     return graph, vectors
 
 

@@ -101,9 +101,7 @@ class RemoteEmbedder(_Remote, ABC):
     :class:`~graphfuse.InvalidInput` naming the provider.
     """
 
-    def __init__(
-        self, model: str, *, dimension: int, batch_size: int, timeout: float, retry: RetryPolicy
-    ) -> None:
+    def __init__(self, model: str, *, dimension: int, batch_size: int, timeout: float, retry: RetryPolicy) -> None:
         super().__init__(model, batch_size=batch_size, timeout=timeout, retry=retry)
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
             raise InvalidInput(f"dimension must be a positive int, got {dimension!r}")
@@ -115,7 +113,9 @@ class RemoteEmbedder(_Remote, ABC):
         return self._dimension
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self._model!r}, dimension={self._dimension}, batch_size={self._batch_size})"
+        return (
+            f"{type(self).__name__}(model={self._model!r}, dimension={self._dimension}, batch_size={self._batch_size})"
+        )
 
     @abstractmethod
     async def _embed_batch(self, texts: list[str], *, query: bool) -> list[list[float]]:

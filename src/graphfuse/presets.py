@@ -52,6 +52,7 @@ def _graph_pipeline(
 ) -> Pipeline:
     allowed = _STAGE_KEYS if reranker is not None else _STAGE_KEYS[:-1]
     opts = _options(stage_options, allowed)
+    scorer = WeightedScorer(weights)
     stages: list[Any] = [
         SemanticSearch(vector_store, embedder, **opts["semantic"]),
         Hydrate(graph_store),
@@ -61,8 +62,9 @@ def _graph_pipeline(
         AccessPopularity(**opts["access"]),
     ]
     if reranker is not None:
-        stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, WeightedScorer(weights))
+        # The rerank stage picks its top_k by the same weights as the final score.
+        stages.append(Rerank(reranker, **{"scorer": scorer, **opts["rerank"]}))
+    return Pipeline(stages, scorer)
 
 
 def standard(
@@ -75,6 +77,8 @@ def standard(
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
     """All seven stages, weighted by ``weights`` (default ``DEFAULT_WEIGHTS``).
+
+    The rerank stage chooses its ``top_k`` by the same weights, unless ``rerank={"scorer": ...}``.
 
     ``stage_options`` passes keyword arguments to a stage by its name, e.g.
     ``standard(g, v, e, r, graph={"depth": 1}, temporal={"half_life": timedelta(days=30)})``.

@@ -69,7 +69,7 @@ async def build_backend() -> Backend:
     await graph_store.store_documents(docs)
     await graph_store.create_relations([Relation(a, b, "LINKS") for a, b in LINKS])
     vectors = await embedder.embed_documents([d.content or "" for d in docs])
-    await vector_store.upsert([VectorRecord(d.id, v, dict(d.metadata)) for d, v in zip(docs, vectors)])
+    await vector_store.upsert([VectorRecord(d.id, v, dict(d.metadata)) for d, v in zip(docs, vectors, strict=True)])
     return Backend(graph_store, vector_store, embedder)
 
 

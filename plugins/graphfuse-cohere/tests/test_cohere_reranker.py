@@ -6,7 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 
 import pytest
-from conftest import API_KEY, FAST_RETRY, CohereServer, overlap, retry_waits
+from cohere_fake_api import API_KEY, FAST_RETRY, CohereServer, overlap, retry_waits
 from graphfuse_cohere import CohereReranker
 
 import graphfuse

@@ -58,7 +58,7 @@ def test_document_rows() -> None:
         [Document("a"), {"id": "b"}],
         [Document("a", metadata={"x": object()})],
         [Document("a", metadata={"x": float("nan")})],
-        [Document("a", metadata={1: "int key"})],
+        [Document("a", metadata={1: "int key"})],  # type: ignore[dict-item]
     ],
 )
 def test_document_rows_refuses_bad_batches(batch: list[Any]) -> None:

@@ -6,8 +6,8 @@ import logging
 from collections.abc import AsyncIterator
 
 import pytest
-from conftest import API_KEY, FAST_RETRY, OpenAIServer, fake_embedding, logged_waits
 from graphfuse_openai import OpenAIEmbedder
+from openai_fake_api import API_KEY, FAST_RETRY, OpenAIServer, fake_embedding, logged_waits
 
 import graphfuse
 from graphfuse import AuthenticationFailed, ConnectionFailed, DeadlineExceeded, InvalidInput

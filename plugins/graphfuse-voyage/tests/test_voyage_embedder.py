@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import API_KEY, FAST_RETRY, VoyageServer, chosen_waits, error, fake_vector
 from graphfuse_voyage import VoyageEmbedder
+from voyage_fake_api import API_KEY, FAST_RETRY, VoyageServer, chosen_waits, error, fake_vector
 
 import graphfuse
 from graphfuse import AuthenticationFailed, ConnectionFailed, DeadlineExceeded, InvalidInput

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import API_KEY, FAST_RETRY, VoyageServer, chosen_waits, error, relevance
 from graphfuse_voyage import VoyageReranker
+from voyage_fake_api import API_KEY, FAST_RETRY, VoyageServer, chosen_waits, error, relevance
 
 import graphfuse
 from graphfuse import AuthenticationFailed, ConnectionFailed, DeadlineExceeded, InvalidInput

@@ -64,7 +64,8 @@ class TitleLinker:
     (``"Lambert, Margrave of Tuscany"`` matches ``"Lambert Margrave of Tuscany"``).
     Matching is leftmost-longest over a token dictionary (a trie by length), linear in the
     text. A title ending in a parenthesised disambiguation (``"Mercury (planet)"``) also
-    matches without it. Titles made only of stopwords, of digits, or shorter than
+    matches without it; with ``comma_alias``, a title with a comma also matches by its part
+    before the comma (``"Louisville, Kentucky"`` by ``"Louisville"``). Titles made only of stopwords, of digits, or shorter than
     ``min_chars`` characters are ignored (they would link everything to everything).
 
     The :class:`~graphfuse.indexing.Indexer` adds the titles of the records it indexes;
@@ -78,6 +79,7 @@ class TitleLinker:
         min_chars: int = 3,
         max_words: int = 12,
         stopwords: Iterable[str] = STOPWORDS,
+        comma_alias: bool = False,
     ) -> None:
         if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
             raise InvalidInput(f"min_chars must be a positive integer, got {min_chars!r}")
@@ -86,6 +88,7 @@ class TitleLinker:
         self._min_chars = min_chars
         self._max_words = max_words
         self._stopwords = frozenset(normalize(w) for w in stopwords)
+        self._comma_alias = bool(comma_alias)
         self._lock = threading.Lock()
         # words tuple -> (display title, document ids); replaced wholesale on change (readers never lock).
         self._entries: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
@@ -106,6 +109,8 @@ class TitleLinker:
         stripped = _PAREN.sub("", title)
         if stripped and stripped != title:
             forms.add(stripped)
+        if self._comma_alias and "," in stripped:
+            forms.add(stripped.split(",", 1)[0])
         out = []
         for form in sorted(forms):
             words = tuple(w for w, _, _ in _words(form))

@@ -35,8 +35,8 @@ class InMemoryGraphStore:
 
     def __init__(self) -> None:
         self._documents: dict[str, Document] = {}
-        # (source, target, type) -> relation
-        self._relations: dict[tuple[str, str, str], Relation] = {}
+        # (source, target, type) -> (relation, metadata JSON)
+        self._relations: dict[tuple[str, str, str], tuple[Relation, str]] = {}
         self._lock = threading.RLock()
         self._index: GraphIndex | None = None
         self._closed = False
@@ -108,7 +108,7 @@ class InMemoryGraphStore:
         self._check_open()
         batch = check_relations(relations)
         with self._lock:
-            for r in batch.values():
+            for r, _ in batch.values():
                 for end in (r.source, r.target):
                     if end not in self._documents:
                         raise NotFound(f"relation {r.source!r} -[{r.type}]-> {r.target!r}: document {end!r} not found")
@@ -164,7 +164,7 @@ class InMemoryGraphStore:
             if self._index is None:
                 ids = list(self._documents)
                 position = {doc_id: i for i, doc_id in enumerate(ids)}
-                rels = list(self._relations.values())
+                rels = [r for r, _ in self._relations.values()]
                 type_codes: dict[str, int] = {}
                 m = len(rels)
                 docs = [self._documents[i].metadata for i in ids]

@@ -42,6 +42,8 @@ def _batch(value: object, what: str) -> Sequence[Any]:
 
 def encode_metadata(metadata: Mapping[str, Any], owner: str) -> str:
     """Metadata as canonical JSON; ``InvalidInput`` naming ``owner`` when it is not JSON data."""
+    if not metadata:
+        return "{}"
     for key in metadata:
         if not isinstance(key, str):
             raise InvalidInput(f"{owner}: metadata keys must be strings, got {key!r}")
@@ -89,16 +91,19 @@ def row_to_document(row: Sequence[Any]) -> Document:
     )
 
 
-def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str], Relation]:
-    """Validate a batch of relations; duplicates by (source, target, type) collapse (last wins)."""
-    out: dict[tuple[str, str, str], Relation] = {}
+def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str], tuple[Relation, str]]:
+    """Validate a batch of relations, with their metadata as JSON.
+
+    Duplicates by (source, target, type) collapse (the last wins).
+    """
+    out: dict[tuple[str, str, str], tuple[Relation, str]] = {}
     for rel in _batch(relations, "relations"):
         if not isinstance(rel, Relation):
             raise InvalidInput(f"relations must be Relation objects, got {type(rel).__name__}")
         if rel.source == rel.target:
             raise InvalidInput(f"relation {rel.source!r} -[{rel.type}]-> {rel.target!r} is a self-loop")
-        encode_metadata(rel.metadata, f"relation {rel.source!r} -[{rel.type}]-> {rel.target!r}")
-        out[(rel.source, rel.target, rel.type)] = rel
+        metadata = encode_metadata(rel.metadata, f"relation {rel.source!r} -[{rel.type}]-> {rel.target!r}")
+        out[(rel.source, rel.target, rel.type)] = (rel, metadata)
     return out
 
 

@@ -91,16 +91,26 @@ class Database:
                 raise self._translate(exc) from exc
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``): everything or nothing."""
+    def write(self, *, foreign_keys: bool = True) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``): everything or nothing.
+
+        ``foreign_keys=False`` skips SQLite's foreign-key checks for this transaction only,
+        for callers that check the references themselves inside it.
+        """
         with self.guard() as c:
-            c.execute("BEGIN IMMEDIATE")
+            if not foreign_keys:
+                c.execute("PRAGMA foreign_keys=OFF")
             try:
-                yield c
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
-            c.execute("COMMIT")
+                c.execute("BEGIN IMMEDIATE")
+                try:
+                    yield c
+                except BaseException:
+                    c.execute("ROLLBACK")
+                    raise
+                c.execute("COMMIT")
+            finally:
+                if not foreign_keys:
+                    c.execute("PRAGMA foreign_keys=ON")
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -77,7 +77,8 @@ class LocalVectorStore:
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
         self._metadata: list[dict[str, Any]] = []
-        self._matrix: Matrix = np.zeros((0, dimension or 0), dtype=np.float32)
+        # Rows [0, len(self._ids)) of _buffer are live; the rest is room to append into.
+        self._buffer: Matrix = np.zeros((0, dimension or 0), dtype=np.float32)
         self._metadata_index: MetadataIndex | None = None
         self._generation = 0
         self._closed = False
@@ -128,7 +129,7 @@ class LocalVectorStore:
             self._ids = ids
             self._position = {doc_id: i for i, doc_id in enumerate(ids)}
             self._metadata = [decode_metadata(r[2]) for r in rows]
-            self._matrix = matrix
+            self._buffer = matrix
             self._metadata_index = None
             self._generation = generation
 
@@ -189,25 +190,30 @@ class LocalVectorStore:
             self._apply(ids, block, [decode_metadata(m) for m in metadata], dimension)
 
     def _apply(self, ids: list[str], block: Matrix, metadata: list[dict[str, Any]], dimension: int) -> None:
+        # A search works on a view of rows [0, n) taken under the lock, so rows are only ever
+        # written in place beyond n (appends); replacing live rows copies the buffer first.
         self._dimension = dimension
         n = len(self._ids)
         new = [i for i, doc_id in enumerate(ids) if doc_id not in self._position]
         old = [i for i, doc_id in enumerate(ids) if doc_id in self._position]
-        # A fresh matrix, never mutated in place: a search running concurrently keeps its own.
-        matrix = np.empty((n + len(new), dimension), dtype=np.float32)
-        matrix[:n] = self._matrix.reshape(n, dimension)
+        buffer = self._buffer
+        if buffer.shape[1] != dimension or n + len(new) > buffer.shape[0] or old:
+            capacity = max(n + len(new), int(buffer.shape[0] * 1.5) if not old else buffer.shape[0], 1024)
+            grown = np.empty((capacity, dimension), dtype=np.float32)
+            grown[:n] = buffer[:n]
+            buffer = grown
         if old:
             rows = [self._position[ids[i]] for i in old]
-            matrix[rows] = block[old]
+            buffer[rows] = block[old]
             for i, row in zip(old, rows, strict=True):
                 self._metadata[row] = metadata[i]
         if new:
-            matrix[n:] = block[new]
+            buffer[n : n + len(new)] = block[new]
             for k, i in enumerate(new):
                 self._position[ids[i]] = n + k
                 self._ids.append(ids[i])
                 self._metadata.append(metadata[i])
-        self._matrix = matrix
+        self._buffer = buffer
         self._metadata_index = None
 
     async def delete(self, ids: Sequence[str]) -> int:
@@ -230,7 +236,7 @@ class LocalVectorStore:
                     self._generation = scalar(c, _GENERATION)
             drop = {self._position[i] for i in gone}
             keep = [row for row in range(len(self._ids)) if row not in drop]
-            self._matrix = self._matrix[keep]
+            self._buffer = self._buffer[keep]
             self._ids = [self._ids[row] for row in keep]
             self._metadata = [self._metadata[row] for row in keep]
             self._position = {doc_id: i for i, doc_id in enumerate(self._ids)}
@@ -279,7 +285,8 @@ class LocalVectorStore:
     ) -> list[VectorHit]:
         with self._lock:
             self._sync()
-            matrix, ids = self._matrix, self._ids
+            ids = self._ids
+            matrix = self._buffer[: len(ids)]
             if self._dimension is not None and query.size != self._dimension:
                 raise InvalidInput(f"query vector: dimension {query.size} does not match the store's {self._dimension}")
             rows: npt.NDArray[np.int64] | None = None

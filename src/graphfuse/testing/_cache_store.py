@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from .._errors import InvalidInput
 from .._protocols import CacheStore
@@ -29,7 +30,7 @@ class CacheStoreContract:
 
     ttl_seconds = 0.3
 
-    @pytest.fixture
+    @pytest_asyncio.fixture
     async def other_namespace_cache_store(self) -> Any:
         pytest.skip("the subclass does not provide other_namespace_cache_store")
 

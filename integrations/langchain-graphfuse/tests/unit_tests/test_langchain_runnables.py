@@ -217,7 +217,7 @@ def test_fusion_of_sources_counts_a_duplicate_once_per_source() -> None:
 
 def test_fusion_of_parallel_retrievers(backend: Any) -> None:
     retriever = GraphFuseRetriever(pipeline=backend.pipeline(expand=False), k=3)
-    other = RunnableLambda(lambda q: [doc("turing"), doc("loom")])
+    other: RunnableLambda[str, list[Document]] = RunnableLambda(lambda q: [doc("turing"), doc("loom")])
     chain = RunnableParallel(graph=retriever, other=other) | WeightedFusion({"graph": 1.0, "other": 1.0}, mode="rrf")
     out = chain.invoke("Alan Turing universal machine")
     assert out[0].id == "turing"

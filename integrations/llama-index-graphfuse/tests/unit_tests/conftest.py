@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
-from graphfuse import Document, Relation
+from graphfuse import Document, GraphStore, Relation
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 
@@ -50,18 +51,10 @@ def clock() -> datetime:
     return NOW
 
 
-@pytest.fixture
-async def graph_store() -> AsyncIterator[InMemoryGraphStore]:
-    store = InMemoryGraphStore()
-    await store.store_documents(DOCS)
-    await store.create_relations(RELATIONS)
-    yield store
-    await store.close()
-
-
-@pytest.fixture
-async def sqlite_graph_store(tmp_path: object) -> AsyncIterator[SQLiteGraphStore]:
-    store = SQLiteGraphStore(f"{tmp_path}/graph.db")
+@pytest.fixture(params=["memory", "sqlite"])
+async def graph_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[GraphStore]:
+    """The corpus in the in-memory fake and in the embedded SQLite store (each test runs on both)."""
+    store: GraphStore = InMemoryGraphStore() if request.param == "memory" else SQLiteGraphStore(tmp_path / "graph.db")
     await store.store_documents(DOCS)
     await store.create_relations(RELATIONS)
     yield store

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from typing import Any
 
 import pytest
 from conftest import DOCS, clock
 from llama_index.core import MockEmbedding, VectorStoreIndex
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.span_handlers import SimpleSpanHandler
 from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import TextNode
 from llama_index.core.vector_stores import SimpleVectorStore
+from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryResult
 from llama_index.postprocessor.graphfuse import (
     AccessPostprocessor,
     PageRankPostprocessor,
@@ -136,3 +141,50 @@ async def test_llamaindex_vector_store_serves_a_graphfuse_pipeline(graph_store: 
         await store.upsert([VectorRecord("bad", [1.0, 2.0])])
     with pytest.raises(InvalidInput, match="exists"):
         to_metadata_filters(__import__("graphfuse").MetadataFilter.parse({"k": {"$exists": True}}))
+
+
+class LoopGuardedStore(SimpleVectorStore):
+    """A SimpleVectorStore whose sync query refuses to run on a thread with a running event loop."""
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super().query(query, **kwargs)
+        raise AssertionError("sync query called on the event loop thread")
+
+    async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        return await asyncio.to_thread(super().query, query, **kwargs)
+
+
+async def test_llamaindex_vector_store_awaits_the_async_query(embedder: object) -> None:
+    store = LlamaIndexVectorStore(LoopGuardedStore(), dimension=64)
+    vectors = await embedder.embed_documents(["alpha", "beta"])  # type: ignore[attr-defined]
+    await store.upsert([VectorRecord("a", vectors[0]), VectorRecord("b", vectors[1])])
+    hits = await store.search(vectors[1], limit=1)
+    assert [h.id for h in hits] == ["b"]
+    assert hits[0].score == pytest.approx(1.0)
+    assert await store.search(vectors[1], limit=2, min_score=0.999) == hits
+
+
+async def test_our_components_open_llamaindex_spans(
+    graph_store: object, vector_store: object, embedder: object
+) -> None:
+    recorder = SimpleSpanHandler()
+    root = get_dispatcher()
+    root.add_span_handler(recorder)
+    try:
+        pipeline = Pipeline([SemanticSearch(vector_store, embedder), Hydrate(graph_store)])  # type: ignore[arg-type]
+        retriever = GraphExpansionRetriever(GraphFuseRetriever(pipeline, top_k=2), graph_store)  # type: ignore[arg-type]
+        nodes = await retriever.aretrieve("harbour")
+        await TemporalDecayPostprocessor(clock=clock).apostprocess_nodes(nodes)
+        TemporalDecayPostprocessor(clock=clock).postprocess_nodes(nodes)
+    finally:
+        root.span_handlers.remove(recorder)
+    names = {span.id_.split("-")[0] for span in recorder.completed_spans}
+    assert {
+        "GraphFuseRetriever._aretrieve",
+        "GraphExpansionRetriever._aretrieve",
+        "GraphFusePostprocessor._apostprocess_nodes",
+        "GraphFusePostprocessor._postprocess_nodes",
+    } <= names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
@@ -13,8 +13,6 @@ import redis.exceptions as redis_errors
 from graphfuse import AuthenticationFailed, ConnectionFailed, InvalidInput
 
 __all__ = ["RedisCacheStore"]
-
-T = TypeVar("T")
 
 # ':' is the separator between namespace and key, so it may not appear in a namespace:
 # otherwise namespace "a" + key "b:c" and namespace "a:b" + key "c" would share a Redis key.
@@ -104,7 +102,7 @@ class RedisCacheStore:
     def _ttl(self, ttl: float | None) -> int | None:
         return self._default_ttl_ms if ttl is None else _ttl_ms(ttl, "ttl")
 
-    async def _call(self, what: str, start: Callable[[], Awaitable[T]]) -> T:
+    async def _call(self, what: str, start: Callable[[], Awaitable[Any]]) -> Any:
         if self._closed:
             raise ConnectionFailed("the redis cache store is closed")
         try:
