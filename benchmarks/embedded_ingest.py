@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import arguments, synthetic_documents, synthetic_relations, write_results
 from embedded_vector_search import clustered
 
-from graphfuse import VectorRecord
+from graphfuse import Relation, VectorRecord
 from graphfuse.stores import LocalStore
 
 
@@ -32,7 +32,7 @@ async def main() -> None:
     vectors = clustered(n, 384)
     # Relations of a batch may only point at documents already stored: send each relation
     # with the batch that stores the later of its two ends.
-    by_batch: list[list] = [[] for _ in range((n + size - 1) // size)]
+    by_batch: list[list[Relation]] = [[] for _ in range((n + size - 1) // size)]
     for r in relations:
         by_batch[max(int(r.source[4:]), int(r.target[4:])) // size].append(r)
     spent = {"documents": 0.0, "vectors": 0.0, "relations": 0.0}
@@ -45,7 +45,7 @@ async def main() -> None:
             await store.graph.store_documents(docs)
             t2 = time.perf_counter()
             await store.vectors.upsert(
-                [VectorRecord(d.id, vectors[start + k], dict(d.metadata)) for k, d in enumerate(docs)]
+                [VectorRecord(d.id, vectors[start + k].tolist(), dict(d.metadata)) for k, d in enumerate(docs)]
             )
             t3 = time.perf_counter()
             await store.graph.create_relations(by_batch[b])

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import arguments, batches, latency_ms, synthetic_documents, synthetic_relations, write_results
 
-from graphfuse import Candidate, Document, Pipeline, Query, RunContext
+from graphfuse import Candidate, Document, Pipeline, Query, RunContext, Stage
 from graphfuse._pipeline import StageRunContext
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import AccessPopularity, GraphExpansion, Hydrate, PageRank, TemporalDecay
@@ -59,7 +59,7 @@ async def main() -> None:
         await store.refresh_pagerank()
         warm_s = time.perf_counter() - started
 
-        stages = [
+        stages: list[Stage] = [
             Hydrate(store),
             GraphExpansion(store, depth=2, max_expansion=100),
             TemporalDecay(),

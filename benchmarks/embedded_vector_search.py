@@ -30,16 +30,18 @@ def clustered(n: int, d: int, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((256, d)).astype(np.float32)
     data = centres[rng.integers(0, 256, n)] + 0.6 * rng.standard_normal((n, d)).astype(np.float32)
-    return data / np.linalg.norm(data, axis=1, keepdims=True)
+    out: np.ndarray = data / np.linalg.norm(data, axis=1, keepdims=True)
+    return out
 
 
 async def measure(store: LocalVectorStore, queries: np.ndarray, **kwargs: object) -> dict[str, float]:
-    samples = []
+    samples: list[float] = []
     for q in queries:
         t = time.perf_counter()
-        await store.search(q, limit=50, **kwargs)  # type: ignore[arg-type]
+        await store.search(q.tolist(), limit=50, **kwargs)  # type: ignore[arg-type]
         samples.append(time.perf_counter() - t)
-    return latency_ms(samples[5:])
+    stats: dict[str, float] = latency_ms(samples[5:])
+    return stats
 
 
 async def main() -> None:
@@ -50,7 +52,8 @@ async def main() -> None:
     picks = rng.integers(0, n, args.queries + 5)
     queries = data[picks] + 0.3 * rng.standard_normal((picks.size, d)).astype(np.float32)
     records = [
-        VectorRecord(f"doc-{i:07d}", data[i], {"tenant": f"t{i % 10}", "year": 2000 + i % 100}) for i in range(n)
+        VectorRecord(f"doc-{i:07d}", row, {"tenant": f"t{i % 10}", "year": 2000 + i % 100})
+        for i, row in enumerate(data.tolist())
     ]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

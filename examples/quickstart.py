@@ -12,7 +12,9 @@ from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 DOCUMENTS = [
-    SourceRecord("ada", "Ada Lovelace wrote the first published algorithm for the Analytical Engine.", title="Ada Lovelace"),
+    SourceRecord(
+        "ada", "Ada Lovelace wrote the first published algorithm for the Analytical Engine.", title="Ada Lovelace"
+    ),
     SourceRecord(
         "engine",
         "The Analytical Engine was a mechanical computer designed by Charles Babbage.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ class FakeSite:
         (info / "entry_points.txt").write_text(f"[graphfuse]\n{lines}", encoding="utf-8")
 
 
-@pytest.fixture
+@contextmanager
 def fake_site(tmp_path: Path) -> Iterator[FakeSite]:
     """A fake site directory on ``sys.path``; the registry is reloaded without it afterwards."""
     root = tmp_path / "site"

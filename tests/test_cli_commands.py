@@ -6,20 +6,46 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _plugin_dists import FakeSite, fake_site  # noqa: F401 - fixture
+from _plugin_dists import FakeSite, fake_site
 from typer.testing import CliRunner
 
 from graphfuse.cli import app
 
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[FakeSite]:
+    with fake_site(tmp_path) as s:
+        yield s
+
+
 runner = CliRunner()
 
 DOCS = [
-    {"id": "apples", "title": "Apples", "text": "Apples grow in orchards; Pears grow nearby.", "links": ["pears"], "metadata": {"lang": "en"}},
-    {"id": "pears", "title": "Pears", "text": "Pears are sweet fruit picked in autumn.", "links": ["apples"], "metadata": {"lang": "en"}},
-    {"id": "birnen", "title": "Birnen", "text": "Birnen sind süße Früchte.", "links": ["pears"], "metadata": {"lang": "de"}},
+    {
+        "id": "apples",
+        "title": "Apples",
+        "text": "Apples grow in orchards; Pears grow nearby.",
+        "links": ["pears"],
+        "metadata": {"lang": "en"},
+    },
+    {
+        "id": "pears",
+        "title": "Pears",
+        "text": "Pears are sweet fruit picked in autumn.",
+        "links": ["apples"],
+        "metadata": {"lang": "en"},
+    },
+    {
+        "id": "birnen",
+        "title": "Birnen",
+        "text": "Birnen sind süße Früchte.",
+        "links": ["pears"],
+        "metadata": {"lang": "de"},
+    },
 ]
 
 
@@ -83,7 +109,17 @@ def test_query_json(store: Path) -> None:
 
 
 def test_query_filter_and_minimal_preset(store: Path) -> None:
-    args = ["query", "sweet fruit", "--store", str(store), "--json", "--preset", "minimal", "--filter", '{"lang": "de"}']
+    args = [
+        "query",
+        "sweet fruit",
+        "--store",
+        str(store),
+        "--json",
+        "--preset",
+        "minimal",
+        "--filter",
+        '{"lang": "de"}',
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert [r["id"] for r in json.loads(result.stdout)] == ["birnen"]
@@ -172,11 +208,11 @@ def test_plugins_lists_json() -> None:
     assert builtins["error"] is None
 
 
-def test_plugins_shows_a_broken_plugin(fake_site: FakeSite, corpus: Path) -> None:
+def test_plugins_shows_a_broken_plugin(site: FakeSite, corpus: Path) -> None:
     from graphfuse.plugins import get_registry
 
-    fake_site.module("gf_cli_broken", "import not_a_module_anywhere\n")
-    fake_site.dist("graphfuse-cli-broken", {"cli_broken": "gf_cli_broken"}, version="9.9")
+    site.module("gf_cli_broken", "import not_a_module_anywhere\n")
+    site.dist("graphfuse-cli-broken", {"cli_broken": "gf_cli_broken"}, version="9.9")
     get_registry().reload()
     result = runner.invoke(app, ["plugins"])
     assert result.exit_code == 0, result.output

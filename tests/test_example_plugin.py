@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from _plugin_dists import FakeSite, fake_site  # noqa: F401 - fixture
+from _plugin_dists import FakeSite, fake_site
+from typer.testing import CliRunner
 
 from graphfuse import Document, InvalidInput, VectorRecord
+from graphfuse.cli import app
 from graphfuse.plugins import Components, build_pipeline, get_registry
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
@@ -17,6 +20,13 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[FakeSite]:
+    with fake_site(tmp_path) as s:
+        yield s
+
 
 PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "graphfuse-example-plugin"
 
@@ -34,12 +44,12 @@ class QueryVector:
 
 
 @pytest.fixture
-def installed(fake_site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
+def installed(site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
     """Install the example plugin as pip would expose it: its sources plus dist-info metadata."""
     project = tomllib.loads((PLUGIN / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     monkeypatch.syspath_prepend(str(PLUGIN / "src"))
-    fake_site.dist(project["name"], project["entry-points"]["graphfuse"], version=project["version"])
-    fake_site.modules.update({"graphfuse_example_plugin", "graphfuse_example_plugin._keyword"})
+    site.dist(project["name"], project["entry-points"]["graphfuse"], version=project["version"])
+    site.modules.update({"graphfuse_example_plugin", "graphfuse_example_plugin._keyword"})
     get_registry().reload()
 
 
@@ -71,6 +81,10 @@ def test_discovered_and_listed() -> None:
     assert info.version == "0.1.0"
     assert info.hooks == ("register_stages",)
     assert dict(info.registers) == {"stage": ("keyword_boost",)}
+    listed = CliRunner().invoke(app, ["plugins"])
+    assert listed.exit_code == 0, listed.output
+    example = next(p for p in json.loads(listed.stdout) if p["name"] == "example")
+    assert example["registers"] == {"stage": ["keyword_boost"]}
 
 
 @pytest.mark.usefixtures("installed")

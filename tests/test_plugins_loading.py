@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from _plugin_dists import FakeSite, fake_site  # noqa: F401 - fixture
+from _plugin_dists import FakeSite, fake_site
 
 from graphfuse import InvalidInput, NotFound, Pipeline, PluginError
 from graphfuse.plugins import Components, Registry, get_registry
 from graphfuse.plugins import _registry as registry_module
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[FakeSite]:
+    with fake_site(tmp_path) as s:
+        yield s
+
 
 GOOD = """
 from graphfuse.plugins import hookimpl
@@ -72,9 +81,9 @@ def test_builtins_always_listed_first() -> None:
     assert "semantic" in infos[0].registers["stage"]
 
 
-def test_discovers_a_plugin_with_version_hooks_and_names(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"}, version="1.2.3")
+def test_discovers_a_plugin_with_version_hooks_and_names(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"}, version="1.2.3")
     get_registry().reload()
     info = plugin("good")
     assert info == {
@@ -87,13 +96,14 @@ def test_discovers_a_plugin_with_version_hooks_and_names(fake_site: FakeSite) ->
     json.dumps(info)
     registry = get_registry()
     assert "echo" in registry.names("stage")
-    stage = registry.build_stage("echo", Components(), value=0.25)
+    stage: Any = registry.build_stage("echo", Components(), value=0.25)
     assert stage.value == 0.25
-    assert registry.create("scorer", "half").score([1, 2]) == [0.5, 0.5]
+    half: Any = registry.create("scorer", "half")
+    assert half.score([1, 2]) == [0.5, 0.5]
 
 
-def test_plugin_may_be_an_object_in_a_module(fake_site: FakeSite) -> None:
-    fake_site.module(
+def test_plugin_may_be_an_object_in_a_module(site: FakeSite) -> None:
+    site.module(
         "gf_object_plugin",
         """
         from graphfuse.plugins import hookimpl
@@ -106,16 +116,16 @@ def test_plugin_may_be_an_object_in_a_module(fake_site: FakeSite) -> None:
         plugin = Plugin()
         """,
     )
-    fake_site.dist("graphfuse-object", {"object": "gf_object_plugin:plugin"})
+    site.dist("graphfuse-object", {"object": "gf_object_plugin:plugin"})
     get_registry().reload()
     assert plugin("object")["registers"] == {"embedder": ["constant"]}
 
 
-def test_broken_import_does_not_break_the_others(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.module("gf_broken_plugin", BROKEN_IMPORT)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"})
-    fake_site.dist("graphfuse-broken", {"broken": "gf_broken_plugin"}, version="0.0.1")
+def test_broken_import_does_not_break_the_others(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_broken_plugin", BROKEN_IMPORT)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+    site.dist("graphfuse-broken", {"broken": "gf_broken_plugin"}, version="0.0.1")
     registry = get_registry()
     registry.reload()
 
@@ -128,7 +138,7 @@ def test_broken_import_does_not_break_the_others(fake_site: FakeSite) -> None:
     assert "semantic" in registry.names("stage")
 
     # Requesting what the broken plugin provides (its entry-point name) raises, chained.
-    with pytest.raises(PluginError, match="'broken'.*failed to load.*boom at import") as err:
+    with pytest.raises(PluginError, match=r"'broken'.*failed to load.*boom at import") as err:
         registry.build_stage("broken", Components())
     assert isinstance(err.value.__cause__, RuntimeError)
     # An unknown name lists the known ones and points at the failed plugin.
@@ -136,11 +146,11 @@ def test_broken_import_does_not_break_the_others(fake_site: FakeSite) -> None:
         registry.build_stage("nonexistent", Components())
 
 
-def test_a_raising_hook_fails_only_that_plugin(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.module("gf_hook_plugin", BROKEN_HOOK)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"})
-    fake_site.dist("graphfuse-hooky", {"hooky": "gf_hook_plugin"})
+def test_a_raising_hook_fails_only_that_plugin(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_hook_plugin", BROKEN_HOOK)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+    site.dist("graphfuse-hooky", {"hooky": "gf_hook_plugin"})
     registry = get_registry()
     registry.reload()
     assert plugin("hooky")["error"] == "ValueError: hook exploded"
@@ -152,11 +162,11 @@ def test_a_raising_hook_fails_only_that_plugin(fake_site: FakeSite) -> None:
     assert registry.build_stage("echo", Components()).name == "echo"
 
 
-def test_two_plugins_claiming_one_name(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.module("gf_good_twin", GOOD)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"})
-    fake_site.dist("graphfuse-twin", {"twin": "gf_good_twin"})
+def test_two_plugins_claiming_one_name(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_good_twin", GOOD)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+    site.dist("graphfuse-twin", {"twin": "gf_good_twin"})
     registry = get_registry()
     registry.reload()
     with pytest.raises(PluginError, match=r"stage 'echo' is registered by more than one plugin: 'good', 'twin'"):
@@ -166,8 +176,8 @@ def test_two_plugins_claiming_one_name(fake_site: FakeSite) -> None:
     assert "echo" in registry.names("stage")
 
 
-def test_overriding_a_builtin_name_is_a_conflict(fake_site: FakeSite) -> None:
-    fake_site.module(
+def test_overriding_a_builtin_name_is_a_conflict(site: FakeSite) -> None:
+    site.module(
         "gf_override",
         """
         from graphfuse.plugins import hookimpl
@@ -177,13 +187,14 @@ def test_overriding_a_builtin_name_is_a_conflict(fake_site: FakeSite) -> None:
             register("weighted", lambda **o: None)
         """,
     )
-    fake_site.dist("graphfuse-override", {"override": "gf_override"})
+    site.dist("graphfuse-override", {"override": "gf_override"})
     registry = get_registry()
     registry.reload()
     with pytest.raises(PluginError, match="'builtins', 'override'"):
         registry.create("scorer", "weighted")
     # Other built-ins are untouched.
-    assert registry.create("scorer", "rrf").k == 60
+    rrf: Any = registry.create("scorer", "rrf")
+    assert rrf.k == 60
 
 
 @pytest.mark.parametrize(
@@ -215,9 +226,9 @@ def test_overriding_a_builtin_name_is_a_conflict(fake_site: FakeSite) -> None:
     ],
     ids=["unknown-hook", "bad-name", "not-callable", "twice", "bad-signature"],
 )
-def test_misbehaving_plugins_are_reported(fake_site: FakeSite, source: str, message: str) -> None:
-    fake_site.module("gf_misbehaving", source)
-    fake_site.dist("graphfuse-misbehaving", {"misbehaving": "gf_misbehaving"})
+def test_misbehaving_plugins_are_reported(site: FakeSite, source: str, message: str) -> None:
+    site.module("gf_misbehaving", source)
+    site.dist("graphfuse-misbehaving", {"misbehaving": "gf_misbehaving"})
     get_registry().reload()
     error = plugin("misbehaving")["error"]
     assert error is not None
@@ -225,11 +236,11 @@ def test_misbehaving_plugins_are_reported(fake_site: FakeSite, source: str, mess
     assert plugin("builtins")["error"] is None
 
 
-def test_duplicate_entry_point_names(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.module("gf_good_twin", GOOD)
-    fake_site.dist("graphfuse-a", {"same": "gf_good_plugin"})
-    fake_site.dist("graphfuse-b", {"same": "gf_good_twin"})
+def test_duplicate_entry_point_names(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_good_twin", GOOD)
+    site.dist("graphfuse-a", {"same": "gf_good_plugin"})
+    site.dist("graphfuse-b", {"same": "gf_good_twin"})
     get_registry().reload()
     same = [p for p in get_registry().plugins() if p.name == "same"]
     assert len(same) == 2
@@ -237,11 +248,11 @@ def test_duplicate_entry_point_names(fake_site: FakeSite) -> None:
     assert "plugin names must be unique" in next(p.error for p in same if p.error)
 
 
-def test_allow_list_limits_what_loads(fake_site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.module("gf_broken_plugin", BROKEN_IMPORT)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"})
-    fake_site.dist("graphfuse-broken", {"broken": "gf_broken_plugin"})
+def test_allow_list_limits_what_loads(site: FakeSite, monkeypatch: pytest.MonkeyPatch) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_broken_plugin", BROKEN_IMPORT)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+    site.dist("graphfuse-broken", {"broken": "gf_broken_plugin"})
     registry = get_registry()
 
     monkeypatch.setenv("GRAPHFUSE_LOAD_PLUGINS", "good")
@@ -258,8 +269,8 @@ def test_allow_list_limits_what_loads(fake_site: FakeSite, monkeypatch: pytest.M
     assert [p.name for p in registry.plugins()] == ["builtins", "broken", "good"]
 
 
-def test_factory_failures(fake_site: FakeSite) -> None:
-    fake_site.module(
+def test_factory_failures(site: FakeSite) -> None:
+    site.module(
         "gf_factories",
         """
         from graphfuse.plugins import hookimpl
@@ -277,7 +288,7 @@ def test_factory_failures(fake_site: FakeSite) -> None:
             register("strict", lambda *, top=1: None)
         """,
     )
-    fake_site.dist("graphfuse-factories", {"factories": "gf_factories"})
+    site.dist("graphfuse-factories", {"factories": "gf_factories"})
     registry = get_registry()
     registry.reload()
     with pytest.raises(PluginError, match="stage 'explode' from plugin 'factories' failed to build: KeyError") as err:
@@ -285,13 +296,13 @@ def test_factory_failures(fake_site: FakeSite) -> None:
     assert isinstance(err.value.__cause__, KeyError)
     with pytest.raises(PluginError, match="built a object, which lacks name, run: not a stage"):
         registry.build_stage("not_a_stage", Components())
-    with pytest.raises(InvalidInput, match="reranker 'strict': .*unexpected keyword argument 'bottom'"):
+    with pytest.raises(InvalidInput, match=r"reranker 'strict': .*unexpected keyword argument 'bottom'"):
         registry.create("reranker", "strict", bottom=2)
 
 
-def test_plugin_stage_in_a_declarative_pipeline(fake_site: FakeSite) -> None:
-    fake_site.module("gf_good_plugin", GOOD)
-    fake_site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+def test_plugin_stage_in_a_declarative_pipeline(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
     get_registry().reload()
     from graphfuse.plugins import build_pipeline
 

@@ -37,7 +37,8 @@ def overlap(query: str, document: str) -> float:
 class CohereServer:
     """Records every request; answers the scripted ``faults`` first, then normally.
 
-    A fault is ``(status, headers)`` (an error answer) or ``(None, seconds)`` (answer late).
+    A fault is ``(status, headers)`` (an error answer), ``(200, body)`` (this JSON body instead
+    of the real answer) or ``(None, seconds)`` (answer late).
     ``short_by`` drops that many items from each successful answer.
     """
 
@@ -57,6 +58,8 @@ class CohereServer:
             return web.json_response({"message": "invalid api token"}, status=401)
         if self.faults:
             status, extra = self.faults.pop(0)
+            if status == 200:
+                return web.json_response(extra)
             if status is not None:
                 return web.json_response({"message": f"scripted {status}"}, status=status, headers=extra)
             with contextlib.suppress(asyncio.TimeoutError):

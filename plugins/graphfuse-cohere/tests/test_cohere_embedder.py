@@ -118,6 +118,21 @@ async def test_wrong_number_of_embeddings_is_invalid_input(
         await embedder.embed_documents(["a", "b"])
 
 
+@pytest.mark.parametrize(
+    ("embeddings", "message"),
+    [
+        ({"float": [[0.5] * 1023]}, "a 1023-dimensional embedding, expected 1024"),
+        ({"int8": [[1] * 1024]}, "no float embeddings"),
+    ],
+)
+async def test_malformed_embeddings_are_invalid_input(
+    embedder: CohereEmbedder, cohere_server: CohereServer, embeddings: dict[str, object], message: str
+) -> None:
+    cohere_server.faults = [(200, {"id": "e", "embeddings": embeddings})]
+    with pytest.raises(InvalidInput, match=message):
+        await embedder.embed_query("x")
+
+
 async def test_api_key_from_the_environment(cohere_server: CohereServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COHERE_API_KEY", raising=False)
     monkeypatch.setenv("CO_API_KEY", API_KEY)

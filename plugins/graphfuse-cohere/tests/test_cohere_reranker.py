@@ -85,6 +85,24 @@ async def test_missing_scores_are_invalid_input(reranker: CohereReranker, cohere
         await reranker.rerank(QUERY, DOCUMENTS)
 
 
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        ([(0, 0.5), (0, 0.4), (1, 0.3)], "repeated index 0"),
+        ([(0, 0.5), (1, 0.4), (7, 0.3)], "bad or repeated index 7"),
+        ([(0, 1.5), (1, 0.4), (2, 0.3)], "score 1.5, outside"),
+        ([(0, 0.5), (1, 0.4), (2, 0.3), (2, 0.1)], "repeated index 2"),
+    ],
+)
+async def test_malformed_scores_are_invalid_input(
+    reranker: CohereReranker, cohere_server: CohereServer, results: list[tuple[int, float]], message: str
+) -> None:
+    body = {"id": "r", "results": [{"index": i, "relevance_score": s} for i, s in results]}
+    cohere_server.faults = [(200, body)]
+    with pytest.raises(InvalidInput, match=message):
+        await reranker.rerank(QUERY, DOCUMENTS)
+
+
 @pytest.mark.parametrize("kwargs", [{"batch_size": 1001}, {"model": ""}, {"timeout": -1}])
 def test_bad_arguments(kwargs: dict[str, object]) -> None:
     with pytest.raises(InvalidInput):

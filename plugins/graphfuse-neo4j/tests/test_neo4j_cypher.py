@@ -47,7 +47,7 @@ def test_document_rows() -> None:
         "meta_tenant": "t1",
         "meta_year": 2024,
     }
-    assert rows[1]["meta_keys"] == []
+    assert rows[1]["meta_keys"] is None
     assert rows[1]["content"] is None
 
 
@@ -144,11 +144,11 @@ def test_related_statement() -> None:
         "MATCH (seed:`GraphFuseDocument`) WHERE seed.id IN $seeds\n"
         "MATCH p = (seed)-[:`CITES`|`KNOWS`*1..3]-(n:`GraphFuseDocument`)\n"
         "WHERE NOT n.id IN $seeds AND ALL(x IN nodes(p)[1..] WHERE x:`GraphFuseDocument` AND (x.`meta_tenant` = $f1))\n"
-        "WITH n.id AS id, seed.id AS seed, length(p) AS distance,\n"
+        "WITH n.id AS doc_id, seed.id AS seed_id, length(p) AS hops,\n"
         "     [i IN range(0, size($seeds) - 1) WHERE $seeds[i] = seed.id][0] AS seed_rank\n"
-        "ORDER BY distance, seed_rank\n"
-        "WITH id, collect({seed: seed, distance: distance})[0] AS best\n"
-        "RETURN id, best.distance AS distance, best.seed AS seed\n"
+        "ORDER BY hops, seed_rank\n"
+        "WITH doc_id, collect({seed: seed_id, distance: hops})[0] AS best\n"
+        "RETURN doc_id AS id, best.distance AS distance, best.seed AS seed\n"
         "ORDER BY distance, id\n"
         "LIMIT $limit"
     )
@@ -232,7 +232,7 @@ def test_injection_guard_on_filter_keys() -> None:
 
 
 def test_pagerank_statements() -> None:
-    assert cypher.gds_available_statement() == "CALL gds.version() YIELD gdsVersion RETURN gdsVersion"
+    assert cypher.gds_available_statement() == "RETURN gds.version() AS gdsVersion"
     project, stream, drop = cypher.gds_pagerank_statements(L, "g1")
     assert project == (
         "MATCH (s:`GraphFuseDocument`)\nOPTIONAL MATCH (s)-[r]->(t:`GraphFuseDocument`)\n"

@@ -4,6 +4,7 @@ driver's real exception classes, the scipy PageRank fallback and the registered 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import socket
@@ -22,11 +23,13 @@ from graphfuse_neo4j._store import translate_error
 from graphfuse import (
     AuthenticationFailed,
     ConnectionFailed,
+    DeadlineExceeded,
     Document,
     GraphStore,
     InvalidInput,
     NotFound,
     Relation,
+    deadline,
 )
 from graphfuse.testing import GraphStoreContract
 
@@ -88,6 +91,8 @@ class _Session:
         return _Result([])
 
     async def _tx(self, kind: str, work: Callable[[Any], Any]) -> Any:
+        if self.driver.delay:
+            await asyncio.sleep(self.driver.delay)
         if self.driver.error is not None:
             raise self.driver.error
         session = self
@@ -111,6 +116,7 @@ class _Driver:
         self.answer = answer
         self.log: list[tuple[str, str, dict[str, Any]]] = []
         self.error: BaseException | None = None
+        self.delay = 0.0
         self.closed = False
 
     def session(self, database: str | None = None) -> _Session:
@@ -226,6 +232,8 @@ async def test_gds_is_used_when_detected(scripted: tuple[Neo4jGraphStore, _Drive
     def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         if "gds.pageRank.stream" in query:
             return [{"id": "hub", "score": 2.0}, {"id": "leaf", "score": 0.5}]
+        if "gds.graph.project" in query:
+            return [{"nodes": 2}]
         return [{"gdsVersion": "2.6.0"}] if "gds.version" in query else []
 
     driver.answer = answer
@@ -247,6 +255,13 @@ async def test_gds_missing_falls_back_to_scipy(scripted: tuple[Neo4jGraphStore, 
     driver.answer = answer
     assert await store.pagerank() == {}
     assert store._use_gds is False
+
+
+async def test_deadline_stops_a_slow_transaction(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    driver.delay = 30.0
+    with deadline(0.2), pytest.raises(DeadlineExceeded):
+        await store.get_documents(["a"])
 
 
 # -- error mapping (the driver's real exception classes) ---------------------------------

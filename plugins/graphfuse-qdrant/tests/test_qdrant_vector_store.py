@@ -16,7 +16,17 @@ from graphfuse_qdrant._plugin import make_qdrant_vector_store
 from graphfuse_qdrant._store import ID_KEY, point_id
 from qdrant_client import QdrantClient, models
 
-from graphfuse import AuthenticationFailed, ConnectionFailed, InvalidInput, RateLimited, VectorRecord, VectorStore
+from graphfuse import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DeadlineExceeded,
+    InvalidInput,
+    RateLimited,
+    VectorRecord,
+    VectorStore,
+    deadline,
+)
+from graphfuse.retry import RetryPolicy
 from graphfuse.testing import VectorStoreContract
 
 SERVER_URL = os.environ.get("GRAPHFUSE_QDRANT_URL")
@@ -189,10 +199,18 @@ def test_is_a_vector_store() -> None:
 class _Handler(BaseHTTPRequestHandler):
     status = 500
     headers_out: dict[str, str] = {}  # noqa: RUF012
+    # Statuses to answer first, one per request, before ``status``; requests seen so far.
+    script: list[int] = []  # noqa: RUF012
+    seen: list[str] = []  # noqa: RUF012
 
     def _reply(self) -> None:
-        body = b'{"status": {"error": "nope"}, "time": 0.0}'
-        self.send_response(self.status)
+        self.seen.append(self.path)
+        status = self.script.pop(0) if self.script else self.status
+        if status == 200:
+            body = b'{"result": {"exists": false}, "status": "ok", "time": 0.0}'
+        else:
+            body = b'{"status": {"error": "nope"}, "time": 0.0}'
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         for k, v in self.headers_out.items():
@@ -208,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def fake_qdrant() -> Iterator[tuple[str, type[_Handler]]]:
-    handler = type("Handler", (_Handler,), {"status": 500, "headers_out": {}})
+    handler = type("Handler", (_Handler,), {"status": 500, "headers_out": {}, "script": [], "seen": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -235,7 +253,7 @@ async def test_server_errors_are_mapped(
     url, handler = fake_qdrant
     handler.status = status
     handler.headers_out = headers
-    store = QdrantVectorStore("docs", url=url, timeout=5)
+    store = QdrantVectorStore("docs", url=url, timeout=5, retry=RetryPolicy(attempts=1))
     try:
         with pytest.raises(error) as info:
             await store.count()
@@ -245,13 +263,49 @@ async def test_server_errors_are_mapped(
         await store.close()
 
 
+async def test_server_errors_are_retried(fake_qdrant: tuple[str, type[_Handler]]) -> None:
+    url, handler = fake_qdrant
+    handler.script = [503, 502, 200]
+    store = QdrantVectorStore("docs", url=url, timeout=5, retry=RetryPolicy(attempts=3, initial=0.01, jitter=0.0))
+    try:
+        assert await store.count() == 0
+    finally:
+        await store.close()
+    assert len(handler.seen) == 3
+    assert all(path.endswith("/collections/docs/exists") for path in handler.seen)
+
+
+async def test_authentication_errors_are_not_retried(fake_qdrant: tuple[str, type[_Handler]]) -> None:
+    url, handler = fake_qdrant
+    handler.status = 401
+    store = QdrantVectorStore("docs", url=url, timeout=5, retry=RetryPolicy(attempts=3, initial=0.01, jitter=0.0))
+    try:
+        with pytest.raises(AuthenticationFailed):
+            await store.count()
+    finally:
+        await store.close()
+    assert len(handler.seen) == 1
+
+
+async def test_deadline_stops_a_slow_call(fake_qdrant: tuple[str, type[_Handler]]) -> None:
+    url, handler = fake_qdrant
+    handler.status = 503
+    store = QdrantVectorStore("docs", url=url, timeout=5, retry=RetryPolicy(attempts=50, initial=1.0, jitter=0.0))
+    try:
+        with deadline(0.5), pytest.raises(DeadlineExceeded):
+            await store.count()
+    finally:
+        await store.close()
+    assert len(handler.seen) < 50
+
+
 async def test_unreachable_server_raises_connection_failed() -> None:
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    store = QdrantVectorStore("docs", url=f"http://127.0.0.1:{port}", timeout=2)
+    store = QdrantVectorStore("docs", url=f"http://127.0.0.1:{port}", timeout=2, retry=RetryPolicy(attempts=1))
     try:
         with pytest.raises(ConnectionFailed):
             await store.upsert([VectorRecord("a", [1.0, 0.0])])

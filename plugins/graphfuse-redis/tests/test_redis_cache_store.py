@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import uuid
 from collections.abc import AsyncIterator
 
@@ -9,7 +10,8 @@ import pytest
 import redis.asyncio as aioredis
 from graphfuse_redis import RedisCacheStore
 
-from graphfuse import AuthenticationFailed, CacheStore, ConnectionFailed, InvalidInput
+from graphfuse import AuthenticationFailed, CacheStore, ConnectionFailed, DeadlineExceeded, InvalidInput, deadline
+from graphfuse.retry import RetryPolicy
 from graphfuse.testing import CacheStoreContract
 
 
@@ -109,3 +111,38 @@ async def test_is_a_cache_store(redis_url: str) -> None:
         assert isinstance(store, CacheStore)
     finally:
         await store.close()
+
+
+async def test_deadline_cuts_off_a_server_that_does_not_answer() -> None:
+    # A listening socket that never replies: only the caller's deadline ends the call.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        store = RedisCacheStore(f"redis://127.0.0.1:{port}/0", socket_timeout=30, retry=RetryPolicy(attempts=1))
+        try:
+            with deadline(0.3), pytest.raises(DeadlineExceeded):
+                await store.get("k")
+        finally:
+            await store.close()
+
+
+async def test_connection_failures_are_retried(unused_port: int) -> None:
+    store = RedisCacheStore(
+        f"redis://127.0.0.1:{unused_port}/0", retry=RetryPolicy(attempts=3, initial=0.01, jitter=0.0)
+    )
+    calls = 0
+    real = store._once
+
+    async def counting(*args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return await real(*args)  # type: ignore[arg-type]
+
+    store._once = counting  # type: ignore[method-assign]
+    try:
+        with pytest.raises(ConnectionFailed):
+            await store.get("k")
+    finally:
+        await store.close()
+    assert calls == 3

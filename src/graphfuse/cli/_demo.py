@@ -14,12 +14,12 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import presets
-from .._pipeline import Pipeline
 from .._sync import run_sync
 from .._types import Result
 from ..data import SampleQuestion, sample_corpus, sample_questions
+from ..indexing import IndexReport, read_sources
 from ._errors import reports_errors
-from ._index import index_sources
+from ._index import index_records
 from ._query import build_preset
 from ._store import default_embedder, open_store
 
@@ -59,19 +59,21 @@ def _top_documents(results: Sequence[Result], k: int) -> list[tuple[str, str]]:
     return out
 
 
-async def _answer_all(store_dir: Path, graph_name: str) -> list[_Answer]:
-    store = await open_store(store_dir, create=False)
+async def _run(store_dir: Path, embedder: str, graph_name: str, console: Console) -> tuple[IndexReport, list[_Answer]]:
+    # One store and one embedder for indexing and querying: the model loads once.
+    with sample_corpus() as corpus:
+        records = list(read_sources([corpus]))
+    store = await open_store(store_dir, create=True, embedder=embedder)
     try:
-        pipelines: dict[str, Pipeline] = {
-            VECTOR_ONLY: build_preset(VECTOR_ONLY, store),
-            graph_name: build_preset(graph_name, store),
-        }
+        report = await index_records(store, records, console)
+        vector_only = build_preset(VECTOR_ONLY, store)
+        graph_aware = build_preset(graph_name, store)
         answers = []
         for q in sample_questions():
-            vector = await pipelines[VECTOR_ONLY].aretrieve(q.question, top_k=4 * K)
-            graph = await pipelines[graph_name].aretrieve(q.question, top_k=4 * K)
+            vector = await vector_only.aretrieve(q.question, top_k=4 * K)
+            graph = await graph_aware.aretrieve(q.question, top_k=4 * K)
             answers.append(_Answer(q, _top_documents(vector, K), _top_documents(graph, K)))
-        return answers
+        return report, answers
     finally:
         await store.close()
 
@@ -118,14 +120,12 @@ def demo(
     graph_name = graph_preset()
     with tempfile.TemporaryDirectory(prefix="graphfuse-demo-") as tmp:
         store_dir = Path(store) if store is not None else Path(tmp) / "store"
-        with sample_corpus() as corpus:
-            report = run_sync(index_sources([corpus], store_dir, embedder=embedder))
+        report, answers = run_sync(_run(store_dir, embedder, graph_name, console))
         console.print(
             f"indexed the sample: {report.documents + report.skipped} passages, {report.relations} relations "
             f"(embedder {embedder!r}, store {str(store_dir)!r})",
             highlight=False,
         )
-        answers = run_sync(_answer_all(store_dir, graph_name))
     for answer in answers[:show]:
         console.print()
         console.print(_comparison(answer, graph_name))

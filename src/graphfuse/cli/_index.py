@@ -4,17 +4,33 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .._sync import run_sync
+from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sources
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, open_store
+from ._store import DEFAULT_STORE, OpenStore, open_store
 
-__all__ = ["index_sources", "register"]
+__all__ = ["index_records", "index_sources", "register"]
+
+
+async def index_records(store: OpenStore, records: Sequence[SourceRecord], console: Console) -> IndexReport:
+    """Index ``records`` into an opened store, with a progress bar on ``console``."""
+    indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("indexing", total=len(records))
+        return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
 
 
 async def index_sources(
@@ -24,37 +40,23 @@ async def index_sources(
     embedder: str | None = None,
     graph_store: str | None = None,
     vector_store: str | None = None,
-    console: Console | None = None,
-) -> Any:
-    """Index ``paths`` into ``store_dir`` with a progress bar; return the :class:`IndexReport`.
+    console: Console,
+) -> IndexReport:
+    """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was.
     """
-    from ..indexing import Indexer, TitleLinker, read_sources
-
-    console = console or Console(stderr=True)
     records = list(read_sources(paths))
     store = await open_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
-    for note in store.notes:
-        console.print(f"note: {note}", highlight=False, markup=False)
     try:
-        indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
-        with Progress(
-            TextColumn("indexing"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("indexing", total=len(records))
-            report = await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
+        for note in store.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
+        return await index_records(store, records, console)
     finally:
         await store.close()
-    return report
 
 
 @reports_errors

@@ -86,9 +86,7 @@ def results_table(results: Sequence[Result], title: str | None = None) -> Table:
         for name in order:
             if name in r.signals:
                 share = r.contributions.get(name)
-                lines.append(
-                    f"{name:<10} {r.signals[name]:.3f}" + ("" if share is None else f"  (+{share:.3f})")
-                )
+                lines.append(f"{name:<10} {r.signals[name]:.3f}" + ("" if share is None else f"  (+{share:.3f})"))
         table.add_row(str(rank), r.id, _label(r), f"{r.score:.4f}", Text("\n".join(lines)))
     return table
 

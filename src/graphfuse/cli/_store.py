@@ -106,6 +106,8 @@ def _open_local(path: Path, create: bool) -> Any:
 def _build(settings: dict[str, str], closers: list[Any]) -> dict[str, Any]:
     # Everything but the store's own files, built before the directory is touched, so a bad
     # name leaves nothing behind.
+    # Model loading progress bars (Hugging Face) would interleave with the CLI's own output.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     registry = get_registry()
     built: dict[str, Any] = {"embedder": registry.create("embedder", settings["embedder"])}
     for key in _EMBEDDED:

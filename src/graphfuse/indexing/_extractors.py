@@ -65,7 +65,9 @@ class TitleLinker:
     Matching is leftmost-longest over a token dictionary (a trie by length), linear in the
     text. A title ending in a parenthesised disambiguation (``"Mercury (planet)"``) also
     matches without it; with ``comma_alias``, a title with a comma also matches by its part
-    before the comma (``"Louisville, Kentucky"`` by ``"Louisville"``). Titles made only of stopwords, of digits, or shorter than
+    before the comma (``"Louisville, Kentucky"`` by ``"Louisville"``). With ``require_capital``
+    (the default) a title that starts with a capital letter matches only where the text
+    capitalises it too: ``"Brand (play)"`` matches "Brand" but not "a brand of whiskey". Titles made only of stopwords, of digits, or shorter than
     ``min_chars`` characters are ignored (they would link everything to everything).
 
     The :class:`~graphfuse.indexing.Indexer` adds the titles of the records it indexes;
@@ -80,6 +82,7 @@ class TitleLinker:
         max_words: int = 12,
         stopwords: Iterable[str] = STOPWORDS,
         comma_alias: bool = False,
+        require_capital: bool = True,
     ) -> None:
         if isinstance(min_chars, bool) or not isinstance(min_chars, int) or min_chars < 1:
             raise InvalidInput(f"min_chars must be a positive integer, got {min_chars!r}")
@@ -89,9 +92,10 @@ class TitleLinker:
         self._max_words = max_words
         self._stopwords = frozenset(normalize(w) for w in stopwords)
         self._comma_alias = bool(comma_alias)
+        self._require_capital = bool(require_capital)
         self._lock = threading.Lock()
-        # words tuple -> (display title, document ids); replaced wholesale on change (readers never lock).
-        self._entries: dict[tuple[str, ...], tuple[str, tuple[str, ...]]] = {}
+        # words tuple -> (capitalised?, document ids); replaced wholesale on change (readers never lock).
+        self._entries: dict[tuple[str, ...], tuple[bool, tuple[str, ...]]] = {}
         self._longest = 0
         for title, ids in (titles or {}).items():
             for doc_id in ids:
@@ -127,10 +131,11 @@ class TitleLinker:
         """Register ``doc_id`` as a document about ``title``."""
         with self._lock:
             entries = dict(self._entries)
+            capital = title[:1].isupper()
             for key in self.keys(title):
-                shown, ids = entries.get(key, (title, ()))
+                was_capital, ids = entries.get(key, (True, ()))
                 if doc_id not in ids:
-                    entries[key] = (shown, (*ids, doc_id))
+                    entries[key] = (was_capital and capital, (*ids, doc_id))
             self._entries = entries
             self._longest = max((len(k) for k in entries), default=0)
 
@@ -160,9 +165,10 @@ class TitleLinker:
         out: list[Mention] = []
         i = 0
         while i < len(words):
+            lower_start = self._require_capital and not text[words[i][1]].isupper()
             for n in range(min(longest, len(words) - i), 0, -1):
                 hit = entries.get(tuple(w for w, _, _ in words[i : i + n]))
-                if hit is not None:
+                if hit is not None and not (hit[0] and lower_start):
                     key = " ".join(w for w, _, _ in words[i : i + n])
                     out.append(Mention(key, words[i][1], words[i + n - 1][2], hit[1]))
                     i += n

@@ -73,8 +73,9 @@ class Indexer:
       warning, not an error);
     - ``MENTIONS`` from a unit to every document an extractor names as a mention's target
       (the :class:`TitleLinker` targets documents whose title the text mentions);
-    - ``CO_MENTION`` between units of different documents mentioning the same entity, for
-      entities mentioned by at most ``co_mention_cap`` units (more would make hubs).
+    - ``CO_MENTION`` between units of different documents mentioning the same entity (a
+      mention without targets, e.g. from :class:`HeuristicNameExtractor`), for entities
+      mentioned by at most ``co_mention_cap`` units (more would make hubs).
 
     Mentions and co-mentions are resolved over the records of one call plus the titles the
     extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
@@ -245,7 +246,9 @@ class Indexer:
                 entities: set[str] = set()
                 for ex in self._extractors:
                     for m in ex.extract(text):
-                        entities.add(m.entity)
+                        if not m.targets:
+                            # Passages naming a document are already two hops apart through it.
+                            entities.add(m.entity)
                         for target in m.targets[: self._target_cap]:
                             if target != p.record.id:
                                 p.owned.add((unit, target, MENTIONS))

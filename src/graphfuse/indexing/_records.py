@@ -141,7 +141,7 @@ def record_from_json(obj: Mapping[str, Any], where: str) -> SourceRecord:
         except ValueError as exc:
             raise InvalidInput(f"{where}: created_at {raw_created!r} is not an ISO 8601 timestamp") from exc
     metadata = obj.get("metadata") or {}
-    links = obj.get("links") or ()
+    links = obj.get("links") or []
     title = obj.get("title")
     if not isinstance(metadata, dict):
         raise InvalidInput(f"{where}: metadata must be an object")

@@ -18,11 +18,12 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, overload
 
 import pluggy
 
 from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
+from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, VectorStore
 from . import hookspecs
 from ._components import Components
 
@@ -197,6 +198,21 @@ class Registry:
         state = self._loaded()
         return sorted({n for k, n in state.table if k == kind} | {n for k, n in state.conflicts if k == kind})
 
+    @overload
+    def create(self, kind: Literal["scorer"], name: str, /, **options: Any) -> Scorer: ...
+    @overload
+    def create(self, kind: Literal["graph_store"], name: str, /, **options: Any) -> GraphStore: ...
+    @overload
+    def create(self, kind: Literal["vector_store"], name: str, /, **options: Any) -> VectorStore: ...
+    @overload
+    def create(self, kind: Literal["embedder"], name: str, /, **options: Any) -> Embedder: ...
+    @overload
+    def create(self, kind: Literal["reranker"], name: str, /, **options: Any) -> Reranker: ...
+    @overload
+    def create(self, kind: Literal["cache_store"], name: str, /, **options: Any) -> CacheStore: ...
+    @overload
+    def create(self, kind: Kind, name: str, /, **options: Any) -> Any: ...
+
     def create(self, kind: Kind, name: str, /, **options: Any) -> Any:
         """Build the ``kind`` component registered as ``name`` with ``options``.
 
@@ -209,13 +225,14 @@ class Registry:
             raise InvalidInput("stages are built with build_stage(name, components, **options)")
         return self._build(kind, name, (), options)
 
-    def build_stage(self, name: str, components: Components | None = None, /, **options: Any) -> Any:
+    def build_stage(self, name: str, components: Components | None = None, /, **options: Any) -> Stage:
         """Build the stage registered as ``name`` over ``components`` (backends) with ``options``."""
         if components is None:
             components = Components()
         if not isinstance(components, Components):
             raise InvalidInput(f"components must be graphfuse.plugins.Components, got {type(components).__name__}")
-        return self._build("stage", name, (components,), options)
+        stage: Stage = self._build("stage", name, (components,), options)
+        return stage
 
     def _build(self, kind: Kind, name: str, args: tuple[Any, ...], options: Mapping[str, Any]) -> Any:
         entry = self._lookup(kind, name)

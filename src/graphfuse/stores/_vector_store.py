@@ -200,7 +200,8 @@ class LocalVectorStore:
         if buffer.shape[1] != dimension or n + len(new) > buffer.shape[0] or old:
             capacity = max(n + len(new), int(buffer.shape[0] * 1.5) if not old else buffer.shape[0], 1024)
             grown = np.empty((capacity, dimension), dtype=np.float32)
-            grown[:n] = buffer[:n]
+            if n:
+                grown[:n] = buffer[:n]
             buffer = grown
         if old:
             rows = [self._position[ids[i]] for i in old]

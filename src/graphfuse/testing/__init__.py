@@ -18,7 +18,14 @@ until a suite is used.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._cache_store import CacheStoreContract
+    from ._embedder import EmbedderContract
+    from ._graph_store import GraphStoreContract
+    from ._reranker import RerankerContract
+    from ._vector_store import VectorStoreContract
 
 __all__ = [
     "CacheStoreContract",

@@ -7,7 +7,9 @@
   :class:`StageRunnable` (any stage, or a registered plugin stage by name), then
   :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its query.
 - :class:`GraphFuseCompressor`: stages as a document compressor.
-- :class:`LangChainEmbedder`, :class:`LangChainVectorStore`: LangChain components inside GraphFuse.
+- :class:`LangChainEmbedder`, :class:`LangChainVectorStore`, :class:`LangChainSearch`: LangChain
+  components inside GraphFuse (an embedder, a vector store searched by vector, a store searched
+  by query text as a stage).
 
 Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``.
 """
@@ -18,6 +20,7 @@ from ._embedder import LangChainEmbedder
 from ._expansion import GraphExpansionRetriever
 from ._fusion import FUSION_WEIGHTS, WeightedFusion
 from ._retriever import GraphFuseRetriever
+from ._search import LangChainSearch
 from ._stages import AccessPopularity, GraphExpansion, PageRank, Rerank, StageRunnable, TemporalDecay, with_query
 from ._vectorstore import LangChainVectorStore
 
@@ -33,6 +36,7 @@ __all__ = [
     "GraphFuseCompressor",
     "GraphFuseRetriever",
     "LangChainEmbedder",
+    "LangChainSearch",
     "LangChainVectorStore",
     "PageRank",
     "Rerank",

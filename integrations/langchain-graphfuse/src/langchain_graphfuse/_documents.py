@@ -35,6 +35,7 @@ __all__ = [
     "parse_input",
     "to_candidates",
     "to_documents",
+    "to_graphfuse",
 ]
 
 METADATA_KEY = "graphfuse"
@@ -173,18 +174,22 @@ def to_candidates(
                 check_signal(name, v)
             continue
         merged = signals[doc_id]
+        if not merged:
+            merged.update(raw)  # validated once, when the candidate is built
+            continue
         for name, v in raw.items():
             value = check_signal(name, v)
-            merged[name] = max(value, merged.get(name, value))
+            merged[name] = max(value, check_signal(name, merged.get(name, value)))
     n = len(foreign)
     for rank, doc_id in enumerate(foreign):
         signal = source or RETRIEVAL_SIGNAL
         signals[doc_id][signal] = max((n - rank) / n, signals[doc_id].get(signal, 0.0))
-    candidates = [Candidate(_to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()]
+    candidates = [Candidate(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()]
     return candidates, originals
 
 
-def _to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphfuse.Document:
+def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphfuse.Document:
+    """A GraphFuse document for a LangChain one (the ``graphfuse`` metadata key left out)."""
     metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
     return graphfuse.Document(
         doc_id,

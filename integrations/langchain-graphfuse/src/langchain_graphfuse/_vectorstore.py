@@ -12,9 +12,36 @@ from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 
 from graphfuse import InvalidInput, MetadataFilter, VectorHit, VectorRecord
 
-__all__ = ["LangChainVectorStore"]
+__all__ = ["FilterFormat", "LangChainVectorStore", "resolve_filter_format", "translate_filter"]
 
 FilterFormat = Literal["auto", "dict", "callable", "none"]
+
+
+def resolve_filter_format(store: VectorStore, filter_format: str) -> FilterFormat:
+    """Validate ``filter_format``; ``"auto"`` is ``"callable"`` for ``InMemoryVectorStore``, else ``"dict"``."""
+    if filter_format not in ("auto", "dict", "callable", "none"):
+        raise InvalidInput(f"filter_format must be 'auto', 'dict', 'callable' or 'none', got {filter_format!r}")
+    if filter_format == "auto":
+        return "callable" if isinstance(store, InMemoryVectorStore) else "dict"
+    return filter_format  # type: ignore[return-value]
+
+
+def translate_filter(store: VectorStore, filter: MetadataFilter | None, filter_format: FilterFormat) -> Any:
+    """The filter in the form the LangChain store takes (``None`` without a filter)."""
+    if filter is None:
+        return None
+    if filter_format == "none":
+        raise InvalidInput(
+            f"{type(store).__name__} was wrapped with filter_format='none', but a filter was given: "
+            f"{filter.to_dict()}"
+        )
+    if filter_format == "callable":
+
+        def matches(doc: Document) -> bool:
+            return filter.matches(doc.metadata)
+
+        return matches
+    return filter.to_dict()
 
 
 class LangChainVectorStore:
@@ -56,13 +83,9 @@ class LangChainVectorStore:
                 f"{type(vector_store).__name__} has no similarity_search_with_score_by_vector; "
                 "GraphFuse searches by vector"
             )
-        if filter_format not in ("auto", "dict", "callable", "none"):
-            raise InvalidInput(f"filter_format must be 'auto', 'dict', 'callable' or 'none', got {filter_format!r}")
-        if filter_format == "auto":
-            filter_format = "callable" if isinstance(vector_store, InMemoryVectorStore) else "dict"
         self._store = vector_store
         self._relevance = relevance
-        self._filter_format = filter_format
+        self._filter_format = resolve_filter_format(vector_store, filter_format)
         self._dimension = dimension
 
     @property
@@ -78,22 +101,6 @@ class LangChainVectorStore:
     def __repr__(self) -> str:
         return f"LangChainVectorStore({type(self._store).__name__}, filter_format={self._filter_format!r})"
 
-    def _filter(self, filter: MetadataFilter | None) -> Any:
-        if filter is None:
-            return None
-        if self._filter_format == "none":
-            raise InvalidInput(
-                f"{type(self._store).__name__} was wrapped with filter_format='none', but a filter was given: "
-                f"{filter.to_dict()}"
-            )
-        if self._filter_format == "callable":
-
-            def matches(doc: Document) -> bool:
-                return filter.matches(doc.metadata)
-
-            return matches
-        return filter.to_dict()
-
     async def search(
         self,
         vector: Sequence[float],
@@ -105,7 +112,7 @@ class LangChainVectorStore:
         """The ``limit`` nearest documents (ids from ``Document.id``), best first."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
-        native = self._filter(filter)
+        native = translate_filter(self._store, filter, self._filter_format)
         kwargs: dict[str, Any] = {"k": limit}
         if native is not None:
             kwargs["filter"] = native

@@ -18,6 +18,7 @@ from langchain_graphfuse import (
     GraphFuseCompressor,
     GraphFuseRetriever,
     LangChainEmbedder,
+    LangChainSearch,
     LangChainVectorStore,
     PageRank,
     TemporalDecay,
@@ -26,7 +27,7 @@ from langchain_graphfuse import (
 
 from graphfuse import InvalidInput, Pipeline, VectorRecord
 from graphfuse.scoring import WeightedScorer
-from graphfuse.stages import Hydrate, SemanticSearch
+from graphfuse.stages import GraphExpansion, Hydrate, SemanticSearch
 from graphfuse.stages import PageRank as CorePageRank
 from graphfuse.stages import TemporalDecay as CoreTemporalDecay
 
@@ -162,3 +163,33 @@ async def test_embedder_checks_vectors() -> None:
     embedder = LangChainEmbedder(DeterministicFakeEmbedding(size=8), dimension=16)
     with pytest.raises(InvalidInput, match="dimension 8, expected 16"):
         await embedder.embed_query("x")
+
+
+async def test_langchain_search_stage_feeds_graph_stages(backend: Any, corpus_texts: dict[str, str]) -> None:
+    embeddings = DeterministicFakeEmbedding(size=32)
+    lc_store = InMemoryVectorStore(embeddings)
+    await lc_store.aadd_documents(
+        [
+            Document(
+                id=i,
+                page_content=t,
+                metadata={"tenant": "globex" if i == "secret" else "acme", "created_at": "2025-12-01T00:00:00Z"},
+            )
+            for i, t in corpus_texts.items()
+        ]
+    )
+    with pytest.raises(Exception, match="no relevance function"):
+        await Pipeline([LangChainSearch(lc_store)]).aretrieve("x")
+    search = LangChainSearch(lc_store, limit=2, relevance=lambda s: s)
+    pipeline = Pipeline([search, GraphExpansion(backend.graph_store, depth=1)], WeightedScorer({"semantic": 1.0}))
+    results = await pipeline.aretrieve(corpus_texts["turing"], top_k=5)
+    assert results[0].id == "turing"
+    assert results[0].document.content == corpus_texts["turing"]
+    assert results[0].document.created_at is not None
+    assert "hopper" in {r.id for r in results}  # reached through the graph from the LangChain hit
+    scoped = await pipeline.aretrieve(corpus_texts["turing"], top_k=5, filter={"tenant": "globex"})
+    assert [r.id for r in scoped] == ["secret"]
+    one = await pipeline.aretrieve(corpus_texts["turing"], options={"semantic": {"limit": 1}}, top_k=1)
+    assert one[0].id == "turing"
+    with pytest.raises(InvalidInput, match="limit"):
+        LangChainSearch(lc_store, limit=0)

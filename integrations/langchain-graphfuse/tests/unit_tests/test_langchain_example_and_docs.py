@@ -14,11 +14,13 @@ DOCS = ROOT / "docs" / "integrations" / "langchain.md"
 
 
 def test_example_prints_ranked_ids_with_signals_and_an_answer() -> None:
+    # The default path: the bundled MiniLM model when installed (as in this repo's venv), else hashing.
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    env.pop("GRAPHFUSE_EXAMPLE_MODEL", None)
+    env.pop("GRAPHFUSE_EXAMPLE_EMBEDDER", None)
     done = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
+    assert lines[0] in ("embedder: LocalEmbedder", "embedder: HashingEmbedder")
     retrieved = [line for line in lines if line.startswith("retrieved ")]
     assert len(retrieved) == 3
     ids = [line.split()[1] for line in retrieved]

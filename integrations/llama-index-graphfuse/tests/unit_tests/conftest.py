@@ -1,54 +1,16 @@
-"""Shared fixtures: a small graph corpus in the in-memory and SQLite graph stores, and a fixed clock."""
+"""Shared fixtures: the test corpus in the in-memory and SQLite graph stores and a local vector store."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from _llamaindex_corpus import DOCS, RELATIONS
 
-from graphfuse import Document, GraphStore, Relation
+from graphfuse import GraphStore, VectorRecord
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
-
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
-
-DOCS = [
-    Document(
-        "a",
-        "Alpha reactors power the northern grid.",
-        {"tenant": "acme", "access_count": 10},
-        created_at=NOW - timedelta(days=1),
-    ),
-    Document(
-        "b",
-        "The northern grid links to the harbour substation.",
-        {"tenant": "acme", "access_count": 100},
-        created_at=NOW - timedelta(days=90),
-    ),
-    Document(
-        "c",
-        "The harbour substation was rebuilt after the flood.",
-        {"tenant": "acme", "access_count": 0},
-        created_at=NOW - timedelta(days=400),
-    ),
-    Document(
-        "d", "Flood defences were funded by the city council.", {"tenant": "acme"}, created_at=NOW - timedelta(days=30)
-    ),
-    Document(
-        "x",
-        "Secret plans of another tenant about the harbour.",
-        {"tenant": "other", "access_count": 5},
-        created_at=NOW - timedelta(days=2),
-    ),
-    Document("e", "Unrelated notes about gardening tomatoes.", {"tenant": "acme", "access_count": 1}),
-]
-RELATIONS = [Relation("a", "b"), Relation("b", "c"), Relation("c", "d"), Relation("b", "x")]
-
-
-def clock() -> datetime:
-    return NOW
 
 
 @pytest.fixture(params=["memory", "sqlite"])
@@ -68,8 +30,6 @@ def embedder() -> HashingEmbedder:
 
 @pytest.fixture
 async def vector_store(embedder: HashingEmbedder) -> AsyncIterator[LocalVectorStore]:
-    from graphfuse import VectorRecord
-
     store = LocalVectorStore(dimension=64)
     vectors = await embedder.embed_documents([d.content or "" for d in DOCS])
     await store.upsert([VectorRecord(d.id, v, dict(d.metadata)) for d, v in zip(DOCS, vectors, strict=True)])

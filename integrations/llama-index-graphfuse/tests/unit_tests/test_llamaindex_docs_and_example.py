@@ -22,7 +22,7 @@ def test_the_page_has_snippets() -> None:
     assert len(snippets()) >= 3
 
 
-@pytest.mark.parametrize("index", range(3))
+@pytest.mark.parametrize("index", range(len(snippets())))
 def test_docs_snippet_runs(index: int) -> None:
     code = snippets()[index]
     exec(compile(code, f"{PAGE.name}[{index}]", "exec"), {"__name__": f"docs_snippet_{index}"})

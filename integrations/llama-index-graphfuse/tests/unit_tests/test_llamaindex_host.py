@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import DOCS, clock
+from _llamaindex_corpus import DOCS, clock
 from llama_index.core import MockEmbedding, VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.span_handlers import SimpleSpanHandler
@@ -185,6 +185,6 @@ async def test_our_components_open_llamaindex_spans(
     assert {
         "GraphFuseRetriever._aretrieve",
         "GraphExpansionRetriever._aretrieve",
-        "GraphFusePostprocessor._apostprocess_nodes",
-        "GraphFusePostprocessor._postprocess_nodes",
+        "TemporalDecayPostprocessor._apostprocess_nodes",
+        "TemporalDecayPostprocessor._postprocess_nodes",
     } <= names

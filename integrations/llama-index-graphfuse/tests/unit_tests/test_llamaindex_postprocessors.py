@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
-from conftest import DOCS, NOW, clock
+from _llamaindex_corpus import DOCS, NOW, clock
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
@@ -302,3 +302,20 @@ def test_sync_path_gives_the_same_result(graph_store: object) -> None:
         nodes = post.postprocess_nodes(nodes)
     assert next(n.node.node_id for n in nodes) == "a"
     assert set(signals(nodes)["a"]) == {"semantic", "temporal", "pagerank"}
+
+
+def test_postprocessors_serialise_to_json_and_back() -> None:
+    temporal = TemporalDecayPostprocessor(half_life=timedelta(days=3), missing="zero")
+    again = TemporalDecayPostprocessor.from_json(temporal.to_json())
+    assert again.half_life == timedelta(days=3)
+    assert again.missing == "zero"
+    fusion = WeightedFusionPostprocessor(weights={"semantic": 1.0}, mode="rrf", k=10)
+    assert WeightedFusionPostprocessor.from_json(fusion.to_json()).k == 10
+    assert '"half_life": 172800.0' in StagePostprocessor("temporal", half_life=timedelta(days=2)).to_json()
+
+
+async def test_stage_postprocessor_filter_reaches_the_stage(graph_store: object) -> None:
+    nodes = make_nodes(("a", "b"), (0.5, 0.5))
+    nodes[1].node.metadata["tenant"] = "other"
+    post = StagePostprocessor("hydrate", Components(graph_store=graph_store), filter={"tenant": "acme"})
+    assert [n.node.node_id for n in await post.apostprocess_nodes(nodes)] == ["a"]

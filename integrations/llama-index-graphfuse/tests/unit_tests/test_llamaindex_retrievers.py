@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DOCS
+from _llamaindex_corpus import DOCS
+from llama_index.core import Document as LlamaDocument
 from llama_index.core import VectorStoreIndex
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
@@ -110,27 +111,35 @@ async def test_graph_expansion_retriever_ids_from_metadata_and_unknown_nodes(gra
 async def test_fusion_rrf_honours_weights_and_counts_a_duplicate_once() -> None:
     vector = FixedRetriever([("a", 0.9), ("b", 0.8), ("c", 0.7)], sync_raises=True)
     keyword = FixedRetriever([("c", 0.9), ("c", 0.85), ("b", 0.5)], sync_raises=True)
-    even = await FusionRetriever({"vector": vector, "keyword": keyword}).aretrieve("q")
+    even = await FusionRetriever({"vector": vector, "keyword": keyword}, normalize=False).aretrieve("q")
     # c: vector rank 3 + keyword rank 1 (its duplicate counts once); b: rank 2 + rank 2.
     scores = {n.node.node_id: n.score for n in even}
     assert scores["c"] == pytest.approx(1 / 63 + 1 / 61)
     assert scores["b"] == pytest.approx(1 / 62 + 1 / 62)
-    heavy = await FusionRetriever({"vector": vector, "keyword": keyword}, {"vector": 10.0, "keyword": 1.0}).aretrieve(
-        "q"
-    )
+    weights = {"vector": 10.0, "keyword": 1.0}
+    heavy = await FusionRetriever({"vector": vector, "keyword": keyword}, weights, normalize=False).aretrieve("q")
     assert [n.node.node_id for n in heavy] == ["b", "c", "a"]
     assert [n.node.node_id for n in even] == ["c", "b", "a"]
     assert {n.node.node_id: n.score for n in heavy}["a"] == pytest.approx(10 / 61)
     assert {n.node.node_id: n.score for n in heavy}["c"] == pytest.approx(10 / 63 + 1 / 61)
     muted = await FusionRetriever([vector, keyword], [0.0, 1.0], top_k=5).aretrieve("q")
     assert [n.node.node_id for n in muted] == ["c", "b"]
+    # Normalised (the default): divided by the best possible fused score, so first everywhere = 1.0.
+    normalised = await FusionRetriever({"vector": vector, "keyword": keyword}, weights).aretrieve("q")
+    assert {n.node.node_id: n.score for n in normalised}["c"] == pytest.approx((10 / 63 + 1 / 61) / (11 / 61))
+    both_first = await FusionRetriever([vector, vector]).aretrieve("q")
+    assert both_first[0].score == 1.0
 
 
 def test_fusion_weighted_mode_and_bad_input() -> None:
     vector = FixedRetriever([("a", 0.9), ("b", 0.0)])
     other = FixedRetriever([("b", 0.5)])
-    out = FusionRetriever({"v": vector, "o": other}, {"v": 1.0, "o": 2.0}, mode="weighted").retrieve("q")
+    out = FusionRetriever({"v": vector, "o": other}, {"v": 1.0, "o": 2.0}, mode="weighted", normalize=False).retrieve(
+        "q"
+    )
     assert [(n.node.node_id, n.score) for n in out] == [("b", 1.0), ("a", 0.9)]
+    out = FusionRetriever({"v": vector, "o": other}, {"v": 1.0, "o": 2.0}, mode="weighted").retrieve("q")
+    assert [(n.node.node_id, n.score) for n in out] == [("b", pytest.approx(1 / 3)), ("a", pytest.approx(0.3))]
     with pytest.raises(InvalidInput, match="> 1"):
         FusionRetriever([FixedRetriever([("a", 3.0)])], mode="weighted").retrieve("q")
     with pytest.raises(InvalidInput, match="unknown retrievers"):
@@ -139,3 +148,16 @@ def test_fusion_weighted_mode_and_bad_input() -> None:
         FusionRetriever([vector], mode="max")
     with pytest.raises(InvalidInput, match="greater than zero"):
         FusionRetriever([vector], [0.0])
+
+
+async def test_graph_ids_default_to_the_source_document_of_a_chunk(graph_store: object, embedder: object) -> None:
+    documents = [LlamaDocument(text=d.content or "", doc_id=d.id, metadata=dict(d.metadata)) for d in DOCS]
+    index = VectorStoreIndex.from_documents(documents, embed_model=GraphFuseEmbedding(embedder))
+    inner = index.as_retriever(similarity_top_k=1)
+    found = await GraphExpansionRetriever(inner, graph_store, depth=1, unknown="error").aretrieve(
+        "Flood defences were funded by the city council."
+    )
+    seed = found[0].node
+    assert seed.node_id != "d"  # a chunk id chosen by LlamaIndex...
+    assert seed.ref_doc_id == "d"  # ...whose source document is the graph document d
+    assert [n.node.node_id for n in found[1:]] == ["c"]

@@ -111,7 +111,8 @@ def document_rows(documents: Sequence[Document]) -> list[dict[str, Any]]:
             "metadata": encoded,
             "created_at": doc.created_at,
             "updated_at": doc.updated_at,
-            META_KEYS: sorted(doc.metadata),
+            # None (not stored) rather than an empty list; filters read it through coalesce().
+            META_KEYS: sorted(doc.metadata) or None,
         }
         for key, value in doc.metadata.items():
             if _PROPERTY_KEY.match(key) and _is_scalar(value):
@@ -257,11 +258,11 @@ def related_statement(
         f"MATCH (seed:`{label}`) WHERE seed.id IN $seeds\n"
         f"MATCH p = (seed)-[{types}*1..{depth}]-(n:`{label}`)\n"
         f"WHERE NOT n.id IN $seeds AND ALL(x IN nodes(p)[1..] WHERE {node_test})\n"
-        "WITH n.id AS id, seed.id AS seed, length(p) AS distance,\n"
+        "WITH n.id AS doc_id, seed.id AS seed_id, length(p) AS hops,\n"
         "     [i IN range(0, size($seeds) - 1) WHERE $seeds[i] = seed.id][0] AS seed_rank\n"
-        "ORDER BY distance, seed_rank\n"
-        "WITH id, collect({seed: seed, distance: distance})[0] AS best\n"
-        "RETURN id, best.distance AS distance, best.seed AS seed\n"
+        "ORDER BY hops, seed_rank\n"
+        "WITH doc_id, collect({seed: seed_id, distance: hops})[0] AS best\n"
+        "RETURN doc_id AS id, best.distance AS distance, best.seed AS seed\n"
         "ORDER BY distance, id"
     )
     if limit is not None:
@@ -309,7 +310,7 @@ def filter_expression(flt: MetadataFilter, var: str, params: dict[str, Any]) -> 
 
 def gds_available_statement() -> str:
     """Returns one row when the Graph Data Science library is installed (errors otherwise)."""
-    return "CALL gds.version() YIELD gdsVersion RETURN gdsVersion"
+    return "RETURN gds.version() AS gdsVersion"
 
 
 def gds_pagerank_statements(label: str, graph_name: str) -> tuple[Statement, Statement, Statement]:

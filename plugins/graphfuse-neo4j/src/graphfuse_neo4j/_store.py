@@ -21,6 +21,7 @@ from graphfuse import (
     RelatedDocument,
     Relation,
 )
+from graphfuse.retry import RetryPolicy, call_with_retry
 
 from . import _cypher as cypher
 from ._pagerank import pagerank_from_edges
@@ -60,6 +61,9 @@ class Neo4jGraphStore:
         use_gds: compute PageRank with the Graph Data Science library; ``None`` detects it and
             otherwise computes it with scipy from the streamed relations.
         create_schema: create the unique-id constraint on first use (needs schema rights).
+        retry: retries on top of the driver's own (its managed transactions already retry
+            transient errors); default ``RetryPolicy(attempts=1)``, none. Every call stops at
+            the caller's :func:`graphfuse.deadline` either way.
 
     The driver is created once, here (it connects lazily), and closed by :meth:`close`.
     Unreachable servers raise :class:`~graphfuse.ConnectionFailed`, refused credentials
@@ -80,6 +84,7 @@ class Neo4jGraphStore:
         batch_size: int = 1000,
         use_gds: bool | None = None,
         create_schema: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(uri, str) or "://" not in uri:
             raise InvalidInput(f"neo4j uri must look like neo4j://host:7687, got {uri!r}")
@@ -108,6 +113,9 @@ class Neo4jGraphStore:
             )
         except (neo4j_errors.ConfigurationError, ValueError) as exc:
             raise InvalidInput(f"neo4j driver options are not valid: {exc}") from exc
+        self._retry = retry if retry is not None else RetryPolicy(attempts=1)
+        if not isinstance(self._retry, RetryPolicy):
+            raise InvalidInput(f"retry must be a graphfuse.retry.RetryPolicy, got {type(retry).__name__}")
         self._database = database
         self._batch_size = batch_size
         self._use_gds = use_gds
@@ -127,6 +135,11 @@ class Neo4jGraphStore:
     ) -> T:
         if self._closed:
             raise ConnectionFailed("the neo4j graph store is closed")
+        return await call_with_retry(lambda: self._once(what, work, write=write), self._retry, describe=f"neo4j {what}")
+
+    async def _once(
+        self, what: str, work: Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]], *, write: bool
+    ) -> T:
         await self._ensure_schema()
         try:
             async with self._driver.session(database=self._database) as session:
@@ -299,11 +312,13 @@ class Neo4jGraphStore:
         return {i: scores[i] for i in dict.fromkeys(ids) if i in scores}
 
     async def _gds_pagerank(self) -> dict[str, float]:
-        project, stream, drop = cypher.gds_pagerank_statements(self._label, f"graphfuse-{uuid.uuid4().hex}")
-
         async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]]:
-            await self._rows(tx, project)
+            # The GDS graph catalog is not transactional: a retried attempt needs a fresh name.
+            project, stream, drop = cypher.gds_pagerank_statements(self._label, f"graphfuse-{uuid.uuid4().hex}")
+            projected = await self._rows(tx, project)
             try:
+                if not projected or not projected[0]["nodes"]:
+                    return []
                 return await self._rows(tx, stream)
             finally:
                 await self._rows(tx, drop)

@@ -25,6 +25,7 @@ from graphfuse import (
     VectorHit,
     VectorRecord,
 )
+from graphfuse.retry import RetryPolicy, call_with_retry, error_for_status
 
 from ._filters import to_qdrant_filter
 
@@ -49,22 +50,11 @@ def translate_error(exc: BaseException, what: str) -> GraphFuseError:
     if isinstance(exc, ResourceExhaustedResponse):
         return RateLimited(f"qdrant {what}: rate limited: {exc}", retry_after=float(exc.retry_after_s))
     if isinstance(exc, UnexpectedResponse):
-        status = exc.status_code or 0
-        detail = f"qdrant {what}: HTTP {status} {exc.reason_phrase}: {exc.content[:300]!r}"
-        if status in (401, 403):
-            return AuthenticationFailed(detail)
-        if status == 429:
-            retry = exc.headers.get("retry-after") if exc.headers else None
-            try:
-                retry_after = float(retry) if retry is not None else None
-            except ValueError:
-                retry_after = None
-            return RateLimited(detail, retry_after=retry_after)
-        if status == 404:
-            return NotFound(detail)
-        if status in (400, 422):
-            return InvalidInput(detail)
-        return ConnectionFailed(detail)
+        detail = f"{exc.reason_phrase}: {exc.content[:300]!r}"
+        if exc.status_code == 404:
+            return NotFound(f"qdrant {what} answered HTTP 404: {detail}")
+        headers = dict(exc.headers.items()) if exc.headers else None
+        return error_for_status(exc.status_code, provider=f"qdrant {what}", detail=detail, headers=headers)
     try:
         import grpc
     except ImportError:  # pragma: no cover - grpcio is a qdrant-client dependency
@@ -118,6 +108,10 @@ class QdrantVectorStore:
       at a time may open it).
     - ``location=":memory:"`` (also the default when nothing is given): local mode in memory.
 
+    Server calls that fail with a connection error, a 5xx or a 429 are retried with ``retry``
+    (default ``RetryPolicy(attempts=3)``: every operation here is idempotent), and every call
+    stops at the caller's :func:`graphfuse.deadline`.
+
     Local mode is a pure-Python scan that would block the event loop, so its calls run on a
     worker thread (one at a time) through the synchronous client.
 
@@ -141,6 +135,7 @@ class QdrantVectorStore:
         timeout: int = 30,
         batch_size: int = 256,
         dimension: int | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(collection, str) or not collection.strip() or "/" in collection or len(collection) > 255:
             raise InvalidInput(f"qdrant collection name {collection!r} is not valid")
@@ -152,6 +147,9 @@ class QdrantVectorStore:
             raise InvalidInput(f"dimension must be a positive integer, got {dimension!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
             raise InvalidInput(f"timeout must be a positive whole number of seconds, got {timeout!r}")
+        self._retry = retry if retry is not None else RetryPolicy(attempts=3, initial=0.2, maximum=5.0)
+        if not isinstance(self._retry, RetryPolicy):
+            raise InvalidInput(f"retry must be a graphfuse.retry.RetryPolicy, got {type(retry).__name__}")
         self._collection = collection
         self._batch_size = batch_size
         self._dimension = dimension
@@ -194,6 +192,11 @@ class QdrantVectorStore:
     async def _call(self, what: str, method: str, *args: Any, **kwargs: Any) -> Any:
         if self._closed:
             raise ConnectionFailed("the qdrant vector store is closed")
+        return await call_with_retry(
+            lambda: self._once(what, method, args, kwargs), self._retry, describe=f"qdrant {what}"
+        )
+
+    async def _once(self, what: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:
             if self._async is not None:
                 return await getattr(self._async, method)(*args, **kwargs)

@@ -11,6 +11,7 @@ import redis.asyncio as aioredis
 import redis.exceptions as redis_errors
 
 from graphfuse import AuthenticationFailed, ConnectionFailed, InvalidInput
+from graphfuse.retry import RetryPolicy, call_with_retry
 
 __all__ = ["RedisCacheStore"]
 
@@ -50,6 +51,8 @@ class RedisCacheStore:
         socket_timeout: seconds to wait for a reply before raising ``ConnectionFailed``.
         connect_timeout: seconds to wait for a connection.
         max_connections: size of the connection pool (``None``: redis-py's default).
+        retry: how connection failures are retried (default ``RetryPolicy(attempts=3)``);
+            every call also stops at the caller's :func:`graphfuse.deadline`.
 
     The client is created once, here, and connects lazily; :meth:`close` releases it. Its
     connections belong to the event loop that first used them, so share one store within one
@@ -67,6 +70,7 @@ class RedisCacheStore:
         socket_timeout: float = 5.0,
         connect_timeout: float = 5.0,
         max_connections: int | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("redis://", "rediss://", "unix://")):
             raise InvalidInput(f"redis url must start with redis://, rediss:// or unix://, got {url!r}")
@@ -76,6 +80,9 @@ class RedisCacheStore:
         for name, value in (("socket_timeout", socket_timeout), ("connect_timeout", connect_timeout)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise InvalidInput(f"{name} must be a positive number of seconds, got {value!r}")
+        self._retry = retry if retry is not None else RetryPolicy(attempts=3, initial=0.1, maximum=2.0, jitter=0.1)
+        if not isinstance(self._retry, RetryPolicy):
+            raise InvalidInput(f"retry must be a graphfuse.retry.RetryPolicy, got {type(retry).__name__}")
         self._namespace = namespace
         self._prefix = namespace + ":"
         options: dict[str, Any] = {
@@ -105,6 +112,9 @@ class RedisCacheStore:
     async def _call(self, what: str, start: Callable[[], Awaitable[Any]]) -> Any:
         if self._closed:
             raise ConnectionFailed("the redis cache store is closed")
+        return await call_with_retry(lambda: self._once(what, start), self._retry, describe=f"redis {what}")
+
+    async def _once(self, what: str, start: Callable[[], Awaitable[Any]]) -> Any:
         try:
             return await start()
         except redis_errors.AuthenticationError as exc:
@@ -144,10 +154,15 @@ class RedisCacheStore:
         checked = {self._key(k): _check_value(k, v) for k, v in items.items()}
         if not checked:
             return
-        pipe = self._client.pipeline(transaction=True)
-        for full, data in checked.items():
-            pipe.set(full, data, px=px)
-        await self._call("SET pipeline", pipe.execute)
+
+        async def transaction() -> Any:
+            # A new pipeline per attempt: redis-py empties a pipeline when it executes.
+            pipe = self._client.pipeline(transaction=True)
+            for full, data in checked.items():
+                pipe.set(full, data, px=px)
+            return await pipe.execute()
+
+        await self._call("SET pipeline", transaction)
 
     async def delete(self, key: str) -> bool:
         """Remove ``key``; ``True`` when it existed."""

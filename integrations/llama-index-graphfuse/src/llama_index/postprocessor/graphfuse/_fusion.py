@@ -63,5 +63,9 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
             fused.extend((score, c.id, i) for i in converted.groups[c.id])
         fused.sort(key=lambda t: (-t[0], t[1], t[2]))
         signals = {c.id: c.signals for c in candidates}
-        out = [with_signals(nodes[i], signals[doc_id], mapping.signals_key, score=score) for score, doc_id, i in fused]
+        out = []
+        for score, doc_id, i in fused:
+            node = with_signals(nodes[i], signals[doc_id], mapping.signals_key)
+            node.score = score
+            out.append(node)
         return out if self.top_n is None else out[: self.top_n]

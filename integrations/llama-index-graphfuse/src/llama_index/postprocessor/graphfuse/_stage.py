@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_serializer
 
 from graphfuse import InvalidInput, MetadataFilter, Stage
 from graphfuse.plugins import Components, get_registry
@@ -30,8 +31,9 @@ class StagePostprocessor(StageRunner):
     ``filter`` (a GraphFuse metadata filter mapping) is the query filter the stage sees.
     ``needs_query``: whether the stage reads the query text (a call without one raises
     :class:`~graphfuse.InvalidInput`); by default ``False`` for the built-in hydrate, graph,
-    temporal, pagerank and access stages and ``True`` for anything else. New documents a stage
-    adds become nodes without a score.
+    temporal, pagerank and access stages and ``True`` for anything else; a stage that does not
+    need it, called without one, sees the placeholder text ``"(no query)"``. New documents a
+    stage adds become nodes without a score.
     """
 
     stage_name: str = Field(description="The stage's name.")
@@ -64,6 +66,11 @@ class StagePostprocessor(StageRunner):
     @classmethod
     def class_name(cls) -> str:
         return "StagePostprocessor"
+
+    @field_serializer("options")
+    def _json_options(self, value: dict[str, Any]) -> dict[str, Any]:
+        # Durations as seconds, so to_dict()/to_json() stay JSON-safe.
+        return {k: v.total_seconds() if isinstance(v, timedelta) else v for k, v in value.items()}
 
     def _needs_query(self) -> bool:
         if self.needs_query is None:

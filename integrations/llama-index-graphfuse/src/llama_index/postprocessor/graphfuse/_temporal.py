@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_serializer
 
 from graphfuse import Stage
 from graphfuse.stages import TemporalDecay
@@ -46,6 +46,11 @@ class TemporalDecayPostprocessor(StageRunner):
     @classmethod
     def class_name(cls) -> str:
         return "TemporalDecayPostprocessor"
+
+    @field_serializer("half_life")
+    def _half_life_seconds(self, value: timedelta) -> float:
+        # Seconds keep to_dict()/to_json() JSON-safe; pydantic reads them back as a timedelta.
+        return value.total_seconds()
 
     def _stage(self) -> Stage:
         return TemporalDecay(

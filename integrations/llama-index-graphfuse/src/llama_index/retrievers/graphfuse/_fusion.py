@@ -28,8 +28,8 @@ class FusionRetriever(BaseRetriever):
     """Run several retrievers on the same query and fuse their nodes into one ranking.
 
     ``retrievers`` is a mapping of source name to retriever, or a sequence (sources are then
-    named ``"retriever_0"``, ``"retriever_1"``, ...). ``weights`` maps a source name to its weight (a sequence of
-    floats for a sequence of retrievers; ``None``: every source weighs 1).
+    named ``"retriever_0"``, ``"retriever_1"``, ...). ``weights`` maps a source name to its
+    weight (a sequence of floats for a sequence of retrievers; ``None``: every source weighs 1).
 
     - ``mode="rrf"`` (default): weighted reciprocal rank fusion, each node gets
       ``sum(weight[source] / (k + rank))`` over the sources that returned it: the weights are
@@ -37,6 +37,11 @@ class FusionRetriever(BaseRetriever):
     - ``mode="weighted"``: ``sum(weight[source] * score)``, where every source score must be in
       [0, 1] (a cosine below zero counts as 0; ``None`` or a score above 1 raises
       :class:`~graphfuse.InvalidInput`: use RRF for scores on other scales).
+
+    With ``normalize=True`` (default) the fused score is divided by its largest possible value
+    (``sum(weights) / (k + 1)`` for RRF, ``sum(weights)`` for weighted), so it lies in [0, 1]
+    and a GraphFuse postprocessor downstream can take it as the ``semantic`` signal; 1.0 means
+    first (or a perfect score) in every source. The order is the same either way.
 
     A node one source returns twice counts once for that source, at its best rank (or score).
     Nodes are the same when their ``node_id`` (or ``metadata[id_key]``) is. Returns the
@@ -52,6 +57,7 @@ class FusionRetriever(BaseRetriever):
         k: int = 60,
         mode: str = "rrf",
         top_k: int = 10,
+        normalize: bool = True,
         id_key: str | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
@@ -72,6 +78,10 @@ class FusionRetriever(BaseRetriever):
         self._k = check_positive_int(k, "k")
         self._mode = check_choice(mode, "mode", _MODES)
         self._top_k = check_positive_int(top_k, "top_k")
+        if not isinstance(normalize, bool):
+            raise InvalidInput(f"normalize must be True or False, got {normalize!r}")
+        total = sum(self._weights.values())
+        self._scale = (1.0 / (total / (self._k + 1) if self._mode == "rrf" else total)) if normalize else 1.0
         if id_key is not None and (not isinstance(id_key, str) or not id_key):
             raise InvalidInput(f"id_key must be None or a non-empty string, got {id_key!r}")
         self._id_key = id_key
@@ -125,7 +135,8 @@ class FusionRetriever(BaseRetriever):
                 for key, value in best.items():
                     fused[key] = fused.get(key, 0.0) + w * value
         order = sorted(fused, key=lambda key: (-fused[key], key))[: self._top_k]
-        return [NodeWithScore(node=first[key].node, score=fused[key]) for key in order]
+        # min() guards the [0, 1] bound against a rounding error in the scaling.
+        return [NodeWithScore(node=first[key].node, score=min(1.0, fused[key] * self._scale)) for key in order]
 
 
 def _named_weights(weights: Mapping[str, float] | Sequence[float] | None, names: list[str]) -> Mapping[str, float]:

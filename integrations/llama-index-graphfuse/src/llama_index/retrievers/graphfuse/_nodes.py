@@ -30,7 +30,19 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextN
 from graphfuse import Candidate, Document, InvalidInput, Result
 from graphfuse._types import check_id, check_signal
 
-__all__ = ["SIGNALS_KEY", "Converted", "NodeMapping", "graph_id", "node_from_document", "node_from_result"]
+__all__ = [
+    "SIGNALS_KEY",
+    "Converted",
+    "NodeMapping",
+    "from_candidates",
+    "graph_id",
+    "node_from_document",
+    "node_from_result",
+    "parse_timestamp",
+    "score_as_signal",
+    "to_candidates",
+    "with_signals",
+]
 
 SIGNALS_KEY = "graphfuse_signals"
 
@@ -62,7 +74,8 @@ def graph_id(node: BaseNode, id_key: str | None) -> str:
         if id_key not in node.metadata:
             raise InvalidInput(f"node {node.node_id!r} has no metadata key {id_key!r} (the configured id_key)")
         return check_id(node.metadata[id_key], f"node {node.node_id!r} metadata {id_key!r}")
-    ref = node.ref_doc_id
+    source = node.source_node  # what the deprecated ``ref_doc_id`` reads
+    ref = source.node_id if source is not None else None
     return check_id(ref if ref is not None else node.node_id, f"node {node.node_id!r} id")
 
 
@@ -119,10 +132,8 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     )
 
 
-def with_signals(
-    nws: NodeWithScore, signals: Mapping[str, float], signals_key: str, *, score: float | bool | None = False
-) -> NodeWithScore:
-    """A copy of ``nws`` carrying ``signals`` (and ``score`` unless it is ``False``); the input is not mutated."""
+def with_signals(nws: NodeWithScore, signals: Mapping[str, float], signals_key: str) -> NodeWithScore:
+    """A copy of ``nws`` (same score) whose node carries ``signals``; the input is not mutated."""
     node = nws.node
     metadata = {**node.metadata, signals_key: dict(signals)}
     update: dict[str, Any] = {"metadata": metadata}
@@ -131,8 +142,7 @@ def with_signals(
         if signals_key not in keys:
             keys.append(signals_key)
         update[attr] = keys
-    new_score = nws.score if score is False else score
-    return NodeWithScore(node=node.model_copy(update=update), score=new_score)
+    return NodeWithScore(node=node.model_copy(update=update), score=nws.score)
 
 
 def node_from_document(

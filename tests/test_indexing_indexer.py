@@ -1,0 +1,248 @@
+"""The indexer: chunks, vectors, relations (links, mentions, co-mentions), re-index, delete, resume."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from graphfuse import InvalidInput, NotFound
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.indexing import (
+    CO_MENTION,
+    LINKS_TO,
+    MENTIONS,
+    PART_OF,
+    HeuristicNameExtractor,
+    Indexer,
+    SourceRecord,
+    TitleLinker,
+    TokenChunker,
+)
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
+
+DIM = 32
+
+
+def _records() -> list[SourceRecord]:
+    return [
+        SourceRecord("paris", "Paris is the capital of France. Victor Hugo lived there.", title="Paris"),
+        SourceRecord("france", "France is a country in western Europe.", title="France", links=("paris", "nowhere")),
+        SourceRecord("hugo", "Victor Hugo wrote Les Miserables while in exile.", title="Victor Hugo"),
+        SourceRecord("exile", "Guernsey hosted Victor Hugo during his exile.", title="Guernsey"),
+    ]
+
+
+async def _relations(store: InMemoryGraphStore | SQLiteGraphStore, ids: Sequence[str]) -> set[tuple[str, str]]:
+    related = await store.related(list(ids), depth=1)
+    return {(r.seed, r.id) for r in related}
+
+
+@pytest.fixture
+def stores() -> tuple[InMemoryGraphStore, LocalVectorStore]:
+    return InMemoryGraphStore(), LocalVectorStore()
+
+
+def _indexer(graph: object, vectors: object, **kwargs: object) -> Indexer:
+    return Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[TitleLinker()], **kwargs)  # type: ignore[arg-type]
+
+
+async def test_short_documents_stay_whole_with_links_and_mentions(stores) -> None:
+    graph, vectors = stores
+    report = await _indexer(graph, vectors).aindex(_records())
+    assert (report.documents, report.chunks, report.skipped) == (4, 4, 0)
+    assert await vectors.count() == 4
+    doc = await graph.get_document("paris")
+    assert doc.content == _records()[0].text
+    assert doc.metadata["title"] == "Paris"
+    rels = set(graph._relations)
+    assert ("france", "paris", LINKS_TO) in rels
+    assert ("paris", "france", MENTIONS) in rels  # "capital of France"
+    assert ("paris", "hugo", MENTIONS) in rels
+    assert ("exile", "hugo", MENTIONS) in rels
+    # A link to an unknown id is a counted warning, not a crash.
+    assert any("1 link(s) to 1 unknown document id(s)" in w and "nowhere" in w for w in report.warnings)
+    assert report.relations == len(rels)
+
+
+async def test_co_mentions_link_passages_sharing_a_name(stores) -> None:
+    graph, vectors = stores
+    records = [
+        SourceRecord("a", "Ada Lovelace met Charles Babbage in London."),
+        SourceRecord("b", "Charles Babbage designed the Analytical Engine."),
+        SourceRecord("c", "An unrelated passage about rivers."),
+    ]
+    ix = Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[HeuristicNameExtractor()])
+    await ix.aindex(records)
+    assert set(graph._relations) == {("a", "b", CO_MENTION)}
+
+
+async def test_co_mention_cap_skips_hub_entities(stores) -> None:
+    graph, vectors = stores
+    records = [SourceRecord(f"d{i}", f"New York is big, said passage {i}.") for i in range(4)]
+    ix = Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[HeuristicNameExtractor()], co_mention_cap=3)
+    report = await ix.aindex(records)
+    assert not graph._relations
+    assert any("more than 3 passages" in w for w in report.warnings)
+
+
+async def test_long_document_is_chunked_with_parent_pointers(stores) -> None:
+    graph, vectors = stores
+    text = " ".join(f"word{i}" for i in range(25))
+    ix = Indexer(graph, vectors, HashingEmbedder(DIM), chunker=TokenChunker(max_tokens=10, overlap=2))
+    report = await ix.aindex([SourceRecord("long", text, title="Long")])
+    assert report.chunks == 3  # windows start at tokens 0, 8, 16
+    chunks = await graph.get_documents(["long#0", "long#1", "long#2"])
+    assert chunks["long#1"].content == " ".join(f"word{i}" for i in range(8, 18))
+    assert chunks["long#2"].metadata["parent_id"] == "long"
+    assert chunks["long#2"].metadata["chunk_index"] == 2
+    assert (await graph.get_document("long")).content == text
+    assert ("long#0", "long", PART_OF) in graph._relations
+    assert await vectors.count() == 3  # only the chunks are embedded
+
+
+async def test_reindex_replaces_instead_of_duplicating(stores) -> None:
+    graph, vectors = stores
+    ix = _indexer(graph, vectors)
+    await ix.aindex(_records())
+    before = set(graph._relations)
+    again = await ix.aindex(_records())
+    assert (again.documents, again.skipped) == (0, 4)
+    assert set(graph._relations) == before
+    changed = _records()
+    changed[0] = SourceRecord("paris", "Paris is a large city on the Seine.", title="Paris")
+    report = await ix.aindex(changed)
+    assert report.documents == 1 and report.skipped == 3
+    assert (await graph.get_document("paris")).content == "Paris is a large city on the Seine."
+    rels = set(graph._relations)
+    assert ("paris", "france", MENTIONS) not in rels
+    assert ("paris", "hugo", MENTIONS) not in rels
+    assert ("france", "paris", LINKS_TO) in rels  # owned by france: untouched
+    assert await vectors.count() == 4
+
+
+async def test_reindex_from_chunks_to_whole_removes_stale_chunks(stores) -> None:
+    graph, vectors = stores
+    ix = Indexer(graph, vectors, HashingEmbedder(DIM), chunker=TokenChunker(max_tokens=5, overlap=1))
+    await ix.aindex([SourceRecord("d", "one two three four five six seven eight nine")])
+    assert await vectors.count() == 2
+    await ix.aindex([SourceRecord("d", "short now")])
+    assert await graph.get_documents(["d#0", "d#1"]) == {}
+    assert await vectors.count() == 1
+    assert (await vectors.search(await HashingEmbedder(DIM).embed_query("short now"), limit=5))[0].id == "d"
+
+
+async def test_delete_removes_document_chunks_vectors_and_relations(stores) -> None:
+    graph, vectors = stores
+    ix = _indexer(graph, vectors, chunker=TokenChunker(max_tokens=6, overlap=1))
+    await ix.aindex(_records())
+    assert await ix.adelete(["hugo", "missing"]) == 1
+    with pytest.raises(NotFound):
+        await graph.get_document("hugo")
+    assert not [k for k in graph._relations if "hugo" in (k[0].split("#")[0], k[1].split("#")[0])]
+    ids = {h.id for h in await vectors.search([1.0] * DIM, limit=100)}
+    assert not {i for i in ids if i.split("#")[0] == "hugo"}
+
+
+async def test_progress_reports_running_counts(stores) -> None:
+    graph, vectors = stores
+    seen: list[int] = []
+    await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append)
+    assert seen == [3, 4]
+    seen.clear()
+    await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append)
+    assert seen == [4]  # everything skipped, reported at once
+
+
+async def test_invalid_batch_writes_nothing(stores) -> None:
+    graph, vectors = stores
+    records = [*_records(), SourceRecord("paris", "again")]
+    with pytest.raises(InvalidInput, match="duplicate document id"):
+        await _indexer(graph, vectors).aindex(records)
+    with pytest.raises(InvalidInput, match="chunk id"):
+        await _indexer(graph, vectors).aindex([SourceRecord("x#1", "text")])
+    assert await graph.count_documents() == 0 and await vectors.count() == 0
+
+
+class _FailingEmbedder(HashingEmbedder):
+    """Fails on the ``fail_on``-th call of ``embed_documents`` (1-based), once."""
+
+    def __init__(self, fail_on: int) -> None:
+        super().__init__(DIM)
+        self.calls = 0
+        self.fail_on = fail_on
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("embedding service went away")
+        return await super().embed_documents(texts)
+
+
+async def test_interrupted_run_resumes_to_the_same_graph(tmp_path: Path) -> None:
+    reference_graph, reference_vectors = InMemoryGraphStore(), LocalVectorStore()
+    await _indexer(reference_graph, reference_vectors, batch_size=1).aindex(_records())
+    expected = set(reference_graph._relations)
+
+    graph = SQLiteGraphStore(tmp_path / "g.sqlite")
+    vectors = LocalVectorStore(tmp_path / "v.sqlite")
+    try:
+        broken = Indexer(graph, vectors, _FailingEmbedder(fail_on=3), extractors=[TitleLinker()], batch_size=1)
+        with pytest.raises(RuntimeError, match="went away"):
+            await broken.aindex(_records())
+        assert await graph.count_documents() == 2  # two batches committed before the failure
+        resumed = await _indexer(graph, vectors, batch_size=1).aindex(_records())
+        assert resumed.skipped == 2 and resumed.documents == 2
+        ids = ["paris", "france", "hugo", "exile"]
+        got = await _relations(graph, ids)
+        want = await _relations(reference_graph, ids)
+        assert got == want
+        assert await graph.count_relations() == len(expected)
+        assert await vectors.count() == 4
+    finally:
+        await graph.close()
+        await vectors.close()
+
+
+async def test_failure_mid_batch_leaves_documents_pending_and_redone(stores) -> None:
+    graph, vectors = stores
+
+    class _BrokenRelations(InMemoryGraphStore):
+        async def create_relations(self, relations):  # type: ignore[no-untyped-def]
+            raise RuntimeError("disk full")
+
+    broken = _BrokenRelations()
+    with pytest.raises(RuntimeError, match="disk full"):
+        await _indexer(broken, vectors).aindex(_records())
+    doc = await broken.get_document("paris")
+    assert doc.metadata["graphfuse_state"] == "pending"
+    # A healthy store object over the same documents: the pending ones are redone, not skipped.
+    healthy = InMemoryGraphStore()
+    await healthy.store_documents(list((await broken.get_documents(["paris", "france", "hugo", "exile"])).values()))
+    report = await _indexer(healthy, vectors).aindex(_records())
+    assert report.skipped == 0 and report.documents == 4
+    assert (await healthy.get_document("paris")).metadata["graphfuse_state"] == "indexed"
+
+
+def test_sync_index_and_delete(stores) -> None:
+    graph, vectors = stores
+    ix = _indexer(graph, vectors)
+    assert ix.index(_records()).documents == 4
+    assert ix.delete(["paris"]) == 1
+
+
+async def test_refreshes_pagerank_after_writes(stores) -> None:
+    graph, vectors = stores
+    await _indexer(graph, vectors).aindex(_records())
+    assert graph._index is not None and graph._index._pagerank is not None
+
+
+def test_constructor_validation(stores) -> None:
+    graph, vectors = stores
+    with pytest.raises(InvalidInput, match="batch_size"):
+        Indexer(graph, vectors, HashingEmbedder(DIM), batch_size=0)
+    with pytest.raises(InvalidInput, match="embedder"):
+        Indexer(graph, vectors, object())  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="extract"):
+        Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[object()])  # type: ignore[list-item]
