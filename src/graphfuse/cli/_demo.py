@@ -81,7 +81,7 @@ async def _run(store_dir: Path, embedder: str, graph_name: str, console: Console
 def _comparison(answer: _Answer, graph_name: str) -> Table:
     gold = set(answer.question.gold_ids)
     table = Table(
-        title=f"{answer.question.question}  (answer: {answer.question.answer})",
+        title=Text(f"{answer.question.question}  (answer: {answer.question.answer})"),
         title_justify="left",
         caption=f"* = gold passage; {len(gold)} gold passages",
         caption_justify="left",
@@ -116,7 +116,7 @@ def demo(
     if embedder is None:
         embedder, note = default_embedder()
         if note:
-            console.print(f"note: {note}", highlight=False)
+            console.print(f"note: {note}", highlight=False, markup=False)
     graph_name = graph_preset()
     with tempfile.TemporaryDirectory(prefix="graphfuse-demo-") as tmp:
         store_dir = Path(store) if store is not None else Path(tmp) / "store"
@@ -125,6 +125,8 @@ def demo(
             f"indexed the sample: {report.documents + report.skipped} passages, {report.relations} relations "
             f"(embedder {embedder!r}, store {str(store_dir)!r})",
             highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
     for answer in answers[:show]:
         console.print()
@@ -136,6 +138,7 @@ def demo(
         f"Recall@{K} over {len(answers)} sample questions: vector only ({VECTOR_ONLY}) {vector:.3f}, "
         f"graph-aware ({graph_name}) {graph:.3f}",
         highlight=False,
+        soft_wrap=True,
     )
 
 

@@ -75,7 +75,7 @@ def _label(result: Result) -> str:
 def results_table(results: Sequence[Result], title: str | None = None) -> Table:
     """A table of results: rank, id, title or text, score, and per signal ``value (+share)``."""
     order = _signal_order(results)
-    table = Table(title=title, title_justify="left", show_lines=True)
+    table = Table(title=None if title is None else Text(title), title_justify="left", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("id", overflow="fold", max_width=24)
     table.add_column("document", max_width=40)
@@ -87,7 +87,7 @@ def results_table(results: Sequence[Result], title: str | None = None) -> Table:
             if name in r.signals:
                 share = r.contributions.get(name)
                 lines.append(f"{name:<10} {r.signals[name]:.3f}" + ("" if share is None else f"  (+{share:.3f})"))
-        table.add_row(str(rank), r.id, _label(r), f"{r.score:.4f}", Text("\n".join(lines)))
+        table.add_row(str(rank), Text(r.id), Text(_label(r)), f"{r.score:.4f}", Text("\n".join(lines)))
     return table
 
 

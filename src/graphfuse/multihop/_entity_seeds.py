@@ -22,8 +22,9 @@ class EntitySeeds:
     found in the query text is loaded from ``graph_store`` (with the query's filter: a target
     outside it is not added) and gets ``entity = 1.0``; a mention whose title is made of a
     single word gets ``single_word`` (0.6 by default: single words are more often incidental).
-    At most ``limit`` documents are added, longest mentions first. These candidates are
-    hydrated already.
+    When several documents share the title (paragraphs of one article), the strength is
+    divided among them, so one ambiguous name does not fill the top ranks. At most ``limit``
+    documents are added, longest mentions first. These candidates are hydrated already.
     """
 
     __slots__ = ("_graph_store", "_limit", "_linker", "_name", "_signal", "_single")
@@ -66,7 +67,7 @@ class EntitySeeds:
         mentions = sorted(self._linker.extract(query.text), key=lambda m: -len(m.entity))
         strength: dict[str, float] = {}
         for m in mentions:
-            value = self._single if " " not in m.entity else 1.0
+            value = (self._single if " " not in m.entity else 1.0) / max(1, len(m.targets))
             for target in m.targets:
                 if len(strength) >= self._limit and target not in strength:
                     break

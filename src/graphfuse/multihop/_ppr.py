@@ -67,7 +67,9 @@ class _Graph:
     def __init__(self, ids: Sequence[str], adjacency: sp.spmatrix) -> None:
         self.ids = list(ids)
         self.position = {d: i for i, d in enumerate(self.ids)}
-        self.walk = _walk_matrix(adjacency)
+        a = sp.csr_matrix(adjacency, dtype=np.float64)
+        self.degree = np.asarray((a + a.T).sum(axis=0)).ravel()
+        self.walk = _walk_matrix(a)
         self.dangling = np.asarray(self.walk.sum(axis=0)).ravel() == 0
 
 
@@ -75,11 +77,14 @@ class PersonalizedPageRank:
     """Spread the candidates' relevance over the graph; emit the ``ppr`` signal and new candidates.
 
     The ``seeds`` candidates with the highest seed weight (``sum(seed_signals[name] *
-    signal)``) form the personalization vector (weighted by that seed weight); a random walk
-    with restart (``damping``: probability of following a relation, 0.5-0.85) runs over the
-    graph with relations walked both ways. Every candidate gets ``ppr`` (its score divided by
-    the best score), and the ``limit`` best-scoring documents not yet candidates are added
-    with ids only (put :class:`~graphfuse.stages.Hydrate` after this stage).
+    signal)``) form the personalization vector (weighted by that seed weight to the power
+    ``seed_power``, which sharpens it towards the best seeds); a random walk with restart
+    (``damping``: probability of following a relation, 0.5-0.85) runs over the graph with
+    relations walked both ways. A node's score is then divided by ``degree **
+    degree_exponent`` (so hubs that every walk passes through do not win by being hubs).
+    Every candidate gets ``ppr`` (its score divided by the best score), and the ``limit``
+    best-scoring documents not yet candidates are added with ids only (put
+    :class:`~graphfuse.stages.Hydrate` after this stage).
 
     Graph access: when ``graph_store`` offers ``adjacency(relation_types)`` returning
     ``(ids, scipy.sparse matrix)`` (the embedded stores keep one in memory), PPR runs over the
@@ -103,6 +108,8 @@ class PersonalizedPageRank:
         "_max_nodes",
         "_name",
         "_relation_types",
+        "_degree_exponent",
+        "_seed_power",
         "_seed_signals",
         "_seeds",
         "_signal",
@@ -114,7 +121,9 @@ class PersonalizedPageRank:
         *,
         damping: float = 0.7,
         seed_signals: Mapping[str, float] | None = None,
-        seeds: int = 10,
+        seeds: int = 5,
+        seed_power: float = 3.0,
+        degree_exponent: float = 0.25,
         limit: int = 30,
         iterations: int = 30,
         relation_types: Sequence[str] | None = None,
@@ -135,6 +144,8 @@ class PersonalizedPageRank:
             raise InvalidInput("seed_signals needs at least one positive weight")
         self._seed_signals = weights
         self._seeds = check_positive_int(seeds, "seeds")
+        self._seed_power = check_unit(seed_power, "seed_power", high=10.0, open_low=True)
+        self._degree_exponent = check_unit(degree_exponent, "degree_exponent", high=2.0)
         self._limit = check_positive_int(limit, "limit", low=0)
         self._iterations = check_positive_int(iterations, "iterations")
         self._relation_types = check_relation_types(relation_types, "relation_types")
@@ -182,10 +193,12 @@ class PersonalizedPageRank:
         for w, i in seeds:
             pos = graph.position.get(i)
             if pos is not None:
-                p[pos] += w
+                p[pos] += w**self._seed_power
         if p.sum() <= 0:
             return list(candidates)
         x = _power(graph.walk, graph.dangling, p / p.sum(), damping, self._iterations)
+        if self._degree_exponent:
+            x = x / np.maximum(graph.degree, 1.0) ** self._degree_exponent
         top = float(x.max())
         score = x / top if top > 0 else x
         out = []
