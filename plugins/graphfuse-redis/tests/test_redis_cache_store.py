@@ -139,7 +139,7 @@ async def test_connection_failures_are_retried(unused_port: int) -> None:
         calls += 1
         return await real(*args)  # type: ignore[arg-type]
 
-    store._once = counting  # type: ignore[method-assign]
+    store._once = counting  # type: ignore[method-assign,assignment]
     try:
         with pytest.raises(ConnectionFailed):
             await store.get("k")

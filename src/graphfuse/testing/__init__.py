@@ -6,7 +6,7 @@ Subclass a contract in your own tests and provide the fixture it names::
 
     class TestMyStore(GraphStoreContract):
         @pytest.fixture
-        async def store(self):
+        async def graph_store(self):
             s = MyStore(...)
             yield s
             await s.close()
