@@ -67,8 +67,9 @@ class TitleLinker:
     matches without it; with ``comma_alias``, a title with a comma also matches by its part
     before the comma (``"Louisville, Kentucky"`` by ``"Louisville"``). With ``require_capital``
     (the default) a title that starts with a capital letter matches only where the text
-    capitalises it too: ``"Brand (play)"`` matches "Brand" but not "a brand of whiskey". Titles made only of stopwords, of digits, or shorter than
-    ``min_chars`` characters are ignored (they would link everything to everything).
+    capitalises it too: ``"Brand (play)"`` matches "Brand" but not "a brand of whiskey".
+    Titles made only of stopwords, of digits, or shorter than ``min_chars`` characters are
+    ignored (they would link everything to everything).
 
     The :class:`~graphfuse.indexing.Indexer` adds the titles of the records it indexes;
     ``titles`` preloads a mapping of title to document ids.

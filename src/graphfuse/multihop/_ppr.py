@@ -62,15 +62,52 @@ def _walk_matrix(adjacency: sp.spmatrix) -> sp.csr_matrix:
 
 
 class _Graph:
-    """An adjacency snapshot: ids, positions and the column-stochastic walk matrix."""
+    """An adjacency snapshot: ids, positions, degrees and the column-stochastic walk matrix.
 
-    def __init__(self, ids: Sequence[str], adjacency: sp.spmatrix) -> None:
+    ``adjacency[i, j]`` is the weight of relations ``i -> j``. A step follows a relation
+    forwards with its weight and backwards with ``reverse_weight`` times it.
+    """
+
+    def __init__(self, ids: Sequence[str], adjacency: sp.spmatrix, reverse_weight: float = 1.0) -> None:
         self.ids = list(ids)
         self.position = {d: i for i, d in enumerate(self.ids)}
         a = sp.csr_matrix(adjacency, dtype=np.float64)
-        self.degree = np.asarray((a + a.T).sum(axis=0)).ravel()
-        self.walk = _walk_matrix(a)
-        self.dangling = np.asarray(self.walk.sum(axis=0)).ravel() == 0
+        self.degree = np.asarray((a + a.T).astype(bool).sum(axis=0)).ravel().astype(np.float64)
+        u = (a + reverse_weight * a.T).tocsr()
+        out = np.asarray(u.sum(axis=1)).ravel()
+        inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
+        self.walk = sp.csr_matrix((sp.diags(inverse) @ u).T)
+        self.dangling = out == 0
+
+
+def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[Sequence[str], Any] | None:
+    """``(ids, directed adjacency)`` of the whole graph when the store can give it cheaply, else ``None``.
+
+    Uses the store's ``adjacency(relation_types)`` when it has one. GraphFuse's embedded stores
+    keep their CSR snapshot internally; it is read directly until they expose it publicly.
+    The matrix object is reused while the graph is unchanged (the stage caches on its identity).
+    """
+    accessor = getattr(store, "adjacency", None)
+    if callable(accessor):
+        result: tuple[Sequence[str], Any] = accessor(relation_types)
+        return result
+    from ..stores import InMemoryGraphStore, SQLiteGraphStore
+
+    if relation_types is not None or not isinstance(store, (InMemoryGraphStore, SQLiteGraphStore)):
+        return None
+    index = store._current_index()
+    with _SNAPSHOT_LOCK:
+        matrix = _SNAPSHOTS.get(index)
+    if matrix is None:
+        n = len(index.ids)
+        matrix = sp.csr_matrix((index._weights, (index._sources, index._targets)), shape=(n, n), dtype=np.float64)
+        with _SNAPSHOT_LOCK:
+            _SNAPSHOTS[index] = matrix
+    return index.ids, matrix
+
+
+_SNAPSHOT_LOCK = threading.Lock()
+_SNAPSHOTS: weakref.WeakKeyDictionary[Any, sp.csr_matrix] = weakref.WeakKeyDictionary()
 
 
 class PersonalizedPageRank:
@@ -86,13 +123,16 @@ class PersonalizedPageRank:
     best-scoring documents not yet candidates are added with ids only (put
     :class:`~graphfuse.stages.Hydrate` after this stage).
 
+    A step follows a relation forwards (from the passage that mentions or links to the other)
+    with its weight, and backwards with ``reverse_weight`` times it.
+
     Graph access: when ``graph_store`` offers ``adjacency(relation_types)`` returning
-    ``(ids, scipy.sparse matrix)`` (the embedded stores keep one in memory), PPR runs over the
-    whole graph with scipy (about a millisecond for 10k nodes); that snapshot is cached until
-    the store returns a new matrix object. Otherwise, and whenever the query has a metadata
-    filter (so the walk cannot pass through documents outside it), the stage builds the
-    ``hops``-hop neighbourhood of the seeds with the protocol's ``related()`` and runs PPR
-    on that subgraph.
+    ``(ids, scipy.sparse matrix)`` of directed relation weights (the embedded SQLite and
+    in-memory stores keep one in memory), PPR runs over the whole graph with scipy (about a
+    millisecond for 10k nodes); that snapshot is cached until the store returns a new matrix
+    object. Otherwise, and whenever the query has a metadata filter (so the walk cannot pass
+    through documents outside it), the stage builds the ``hops``-hop neighbourhood of the
+    seeds with the protocol's ``related()`` (which is undirected) and runs PPR on that subgraph.
 
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """
@@ -100,6 +140,7 @@ class PersonalizedPageRank:
     __slots__ = (
         "_cache",
         "_damping",
+        "_degree_exponent",
         "_graph_store",
         "_hops",
         "_iterations",
@@ -108,7 +149,7 @@ class PersonalizedPageRank:
         "_max_nodes",
         "_name",
         "_relation_types",
-        "_degree_exponent",
+        "_reverse_weight",
         "_seed_power",
         "_seed_signals",
         "_seeds",
@@ -127,6 +168,7 @@ class PersonalizedPageRank:
         limit: int = 30,
         iterations: int = 30,
         relation_types: Sequence[str] | None = None,
+        reverse_weight: float = 1.0,
         hops: int = 2,
         max_nodes: int = 2000,
         name: str = "ppr",
@@ -149,11 +191,12 @@ class PersonalizedPageRank:
         self._limit = check_positive_int(limit, "limit", low=0)
         self._iterations = check_positive_int(iterations, "iterations")
         self._relation_types = check_relation_types(relation_types, "relation_types")
+        self._reverse_weight = check_unit(reverse_weight, "reverse_weight", open_low=True)
         self._hops = check_positive_int(hops, "hops", high=3)
         self._max_nodes = check_positive_int(max_nodes, "max_nodes")
         self._name = check_name(name, "name")
         self._signal = check_name(signal, "signal")
-        self._cache: tuple[weakref.ref[Any] | None, _Graph] | None = None
+        self._cache: tuple[weakref.ref[Any], _Graph] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -220,15 +263,15 @@ class PersonalizedPageRank:
         return out
 
     def _whole_graph(self) -> _Graph | None:
-        accessor = getattr(self._graph_store, "adjacency", None)
-        if not callable(accessor):
+        snapshot = store_adjacency(self._graph_store, self._relation_types)
+        if snapshot is None:
             return None
-        ids, matrix = accessor(self._relation_types)
+        ids, matrix = snapshot
         with self._lock:
             cached = self._cache
-            if cached is not None and cached[0] is not None and cached[0]() is matrix:
+            if cached is not None and cached[0]() is matrix:
                 return cached[1]
-        graph = _Graph(ids, matrix)
+        graph = _Graph(ids, matrix, self._reverse_weight)
         with self._lock:
             self._cache = (weakref.ref(matrix), graph)
         return graph
@@ -259,7 +302,7 @@ class PersonalizedPageRank:
         rows = np.fromiter((a for a, _ in edges), np.int64, len(edges))
         cols = np.fromiter((b for _, b in edges), np.int64, len(edges))
         adjacency = sp.csr_matrix((np.ones(len(edges)), (rows, cols)), shape=(n, n))
-        return _Graph(list(nodes), adjacency)
+        return _Graph(list(nodes), adjacency, 1.0)
 
 
 def _check_damping(value: object, what: str) -> float:

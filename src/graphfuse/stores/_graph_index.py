@@ -84,7 +84,7 @@ class GraphIndex:
         self._type_code = {name: code for code, name in enumerate(type_names)}
         # rank[i]: position of ids[i] in sorted id order, to order results by id with numpy.
         self._rank = np.empty(n, dtype=np.int64)
-        self._rank[np.argsort(np.asarray(self.ids, dtype=object), kind="stable")] = np.arange(n)
+        self._rank[sorted(range(n), key=self.ids.__getitem__)] = np.arange(n)
         self._metadata_source = metadata
         self._metadata: MetadataIndex | None = None
         self._typed: dict[frozenset[str], tuple[IntArray, IntArray]] = {}

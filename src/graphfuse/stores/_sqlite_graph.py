@@ -365,18 +365,26 @@ class SQLiteGraphStore:
             return cached
 
     def _build_index(self) -> tuple[GraphIndex, int]:
+        # Relations come back as four comma-joined strings parsed by numpy in C: about ten
+        # times faster than a million Python tuples. Relation types cannot contain commas.
         with self._db.snapshot() as c:
             generation = scalar(c, _GENERATION)
             nodes_ids = c.execute("SELECT node, id FROM documents ORDER BY node").fetchall()
-            edges = c.execute("SELECT source, target, type, weight FROM relations").fetchall()
-        nodes = np.fromiter((r[0] for r in nodes_ids), np.int64, len(nodes_ids))
+            joined = c.execute(
+                "SELECT group_concat(source), group_concat(target), group_concat(type), group_concat(weight) "
+                "FROM relations"
+            ).fetchone()
         ids = [r[1] for r in nodes_ids]
+        nodes = np.fromiter((r[0] for r in nodes_ids), np.int64, len(nodes_ids))
+        # node number -> position in ids (node numbers are rowids: sparse after deletions)
+        lookup = np.full(int(nodes[-1]) + 1 if len(nodes) else 1, -1, dtype=np.int64)
+        lookup[nodes] = np.arange(len(nodes))
+        sources = lookup[_parse(joined[0], np.int64)]
+        targets = lookup[_parse(joined[1], np.int64)]
         type_codes: dict[str, int] = {}
-        m = len(edges)
-        sources = np.searchsorted(nodes, np.fromiter((e[0] for e in edges), np.int64, m))
-        targets = np.searchsorted(nodes, np.fromiter((e[1] for e in edges), np.int64, m))
-        codes = np.fromiter((type_codes.setdefault(e[2], len(type_codes)) for e in edges), np.int64, m)
-        weights = np.fromiter((e[3] for e in edges), np.float64, m)
+        names = joined[2].split(",") if joined[2] else []
+        codes = np.fromiter((type_codes.setdefault(t, len(type_codes)) for t in names), np.int64, len(names))
+        weights = _parse(joined[3], np.float64)
         db = self._db
 
         def metadata() -> list[dict[str, Any]]:
@@ -404,6 +412,13 @@ class SQLiteGraphStore:
 
     def __repr__(self) -> str:
         return f"SQLiteGraphStore({self.path!r})"
+
+
+def _parse(joined: str | None, dtype: type[np.int64] | type[np.float64]) -> Any:
+    """Numbers from a ``group_concat`` string (``None`` for an empty table)."""
+    if not joined:
+        return np.zeros(0, dtype=dtype)
+    return np.fromstring(joined, dtype=dtype, sep=",")
 
 
 class _Stale(Exception):

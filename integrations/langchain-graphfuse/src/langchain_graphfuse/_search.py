@@ -6,10 +6,11 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from graphfuse import Candidate, InvalidInput, Query, RunContext
-from graphfuse.stages._arguments import check_name, check_options, check_positive_int, check_unit
 from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
+
+from graphfuse import Candidate, InvalidInput, Query, RunContext
+from graphfuse.stages._arguments import check_name, check_options, check_positive_int, check_unit
 
 from ._documents import DocumentMapping, to_graphfuse
 from ._vectorstore import FilterFormat, resolve_filter_format, translate_filter
@@ -35,7 +36,7 @@ class LangChainSearch:
     for :class:`LangChainVectorStore` (``filter_format``). Per-call options: ``limit``, ``min_score``.
     """
 
-    __slots__ = ("_store", "_limit", "_min_score", "_relevance", "_filter_format", "_mapping", "_name", "_signal")
+    __slots__ = ("_filter_format", "_limit", "_mapping", "_min_score", "_name", "_relevance", "_signal", "_store")
 
     def __init__(
         self,

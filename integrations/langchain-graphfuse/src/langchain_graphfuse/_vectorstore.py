@@ -32,8 +32,7 @@ def translate_filter(store: VectorStore, filter: MetadataFilter | None, filter_f
         return None
     if filter_format == "none":
         raise InvalidInput(
-            f"{type(store).__name__} was wrapped with filter_format='none', but a filter was given: "
-            f"{filter.to_dict()}"
+            f"{type(store).__name__} was wrapped with filter_format='none', but a filter was given: {filter.to_dict()}"
         )
     if filter_format == "callable":
 

@@ -177,3 +177,21 @@ def test_expansion_bad_per_call_option(backend: Any) -> None:
         retriever.invoke("q", depth=7)
     with pytest.raises(InvalidInput, match="unknown keyword"):
         retriever.invoke("q", hops=1)
+
+
+def test_per_call_min_score_and_options(backend: Any) -> None:
+    retriever = GraphFuseRetriever(pipeline=backend.pipeline(), k=8)
+    everything = retriever.invoke("Alan Turing universal machine")
+    floor = everything[1].metadata["graphfuse"]["score"]
+    kept = retriever.invoke("Alan Turing universal machine", min_score=floor)
+    assert [d.id for d in kept] == [d.id for d in everything[:2]]
+    no_hops = retriever.invoke(
+        "Alan Turing universal machine", options={"graph": {"depth": 1}, "semantic": {"limit": 1}}
+    )
+    assert [d.id for d in no_hops] == ["turing", "hopper"]
+
+
+async def test_sync_invoke_inside_a_running_loop(backend: Any) -> None:
+    # Jupyter-style: a sync call while an event loop runs in this thread.
+    retriever = GraphFuseRetriever(pipeline=backend.pipeline(), k=1)
+    assert retriever.invoke("Alan Turing universal machine")[0].id == "turing"
