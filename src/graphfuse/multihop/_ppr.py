@@ -95,7 +95,7 @@ def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[S
 
     if relation_types is not None or not isinstance(store, (InMemoryGraphStore, SQLiteGraphStore)):
         return None
-    index = store._current_index()
+    index: Any = store._current_index()
     with _SNAPSHOT_LOCK:
         matrix = _SNAPSHOTS.get(index)
     if matrix is None:

@@ -75,7 +75,7 @@ class GraphIndex:
         rows = np.concatenate([sources, targets])
         cols = np.concatenate([targets, sources])
         codes = np.concatenate([type_codes, type_codes])
-        order = np.argsort(rows, kind="stable")
+        order = np.argsort(rows)  # order within a row does not matter
         self._rows = rows[order]
         self._indices = cols[order]
         self._codes = codes[order]

@@ -381,9 +381,9 @@ class SQLiteGraphStore:
         lookup[nodes] = np.arange(len(nodes))
         sources = lookup[_parse(joined[0], np.int64)]
         targets = lookup[_parse(joined[1], np.int64)]
-        type_codes: dict[str, int] = {}
         names = joined[2].split(",") if joined[2] else []
-        codes = np.fromiter((type_codes.setdefault(t, len(type_codes)) for t in names), np.int64, len(names))
+        type_codes = {t: i for i, t in enumerate(sorted(set(names)))}
+        codes = np.fromiter(map(type_codes.__getitem__, names), np.int64, len(names))
         weights = _parse(joined[3], np.float64)
         db = self._db
 
