@@ -37,10 +37,18 @@ def check_id(value: object, what: str = "document id") -> str:
     return value
 
 
+_VALID_SIGNAL_NAMES: set[str] = set()
+
+
 def check_signal(name: str, value: float) -> float:
     """Validate a signal: a known-shaped name and a finite float in [0, 1]."""
-    if not isinstance(name, str) or not _SIGNAL_NAME.match(name):
-        raise InvalidInput(f"signal name {name!r} is not valid")
+    if name not in _VALID_SIGNAL_NAMES:
+        if not isinstance(name, str) or not _SIGNAL_NAME.match(name):
+            raise InvalidInput(f"signal name {name!r} is not valid")
+        if len(_VALID_SIGNAL_NAMES) < 4096:  # bounded: names are a small vocabulary in practice
+            _VALID_SIGNAL_NAMES.add(name)
+    if type(value) is float and 0.0 <= value <= 1.0:  # the common case; NaN fails the range test
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidInput(f"signal {name!r} must be a float, got {type(value).__name__}")
     v = float(value)
@@ -108,19 +116,30 @@ class Candidate:
         """The document id."""
         return self.document.id
 
+    @classmethod
+    def _checked(cls, document: Document, signals: dict[str, float]) -> Candidate:
+        # Signals already validated: skip __post_init__ (hot path of every stage).
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "document", document)
+        object.__setattr__(obj, "signals", MappingProxyType(signals))
+        return obj
+
     def with_signal(self, name: str, value: float) -> Candidate:
         """A copy with ``name`` set to ``value``."""
-        return Candidate(self.document, {**self.signals, name: value})
+        return Candidate._checked(self.document, {**self.signals, name: check_signal(name, value)})
 
     def with_signals(self, values: Mapping[str, float]) -> Candidate:
         """A copy with several signals set."""
-        return Candidate(self.document, {**self.signals, **values})
+        new = {name: check_signal(name, v) for name, v in values.items()}
+        return Candidate._checked(self.document, {**self.signals, **new})
 
     def with_document(self, document: Document) -> Candidate:
         """A copy carrying ``document`` (same id) and the same signals."""
+        if not isinstance(document, Document):
+            raise InvalidInput(f"candidate document must be a Document, got {type(document).__name__}")
         if document.id != self.document.id:
             raise InvalidInput(f"cannot replace document {self.document.id!r} with {document.id!r}")
-        return Candidate(document, self.signals)
+        return Candidate._checked(document, dict(self.signals))
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,7 @@ class _Plan:
     record: SourceRecord
     units: list[tuple[str, str]]  # (unit id, unit text); a one-chunk document is its own unit
     owned: set[_Rel] = field(default_factory=set)
+    weights: dict[_Rel, float] = field(default_factory=dict)
     digest: str = ""
 
 
@@ -72,7 +73,9 @@ class Indexer:
     - ``LINKS_TO`` from a document to each id in its ``links`` (an unknown id is a counted
       warning, not an error);
     - ``MENTIONS`` from a unit to every document an extractor names as a mention's target
-      (the :class:`TitleLinker` targets documents whose title the text mentions);
+      (the :class:`TitleLinker` targets documents whose title the text mentions), weighted
+      ``1 / (1 + r)`` for the ``r``-th distinct document the unit mentions (earlier mentions
+      are more central to a passage);
     - ``CO_MENTION`` between units of different documents mentioning the same entity (a
       mention without targets, e.g. from :class:`HeuristicNameExtractor`), for entities
       mentioned by at most ``co_mention_cap`` units (more would make hubs).
@@ -175,6 +178,7 @@ class Indexer:
         # Relations of every planned document, skipped ones included: an earlier interrupted run
         # may have committed a document before the other end of one of its relations was written.
         touching: dict[str, set[_Rel]] = defaultdict(set)
+        weights = {rel: w for p in plans for rel, w in p.weights.items()}
         for p in plans:
             for rel in p.owned:
                 touching[rel[0]].add(rel)
@@ -184,7 +188,7 @@ class Indexer:
             progress(done)
         for start in range(0, len(todo), self._batch_size):
             batch = todo[start : start + self._batch_size]
-            await self._write_batch(batch, existing, present, touching, report)
+            await self._write_batch(batch, existing, present, touching, weights, report)
             done += len(batch)
             if progress is not None:
                 progress(done)
@@ -244,14 +248,21 @@ class Indexer:
                 p.owned.update((u, p.record.id, PART_OF) for u, _ in p.units)
             for unit, text in p.units:
                 entities: set[str] = set()
+                named: list[str] = []
                 for ex in self._extractors:
                     for m in ex.extract(text):
                         if not m.targets:
                             # Passages naming a document are already two hops apart through it.
                             entities.add(m.entity)
                         for target in m.targets[: self._target_cap]:
-                            if target != p.record.id:
-                                p.owned.add((unit, target, MENTIONS))
+                            if target != p.record.id and target not in named:
+                                named.append(target)
+                for rank, target in enumerate(named):
+                    rel = (unit, target, MENTIONS)
+                    p.owned.add(rel)
+                    # Earlier mentions are more central to a passage (its subject's director,
+                    # author, country come first): weight 1, 1/2, 1/3, ... in order of mention.
+                    p.weights[rel] = 1.0 / (1 + rank)
                 for e in entities:
                     holders[e].append(unit)
         hubs = 0
@@ -273,7 +284,14 @@ class Indexer:
         for p in plans:
             r = p.record
             payload = json.dumps(
-                [r.text, r.title, dict(r.metadata), r.created_at and r.created_at.isoformat(), sorted(p.owned), config],
+                [
+                    r.text,
+                    r.title,
+                    dict(r.metadata),
+                    r.created_at and r.created_at.isoformat(),
+                    sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
+                    config,
+                ],
                 sort_keys=True,
                 default=str,
             )
@@ -349,6 +367,7 @@ class Indexer:
         existing: Mapping[str, Mapping[str, Any]],
         present: set[str],
         touching: Mapping[str, set[_Rel]],
+        weights: Mapping[_Rel, float],
         report: IndexReport,
     ) -> None:
         # Embed first: a failing embedder leaves this batch untouched.
@@ -396,7 +415,9 @@ class Indexer:
         batch_ids = {p.record.id for p in batch} | new_units
         rels = {rel for i in batch_ids for rel in touching.get(i, ()) if rel[0] in present and rel[1] in present}
         if rels:
-            await self._graph.create_relations([Relation(s, t, k) for s, t, k in sorted(rels)])
+            await self._graph.create_relations(
+                [Relation(s, t, k, weight=weights.get((s, t, k), 1.0)) for s, t, k in sorted(rels)]
+            )
         report.relations += len(rels)
 
         # Commit: the document is "indexed" only once everything it owns is written.

@@ -27,7 +27,7 @@ FORMAT_VERSION = 1
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER);
 INSERT INTO meta VALUES ('generation', 0), ('dimension', NULL);
-CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, metadata TEXT NOT NULL) WITHOUT ROWID
+CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, metadata TEXT NOT NULL)
 """
 _GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 _BUMP = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
