@@ -5,6 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
+export NO_MKDOCS_2_WARNING := 1
 
 PLUGINS := $(wildcard plugins/*)
 INTEGRATIONS := $(wildcard integrations/*)

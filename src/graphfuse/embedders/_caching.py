@@ -11,6 +11,7 @@ import numpy as np
 from .._errors import InvalidInput
 from .._protocols import CacheStore, Embedder
 from ._identity import embedder_identity
+from ._texts import check_texts
 
 __all__ = ["CachingEmbedder"]
 
@@ -57,12 +58,7 @@ class CachingEmbedder:
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text; cached ones from the cache, the rest in one inner call."""
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise InvalidInput("texts must be a sequence of strings")
-        batch = list(texts)
-        for t in batch:
-            if not isinstance(t, str):
-                raise InvalidInput(f"texts must be strings, got {type(t).__name__}")
+        batch = check_texts(texts)
         if not batch:
             return []
         keys = [self._key("doc", t) for t in batch]

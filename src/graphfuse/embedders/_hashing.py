@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from .._errors import InvalidInput
+from ._texts import check_texts
 
 __all__ = ["HashingEmbedder"]
 
@@ -68,9 +69,7 @@ class HashingEmbedder:
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
-        if isinstance(texts, str):
-            raise InvalidInput("embed_documents takes a sequence of texts, not one string")
-        return [self.embed(t) for t in texts]
+        return [self.embed(t) for t in check_texts(texts)]
 
     async def embed_query(self, text: str) -> list[float]:
         """The vector of a query (same as a document's)."""

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import InvalidInput, PluginError
+from ._texts import check_texts
 
 __all__ = ["LocalEmbedder"]
 
@@ -97,12 +98,12 @@ class LocalEmbedder:
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """One normalised vector per text, in order."""
-        batch = _texts(texts)
+        batch = check_texts(texts)
         return await asyncio.to_thread(self._encode, batch) if batch else []
 
     async def embed_query(self, text: str) -> list[float]:
         """The normalised vector of a query."""
-        return (await asyncio.to_thread(self._encode, _texts([text])))[0]
+        return (await asyncio.to_thread(self._encode, check_texts([text])))[0]
 
     async def warm_up(self) -> None:
         """Load the model now (in a worker thread) instead of on the first call."""
@@ -110,13 +111,3 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({self.model_id!r}, device={self._device!r})"
-
-
-def _texts(texts: Sequence[str]) -> list[str]:
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise InvalidInput("texts must be a sequence of strings")
-    out = list(texts)
-    for t in out:
-        if not isinstance(t, str):
-            raise InvalidInput(f"texts must be strings, got {type(t).__name__}")
-    return out

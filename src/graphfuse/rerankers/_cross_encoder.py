@@ -12,7 +12,7 @@ import numpy as np
 
 from .._errors import InvalidInput
 from ..embedders._local import load_sentence_transformers
-from ._embedding import _texts
+from ..embedders._texts import check_texts
 
 __all__ = ["CrossEncoderReranker"]
 
@@ -64,7 +64,7 @@ class CrossEncoderReranker:
         """One score in [0, 1] per document, input order."""
         if not isinstance(query, str):
             raise InvalidInput(f"query must be a string, got {type(query).__name__}")
-        texts = _texts(documents)
+        texts = check_texts(documents, "documents")
         if not texts:
             return []
         return await asyncio.to_thread(self._predict, [(query, t) for t in texts])

@@ -8,18 +8,9 @@ import numpy as np
 
 from .._errors import InvalidInput
 from .._protocols import Embedder
+from ..embedders._texts import check_texts
 
 __all__ = ["EmbeddingReranker"]
-
-
-def _texts(documents: Sequence[str]) -> list[str]:
-    if isinstance(documents, str) or not isinstance(documents, Sequence):
-        raise InvalidInput("documents must be a sequence of strings")
-    out = list(documents)
-    for d in out:
-        if not isinstance(d, str):
-            raise InvalidInput(f"documents must be strings, got {type(d).__name__}")
-    return out
 
 
 class EmbeddingReranker:
@@ -37,7 +28,7 @@ class EmbeddingReranker:
         """One score in [0, 1] per document, input order."""
         if not isinstance(query, str):
             raise InvalidInput(f"query must be a string, got {type(query).__name__}")
-        texts = _texts(documents)
+        texts = check_texts(documents, "documents")
         if not texts:
             return []
         q = np.asarray(await self._embedder.embed_query(query), dtype=np.float64)
