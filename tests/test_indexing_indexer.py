@@ -39,8 +39,11 @@ async def _relations(store: InMemoryGraphStore | SQLiteGraphStore, ids: Sequence
     return {(r.seed, r.id) for r in related}
 
 
+Stores = tuple[InMemoryGraphStore, LocalVectorStore]
+
+
 @pytest.fixture
-def stores() -> tuple[InMemoryGraphStore, LocalVectorStore]:
+def stores() -> Stores:
     return InMemoryGraphStore(), LocalVectorStore()
 
 
@@ -48,7 +51,7 @@ def _indexer(graph: object, vectors: object, **kwargs: object) -> Indexer:
     return Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[TitleLinker()], **kwargs)  # type: ignore[arg-type]
 
 
-async def test_short_documents_stay_whole_with_links_and_mentions(stores) -> None:
+async def test_short_documents_stay_whole_with_links_and_mentions(stores: Stores) -> None:
     graph, vectors = stores
     report = await _indexer(graph, vectors).aindex(_records())
     assert (report.documents, report.chunks, report.skipped) == (4, 4, 0)
@@ -66,7 +69,7 @@ async def test_short_documents_stay_whole_with_links_and_mentions(stores) -> Non
     assert report.relations == len(rels)
 
 
-async def test_co_mentions_link_passages_sharing_a_name(stores) -> None:
+async def test_co_mentions_link_passages_sharing_a_name(stores: Stores) -> None:
     graph, vectors = stores
     records = [
         SourceRecord("a", "Ada Lovelace met Charles Babbage in London."),
@@ -78,7 +81,7 @@ async def test_co_mentions_link_passages_sharing_a_name(stores) -> None:
     assert set(graph._relations) == {("a", "b", CO_MENTION)}
 
 
-async def test_co_mention_cap_skips_hub_entities(stores) -> None:
+async def test_co_mention_cap_skips_hub_entities(stores: Stores) -> None:
     graph, vectors = stores
     records = [SourceRecord(f"d{i}", f"New York is big, said passage {i}.") for i in range(4)]
     ix = Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[HeuristicNameExtractor()], co_mention_cap=3)
@@ -87,7 +90,7 @@ async def test_co_mention_cap_skips_hub_entities(stores) -> None:
     assert any("more than 3 passages" in w for w in report.warnings)
 
 
-async def test_long_document_is_chunked_with_parent_pointers(stores) -> None:
+async def test_long_document_is_chunked_with_parent_pointers(stores: Stores) -> None:
     graph, vectors = stores
     text = " ".join(f"word{i}" for i in range(25))
     ix = Indexer(graph, vectors, HashingEmbedder(DIM), chunker=TokenChunker(max_tokens=10, overlap=2))
@@ -102,7 +105,7 @@ async def test_long_document_is_chunked_with_parent_pointers(stores) -> None:
     assert await vectors.count() == 3  # only the chunks are embedded
 
 
-async def test_reindex_replaces_instead_of_duplicating(stores) -> None:
+async def test_reindex_replaces_instead_of_duplicating(stores: Stores) -> None:
     graph, vectors = stores
     ix = _indexer(graph, vectors)
     await ix.aindex(_records())
@@ -113,7 +116,8 @@ async def test_reindex_replaces_instead_of_duplicating(stores) -> None:
     changed = _records()
     changed[0] = SourceRecord("paris", "Paris is a large city on the Seine.", title="Paris")
     report = await ix.aindex(changed)
-    assert report.documents == 1 and report.skipped == 3
+    assert report.documents == 1
+    assert report.skipped == 3
     assert (await graph.get_document("paris")).content == "Paris is a large city on the Seine."
     rels = set(graph._relations)
     assert ("paris", "france", MENTIONS) not in rels
@@ -122,7 +126,7 @@ async def test_reindex_replaces_instead_of_duplicating(stores) -> None:
     assert await vectors.count() == 4
 
 
-async def test_reindex_from_chunks_to_whole_removes_stale_chunks(stores) -> None:
+async def test_reindex_from_chunks_to_whole_removes_stale_chunks(stores: Stores) -> None:
     graph, vectors = stores
     ix = Indexer(graph, vectors, HashingEmbedder(DIM), chunker=TokenChunker(max_tokens=5, overlap=1))
     await ix.aindex([SourceRecord("d", "one two three four five six seven eight nine")])
@@ -133,7 +137,7 @@ async def test_reindex_from_chunks_to_whole_removes_stale_chunks(stores) -> None
     assert (await vectors.search(await HashingEmbedder(DIM).embed_query("short now"), limit=5))[0].id == "d"
 
 
-async def test_delete_removes_document_chunks_vectors_and_relations(stores) -> None:
+async def test_delete_removes_document_chunks_vectors_and_relations(stores: Stores) -> None:
     graph, vectors = stores
     ix = _indexer(graph, vectors, chunker=TokenChunker(max_tokens=6, overlap=1))
     await ix.aindex(_records())
@@ -145,7 +149,7 @@ async def test_delete_removes_document_chunks_vectors_and_relations(stores) -> N
     assert not {i for i in ids if i.split("#")[0] == "hugo"}
 
 
-async def test_progress_reports_running_counts(stores) -> None:
+async def test_progress_reports_running_counts(stores: Stores) -> None:
     graph, vectors = stores
     seen: list[int] = []
     await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append)
@@ -155,14 +159,15 @@ async def test_progress_reports_running_counts(stores) -> None:
     assert seen == [4]  # everything skipped, reported at once
 
 
-async def test_invalid_batch_writes_nothing(stores) -> None:
+async def test_invalid_batch_writes_nothing(stores: Stores) -> None:
     graph, vectors = stores
     records = [*_records(), SourceRecord("paris", "again")]
     with pytest.raises(InvalidInput, match="duplicate document id"):
         await _indexer(graph, vectors).aindex(records)
     with pytest.raises(InvalidInput, match="chunk id"):
         await _indexer(graph, vectors).aindex([SourceRecord("x#1", "text")])
-    assert await graph.count_documents() == 0 and await vectors.count() == 0
+    assert await graph.count_documents() == 0
+    assert await vectors.count() == 0
 
 
 class _FailingEmbedder(HashingEmbedder):
@@ -193,7 +198,8 @@ async def test_interrupted_run_resumes_to_the_same_graph(tmp_path: Path) -> None
             await broken.aindex(_records())
         assert await graph.count_documents() == 2  # two batches committed before the failure
         resumed = await _indexer(graph, vectors, batch_size=1).aindex(_records())
-        assert resumed.skipped == 2 and resumed.documents == 2
+        assert resumed.skipped == 2
+        assert resumed.documents == 2
         ids = ["paris", "france", "hugo", "exile"]
         got = await _relations(graph, ids)
         want = await _relations(reference_graph, ids)
@@ -205,8 +211,8 @@ async def test_interrupted_run_resumes_to_the_same_graph(tmp_path: Path) -> None
         await vectors.close()
 
 
-async def test_failure_mid_batch_leaves_documents_pending_and_redone(stores) -> None:
-    graph, vectors = stores
+async def test_failure_mid_batch_leaves_documents_pending_and_redone(stores: Stores) -> None:
+    _graph, vectors = stores
 
     class _BrokenRelations(InMemoryGraphStore):
         async def create_relations(self, relations):  # type: ignore[no-untyped-def]
@@ -221,24 +227,26 @@ async def test_failure_mid_batch_leaves_documents_pending_and_redone(stores) -> 
     healthy = InMemoryGraphStore()
     await healthy.store_documents(list((await broken.get_documents(["paris", "france", "hugo", "exile"])).values()))
     report = await _indexer(healthy, vectors).aindex(_records())
-    assert report.skipped == 0 and report.documents == 4
+    assert report.skipped == 0
+    assert report.documents == 4
     assert (await healthy.get_document("paris")).metadata["graphfuse_state"] == "indexed"
 
 
-def test_sync_index_and_delete(stores) -> None:
+def test_sync_index_and_delete(stores: Stores) -> None:
     graph, vectors = stores
     ix = _indexer(graph, vectors)
     assert ix.index(_records()).documents == 4
     assert ix.delete(["paris"]) == 1
 
 
-async def test_refreshes_pagerank_after_writes(stores) -> None:
+async def test_refreshes_pagerank_after_writes(stores: Stores) -> None:
     graph, vectors = stores
     await _indexer(graph, vectors).aindex(_records())
-    assert graph._index is not None and graph._index._pagerank is not None
+    assert graph._index is not None
+    assert graph._index._pagerank is not None
 
 
-def test_constructor_validation(stores) -> None:
+def test_constructor_validation(stores: Stores) -> None:
     graph, vectors = stores
     with pytest.raises(InvalidInput, match="batch_size"):
         Indexer(graph, vectors, HashingEmbedder(DIM), batch_size=0)

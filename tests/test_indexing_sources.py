@@ -42,7 +42,8 @@ def test_reads_text_markdown_and_jsonl(tmp_path: Path) -> None:
     assert list(by_id) == ["a.md", "sub/b.txt", "j1", "j2"]
     assert by_id["a.md"].title == "Alpha Page"
     assert by_id["sub/b.txt"].title == "b"
-    assert by_id["j1"].links == ("a.md",) and by_id["j1"].metadata == {"k": 1}
+    assert by_id["j1"].links == ("a.md",)
+    assert by_id["j1"].metadata == {"k": 1}
     assert by_id["j2"].created_at == datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
@@ -84,7 +85,8 @@ def test_record_validation() -> None:
     with pytest.raises(InvalidInput, match="links"):
         SourceRecord("a", "t", links="b")  # type: ignore[arg-type]
     naive = SourceRecord("a", "t", created_at=datetime(2020, 1, 1))
-    assert naive.created_at is not None and naive.created_at.tzinfo == timezone.utc
+    assert naive.created_at is not None
+    assert naive.created_at.tzinfo == timezone.utc
 
 
 def test_chunker_boundaries_and_overlap() -> None:
@@ -116,7 +118,7 @@ def test_regex_tokenizer_spans() -> None:
 
 def test_title_linker_matches_whole_words_longest_first() -> None:
     linker = TitleLinker({"New York": ["ny"], "New York City": ["nyc"], "York": ["york"], "The": ["the"]})
-    mentions = linker.extract("He moved from New York City to york, then to Yorkshire.")
+    mentions = linker.extract("He moved from New York City to York, then to Yorkshire.")
     assert [(m.entity, m.targets) for m in mentions] == [("new york city", ("nyc",)), ("york", ("york",))]
     assert "the" not in {m.entity for m in linker.extract("the end")}  # stopword-only title ignored
 
@@ -126,8 +128,12 @@ def test_title_linker_aliases_accents_and_removal() -> None:
     linker.add("Mercury (planet)", "m")
     linker.add("Louisville, Kentucky", "l")
     linker.add("Zoë Saldaña", "z")
-    text = "Mercury is small; Louisville is in Kentucky; zoe saldana acted."
+    text = "Mercury is small; Louisville is in Kentucky; Zoe Saldana acted."
     assert [m.targets for m in linker.extract(text)] == [("m",), ("l",), ("z",)]
+    # A capitalised title does not match lower-case text unless asked to.
+    assert linker.extract("mercury is a metal") == []
+    relaxed = TitleLinker({"Mercury": ["m"]}, require_capital=False)
+    assert [m.targets for m in relaxed.extract("mercury is a metal")] == [("m",)]
     assert linker.lookup("mercury") == ("m",)
     linker.remove("m")
     assert linker.lookup("Mercury (planet)") == ()
@@ -135,7 +141,9 @@ def test_title_linker_aliases_accents_and_removal() -> None:
 
 
 def test_heuristic_names() -> None:
-    found = [m.entity for m in HeuristicNameExtractor().extract("In 860 Lothair II met the Duke of York in Port of Spain.")]
+    found = [
+        m.entity for m in HeuristicNameExtractor().extract("In 860 Lothair II met the Duke of York in Port of Spain.")
+    ]
     assert found == ["lothair ii", "duke of york", "port of spain"]
 
 

@@ -124,16 +124,22 @@ def eval_command(
         )
     )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
-    columns = ("recall@2", "recall@5", "ndcg@10", "mrr", "latency_p50_ms", "latency_p95_ms", "context_tokens@5")
+    columns = (
+        ("recall@2", "R@2"),
+        ("recall@5", "R@5"),
+        ("ndcg@10", "nDCG@10"),
+        ("mrr", "MRR"),
+        ("latency_p50_ms", "p50 ms"),
+        ("latency_p95_ms", "p95 ms"),
+        ("context_tokens@5", "tok@5"),
+    )
     table.add_column("pipeline")
-    for col in columns:
-        table.add_column(col, justify="right")
+    for _, label in columns:
+        table.add_column(label, justify="right")
     for name, metrics in result.pipelines.items():
         values = metrics.as_json()
-        table.add_row(
-            name,
-            *(f"{values[c]:.3f}" if c.startswith(("recall", "ndcg", "mrr")) else f"{values[c]:.1f}" for c in columns),
-        )
+        cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
+        table.add_row(name, *cells)
     Console().print(table)
     if json_out is not None:
         Path(json_out).write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")

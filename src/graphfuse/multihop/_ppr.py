@@ -96,6 +96,8 @@ def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[S
     if relation_types is not None or not isinstance(store, (InMemoryGraphStore, SQLiteGraphStore)):
         return None
     index: Any = store._current_index()
+    if isinstance(index, tuple):  # the SQLite store returns (index, generation)
+        index = index[0]
     with _SNAPSHOT_LOCK:
         matrix = _SNAPSHOTS.get(index)
     if matrix is None:
@@ -160,15 +162,15 @@ class PersonalizedPageRank:
         self,
         graph_store: GraphStore,
         *,
-        damping: float = 0.7,
+        damping: float = 0.5,
         seed_signals: Mapping[str, float] | None = None,
-        seeds: int = 5,
+        seeds: int = 3,
         seed_power: float = 3.0,
         degree_exponent: float = 0.25,
         limit: int = 30,
         iterations: int = 30,
         relation_types: Sequence[str] | None = None,
-        reverse_weight: float = 1.0,
+        reverse_weight: float = 0.25,
         hops: int = 2,
         max_nodes: int = 2000,
         name: str = "ppr",
@@ -178,7 +180,7 @@ class PersonalizedPageRank:
             raise InvalidInput(f"graph_store must be a GraphStore (with 'related'), got {graph_store!r}")
         self._graph_store = graph_store
         self._damping = _check_damping(damping, "damping")
-        weights = {"semantic": 1.0, "bm25": 0.3, "entity": 1.0} if seed_signals is None else dict(seed_signals)
+        weights = {"semantic": 1.0, "bm25": 0.6, "entity": 1.0} if seed_signals is None else dict(seed_signals)
         for key, w in weights.items():
             check_name(key, "seed_signals key")
             check_unit(w, f"seed_signals[{key!r}]", high=1e6)

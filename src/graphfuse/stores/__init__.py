@@ -6,12 +6,21 @@
 - :class:`LocalVectorStore`: exact cosine search with numpy, optionally persisted in SQLite.
 - :class:`InMemoryCacheStore`: a bytes cache with TTL and an LRU bound.
 - :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
+- :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
 """
 
 from ._cache_store import InMemoryCacheStore
+from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import LocalVectorStore
 
-__all__ = ["InMemoryCacheStore", "InMemoryGraphStore", "LocalStore", "LocalVectorStore", "SQLiteGraphStore"]
+__all__ = [
+    "InMemoryCacheStore",
+    "InMemoryGraphStore",
+    "LocalStore",
+    "LocalVectorStore",
+    "SQLiteGraphStore",
+    "pagerank_scores",
+]

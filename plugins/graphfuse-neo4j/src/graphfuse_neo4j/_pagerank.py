@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from graphfuse.stores._graph_index import pagerank_scores
+from graphfuse.stores import pagerank_scores
 
 __all__ = ["pagerank_from_edges"]
 

@@ -1,0 +1,61 @@
+"""Multi-hop retrieval quality and latency on the benchmark sets (dev halves), every pipeline.
+
+Usage (from the project root)::
+
+    python benchmarks/multihop_eval.py ../shared/data [--sets 2wikimultihopqa,musique,hotpotqa]
+        [--pipelines vector,bm25,hybrid,standard,multihop,llamaindex-fusion] [--stores DIR] [--embedder local]
+
+For each set it runs what ``graphfuse eval --corpus <set>/corpus.jsonl --queries <set>/queries.jsonl
+--store <stores>/<set>`` runs (the store directories and their embedding caches are reused, so a
+second run embeds nothing) and writes ``benchmarks/results/multihop/<set>.json`` and
+``<set>/report.md`` + ``recall.png``. It reports numbers; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from graphfuse import run_sync
+from graphfuse.cli._eval import run_eval
+from graphfuse.evaluation import markdown_table, write_report
+
+RESULTS = Path(__file__).parent / "results" / "multihop"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", help="directory holding <set>/corpus.jsonl and <set>/queries.jsonl")
+    parser.add_argument("--sets", default="2wikimultihopqa,musique,hotpotqa")
+    parser.add_argument("--pipelines", default="vector,bm25,hybrid,standard,multihop,llamaindex-fusion")
+    parser.add_argument("--stores", default=".graphfuse-bench", help="parent directory of the per-set stores")
+    parser.add_argument("--embedder", default="local")
+    args = parser.parse_args(argv)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for name in args.sets.split(","):
+        root = Path(args.data) / name
+        started = time.perf_counter()
+        report = run_sync(
+            run_eval(
+                root / "corpus.jsonl",
+                root / "queries.jsonl",
+                args.pipelines.split(","),
+                store_dir=Path(args.stores) / name,
+                embedder_name=args.embedder,
+            )
+        )
+        data = report.as_json()
+        data["set"] = name
+        data["embedder"] = args.embedder
+        data["seconds"] = round(time.perf_counter() - started, 1)
+        (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_report(report, RESULTS / name, title=f"{name} (dev, {args.embedder} embedder)")
+        print(f"## {name}\n\n{markdown_table(report)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

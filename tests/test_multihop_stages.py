@@ -1,0 +1,200 @@
+"""Multi-hop stages: BM25 (against hand-computed scores), entity seeds, Personalized PageRank, the preset."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, Relation, presets
+from graphfuse._pipeline import StageRunContext
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
+from graphfuse.multihop import (
+    BM25Index,
+    BM25Search,
+    EntitySeeds,
+    PersonalizedPageRank,
+    multihop,
+    personalized_pagerank,
+)
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+
+def _ctx() -> StageRunContext:
+    return StageRunContext()
+
+
+def test_bm25_matches_a_hand_computed_score() -> None:
+    docs = [("d1", "apple banana apple"), ("d2", "banana cherry"), ("d3", "cherry cherry cherry date")]
+    index = BM25Index(docs, k1=1.2, b=0.75)
+    n, avgdl = 3, (3 + 2 + 4) / 3
+
+    def idf(df: int) -> float:
+        return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+    def term(tf: int, dl: int, df: int) -> float:
+        return idf(df) * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * dl / avgdl))
+
+    scores = index.scores("apple cherry apple")  # a repeated query term counts once
+    assert scores[0] == pytest.approx(term(2, 3, 1))
+    assert scores[1] == pytest.approx(term(1, 2, 2))
+    assert scores[2] == pytest.approx(term(3, 4, 2))
+    assert [i for i, _ in index.search("apple cherry", limit=2)] == ["d1", "d3"]
+    assert index.search("unknown words") == []
+
+
+def test_bm25_filter_and_validation() -> None:
+    index = BM25Index([("a", "red fox", {"lang": "en"}), ("b", "red fuchs", {"lang": "de"})])
+    assert [i for i, _ in index.search("red", filter=MetadataFilter.parse({"lang": "de"}))] == ["b"]
+    with pytest.raises(InvalidInput, match="twice"):
+        BM25Index([("a", "x"), ("a", "y")])
+    with pytest.raises(InvalidInput, match="b must be"):
+        BM25Index([("a", "x")], b=2)
+
+
+async def test_bm25_stage_adds_candidates_and_normalises() -> None:
+    stage = BM25Search(BM25Index([("a", "graph retrieval"), ("b", "graph"), ("c", "other")]))
+    existing = Candidate(Document("b"), {"semantic": 0.5})
+    out = await stage.run(Query("graph retrieval"), [existing], _ctx())
+    by_id = {c.id: c.signals for c in out}
+    assert by_id["a"]["bm25"] == 1.0
+    assert 0 < by_id["b"]["bm25"] < 1
+    assert by_id["b"]["semantic"] == 0.5
+    assert "c" not in by_id
+    out = await stage.run(Query("graph", options={"bm25": {"limit": 1}}), [], _ctx())
+    assert len(out) == 1
+    with pytest.raises(InvalidInput, match="unknown per-call option"):
+        await stage.run(Query("graph", options={"bm25": {"k": 1}}), [], _ctx())
+
+
+async def _toy_store() -> InMemoryGraphStore:
+    store = InMemoryGraphStore()
+    docs = {
+        "film": ("Gaby: A True Story is a film directed by Luis Mandoki.", "Gaby: A True Story"),
+        "mandoki": ("Luis Mandoki was born in Mexico City.", "Luis Mandoki"),
+        "mexico": ("Mexico City is the capital of Mexico.", "Mexico City"),
+        "other": ("An unrelated passage.", "Other"),
+        "dell1": ("Dell makes computers.", "Dell"),
+        "dell2": ("Dell is based in Texas.", "Dell"),
+    }
+    await store.store_documents([Document(i, t, {"title": title}) for i, (t, title) in docs.items()])
+    await store.create_relations(
+        [Relation("film", "mandoki", "MENTIONS"), Relation("mandoki", "mexico", "MENTIONS", weight=0.5)]
+    )
+    return store
+
+
+async def test_entity_seeds_find_titles_in_the_question() -> None:
+    store = await _toy_store()
+    linker = TitleLinker({"Gaby: A True Story": ["film"], "Dell": ["dell1", "dell2"], "Mexico City": ["mexico"]})
+    stage = EntitySeeds(store, linker)
+    out = await stage.run(Query("Where was the director of Gaby: A True Story born? Not Dell."), [], _ctx())
+    signals = {c.id: c.signals["entity"] for c in out}
+    assert signals == {"film": 1.0, "dell1": 0.3, "dell2": 0.3}  # one word: 0.6, shared by two passages
+    assert all(c.document.content for c in out)
+    filtered = await stage.run(Query("Gaby: A True Story", filter=MetadataFilter.parse({"title": "Other"})), [], _ctx())
+    assert filtered == []
+    kept = await stage.run(Query("nothing here"), [Candidate(Document("x"), {"semantic": 0.2})], _ctx())
+    assert [c.id for c in kept] == ["x"]
+
+
+def test_personalized_pagerank_on_a_toy_graph() -> None:
+    # a - b - c, and d alone; restart at a.
+    a = sp.csr_matrix(([1.0, 1.0], ([0, 1], [1, 2])), shape=(4, 4))
+    x = personalized_pagerank(a, np.array([1.0, 0, 0, 0]), damping=0.5, iterations=200)
+    assert x[0] > x[1] > x[2] > 0
+    assert x[3] == 0
+    assert x.sum() == pytest.approx(1.0)
+    # Closed form for the 3-node path: x = (1-d) (I - d W)^-1 p.
+    w = np.array([[0, 0.5, 0], [1, 0, 1], [0, 0.5, 0]])
+    expected = 0.5 * np.linalg.solve(np.eye(3) - 0.5 * w, np.array([1.0, 0, 0]))
+    assert x[:3] == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("use_filter", [False, True])
+async def test_ppr_stage_ranks_by_graph_distance(use_filter: bool) -> None:
+    store = await _toy_store()
+    stage = PersonalizedPageRank(store, damping=0.7, degree_exponent=0.0, reverse_weight=1.0, limit=5)
+    seeds = [Candidate(Document("film"), {"entity": 1.0})]
+    query = Query("q", filter=MetadataFilter.parse({"title": {"$exists": True}}) if use_filter else None)
+    out = await stage.run(query, seeds, _ctx())
+    ppr = {c.id: c.signals["ppr"] for c in out}
+    assert ppr["film"] == 1.0
+    assert ppr["film"] > ppr["mandoki"] > ppr["mexico"] > 0
+    assert "other" not in ppr
+    assert "dell1" not in ppr
+    assert out[0].id == "film"
+    assert {c.id for c in out[1:]} == {"mandoki", "mexico"}
+
+
+async def test_ppr_reverse_weight_prefers_what_a_seed_mentions() -> None:
+    store = InMemoryGraphStore()
+    await store.store_documents([Document(i, i) for i in ("seed", "mentioned", "mentioner")])
+    await store.create_relations([Relation("seed", "mentioned", "MENTIONS"), Relation("mentioner", "seed", "MENTIONS")])
+    seeds = [Candidate(Document("seed"), {"semantic": 1.0})]
+    out = await PersonalizedPageRank(store, reverse_weight=0.25).run(Query("q"), seeds, _ctx())
+    ppr = {c.id: c.signals["ppr"] for c in out}
+    assert ppr["mentioned"] > ppr["mentioner"]
+    both = await PersonalizedPageRank(store, reverse_weight=1.0).run(Query("q"), seeds, _ctx())
+    ppr = {c.id: c.signals["ppr"] for c in both}
+    assert ppr["mentioned"] == pytest.approx(ppr["mentioner"])
+
+
+async def test_ppr_without_seeds_and_validation() -> None:
+    store = await _toy_store()
+    stage = PersonalizedPageRank(store)
+    untouched = [Candidate(Document("film"), {"access": 1.0})]
+    assert await stage.run(Query("q"), untouched, _ctx()) == untouched
+    with pytest.raises(InvalidInput, match="damping"):
+        PersonalizedPageRank(store, damping=1.0)
+    with pytest.raises(InvalidInput, match="seed_signals"):
+        PersonalizedPageRank(store, seed_signals={"semantic": 0.0})
+    with pytest.raises(InvalidInput, match="damping"):
+        await stage.run(Query("q", options={"ppr": {"damping": 0}}), untouched, _ctx())
+
+
+async def test_multihop_preset_finds_the_second_hop() -> None:
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(64)
+    records = [
+        SourceRecord(
+            "film", "Gaby: A True Story is a 1987 drama film directed by Luis Mandoki.", title="Gaby: A True Story"
+        ),
+        SourceRecord("mandoki", "Luis Mandoki is a film director, born 1954.", title="Luis Mandoki"),
+        SourceRecord("noise1", "A passage about the birth of stars in nebulae.", title="Star formation"),
+        SourceRecord("noise2", "Where was the river born? In the mountains.", title="River"),
+    ]
+    linker = TitleLinker()
+    await Indexer(graph, vectors, embedder, extractors=[linker]).aindex(records)
+    bm25 = BM25Index((r.id, f"{r.title} {r.text}") for r in records)
+    assert "multihop" in presets.names()
+    pipeline = presets.build(
+        "multihop", graph_store=graph, vector_store=vectors, embedder=embedder, bm25=bm25, linker=linker
+    )
+    assert [s.name for s in pipeline.stages] == ["semantic", "bm25", "entity", "ppr", "hydrate"]
+    results = await pipeline.aretrieve("Where was the director of film Gaby: A True Story born?", top_k=2)
+    assert [r.id for r in results] == ["film", "mandoki"]
+    assert results[1].document.content is not None
+    no_extras = multihop(graph, vectors, embedder)
+    assert [s.name for s in no_extras.stages] == ["semantic", "ppr", "hydrate"]
+    with pytest.raises(InvalidInput, match="unknown stage"):
+        multihop(graph, vectors, embedder, rerank={"top_k": 3})
+
+
+def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from graphfuse.multihop._plugin import register_stages
+    from graphfuse.plugins import Components
+
+    factories: dict[str, object] = {}
+    register_stages(factories.__setitem__)
+    assert set(factories) == {"bm25", "entity_seeds", "ppr"}
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "title": "Alpha Centauri", "text": "a star"}\n', encoding="utf-8")
+    components = Components(graph_store=InMemoryGraphStore())
+    assert factories["bm25"](components, corpus=str(corpus), limit=5).name == "bm25"  # type: ignore[operator]
+    assert factories["entity_seeds"](components, corpus=[corpus]).name == "entity"  # type: ignore[operator]
+    assert factories["ppr"](components, damping=0.6).name == "ppr"  # type: ignore[operator]
+    with pytest.raises(InvalidInput, match="graph_store"):
+        factories["ppr"](Components())  # type: ignore[operator]
