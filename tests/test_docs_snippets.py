@@ -45,7 +45,7 @@ def test_page_snippets_run(page: Path, tmp_path: Path, monkeypatch: pytest.Monke
     namespace: dict[str, object] = {"__name__": "__snippet__"}
     for line, src in _blocks(page):
         code = _compile(src, f"{page.relative_to(ROOT)}:{line}")
-        result = eval(code, namespace)  # noqa: S307 - running our own documentation
+        result = eval(code, namespace)
         if asyncio.iscoroutine(result):
             asyncio.run(result)
 

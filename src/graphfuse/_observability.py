@@ -22,12 +22,8 @@ _meter = metrics.get_meter("graphfuse")
 STAGE_DURATION = _meter.create_histogram(
     "graphfuse_stage_duration_seconds", unit="s", description="Duration of one stage run"
 )
-STAGE_CANDIDATES = _meter.create_histogram(
-    "graphfuse_stage_candidates", description="Candidates a stage returned"
-)
+STAGE_CANDIDATES = _meter.create_histogram("graphfuse_stage_candidates", description="Candidates a stage returned")
 PIPELINE_DURATION = _meter.create_histogram(
     "graphfuse_pipeline_duration_seconds", unit="s", description="Duration of one pipeline run"
 )
-PIPELINE_RESULTS = _meter.create_histogram(
-    "graphfuse_pipeline_results", description="Results a pipeline run returned"
-)
+PIPELINE_RESULTS = _meter.create_histogram("graphfuse_pipeline_results", description="Results a pipeline run returned")

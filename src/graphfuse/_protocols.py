@@ -171,9 +171,7 @@ class Stage(Protocol):
     @property
     def name(self) -> str: ...
 
-    async def run(
-        self, query: Query, candidates: Sequence[Candidate], context: RunContext
-    ) -> Sequence[Candidate]: ...
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> Sequence[Candidate]: ...
 
 
 @runtime_checkable
