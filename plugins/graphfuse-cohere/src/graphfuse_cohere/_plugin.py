@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfuse.plugins import hookimpl
 from graphfuse.plugins.hookspecs import Register
 
+if TYPE_CHECKING:
+    from ._embedder import CohereEmbedder
+    from ._reranker import CohereReranker
+
 __all__ = ["register_embedders", "register_rerankers"]
 
 
-def _embedder(**options: Any) -> Any:
+def _embedder(**options: Any) -> CohereEmbedder:
     from ._embedder import CohereEmbedder
 
     return CohereEmbedder(**options)
 
 
-def _reranker(**options: Any) -> Any:
+def _reranker(**options: Any) -> CohereReranker:
     from ._reranker import CohereReranker
 
     return CohereReranker(**options)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfuse import InvalidInput
 from graphfuse.plugins import hookimpl
 
-from ._store import Neo4jGraphStore
+if TYPE_CHECKING:
+    from ._store import Neo4jGraphStore
 
 __all__ = ["make_neo4j_graph_store", "register_graph_stores"]
 
@@ -31,6 +32,8 @@ def make_neo4j_graph_store(**options: Any) -> Neo4jGraphStore:
     uri = options.pop("uri", None)
     if uri is None:
         raise InvalidInput("the neo4j graph store needs a uri (option 'uri' or $GRAPHFUSE_NEO4J_URI)")
+    from ._store import Neo4jGraphStore  # here, not at the top: loading the plugin must not import neo4j
+
     return Neo4jGraphStore(uri, **options)
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfuse.plugins import hookimpl
 from graphfuse.plugins.hookspecs import Register
 
+if TYPE_CHECKING:
+    from ._embedder import OpenAIEmbedder
+
 __all__ = ["register_embedders"]
 
 
-def _embedder(**options: Any) -> Any:
+def _embedder(**options: Any) -> OpenAIEmbedder:
     from ._embedder import OpenAIEmbedder
 
     return OpenAIEmbedder(**options)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfuse.plugins import hookimpl
 
-from ._store import QdrantVectorStore
+if TYPE_CHECKING:
+    from ._store import QdrantVectorStore
 
 __all__ = ["make_qdrant_vector_store", "register_vector_stores"]
 
@@ -30,6 +31,8 @@ def make_qdrant_vector_store(**options: Any) -> QdrantVectorStore:
         api_key = os.environ.get("GRAPHFUSE_QDRANT_API_KEY")
         if api_key:
             options["api_key"] = api_key
+    from ._store import QdrantVectorStore  # here, not at the top: loading the plugin must not import qdrant_client
+
     return QdrantVectorStore(collection, **options)
 
 

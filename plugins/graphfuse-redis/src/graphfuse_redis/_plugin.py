@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphfuse.plugins import Register, hookimpl
 
-from ._store import RedisCacheStore
+if TYPE_CHECKING:
+    from ._store import RedisCacheStore
 
 __all__ = ["make_redis_cache_store", "register_cache_stores"]
 
@@ -17,6 +18,8 @@ def make_redis_cache_store(**options: Any) -> RedisCacheStore:
     url = options.pop("url", None) or os.environ.get("GRAPHFUSE_REDIS_URL")
     if url:
         options["url"] = url
+    from ._store import RedisCacheStore  # here, not at the top: loading the plugin must not import redis
+
     return RedisCacheStore(**options)
 
 

@@ -1,0 +1,61 @@
+"""Loading the ``cohere`` plugin must not import ``cohere``: the SDK is imported when a component is built."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import graphfuse_cohere
+import pytest
+
+from graphfuse.plugins import get_registry
+
+# The SDK and the modules that import it.
+HEAVY = ("cohere", "graphfuse_cohere._client", "graphfuse_cohere._embedder", "graphfuse_cohere._reranker")
+
+
+def loaded_after(statements: str) -> dict[str, bool]:
+    """Which HEAVY modules a fresh interpreter has imported after running ``statements``."""
+    probe = f"{statements}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, bool] = json.loads(done.stdout.splitlines()[-1])
+    return loaded
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        "import graphfuse_cohere._plugin",
+        "import graphfuse_cohere",
+        "from graphfuse.plugins import get_registry\n"
+        "assert 'cohere' in get_registry().names('embedder')\n"
+        "assert 'cohere' in get_registry().names('reranker')",
+    ],
+)
+def test_loading_the_plugin_does_not_import_the_sdk(statements: str) -> None:
+    assert loaded_after(statements) == dict.fromkeys(HEAVY, False)
+
+
+def test_using_the_public_names_imports_the_sdk() -> None:
+    statements = "import graphfuse_cohere as package\nfor name in package.__all__:\n    getattr(package, name)"
+    assert loaded_after(statements) == dict.fromkeys(HEAVY, True)
+
+
+def test_public_names_resolve_on_first_access() -> None:
+    assert sorted(dir(graphfuse_cohere)) == sorted(graphfuse_cohere.__all__)
+    for name in graphfuse_cohere.__all__:
+        assert getattr(graphfuse_cohere, name).__module__.startswith("graphfuse_cohere._")
+    missing = "NotAName"
+    with pytest.raises(AttributeError, match="has no attribute 'NotAName'"):
+        getattr(graphfuse_cohere, missing)
+
+
+async def test_the_registry_builds_the_public_classes() -> None:
+    embedder = get_registry().create("embedder", "cohere", api_key="test-key")
+    reranker = get_registry().create("reranker", "cohere", api_key="test-key")
+    assert isinstance(embedder, graphfuse_cohere.CohereEmbedder)
+    assert isinstance(reranker, graphfuse_cohere.CohereReranker)
+    await embedder.close()
+    await reranker.close()
