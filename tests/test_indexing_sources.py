@@ -200,4 +200,5 @@ def test_wordpiece_tokenizer_counts_model_tokens() -> None:
     assert len(spans) > len(RegexTokenizer().spans(text))  # word pieces, not words
     assert text[spans[0][0] : spans[0][1]].lower() == "token"
     chunks = TokenChunker(max_tokens=4, overlap=1, tokenizer=tokenizer).split(text)
-    assert len(chunks) > 1 and all(text[c.start : c.end] == c.text for c in chunks)
+    assert len(chunks) > 1
+    assert all(text[c.start : c.end] == c.text for c in chunks)

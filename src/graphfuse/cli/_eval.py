@@ -28,6 +28,7 @@ async def run_eval(
     embedder_name: str | None = None,
     cache_path: str | os.PathLike[str] | None = None,
     allow_missing_gold: bool = False,
+    max_tokens: int = 512,
     console: Console | None = None,
 ) -> Any:
     """Validate the inputs, then index and evaluate; returns the :class:`~graphfuse.evaluation.EvalReport`.
@@ -74,6 +75,7 @@ async def run_eval(
             vector_store=vectors,
             embedder=embedder,
             warnings=warnings,
+            max_tokens=max_tokens,
             progress=lambda msg: console.print(msg, highlight=False, markup=False),
         )
     finally:
@@ -104,6 +106,9 @@ def eval_command(
     report: Annotated[
         str | None, typer.Option("--report", help="Write report.md and recall.png into this directory.")
     ] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", help="Passages up to this many tokens are indexed whole.", min=2)
+    ] = 512,
     allow_missing_gold: Annotated[
         bool,
         typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
@@ -120,6 +125,7 @@ def eval_command(
             embedder_name=embedder,
             cache_path=cache,
             allow_missing_gold=allow_missing_gold,
+            max_tokens=max_tokens,
             console=console,
         )
     )

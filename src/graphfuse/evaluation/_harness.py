@@ -11,7 +11,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Result
-from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, TitleLinker
+from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, TitleLinker, TokenChunker
 from ._data import EvalQuery
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 
@@ -128,13 +128,16 @@ async def evaluate(
     vector_store: VectorStore,
     embedder: Embedder,
     warnings: Sequence[str] = (),
+    max_tokens: int = 512,
     progress: Callable[[str], None] | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
     Latency is the time of the retrieval call per query, with query embeddings computed
     beforehand for every pipeline alike. ``warnings`` (from loading) are carried into the
-    report, which is marked incomplete when there are any.
+    report, which is marked incomplete when there are any. Passages of up to ``max_tokens``
+    tokens are indexed whole (QA benchmark passages are paragraphs, indexed whole as HippoRAG
+    does); longer ones are chunked with an overlap of 32.
     """
     from ..multihop import BM25Index
 
@@ -143,7 +146,8 @@ async def evaluate(
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
     linker = TitleLinker()
-    indexer = Indexer(graph_store, vector_store, embedder, extractors=[linker])
+    chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
+    indexer = Indexer(graph_store, vector_store, embedder, chunker=chunker, extractors=[linker])
     say(f"indexing {len(corpus)} documents")
     index_report = await indexer.aindex(corpus)
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}

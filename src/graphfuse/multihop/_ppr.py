@@ -72,7 +72,8 @@ class _Graph:
         self.ids = list(ids)
         self.position = {d: i for i, d in enumerate(self.ids)}
         a = sp.csr_matrix(adjacency, dtype=np.float64)
-        self.degree = np.asarray((a + a.T).astype(bool).sum(axis=0)).ravel().astype(np.float64)
+        # Weighted degree: a passage's first mention counts 1, its tenth 0.1.
+        self.degree = np.asarray((a + a.T).sum(axis=0)).ravel()
         u = (a + reverse_weight * a.T).tocsr()
         out = np.asarray(u.sum(axis=1)).ravel()
         inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
