@@ -4,12 +4,15 @@ Loaded by :mod:`graphfuse.plugins` as the plugin ``builtins`` (also declared as 
 entry point). Every factory imports its class lazily, so listing plugins stays cheap.
 
 Stage options are the stage class's keyword arguments; ``temporal`` also takes
-``half_life_days`` (a number, for TOML specs where a ``timedelta`` cannot be written).
+``half_life_days`` (a number, for TOML specs where a ``timedelta`` cannot be written);
+``bm25`` and ``entity_seeds`` take ``corpus`` (files or directories, as for ``graphfuse
+index``), since they index the corpus text and titles themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -77,9 +80,46 @@ def _rerank(components: Components, **options: Any) -> Any:
     return Rerank(components.require("reranker", by="stage 'rerank'"), **options)
 
 
+Corpus = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+def _corpus_records(corpus: Corpus) -> Any:
+    from .indexing import read_sources
+
+    return read_sources([corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus))
+
+
+def _bm25(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
+    from .multihop import BM25Index, BM25Search
+
+    records = _corpus_records(corpus)
+    index = BM25Index(((r.id, f"{r.title} {r.text}" if r.title else r.text, r.metadata) for r in records), k1=k1, b=b)
+    return BM25Search(index, **options)
+
+
+def _entity_seeds(components: Components, *, corpus: Corpus, **options: Any) -> Any:
+    from .indexing import TitleLinker
+    from .multihop import EntitySeeds
+
+    graph_store = components.require("graph_store", by="stage 'entity_seeds'")
+    linker = TitleLinker()
+    for r in _corpus_records(corpus):
+        if r.title:
+            linker.add(r.title, r.id)
+    return EntitySeeds(graph_store, linker, **options)
+
+
+def _ppr(components: Components, **options: Any) -> Any:
+    from .multihop import PersonalizedPageRank
+
+    return PersonalizedPageRank(components.require("graph_store", by="stage 'ppr'"), **options)
+
+
 @hookimpl
 def register_stages(register: Register) -> None:
-    """semantic, hydrate, graph, temporal, pagerank, access, rerank."""
+    """semantic, hydrate, graph, temporal, pagerank, access, rerank; bm25 (``corpus``, ``k1``, ``b``, ``limit``),
+    entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages).
+    """
     register("semantic", _semantic)
     register("hydrate", _hydrate)
     register("graph", _graph)
@@ -87,6 +127,9 @@ def register_stages(register: Register) -> None:
     register("pagerank", _pagerank)
     register("access", _access)
     register("rerank", _rerank)
+    register("bm25", _bm25)
+    register("entity_seeds", _entity_seeds)
+    register("ppr", _ppr)
 
 
 def _weighted(**options: Any) -> Any:

@@ -4,13 +4,17 @@
   scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS``.
 - ``minimal``: semantic -> hydrate (vector search only).
 - ``no_rerank``: ``standard`` without the rerank stage.
+- ``multihop``: semantic -> bm25 -> entity -> ppr -> hydrate, for questions that need two
+  passages (:func:`graphfuse.multihop.multihop`; imported on first use, so listing presets
+  stays cheap).
 
 ``build(name, **components)`` builds a preset from keyword components; ``register`` adds a
-preset (a plugin or an application may add its own, e.g. ``"multihop"``).
+preset (a plugin or an application may add its own).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import threading
 from collections.abc import Callable, Mapping
@@ -110,7 +114,13 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
 
 
 _lock = threading.Lock()
-_PRESETS: dict[str, PresetFactory] = {"standard": standard, "minimal": minimal, "no_rerank": no_rerank}
+# A string is a factory not imported yet: "module:attribute", resolved by the first build.
+_PRESETS: dict[str, PresetFactory | str] = {
+    "standard": standard,
+    "minimal": minimal,
+    "no_rerank": no_rerank,
+    "multihop": "graphfuse.multihop:multihop",
+}
 
 
 def names() -> list[str]:
@@ -141,10 +151,11 @@ def build(name: str, **components: Any) -> Pipeline:
     missing or unexpected component (naming it).
     """
     with _lock:
-        factory = _PRESETS.get(name)
+        entry = _PRESETS.get(name)
         known = sorted(_PRESETS)
-    if factory is None:
+    if entry is None:
         raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(known)}")
+    factory = _resolve(name, entry)
     try:
         inspect.signature(factory).bind(**components)
     except TypeError as exc:
@@ -153,3 +164,14 @@ def build(name: str, **components: Any) -> Pipeline:
     if not isinstance(pipeline, Pipeline):
         raise InvalidInput(f"preset {name!r} returned {type(pipeline).__name__}, not a Pipeline")
     return pipeline
+
+
+def _resolve(name: str, entry: PresetFactory | str) -> PresetFactory:
+    if not isinstance(entry, str):
+        return entry
+    module, _, attribute = entry.partition(":")
+    factory: PresetFactory = getattr(importlib.import_module(module), attribute)
+    with _lock:
+        if _PRESETS.get(name) == entry:  # unless register(..., replace=True) came in between
+            _PRESETS[name] = factory
+    return factory

@@ -1,4 +1,4 @@
-"""``graphfuse demo``: vector-only against graph-aware retrieval on the bundled multi-hop sample."""
+"""``graphfuse demo``: vector-only (``minimal``) against ``multihop`` retrieval on the bundled sample."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import presets
 from .._sync import run_sync
 from .._types import Result
 from ..data import SampleQuestion, sample_corpus, sample_questions
@@ -27,12 +26,7 @@ __all__ = ["register"]
 
 K = 5
 VECTOR_ONLY = "minimal"
-
-
-def graph_preset() -> str:
-    """``multihop`` when registered, else ``standard``."""
-    return "multihop" if "multihop" in presets.names() else "standard"
-
+GRAPH_AWARE = "multihop"
 
 @dataclass
 class _Answer:
@@ -59,15 +53,15 @@ def _top_documents(results: Sequence[Result], k: int) -> list[tuple[str, str]]:
     return out
 
 
-async def _run(store_dir: Path, embedder: str, graph_name: str, console: Console) -> tuple[IndexReport, list[_Answer]]:
+async def _run(store_dir: Path, embedder: str, console: Console) -> tuple[IndexReport, list[_Answer]]:
     # One store and one embedder for indexing and querying: the model loads once.
     with sample_corpus() as corpus:
         records = list(read_sources([corpus]))
     store = await open_store(store_dir, create=True, embedder=embedder)
     try:
         report = await index_records(store, records, console)
-        vector_only = build_preset(VECTOR_ONLY, store)
-        graph_aware = build_preset(graph_name, store)
+        vector_only = await build_preset(VECTOR_ONLY, store)
+        graph_aware = await build_preset(GRAPH_AWARE, store)
         answers = []
         for q in sample_questions():
             vector = await vector_only.aretrieve(q.question, top_k=4 * K)
@@ -78,7 +72,7 @@ async def _run(store_dir: Path, embedder: str, graph_name: str, console: Console
         await store.close()
 
 
-def _comparison(answer: _Answer, graph_name: str) -> Table:
+def _comparison(answer: _Answer) -> Table:
     gold = set(answer.question.gold_ids)
     table = Table(
         title=Text(f"{answer.question.question}  (answer: {answer.question.answer})"),
@@ -88,7 +82,7 @@ def _comparison(answer: _Answer, graph_name: str) -> Table:
     )
     table.add_column("#", justify="right")
     table.add_column(f"vector only ({VECTOR_ONLY})")
-    table.add_column(f"graph-aware ({graph_name})")
+    table.add_column(f"graph-aware ({GRAPH_AWARE})")
 
     def cell(ranking: list[tuple[str, str]], i: int) -> Text:
         if i >= len(ranking):
@@ -117,10 +111,9 @@ def demo(
         embedder, note = default_embedder()
         if note:
             console.print(f"note: {note}", highlight=False, markup=False)
-    graph_name = graph_preset()
     with tempfile.TemporaryDirectory(prefix="graphfuse-demo-") as tmp:
         store_dir = Path(store) if store is not None else Path(tmp) / "store"
-        report, answers = run_sync(_run(store_dir, embedder, graph_name, console))
+        report, answers = run_sync(_run(store_dir, embedder, console))
         console.print(
             f"indexed the sample: {report.documents + report.skipped} passages, {report.relations} relations "
             f"(embedder {embedder!r}, store {str(store_dir)!r})",
@@ -130,13 +123,13 @@ def demo(
         )
     for answer in answers[:show]:
         console.print()
-        console.print(_comparison(answer, graph_name))
+        console.print(_comparison(answer))
     vector = sum(a.recall(a.vector) for a in answers) / len(answers)
     graph = sum(a.recall(a.graph) for a in answers) / len(answers)
     console.print()
     console.print(
         f"Recall@{K} over {len(answers)} sample questions: vector only ({VECTOR_ONLY}) {vector:.3f}, "
-        f"graph-aware ({graph_name}) {graph:.3f}",
+        f"graph-aware ({GRAPH_AWARE}) {graph:.3f}",
         highlight=False,
         soft_wrap=True,
     )

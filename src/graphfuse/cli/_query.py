@@ -27,8 +27,12 @@ __all__ = ["build_preset", "register", "results_table"]
 DEFAULT_PRESET = "standard"
 
 
-def build_preset(name: str, store: OpenStore) -> Pipeline:
-    """Preset ``name`` over the store's components (a reranker is made from its embedder if needed)."""
+async def build_preset(name: str, store: OpenStore) -> Pipeline:
+    """Preset ``name`` over the store's components.
+
+    ``multihop`` gets its BM25 index and title linker built from the store's documents; a
+    preset that reranks gets a reranker made from the store's own embedder (offline).
+    """
     if name not in presets.names():
         raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(presets.names())}")
     components: dict[str, Any] = {
@@ -36,6 +40,15 @@ def build_preset(name: str, store: OpenStore) -> Pipeline:
         "vector_store": store.vectors,
         "embedder": store.embedder,
     }
+    if name == "multihop":
+        from ..multihop import corpus_indexes
+
+        if not callable(getattr(store.graph, "iter_documents", None)):
+            raise InvalidInput(
+                f"preset 'multihop' needs to read the corpus back from the graph store, which graph store "
+                f"{store.settings['graph_store']!r} cannot list: use the default 'sqlite' graph store"
+            )
+        components["bm25"], components["linker"] = await corpus_indexes(store.graph)
     try:
         return presets.build(name, **components)
     except InvalidInput as exc:
@@ -99,7 +112,7 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
     store = await open_store(store_dir, create=False)
     try:
-        pipeline = build_preset(preset, store)
+        pipeline = await build_preset(preset, store)
         return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
     finally:
         await store.close()

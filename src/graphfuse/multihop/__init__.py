@@ -8,12 +8,14 @@ EntitySeeds          entity     entity    documents whose title the question men
 PersonalizedPageRank ppr        ppr       random walk with restart from the candidates
 ==================== ========== ========= ================================================
 
-Importing this package registers the ``multihop`` preset with :mod:`graphfuse.presets`.
+:func:`multihop` is also the preset ``"multihop"`` of :mod:`graphfuse.presets` (imported from
+there on first use); :func:`corpus_indexes` rebuilds its ``bm25`` and ``linker`` from a store.
+The registry names of the stages are ``bm25``, ``entity_seeds`` and ``ppr`` (built-in plugin).
 """
 
-from .. import presets as _presets
 from ._bm25 import BM25Index, bm25_tokens
 from ._bm25_search import BM25Search
+from ._corpus import corpus_indexes
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import MULTIHOP_WEIGHTS, multihop
@@ -25,9 +27,7 @@ __all__ = [
     "EntitySeeds",
     "PersonalizedPageRank",
     "bm25_tokens",
+    "corpus_indexes",
     "multihop",
     "personalized_pagerank",
 ]
-
-if "multihop" not in _presets.names():
-    _presets.register("multihop", multihop)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -81,36 +82,20 @@ class _Graph:
         self.dangling = out == 0
 
 
-def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[Sequence[str], Any] | None:
-    """``(ids, directed adjacency)`` of the whole graph when the store can give it cheaply, else ``None``.
+async def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[Sequence[str], Any] | None:
+    """``(ids, directed adjacency)`` of the whole graph when the store offers it, else ``None``.
 
-    Uses the store's ``adjacency(relation_types)`` when it has one. GraphFuse's embedded stores
-    keep their CSR snapshot internally; it is read directly until they expose it publicly.
-    The matrix object is reused while the graph is unchanged (the stage caches on its identity).
+    Uses the store's ``adjacency(relation_types)`` (a coroutine, or a plain method for stores
+    that hold the matrix at hand), as :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`.
     """
     accessor = getattr(store, "adjacency", None)
-    if callable(accessor):
-        result: tuple[Sequence[str], Any] = accessor(relation_types)
-        return result
-    from ..stores import InMemoryGraphStore, SQLiteGraphStore
-
-    if relation_types is not None or not isinstance(store, (InMemoryGraphStore, SQLiteGraphStore)):
+    if not callable(accessor):
         return None
-    index: Any = store._current_index()
-    if isinstance(index, tuple):  # the SQLite store returns (index, generation)
-        index = index[0]
-    with _SNAPSHOT_LOCK:
-        matrix = _SNAPSHOTS.get(index)
-    if matrix is None:
-        n = len(index.ids)
-        matrix = sp.csr_matrix((index._weights, (index._sources, index._targets)), shape=(n, n), dtype=np.float64)
-        with _SNAPSHOT_LOCK:
-            _SNAPSHOTS[index] = matrix
-    return index.ids, matrix
-
-
-_SNAPSHOT_LOCK = threading.Lock()
-_SNAPSHOTS: weakref.WeakKeyDictionary[Any, sp.csr_matrix] = weakref.WeakKeyDictionary()
+    result = accessor(relation_types)
+    if inspect.isawaitable(result):
+        result = await result
+    ids, matrix = result
+    return ids, matrix
 
 
 class PersonalizedPageRank:
@@ -131,9 +116,9 @@ class PersonalizedPageRank:
 
     Graph access: when ``graph_store`` offers ``adjacency(relation_types)`` returning
     ``(ids, scipy.sparse matrix)`` of directed relation weights (the embedded SQLite and
-    in-memory stores keep one in memory), PPR runs over the whole graph with scipy (about a
-    millisecond for 10k nodes); that snapshot is cached until the store returns a new matrix
-    object. Otherwise, and whenever the query has a metadata filter (so the walk cannot pass
+    in-memory stores do, see :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`), PPR runs
+    over the whole graph with scipy (about a millisecond for 10k nodes); the walk matrix
+    derived from it is cached until the store returns a new matrix object. Otherwise, and whenever the query has a metadata filter (so the walk cannot pass
     through documents outside it), the stage builds the ``hops``-hop neighbourhood of the
     seeds with the protocol's ``related()`` (which is undirected) and runs PPR on that subgraph.
 
@@ -232,7 +217,7 @@ class PersonalizedPageRank:
         seeds = sorted(seeds, key=lambda s: (-s[0], s[1]))[:n_seeds]
         if not seeds:
             return list(candidates)
-        graph = None if query.filter is not None else self._whole_graph()
+        graph = None if query.filter is not None else await self._whole_graph()
         if graph is None:
             graph = await self._neighbourhood([i for _, i in seeds], query.filter)
         p = np.zeros(len(graph.ids))
@@ -265,8 +250,8 @@ class PersonalizedPageRank:
                     added += 1
         return out
 
-    def _whole_graph(self) -> _Graph | None:
-        snapshot = store_adjacency(self._graph_store, self._relation_types)
+    async def _whole_graph(self) -> _Graph | None:
+        snapshot = await store_adjacency(self._graph_store, self._relation_types)
         if snapshot is None:
             return None
         ids, matrix = snapshot

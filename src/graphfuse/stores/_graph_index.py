@@ -70,8 +70,10 @@ class GraphIndex:
     ) -> None:
         n = len(ids)
         self.ids = list(ids)
+        self.id_tuple = tuple(self.ids)  # handed out by the stores' adjacency(): callers cannot change it
         self.position = {doc_id: i for i, doc_id in enumerate(self.ids)}
         self._sources, self._targets, self._weights = sources, targets, weights
+        self._type_codes = type_codes
         rows = np.concatenate([sources, targets])
         cols = np.concatenate([targets, sources])
         codes = np.concatenate([type_codes, type_codes])
@@ -88,6 +90,7 @@ class GraphIndex:
         self._metadata_source = metadata
         self._metadata: MetadataIndex | None = None
         self._typed: dict[frozenset[str], tuple[IntArray, IntArray]] = {}
+        self._matrices: dict[frozenset[str] | None, sp.csr_matrix] = {}
         self._pagerank = pagerank
         self._lock = threading.Lock()
 
@@ -131,6 +134,32 @@ class GraphIndex:
                     self._typed.clear()
                 self._typed[types] = cached
         return cached
+
+    def cached_matrix(self, types: frozenset[str] | None) -> sp.csr_matrix | None:
+        """The matrix :meth:`matrix` returns, if it is built already (no work done)."""
+        return self._matrices.get(types)
+
+    def matrix(self, types: frozenset[str] | None) -> sp.csr_matrix:
+        """Directed weighted adjacency: ``[i, j]`` sums the weights of relations ``ids[i] -> ids[j]``.
+
+        Only relations of ``types`` when given. Built once per index and types, then shared:
+        its arrays are made read-only so no caller can change what the others read.
+        """
+        cached = self._matrices.get(types)
+        if cached is not None:
+            return cached
+        sources, targets, weights = self._sources, self._targets, self._weights
+        if types is not None:
+            keep = np.isin(self._type_codes, [self._type_code[t] for t in types if t in self._type_code])
+            sources, targets, weights = sources[keep], targets[keep], weights[keep]
+        n = len(self.ids)
+        matrix = sp.csr_matrix((weights, (sources, targets)), shape=(n, n), dtype=np.float64)
+        for array in (matrix.data, matrix.indices, matrix.indptr):
+            array.flags.writeable = False
+        with self._lock:
+            if len(self._matrices) >= 32:
+                self._matrices.clear()
+            return self._matrices.setdefault(types, matrix)
 
     def related(
         self,

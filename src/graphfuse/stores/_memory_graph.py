@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._errors import InvalidInput, NotFound
 from .._filters import FilterLike
@@ -91,6 +92,28 @@ class InMemoryGraphStore:
                 self._changed()
         return len(gone)
 
+    def iter_documents(
+        self, *, filter: FilterLike | None = None, batch_size: int = 1000
+    ) -> AsyncIterator[Document]:
+        """Every document (matching ``filter``), in the order they were first stored.
+
+        Same contract as :meth:`SQLiteGraphStore.iter_documents`; here the documents are
+        those present when the iteration starts.
+        """
+        self._check_open()
+        flt = parse_filter(filter)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput(f"batch_size must be a positive integer, got {batch_size!r}")
+        with self._lock:
+            documents = list(self._documents.values())
+
+        async def generate() -> AsyncIterator[Document]:
+            for doc in documents:
+                if flt is None or flt.matches(doc.metadata):
+                    yield doc
+
+        return generate()
+
     async def count_documents(self) -> int:
         """How many documents the store holds."""
         return len(self._documents)
@@ -158,6 +181,15 @@ class InMemoryGraphStore:
         """Compute PageRank now (kept until the next write)."""
         self._check_open()
         self._current_index().pagerank()
+
+    async def adjacency(
+        self, relation_types: Sequence[str] | None = None
+    ) -> tuple[tuple[str, ...], sp.csr_matrix]:
+        """Same contract as :meth:`SQLiteGraphStore.adjacency`."""
+        self._check_open()
+        types = check_relation_types(relation_types)
+        index = self._current_index()
+        return index.id_tuple, index.matrix(types)
 
     def _current_index(self) -> GraphIndex:
         with self._lock:

@@ -6,10 +6,11 @@ import asyncio
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
 from .._filters import FilterLike
@@ -148,6 +149,48 @@ class SQLiteGraphStore:
                 for row in c.execute(_SELECT_DOCS.format(",".join("?" * len(part))), part):
                     rows[row[0]] = row
         return rows
+
+    def iter_documents(
+        self, *, filter: FilterLike | None = None, batch_size: int = 1000
+    ) -> AsyncIterator[Document]:
+        """Every document (matching ``filter``), in the order they were first stored.
+
+        ``async for doc in store.iter_documents(): ...`` reads ``batch_size`` documents per
+        query (each in a worker thread), so the whole store is never in memory at once. Writes
+        made during the iteration do not break it: each document is yielded at most once, a
+        document stored or deleted meanwhile may or may not be seen, and an updated one is seen
+        in the version current when its batch is read. Bad arguments raise ``InvalidInput``
+        here, before the iteration starts.
+        """
+        self._check_open()
+        flt = parse_filter(filter)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput(f"batch_size must be a positive integer, got {batch_size!r}")
+
+        async def generate() -> AsyncIterator[Document]:
+            after = 0
+            while True:
+                self._check_open()
+                rows = await asyncio.to_thread(self._document_page, after, batch_size)
+                for row in rows:
+                    doc = row_to_document(row[1:])
+                    if flt is None or flt.matches(doc.metadata):
+                        yield doc
+                if len(rows) < batch_size:
+                    return
+                after = rows[-1][0]
+
+        return generate()
+
+    def _document_page(self, after: int, size: int) -> list[tuple[Any, ...]]:
+        # Keyset pagination on the node number: an upsert keeps a document's node, so no
+        # document moves behind the cursor.
+        with self._db.guard() as c:
+            return c.execute(
+                "SELECT node, id, content, metadata, created_at, updated_at FROM documents "
+                "WHERE node > ? ORDER BY node LIMIT ?",
+                (after, size),
+            ).fetchall()
 
     async def delete_documents(self, ids: Sequence[str]) -> int:
         """Delete documents and every relation touching them; returns how many existed."""
@@ -335,6 +378,34 @@ class SQLiteGraphStore:
                 ((nodes[i], s) for i, s in zip(index.ids, scores.tolist(), strict=True)),
             )
             c.execute("UPDATE meta SET value = ? WHERE key = 'pagerank_generation'", (generation,))
+
+    async def adjacency(
+        self, relation_types: Sequence[str] | None = None
+    ) -> tuple[tuple[str, ...], sp.csr_matrix]:
+        """``(ids, matrix)``: the whole graph as a directed, weighted sparse adjacency.
+
+        ``matrix`` is an ``n x n`` :class:`scipy.sparse.csr_matrix` over ``ids`` (every
+        document, in storage order) whose ``[i, j]`` is the summed weight of the relations
+        ``ids[i] -> ids[j]`` (several types between one pair add up); with ``relation_types``,
+        only relations of those types count. It is a snapshot of the current generation:
+        later writes do not change it (call again to see them), and the same objects are
+        returned until the graph changes, so callers can cache what they derive from it by
+        identity. Both are shared: the ids are a tuple and the matrix's arrays are read-only.
+        Building it after a write runs in a worker thread; a current one is returned inline.
+        """
+        self._check_open()
+        types = check_relation_types(relation_types)
+        fresh = self._fresh_index()
+        if fresh is not None:
+            matrix = fresh.cached_matrix(types)
+            if matrix is not None:
+                return fresh.id_tuple, matrix
+
+        def build() -> tuple[tuple[str, ...], sp.csr_matrix]:
+            index = self._current_index()[0]
+            return index.id_tuple, index.matrix(types)
+
+        return await asyncio.to_thread(build)
 
     def _fresh_index(self) -> GraphIndex | None:
         """The cached index if it matches the database's generation, checked without waiting.

@@ -1,0 +1,59 @@
+"""The corpus-wide indexes of the ``multihop`` preset, rebuilt from what a graph store holds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore
+from ..indexing import TitleLinker
+from ..indexing._indexer import _KIND
+from ._bm25 import BM25Index
+
+__all__ = ["corpus_indexes"]
+
+_RESERVED = "graphfuse_"  # the indexer's bookkeeping keys in document metadata
+
+
+async def corpus_indexes(
+    graph_store: GraphStore, *, k1: float = 1.2, b: float = 0.75, batch_size: int = 1000
+) -> tuple[BM25Index, TitleLinker]:
+    """A :class:`BM25Index` and a :class:`~graphfuse.indexing.TitleLinker` over the store's documents.
+
+    What the ``multihop`` preset's ``bm25`` and ``linker`` need, for a store filled by the
+    :class:`~graphfuse.indexing.Indexer` (or ``graphfuse index``): every document except the
+    indexer's chunk nodes, its text prefixed with its title (metadata ``"title"``), its
+    metadata without the indexer's ``graphfuse_*`` keys for filters; the linker maps each
+    title to its documents. The store must offer ``iter_documents`` (the embedded stores do;
+    otherwise ``InvalidInput``): build both from your source records instead. The documents
+    are read in batches of ``batch_size``; the indexes are built in a worker thread.
+    """
+    iterate = getattr(graph_store, "iter_documents", None)
+    if not callable(iterate):
+        raise InvalidInput(
+            f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "
+            "build the BM25Index and TitleLinker from your source records instead"
+        )
+    items: list[tuple[str, str, Mapping[str, Any]]] = []
+    titles: list[tuple[str, str]] = []
+    async for doc in iterate(batch_size=batch_size):
+        metadata = doc.metadata
+        if metadata.get(_KIND) == "chunk":
+            continue  # its text is in its document already
+        title = metadata.get("title")
+        title = title if isinstance(title, str) and title.strip() else None
+        text = doc.content or ""
+        own = {k: v for k, v in metadata.items() if not k.startswith(_RESERVED)}
+        items.append((doc.id, f"{title} {text}" if title else text, own))
+        if title is not None:
+            titles.append((title, doc.id))
+
+    def build() -> tuple[BM25Index, TitleLinker]:
+        linker = TitleLinker()
+        for title, doc_id in titles:
+            linker.add(title, doc_id)
+        return BM25Index(items, k1=k1, b=b), linker
+
+    return await asyncio.to_thread(build)
