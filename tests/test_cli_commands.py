@@ -126,6 +126,48 @@ def test_query_filter_and_minimal_preset(store: Path) -> None:
     assert set(json.loads(result.stdout)[0]["signals"]) == {"semantic"}
 
 
+def test_query_multihop_preset_reads_the_corpus_from_the_store(store: Path) -> None:
+    question = "When are the fruit growing near Apples picked?"
+    args = ["query", question, "--store", str(store), "--preset", "multihop", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = {r["id"]: r["signals"] for r in json.loads(result.stdout)}
+    assert rows["apples"]["entity"] > 0  # the title linker was rebuilt from the stored titles
+    assert rows["pears"]["bm25"] == 1.0  # BM25 over the stored texts ("picked")
+    assert rows["pears"]["ppr"] > 0
+    assert set(rows) == {"apples", "pears", "birnen"}
+    filtered = runner.invoke(app, [*args, "--filter", '{"lang": "de"}'])
+    assert filtered.exit_code == 0, filtered.output
+    assert [r["id"] for r in json.loads(filtered.stdout)] == ["birnen"]
+
+
+async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: Path) -> None:
+    from graphfuse import InvalidInput
+    from graphfuse.cli._query import build_preset
+    from graphfuse.cli._store import open_store
+
+    opened = await open_store(store, create=False)
+    try:
+        assert [s.name for s in (await build_preset("multihop", opened)).stages] == [
+            "semantic",
+            "bm25",
+            "entity",
+            "ppr",
+            "hydrate",
+        ]
+
+        class Listless:
+            related = opened.graph.related
+            get_documents = opened.graph.get_documents
+
+        opened.graph = Listless()  # type: ignore[assignment]
+        opened.settings["graph_store"] = "listless"
+        with pytest.raises(InvalidInput, match="graph store 'listless' cannot list"):
+            await build_preset("multihop", opened)
+    finally:
+        await opened.close()
+
+
 @pytest.mark.parametrize(
     ("args", "message", "code"),
     [

@@ -184,17 +184,128 @@ async def test_multihop_preset_finds_the_second_hop() -> None:
 
 
 def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from graphfuse.multihop._plugin import register_stages
-    from graphfuse.plugins import Components
+    from graphfuse.plugins import Components, get_registry
 
-    factories: dict[str, object] = {}
-    register_stages(factories.__setitem__)
-    assert set(factories) == {"bm25", "entity_seeds", "ppr"}
+    registry = get_registry()
+    assert {"bm25", "entity_seeds", "ppr"} <= set(registry.names("stage"))
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "title": "Alpha Centauri", "text": "a star"}\n', encoding="utf-8")
     components = Components(graph_store=InMemoryGraphStore())
-    assert factories["bm25"](components, corpus=str(corpus), limit=5).name == "bm25"  # type: ignore[operator]
-    assert factories["entity_seeds"](components, corpus=[corpus]).name == "entity"  # type: ignore[operator]
-    assert factories["ppr"](components, damping=0.6).name == "ppr"  # type: ignore[operator]
-    with pytest.raises(InvalidInput, match="graph_store"):
-        factories["ppr"](Components())  # type: ignore[operator]
+    bm25 = registry.build_stage("bm25", components, corpus=str(corpus), limit=5)
+    assert isinstance(bm25, BM25Search)
+    assert "1 documents" in repr(bm25)
+    entity = registry.build_stage("entity_seeds", components, corpus=[corpus])
+    assert isinstance(entity, EntitySeeds)
+    assert entity.name == "entity"
+    assert "1 titles" in repr(entity)
+    assert registry.build_stage("ppr", components, damping=0.6).name == "ppr"
+    with pytest.raises(InvalidInput, match="stage 'ppr' needs a graph_store"):
+        registry.build_stage("ppr", Components())
+    with pytest.raises(InvalidInput, match="stage 'entity_seeds' needs a graph_store"):
+        registry.build_stage("entity_seeds", Components(), corpus=str(corpus))
+    with pytest.raises(InvalidInput, match="corpus"):
+        registry.build_stage("bm25", components)
+
+
+class _RelatedOnly:
+    """A graph store offering only the protocol (no adjacency): PPR walks related()."""
+
+    def __init__(self, inner: InMemoryGraphStore) -> None:
+        self.related = inner.related
+        self.get_documents = inner.get_documents
+
+
+class _SyncAdjacency(_RelatedOnly):
+    """A plugin store whose adjacency() is a plain method."""
+
+    def __init__(self, inner: InMemoryGraphStore, snapshot: tuple[tuple[str, ...], sp.csr_matrix]) -> None:
+        super().__init__(inner)
+        self.calls: list[object] = []
+        self._snapshot = snapshot
+
+    def adjacency(self, relation_types: object) -> tuple[tuple[str, ...], sp.csr_matrix]:
+        self.calls.append(relation_types)
+        return self._snapshot
+
+
+async def test_ppr_uses_the_public_adjacency_and_falls_back_to_related() -> None:
+    store = await _toy_store()
+    seeds = [Candidate(Document("film"), {"entity": 1.0})]
+    options = {"damping": 0.7, "degree_exponent": 0.0, "reverse_weight": 1.0, "limit": 5}
+
+    def ranking(out: list[Candidate]) -> dict[str, float]:
+        return {c.id: round(c.signals["ppr"], 9) for c in out}
+
+    whole = ranking(await PersonalizedPageRank(store, **options).run(Query("q"), seeds, _ctx()))  # type: ignore[arg-type]
+    walked = await PersonalizedPageRank(_RelatedOnly(store), **options).run(Query("q"), seeds, _ctx())  # type: ignore[arg-type]
+    by_id = ranking(walked)  # related() has no weights, so the numbers differ, not the order
+    assert sorted(by_id, key=by_id.__getitem__) == sorted(whole, key=whole.__getitem__) == ["mexico", "mandoki", "film"]
+    sync = _SyncAdjacency(store, await store.adjacency())
+    stage = PersonalizedPageRank(sync, relation_types=["MENTIONS"], **options)  # type: ignore[arg-type]
+    assert ranking(await stage.run(Query("q"), seeds, _ctx())) == whole
+    await stage.run(Query("q"), seeds, _ctx())
+    assert sync.calls == [("MENTIONS",), ("MENTIONS",)]
+
+    # Relation types reach the store's adjacency: with none of the graph's types, no walk.
+    typed = PersonalizedPageRank(store, relation_types=["CITES"], **options)  # type: ignore[arg-type]
+    assert ranking(await typed.run(Query("q"), seeds, _ctx())) == {"film": 1.0}
+
+
+async def test_corpus_indexes_rebuild_bm25_and_titles_from_a_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from graphfuse.indexing import TokenChunker
+    from graphfuse.multihop import corpus_indexes
+    from graphfuse.stores import SQLiteGraphStore
+
+    graph, vectors, embedder = SQLiteGraphStore(tmp_path / "g.sqlite"), LocalVectorStore(), HashingEmbedder(32)
+    long_text = " ".join(f"Luis Mandoki directed film number {i} in Mexico." for i in range(12))
+    records = [
+        SourceRecord("film", "Gaby: A True Story is a film by Luis Mandoki.", title="Gaby: A True Story"),
+        SourceRecord("mandoki", long_text, title="Luis Mandoki", metadata={"lang": "en"}),
+        SourceRecord("untitled", "A passage with no title about zebras."),
+    ]
+    chunker = TokenChunker(max_tokens=40, overlap=4)
+    await Indexer(graph, vectors, embedder, chunker=chunker, extractors=[TitleLinker()]).aindex(records)
+    assert await graph.count_documents() > 3  # the long passage was chunked
+
+    bm25, linker = await corpus_indexes(graph, batch_size=2)
+    assert sorted(bm25.ids) == ["film", "mandoki", "untitled"]  # documents, not their chunks
+    assert bm25.search("zebras") == [("untitled", pytest.approx(bm25.search("zebras")[0][1]))]
+    assert bm25.search("Gaby True Story", limit=1)[0][0] == "film"  # the title is searchable
+    english = bm25.search("Mandoki", filter=MetadataFilter.parse({"lang": "en"}))
+    assert [i for i, _ in english] == ["mandoki"]
+    assert bm25.search("Mandoki", filter=MetadataFilter.parse({"graphfuse_kind": "document"})) == []
+    mentions = linker.extract("Where was the director of Gaby: A True Story born? Ask Luis Mandoki.")
+    assert {t for m in mentions for t in m.targets} == {"film", "mandoki"}
+    await graph.close()
+
+    with pytest.raises(InvalidInput, match="cannot list its documents"):
+        await corpus_indexes(_RelatedOnly(InMemoryGraphStore()))  # type: ignore[arg-type]
+
+
+def test_multihop_preset_is_built_in_and_lazy() -> None:
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from graphfuse import presets
+assert "multihop" in presets.names(), presets.names()
+assert "graphfuse.multihop" not in sys.modules
+import graphfuse
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+g, v, e = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(8)
+p = presets.build("multihop", graph_store=g, vector_store=v, embedder=e)
+assert [s.name for s in p.stages] == ["semantic", "ppr", "hydrate"], p.stages
+from graphfuse.multihop import multihop
+assert presets._PRESETS["multihop"] is multihop
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys, graphfuse; assert 'scipy' not in sys.modules, 'heavy import'"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr

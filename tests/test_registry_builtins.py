@@ -22,7 +22,18 @@ from graphfuse.stages import (
 )
 
 BUILTIN_NAMES = {
-    "stage": ["access", "graph", "hydrate", "pagerank", "rerank", "semantic", "temporal"],
+    "stage": [
+        "access",
+        "bm25",
+        "entity_seeds",
+        "graph",
+        "hydrate",
+        "pagerank",
+        "ppr",
+        "rerank",
+        "semantic",
+        "temporal",
+    ],
     "scorer": ["rrf", "weighted"],
     "graph_store": ["memory", "sqlite"],
     "vector_store": ["local", "memory"],
@@ -45,6 +56,16 @@ def components() -> Components:
 @pytest.mark.parametrize("kind", KINDS)
 def test_builtin_names(kind: str) -> None:
     assert set(BUILTIN_NAMES[kind]) <= set(get_registry().names(kind))  # type: ignore[arg-type]
+
+
+def test_builtins_plugin_registers_exactly_these() -> None:
+    from graphfuse import _builtins
+
+    for kind in KINDS:
+        hook = getattr(_builtins, f"register_{kind}s")
+        registered: dict[str, object] = {}
+        hook(registered.__setitem__)
+        assert sorted(registered) == BUILTIN_NAMES[kind], kind
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ K = 5
 VECTOR_ONLY = "minimal"
 GRAPH_AWARE = "multihop"
 
+
 @dataclass
 class _Answer:
     question: SampleQuestion

@@ -118,9 +118,10 @@ class PersonalizedPageRank:
     ``(ids, scipy.sparse matrix)`` of directed relation weights (the embedded SQLite and
     in-memory stores do, see :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`), PPR runs
     over the whole graph with scipy (about a millisecond for 10k nodes); the walk matrix
-    derived from it is cached until the store returns a new matrix object. Otherwise, and whenever the query has a metadata filter (so the walk cannot pass
-    through documents outside it), the stage builds the ``hops``-hop neighbourhood of the
-    seeds with the protocol's ``related()`` (which is undirected) and runs PPR on that subgraph.
+    derived from it is cached until the store returns a new matrix object. Otherwise, and
+    whenever the query has a metadata filter (so the walk cannot pass through documents
+    outside it), the stage builds the ``hops``-hop neighbourhood of the seeds with the
+    protocol's ``related()`` (which is undirected) and runs PPR on that subgraph.
 
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """

@@ -92,9 +92,7 @@ class InMemoryGraphStore:
                 self._changed()
         return len(gone)
 
-    def iter_documents(
-        self, *, filter: FilterLike | None = None, batch_size: int = 1000
-    ) -> AsyncIterator[Document]:
+    def iter_documents(self, *, filter: FilterLike | None = None, batch_size: int = 1000) -> AsyncIterator[Document]:
         """Every document (matching ``filter``), in the order they were first stored.
 
         Same contract as :meth:`SQLiteGraphStore.iter_documents`; here the documents are
@@ -182,9 +180,7 @@ class InMemoryGraphStore:
         self._check_open()
         self._current_index().pagerank()
 
-    async def adjacency(
-        self, relation_types: Sequence[str] | None = None
-    ) -> tuple[tuple[str, ...], sp.csr_matrix]:
+    async def adjacency(self, relation_types: Sequence[str] | None = None) -> tuple[tuple[str, ...], sp.csr_matrix]:
         """Same contract as :meth:`SQLiteGraphStore.adjacency`."""
         self._check_open()
         types = check_relation_types(relation_types)

@@ -150,9 +150,7 @@ class SQLiteGraphStore:
                     rows[row[0]] = row
         return rows
 
-    def iter_documents(
-        self, *, filter: FilterLike | None = None, batch_size: int = 1000
-    ) -> AsyncIterator[Document]:
+    def iter_documents(self, *, filter: FilterLike | None = None, batch_size: int = 1000) -> AsyncIterator[Document]:
         """Every document (matching ``filter``), in the order they were first stored.
 
         ``async for doc in store.iter_documents(): ...`` reads ``batch_size`` documents per
@@ -379,9 +377,7 @@ class SQLiteGraphStore:
             )
             c.execute("UPDATE meta SET value = ? WHERE key = 'pagerank_generation'", (generation,))
 
-    async def adjacency(
-        self, relation_types: Sequence[str] | None = None
-    ) -> tuple[tuple[str, ...], sp.csr_matrix]:
+    async def adjacency(self, relation_types: Sequence[str] | None = None) -> tuple[tuple[str, ...], sp.csr_matrix]:
         """``(ids, matrix)``: the whole graph as a directed, weighted sparse adjacency.
 
         ``matrix`` is an ``n x n`` :class:`scipy.sparse.csr_matrix` over ``ids`` (every
