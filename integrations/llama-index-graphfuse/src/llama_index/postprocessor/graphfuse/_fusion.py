@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse._nodes import to_candidates, with_signals
+from llama_index.retrievers.graphfuse._nodes import carries_signals, node_with_signals, to_candidates
 
 from graphfuse import InvalidInput, Scorer
 from graphfuse.scoring import ReciprocalRankFusion, WeightedScorer
@@ -62,10 +62,13 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
         for c, score in zip(candidates, scores, strict=True):
             fused.extend((score, c.id, i) for i in converted.groups[c.id])
         fused.sort(key=lambda t: (-t[0], t[1], t[2]))
+        if self.top_n is not None:
+            fused = fused[: self.top_n]
         signals = {c.id: c.signals for c in candidates}
         out = []
         for score, doc_id, i in fused:
-            node = with_signals(nodes[i], signals[doc_id], mapping.signals_key)
-            node.score = score
-            out.append(node)
-        return out if self.top_n is None else out[: self.top_n]
+            node = nodes[i].node
+            if not carries_signals(node, signals[doc_id], mapping.signals_key):
+                node = node_with_signals(node, signals[doc_id], mapping.signals_key)
+            out.append(NodeWithScore(node=node, score=score))
+        return out

@@ -23,6 +23,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
@@ -38,7 +39,9 @@ __all__ = [
     "graph_id",
     "node_from_document",
     "node_from_result",
+    "node_with_signals",
     "parse_timestamp",
+    "carries_signals",
     "score_as_signal",
     "to_candidates",
     "with_signals",
@@ -86,14 +89,24 @@ def parse_timestamp(value: object, what: str) -> datetime | None:
     if isinstance(value, datetime):
         stamp = value
     elif isinstance(value, str):
-        try:
-            stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError as exc:
-            raise InvalidInput(f"{what} is not an ISO 8601 timestamp: {value!r}") from exc
+        parsed = _parse_iso(value)
+        if parsed is None:
+            raise InvalidInput(f"{what} is not an ISO 8601 timestamp: {value!r}")
+        return parsed
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         stamp = datetime.fromtimestamp(float(value), tz=timezone.utc)
     else:
         raise InvalidInput(f"{what} must be a datetime, an ISO 8601 string or a POSIX timestamp, got {value!r}")
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp
+
+
+@lru_cache(maxsize=4096)
+def _parse_iso(value: str) -> datetime | None:
+    # Memoised: every postprocessor of a chain reads the same timestamp strings (datetimes are immutable).
+    try:
+        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
     return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp
 
 
@@ -117,32 +130,64 @@ def _stored_signals(node: BaseNode, key: str) -> dict[str, float] | None:
         return None
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"node {node.node_id!r} metadata {key!r} must be a mapping of signals, got {raw!r}")
-    return {str(n): check_signal(str(n), v) for n, v in raw.items()}
+    checked: dict[str, float] = {}
+    for name, value in raw.items():
+        key = name if type(name) is str else str(name)
+        checked[key] = check_signal(key, value)
+    return checked
 
 
 def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document:
     node = nws.node
-    metadata = {k: v for k, v in node.metadata.items() if k != mapping.signals_key}
+    metadata = node.metadata
+    if mapping.signals_key in metadata:
+        metadata = {k: v for k, v in metadata.items() if k != mapping.signals_key}
+    # Document copies the metadata, so the node's own dict is never shared with it.
     return Document(
         doc_id,
         node.get_content(metadata_mode=MetadataMode.NONE),
         metadata,
-        parse_timestamp(metadata.get(mapping.created_at_key), f"node {node.node_id!r} {mapping.created_at_key!r}"),
-        parse_timestamp(metadata.get(mapping.updated_at_key), f"node {node.node_id!r} {mapping.updated_at_key!r}"),
+        _node_timestamp(node, metadata, mapping.created_at_key),
+        _node_timestamp(node, metadata, mapping.updated_at_key),
     )
+
+
+def _node_timestamp(node: BaseNode, metadata: Mapping[str, Any], key: str) -> datetime | None:
+    value = metadata.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):  # the common case, without building the error label
+        parsed = _parse_iso(value)
+        if parsed is not None:
+            return parsed
+    return parse_timestamp(value, f"node {node.node_id!r} {key!r}")
 
 
 def with_signals(nws: NodeWithScore, signals: Mapping[str, float], signals_key: str) -> NodeWithScore:
     """A copy of ``nws`` (same score) whose node carries ``signals``; the input is not mutated."""
-    node = nws.node
-    metadata = {**node.metadata, signals_key: dict(signals)}
+    return NodeWithScore(node=node_with_signals(nws.node, signals, signals_key), score=nws.score)
+
+
+def node_with_signals(node: BaseNode, signals: Mapping[str, float], signals_key: str) -> BaseNode:
+    # Copy-on-write: a shallow copy with a new metadata dict; the excluded-key lists are copied only
+    # when the signals key must be added to them, else shared with the input node.
+    metadata = node.metadata.copy()
+    metadata[signals_key] = dict(signals)
     update: dict[str, Any] = {"metadata": metadata}
     for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-        keys = list(getattr(node, attr))
+        keys: list[str] = getattr(node, attr)
         if signals_key not in keys:
-            keys.append(signals_key)
-        update[attr] = keys
-    return NodeWithScore(node=node.model_copy(update=update), score=nws.score)
+            update[attr] = [*keys, signals_key]
+    return node.model_copy(update=update)
+
+
+def carries_signals(node: BaseNode, signals: Mapping[str, float], signals_key: str) -> bool:
+    """Whether ``node`` already carries exactly ``signals``, hidden from embed and LLM text."""
+    return (
+        node.metadata.get(signals_key) == signals
+        and signals_key in node.excluded_embed_metadata_keys
+        and signals_key in node.excluded_llm_metadata_keys
+    )
 
 
 def node_from_document(
@@ -209,13 +254,15 @@ def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Conve
                 own[mapping.score_signal] = score_as_signal(nws, mapping.score_signal)
         if doc_id not in docs:
             docs[doc_id] = _document(nws, doc_id, mapping)
-            signals[doc_id] = {}
-            groups[doc_id] = []
+            signals[doc_id] = own  # a fresh dict either way
+            groups[doc_id] = [i]
+            continue
         merged = signals[doc_id]
         for name, value in own.items():
             merged[name] = max(value, merged.get(name, value))
         groups[doc_id].append(i)
-    return Converted([Candidate(docs[i], signals[i]) for i in docs], groups)
+    # Every signal was checked on the way in (stored ones and scores): skip re-validation.
+    return Converted([Candidate._checked(docs[i], signals[i]) for i in docs], groups)
 
 
 def from_candidates(
@@ -235,5 +282,10 @@ def from_candidates(
             score = None if scores is None else scores.get(c.id)
             result.append(node_from_document(c.document, c.signals, score, mapping))
             continue
-        result.extend(with_signals(nodes[i], c.signals, mapping.signals_key) for i in members)
+        for i in members:
+            nws = nodes[i]
+            node = nws.node
+            if not carries_signals(node, c.signals, mapping.signals_key):
+                node = node_with_signals(node, c.signals, mapping.signals_key)
+            result.append(NodeWithScore(node=node, score=nws.score))
     return result
