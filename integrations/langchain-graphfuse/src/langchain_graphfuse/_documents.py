@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from langchain_core.documents import Document
@@ -81,25 +83,38 @@ def _timestamp(doc_id: str, key: str, value: Any) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, datetime):
-        return value
-    if isinstance(value, str):
-        text = value.strip()
-        # Python 3.10's fromisoformat does not read a trailing "Z".
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            return datetime.fromisoformat(text)
-        except ValueError:
-            raise InvalidInput(f"document {doc_id!r}: metadata[{key!r}] is not an ISO 8601 time: {value!r}") from None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        stamp = value
+    elif isinstance(value, str):
+        parsed = _parse_iso(value)
+        if parsed is None:
+            raise InvalidInput(f"document {doc_id!r}: metadata[{key!r}] is not an ISO 8601 time: {value!r}")
+        return parsed
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(float(value), tz=timezone.utc)
         except (OverflowError, OSError, ValueError):
             raise InvalidInput(f"document {doc_id!r}: metadata[{key!r}] is not a valid POSIX time: {value!r}") from None
-    raise InvalidInput(
-        f"document {doc_id!r}: metadata[{key!r}] must be a datetime, ISO 8601 string or POSIX seconds, "
-        f"got {type(value).__name__}"
-    )
+    else:
+        raise InvalidInput(
+            f"document {doc_id!r}: metadata[{key!r}] must be a datetime, ISO 8601 string or POSIX seconds, "
+            f"got {type(value).__name__}"
+        )
+    # Naive times are UTC, as graphfuse.Document takes them.
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
+
+
+@lru_cache(maxsize=4096)
+def _parse_iso(value: str) -> datetime | None:
+    # Memoised: every runnable of a chain reads the same timestamp strings (datetimes are immutable).
+    text = value.strip()
+    # Python 3.10's fromisoformat does not read a trailing "Z".
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
 
 
 def _namespace(doc: Document) -> Mapping[str, Any]:
@@ -132,11 +147,17 @@ def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | 
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InvalidInput(f"{what} takes a list of Documents, got {type(value).__name__}")
     docs = list(value)
+    queries: set[str] = set()
+    filters: list[Any] = []
     for item in docs:
         if not isinstance(item, Document):
             raise InvalidInput(f"{what} takes a list of Documents, found a {type(item).__name__}")
-    queries = {q for d in docs if isinstance(q := _namespace(d).get("query"), str)}
-    filters = [f for d in docs if (f := _namespace(d).get("filter")) is not None]
+        ns = _namespace(item)
+        if ns:
+            if isinstance(q := ns.get("query"), str):
+                queries.add(q)
+            if (f := ns.get("filter")) is not None:
+                filters.append(f)
     if explicit_query is None and len(queries) > 1:
         shown = ", ".join(repr(q[:40]) for q in sorted(queries)[:3])
         raise InvalidInput(f"{what}: the documents carry different queries ({shown}); pass {{'query': ...}} explicitly")
@@ -175,29 +196,45 @@ def to_candidates(
             continue
         merged = signals[doc_id]
         if not merged:
-            merged.update(raw)  # validated once, when the candidate is built
+            signals[doc_id] = {name: check_signal(name, v) for name, v in raw.items()}
             continue
         for name, v in raw.items():
             value = check_signal(name, v)
-            merged[name] = max(value, check_signal(name, merged.get(name, value)))
+            merged[name] = max(value, merged.get(name, value))
     n = len(foreign)
+    signal = source or RETRIEVAL_SIGNAL
+    if n:
+        check_signal(signal, 0.0)  # the name; rank values are in (0, 1] by construction
     for rank, doc_id in enumerate(foreign):
-        signal = source or RETRIEVAL_SIGNAL
         signals[doc_id][signal] = max((n - rank) / n, signals[doc_id].get(signal, 0.0))
-    candidates = [Candidate(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()]
+    # Every signal was checked above: build the candidates without checking them again.
+    candidates = [
+        Candidate._checked(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()
+    ]
     return candidates, originals
 
 
 def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphfuse.Document:
     """A GraphFuse document for a LangChain one (the ``graphfuse`` metadata key left out)."""
     metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
-    return graphfuse.Document(
-        doc_id,
-        doc.page_content,
-        metadata,
-        created_at=_timestamp(doc_id, mapping.created_at_key, metadata.get(mapping.created_at_key)),
-        updated_at=_timestamp(doc_id, mapping.updated_at_key, metadata.get(mapping.updated_at_key)),
-    )
+    created = _timestamp(doc_id, mapping.created_at_key, metadata.get(mapping.created_at_key))
+    updated = _timestamp(doc_id, mapping.updated_at_key, metadata.get(mapping.updated_at_key))
+    content = doc.page_content
+    if type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512 or type(content) is not str:
+        return graphfuse.Document(doc_id, content, metadata, created, updated)  # let it name the problem
+    # What graphfuse.Document.__post_init__ checks already holds (a valid id, str content, a fresh
+    # metadata dict nobody else references, UTC timestamps): build it without re-checking, as
+    # Candidate._checked does for signals. This runs once per document per runnable.
+    built = object.__new__(graphfuse.Document)
+    for name, value in (
+        ("id", doc_id),
+        ("content", content),
+        ("metadata", MappingProxyType(metadata)),
+        ("created_at", created),
+        ("updated_at", updated),
+    ):
+        object.__setattr__(built, name, value)
+    return built
 
 
 def _namespace_for(

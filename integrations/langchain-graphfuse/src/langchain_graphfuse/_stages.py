@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
@@ -37,6 +37,8 @@ __all__ = [
 _UNKNOWN = ("keep", "error")
 # Built-in stages that never read the query text.
 _QUERY_FREE = (gs.AccessPopularity, gs.GraphExpansion, gs.Hydrate, gs.PageRank, gs.TemporalDecay)
+# Built-in stages that only compute over the candidates (no I/O: they never suspend).
+_IN_MEMORY = (gs.AccessPopularity, gs.TemporalDecay)
 
 
 def with_query(retriever: Runnable[str, list[Document]]) -> Runnable[str, dict[str, Any]]:
@@ -125,6 +127,14 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         )
 
     def _run(self, value: StageInput) -> list[Document]:
+        if type(self._stage) in _IN_MEMORY and self._graph_store is None:
+            # Pure in-memory work never suspends: run it on the caller's thread, no hop to GraphFuse's loop.
+            coro = self._arun(value)
+            try:
+                coro.send(None)
+            except StopIteration as done:
+                return cast("list[Document]", done.value)
+            coro.close()  # it did suspend after all: it was side-effect free, so run it again properly
         return run_sync(self._arun(value))
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from llama_index.core.bridge.pydantic import Field, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -87,7 +87,20 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
+        if self._in_memory_only():
+            # Pure in-memory work never suspends: run it on the caller's thread, no hop to GraphFuse's loop.
+            coro = self._run(nodes, query_bundle)
+            try:
+                coro.send(None)
+            except StopIteration as done:
+                return cast("list[NodeWithScore]", done.value)
+            coro.close()  # it did suspend after all: it was side-effect free, so run it again properly
         return run_sync(self._run(nodes, query_bundle))
+
+    def _in_memory_only(self) -> bool:
+        """True when ``_process`` never awaits anything that suspends (no I/O, no store): the sync path then
+        runs it inline. Subclasses that only compute over the nodes return True."""
+        return False
 
     @dispatcher.span
     async def _apostprocess_nodes(

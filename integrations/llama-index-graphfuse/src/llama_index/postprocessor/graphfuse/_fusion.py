@@ -54,6 +54,12 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
         return WeightedScorer(self.weights)
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        return self._fuse(nodes)
+
+    def _in_memory_only(self) -> bool:
+        return True
+
+    def _fuse(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
         mapping = self._mapping()
         converted = to_candidates(nodes, mapping)
         candidates = converted.candidates

@@ -52,6 +52,9 @@ class TemporalDecayPostprocessor(StageRunner):
         # Seconds keep to_dict()/to_json() JSON-safe; pydantic reads them back as a timedelta.
         return value.total_seconds()
 
+    def _in_memory_only(self) -> bool:
+        return True  # TemporalDecay computes over the nodes only
+
     def _stage(self) -> Stage:
         return TemporalDecay(
             half_life=self.half_life,

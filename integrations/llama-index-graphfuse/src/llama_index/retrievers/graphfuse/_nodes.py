@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
@@ -107,7 +108,7 @@ def _parse_iso(value: str) -> datetime | None:
         stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
 
 
 def score_as_signal(nws: NodeWithScore, name: str) -> float:
@@ -139,28 +140,37 @@ def _stored_signals(node: BaseNode, key: str) -> dict[str, float] | None:
 
 def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document:
     node = nws.node
-    metadata = node.metadata
-    if mapping.signals_key in metadata:
-        metadata = {k: v for k, v in metadata.items() if k != mapping.signals_key}
-    # Document copies the metadata, so the node's own dict is never shared with it.
-    return Document(
-        doc_id,
-        node.get_content(metadata_mode=MetadataMode.NONE),
-        metadata,
-        _node_timestamp(node, metadata, mapping.created_at_key),
-        _node_timestamp(node, metadata, mapping.updated_at_key),
-    )
+    metadata = {k: v for k, v in node.metadata.items() if k != mapping.signals_key}
+    content = node.get_content(metadata_mode=MetadataMode.NONE)
+    created = _node_timestamp(node, metadata, mapping.created_at_key)
+    updated = _node_timestamp(node, metadata, mapping.updated_at_key)
+    if type(content) is not str:
+        return Document(doc_id, content, metadata, created, updated)  # let Document name the problem
+    # Everything Document.__post_init__ would check already holds (id checked by graph_id, content a
+    # str, a fresh metadata dict nobody else references, UTC timestamps): build it without re-checking,
+    # as Candidate._checked does for signals. This runs once per node per postprocessor.
+    doc = object.__new__(Document)
+    for name, value in (
+        ("id", doc_id),
+        ("content", content),
+        ("metadata", MappingProxyType(metadata)),
+        ("created_at", created),
+        ("updated_at", updated),
+    ):
+        object.__setattr__(doc, name, value)
+    return doc
 
 
 def _node_timestamp(node: BaseNode, metadata: Mapping[str, Any], key: str) -> datetime | None:
     value = metadata.get(key)
     if value is None:
         return None
-    if isinstance(value, str):  # the common case, without building the error label
-        parsed = _parse_iso(value)
-        if parsed is not None:
-            return parsed
-    return parse_timestamp(value, f"node {node.node_id!r} {key!r}")
+    parsed = _parse_iso(value) if isinstance(value, str) else None  # the common case, no error label built
+    if parsed is None:
+        parsed = parse_timestamp(value, f"node {node.node_id!r} {key!r}")
+    if parsed is None or parsed.tzinfo is timezone.utc:
+        return parsed
+    return parsed.astimezone(timezone.utc)
 
 
 def with_signals(nws: NodeWithScore, signals: Mapping[str, float], signals_key: str) -> NodeWithScore:
