@@ -47,6 +47,7 @@ pytest: $(STAMP)
 test: lint typecheck docs pytest
 
 bench: $(STAMP)
+	$(BIN)/pip install -q -r benchmarks/requirements.txt
 	@set -e; for b in benchmarks/*.py; do case $$b in *make_sample.py) continue;; esac; echo "== $$b"; $(BIN)/python $$b; done
 
 clean:
