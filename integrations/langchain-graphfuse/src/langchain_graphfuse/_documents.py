@@ -80,41 +80,49 @@ def combine_filters(*filters: graphfuse.MetadataFilter | Mapping[str, Any] | Non
 
 
 def _timestamp(doc_id: str, key: str, value: Any) -> datetime | None:
+    """The UTC time in ``metadata[key]`` (naive times are UTC, as graphfuse.Document takes them)."""
     if value is None:
         return None
-    if isinstance(value, datetime):
-        stamp = value
-    elif isinstance(value, str):
+    if isinstance(value, str):
         parsed = _parse_iso(value)
         if parsed is None:
             raise InvalidInput(f"document {doc_id!r}: metadata[{key!r}] is not an ISO 8601 time: {value!r}")
         return parsed
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, datetime):
+        return _as_utc(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(float(value), tz=timezone.utc)
         except (OverflowError, OSError, ValueError):
             raise InvalidInput(f"document {doc_id!r}: metadata[{key!r}] is not a valid POSIX time: {value!r}") from None
-    else:
-        raise InvalidInput(
-            f"document {doc_id!r}: metadata[{key!r}] must be a datetime, ISO 8601 string or POSIX seconds, "
-            f"got {type(value).__name__}"
-        )
-    # Naive times are UTC, as graphfuse.Document takes them.
+    raise InvalidInput(
+        f"document {doc_id!r}: metadata[{key!r}] must be a datetime, ISO 8601 string or POSIX seconds, "
+        f"got {type(value).__name__}"
+    )
+
+
+def _as_utc(stamp: datetime) -> datetime:
     return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
 
 
-@lru_cache(maxsize=4096)
 def _parse_iso(value: str) -> datetime | None:
     # Memoised: every runnable of a chain reads the same timestamp strings (datetimes are immutable).
+    # Only short strings are cached, so odd metadata cannot make the cache hold large values.
+    return _parse_iso_cached(value) if len(value) <= 64 else _parse_iso_uncached(value)
+
+
+def _parse_iso_uncached(value: str) -> datetime | None:
     text = value.strip()
     # Python 3.10's fromisoformat does not read a trailing "Z".
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     try:
-        stamp = datetime.fromisoformat(text)
+        return _as_utc(datetime.fromisoformat(text))
     except ValueError:
         return None
-    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
+
+
+_parse_iso_cached = lru_cache(maxsize=4096)(_parse_iso_uncached)
 
 
 def _namespace(doc: Document) -> Mapping[str, Any]:
@@ -216,7 +224,8 @@ def to_candidates(
 
 def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphfuse.Document:
     """A GraphFuse document for a LangChain one (the ``graphfuse`` metadata key left out)."""
-    metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
+    metadata = doc.metadata.copy()
+    metadata.pop(METADATA_KEY, None)
     created = _timestamp(doc_id, mapping.created_at_key, metadata.get(mapping.created_at_key))
     updated = _timestamp(doc_id, mapping.updated_at_key, metadata.get(mapping.updated_at_key))
     content = doc.page_content
@@ -226,14 +235,12 @@ def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphf
     # metadata dict nobody else references, UTC timestamps): build it without re-checking, as
     # Candidate._checked does for signals. This runs once per document per runnable.
     built = object.__new__(graphfuse.Document)
-    for name, value in (
-        ("id", doc_id),
-        ("content", content),
-        ("metadata", MappingProxyType(metadata)),
-        ("created_at", created),
-        ("updated_at", updated),
-    ):
-        object.__setattr__(built, name, value)
+    _set = object.__setattr__
+    _set(built, "id", doc_id)
+    _set(built, "content", content)
+    _set(built, "metadata", MappingProxyType(metadata))
+    _set(built, "created_at", created)
+    _set(built, "updated_at", updated)
     return built
 
 

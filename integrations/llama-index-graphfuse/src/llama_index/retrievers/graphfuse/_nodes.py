@@ -45,7 +45,6 @@ __all__ = [
     "carries_signals",
     "score_as_signal",
     "to_candidates",
-    "with_signals",
 ]
 
 SIGNALS_KEY = "graphfuse_signals"
@@ -84,31 +83,40 @@ def graph_id(node: BaseNode, id_key: str | None) -> str:
 
 
 def parse_timestamp(value: object, what: str) -> datetime | None:
-    """A ``datetime`` from a datetime, an ISO 8601 string or a POSIX timestamp; ``None`` stays ``None``."""
+    """A UTC ``datetime`` from a datetime, an ISO 8601 string or a POSIX timestamp (naive values are UTC);
+    ``None`` stays ``None``."""
     if value is None:
         return None
-    if isinstance(value, datetime):
-        stamp = value
-    elif isinstance(value, str):
+    if isinstance(value, str):
         parsed = _parse_iso(value)
         if parsed is None:
             raise InvalidInput(f"{what} is not an ISO 8601 timestamp: {value!r}")
         return parsed
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        stamp = datetime.fromtimestamp(float(value), tz=timezone.utc)
-    else:
-        raise InvalidInput(f"{what} must be a datetime, an ISO 8601 string or a POSIX timestamp, got {value!r}")
-    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp
+    if isinstance(value, datetime):
+        return _as_utc(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    raise InvalidInput(f"{what} must be a datetime, an ISO 8601 string or a POSIX timestamp, got {value!r}")
 
 
-@lru_cache(maxsize=4096)
+def _as_utc(stamp: datetime) -> datetime:
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
+
+
 def _parse_iso(value: str) -> datetime | None:
     # Memoised: every postprocessor of a chain reads the same timestamp strings (datetimes are immutable).
+    # Only short strings are cached, so odd metadata cannot make the cache hold large values.
+    return _parse_iso_cached(value) if len(value) <= 64 else _parse_iso_uncached(value)
+
+
+def _parse_iso_uncached(value: str) -> datetime | None:
     try:
-        stamp = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        return _as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     except ValueError:
         return None
-    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
+
+
+_parse_iso_cached = lru_cache(maxsize=4096)(_parse_iso_uncached)
 
 
 def score_as_signal(nws: NodeWithScore, name: str) -> float:
@@ -140,7 +148,8 @@ def _stored_signals(node: BaseNode, key: str) -> dict[str, float] | None:
 
 def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document:
     node = nws.node
-    metadata = {k: v for k, v in node.metadata.items() if k != mapping.signals_key}
+    metadata = node.metadata.copy()
+    metadata.pop(mapping.signals_key, None)
     content = node.get_content(metadata_mode=MetadataMode.NONE)
     created = _node_timestamp(node, metadata, mapping.created_at_key)
     updated = _node_timestamp(node, metadata, mapping.updated_at_key)
@@ -150,14 +159,12 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     # str, a fresh metadata dict nobody else references, UTC timestamps): build it without re-checking,
     # as Candidate._checked does for signals. This runs once per node per postprocessor.
     doc = object.__new__(Document)
-    for name, value in (
-        ("id", doc_id),
-        ("content", content),
-        ("metadata", MappingProxyType(metadata)),
-        ("created_at", created),
-        ("updated_at", updated),
-    ):
-        object.__setattr__(doc, name, value)
+    _set = object.__setattr__
+    _set(doc, "id", doc_id)
+    _set(doc, "content", content)
+    _set(doc, "metadata", MappingProxyType(metadata))
+    _set(doc, "created_at", created)
+    _set(doc, "updated_at", updated)
     return doc
 
 
@@ -165,22 +172,19 @@ def _node_timestamp(node: BaseNode, metadata: Mapping[str, Any], key: str) -> da
     value = metadata.get(key)
     if value is None:
         return None
-    parsed = _parse_iso(value) if isinstance(value, str) else None  # the common case, no error label built
-    if parsed is None:
-        parsed = parse_timestamp(value, f"node {node.node_id!r} {key!r}")
-    if parsed is None or parsed.tzinfo is timezone.utc:
-        return parsed
-    return parsed.astimezone(timezone.utc)
-
-
-def with_signals(nws: NodeWithScore, signals: Mapping[str, float], signals_key: str) -> NodeWithScore:
-    """A copy of ``nws`` (same score) whose node carries ``signals``; the input is not mutated."""
-    return NodeWithScore(node=node_with_signals(nws.node, signals, signals_key), score=nws.score)
+    if type(value) is str:  # the common case, without building the error label
+        parsed = _parse_iso(value)
+        if parsed is not None:
+            return parsed
+    return parse_timestamp(value, f"node {node.node_id!r} {key!r}")
 
 
 def node_with_signals(node: BaseNode, signals: Mapping[str, float], signals_key: str) -> BaseNode:
-    # Copy-on-write: a shallow copy with a new metadata dict; the excluded-key lists are copied only
-    # when the signals key must be added to them, else shared with the input node.
+    """A shallow copy of ``node`` carrying ``signals`` (hidden from embed and LLM text); ``node`` is not mutated.
+
+    Copy-on-write: the copy gets a new metadata dict; the excluded-key lists are copied only when
+    the signals key must be added to them, else shared with the input node.
+    """
     metadata = node.metadata.copy()
     metadata[signals_key] = dict(signals)
     update: dict[str, Any] = {"metadata": metadata}
