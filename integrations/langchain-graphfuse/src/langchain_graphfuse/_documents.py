@@ -129,7 +129,7 @@ def _namespace(doc: Document) -> Mapping[str, Any]:
     ns = doc.metadata.get(METADATA_KEY)
     if ns is None:
         return {}
-    if not isinstance(ns, Mapping):
+    if type(ns) is not dict and not isinstance(ns, Mapping):  # dict first: the ABC check is slow
         raise InvalidInput(f"metadata[{METADATA_KEY!r}] must be a mapping, got {type(ns).__name__}")
     return ns
 
@@ -190,7 +190,7 @@ def to_candidates(
     for doc in docs:
         doc_id = mapping.doc_id(doc)
         raw = _namespace(doc).get("signals", {})
-        if not isinstance(raw, Mapping):
+        if type(raw) is not dict and not isinstance(raw, Mapping):
             raise InvalidInput(f"document {doc_id!r}: metadata[{METADATA_KEY!r}]['signals'] must be a mapping")
         if doc_id not in originals:
             originals[doc_id] = doc
