@@ -13,7 +13,6 @@ from graphfuse.cli import app
 from graphfuse.data import sample_corpus, sample_questions
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT.parent / "shared" / "data" / "2wikimultihopqa"
 runner = CliRunner()
 
 
@@ -31,19 +30,6 @@ def test_sample_is_complete() -> None:
         assert set(q.gold_ids) <= ids
     assert "Apache" in attribution
     assert "Ho et al" in attribution or "Xanh Ho" in attribution
-
-
-@pytest.mark.skipif(not SOURCE.is_dir(), reason="the benchmark data (../shared/data) is not on this machine")
-def test_sample_is_reproducible(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("make_sample", ROOT / "benchmarks" / "make_sample.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.make_sample(SOURCE, tmp_path)
-    with sample_corpus() as path:
-        for name in ("corpus.jsonl", "queries.jsonl"):
-            assert (tmp_path / name).read_bytes() == (path.parent / name).read_bytes()
 
 
 def test_package_never_reads_shared_data() -> None:
