@@ -148,13 +148,9 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
 
     opened = await open_store(store, create=False)
     try:
-        assert [s.name for s in (await build_preset("multihop", opened)).stages] == [
-            "semantic",
-            "bm25",
-            "entity",
-            "ppr",
-            "hydrate",
-        ]
+        names = [s.name for s in (await build_preset("multihop", opened)).stages]
+        assert names[:3] == ["semantic", "bm25", "entity"]
+        assert names[-4:] == ["ppr", "hydrate_ppr", "aggregate", "hydrate"]
 
         class Listless:
             related = opened.graph.related

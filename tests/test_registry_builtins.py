@@ -16,6 +16,7 @@ from graphfuse.stages import (
     GraphExpansion,
     Hydrate,
     PageRank,
+    ParentAggregation,
     Rerank,
     SemanticSearch,
     TemporalDecay,
@@ -24,6 +25,7 @@ from graphfuse.stages import (
 BUILTIN_NAMES = {
     "stage": [
         "access",
+        "aggregate",
         "bm25",
         "entity_seeds",
         "graph",
@@ -78,6 +80,7 @@ def test_builtins_plugin_registers_exactly_these() -> None:
         ("pagerank", PageRank),
         ("access", AccessPopularity),
         ("rerank", Rerank),
+        ("aggregate", ParentAggregation),
     ],
 )
 def test_builtin_stages(name: str, cls: type, components: Components) -> None:

@@ -74,6 +74,12 @@ def _access(components: Components, **options: Any) -> Any:
     return AccessPopularity(**options)
 
 
+def _aggregate(components: Components, **options: Any) -> Any:
+    from .stages import ParentAggregation
+
+    return ParentAggregation(**options)
+
+
 def _rerank(components: Components, **options: Any) -> Any:
     from .stages import Rerank
 
@@ -117,8 +123,8 @@ def _ppr(components: Components, **options: Any) -> Any:
 
 @hookimpl
 def register_stages(register: Register) -> None:
-    """semantic, hydrate, graph, temporal, pagerank, access, rerank; bm25 (``corpus``, ``k1``, ``b``, ``limit``),
-    entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages).
+    """semantic, hydrate, graph, temporal, pagerank, access, rerank, aggregate; bm25 (``corpus``, ``k1``, ``b``,
+    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages).
     """
     register("semantic", _semantic)
     register("hydrate", _hydrate)
@@ -127,6 +133,7 @@ def register_stages(register: Register) -> None:
     register("pagerank", _pagerank)
     register("access", _access)
     register("rerank", _rerank)
+    register("aggregate", _aggregate)
     register("bm25", _bm25)
     register("entity_seeds", _entity_seeds)
     register("ppr", _ppr)

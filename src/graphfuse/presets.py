@@ -4,7 +4,7 @@
   scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS``.
 - ``minimal``: semantic -> hydrate (vector search only).
 - ``no_rerank``: ``standard`` without the rerank stage.
-- ``multihop``: semantic -> bm25 -> entity -> ppr -> hydrate, for questions that need two
+- ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that need two
   passages (:func:`graphfuse.multihop.multihop`; imported on first use, so listing presets
   stays cheap).
 

@@ -10,7 +10,7 @@ from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import EntityExtractor
 from ..scoring import WeightedScorer
-from ..stages import Hydrate, Rerank, SemanticSearch
+from ..stages import Hydrate, ParentAggregation, Rerank, SemanticSearch
 from ._bm25 import BM25Index
 from ._bm25_search import BM25Search
 from ._entity_seeds import EntitySeeds
@@ -25,7 +25,7 @@ MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "enti
 0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
 """
 
-_KEYS = ("semantic", "bm25", "entity", "ppr", "rerank")
+_KEYS = ("semantic", "bm25", "entity", "aggregate_seeds", "ppr", "aggregate", "rerank")
 
 
 def multihop(
@@ -39,7 +39,15 @@ def multihop(
     weights: Mapping[str, float] | None = None,
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
-    """semantic -> bm25 -> entity -> ppr -> hydrate (-> rerank), weighted by :data:`MULTIHOP_WEIGHTS`.
+    """semantic -> bm25 -> entity -> aggregate_seeds -> ppr -> aggregate (-> rerank), :data:`MULTIHOP_WEIGHTS`.
+
+    Three :class:`~graphfuse.stages.Hydrate` stages (``hydrate_seeds``, ``hydrate_ppr``,
+    ``hydrate``) load what the next stage reads. For chunked documents (the
+    :class:`~graphfuse.indexing.Indexer`'s ``parent_id``), ``aggregate_seeds`` (a
+    :class:`~graphfuse.stages.ParentAggregation` with ``keep="best_chunk"``) folds a document
+    and its chunks into its best chunk before the walk, so the document's entity/BM25 signals
+    and its chunks' semantic signal add up; ``aggregate`` (``keep="parent"``) folds what the
+    walk added into one result per document. On an unchunked corpus both are no-ops.
 
     ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
     :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
@@ -57,7 +65,15 @@ def multihop(
         stages.append(BM25Search(bm25, **opts["bm25"]))
     if linker is not None:
         stages.append(EntitySeeds(graph_store, linker, **opts["entity"]))
+    # Chunked documents: vector hits land on chunks, entity/BM25 hits on the document. Folding
+    # them into the best chunk before PPR lets the signals add up while the walk still starts
+    # from a passage (whose MENTIONS lead on); the walk then adds chunks again, folded into their
+    # documents at the end. Without chunks (no ``parent_id``) both aggregations are no-ops.
+    stages.append(Hydrate(graph_store, name="hydrate_seeds"))
+    stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
     stages.append(PersonalizedPageRank(graph_store, **opts["ppr"]))
+    stages.append(Hydrate(graph_store, name="hydrate_ppr"))
+    stages.append(ParentAggregation(**opts["aggregate"]))
     stages.append(Hydrate(graph_store))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))

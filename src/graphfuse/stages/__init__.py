@@ -1,4 +1,4 @@
-"""The seven built-in stages.
+"""The eight built-in stages.
 
 Each stage has a ``name`` (the key of its per-call options, changeable with ``name=`` so a
 pipeline can hold two of a kind) and writes one signal (named after the stage kind, changeable
@@ -15,10 +15,12 @@ TemporalDecay      temporal     temporal    ``0.5 ** (age / half_life)``
 PageRank           pagerank     pagerank    pre-computed centrality, ``default`` if absent
 AccessPopularity   access       access      access counter normalised across candidates
 Rerank             rerank       rerank      reranker scores for the ``top_k`` best
+ParentAggregation  aggregate    (combined)  one candidate per document: chunks + parent
 ================== ============ =========== ==============================================
 """
 
 from ._access import AccessPopularity
+from ._aggregate import ParentAggregation
 from ._graph import GraphExpansion
 from ._hydrate import Hydrate
 from ._pagerank import PageRank
@@ -31,6 +33,7 @@ __all__ = [
     "GraphExpansion",
     "Hydrate",
     "PageRank",
+    "ParentAggregation",
     "Rerank",
     "SemanticSearch",
     "TemporalDecay",
