@@ -320,3 +320,40 @@ assert presets._PRESETS["multihop"] is multihop
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+
+
+async def test_multihop_preset_opt_in_recency_popularity_and_centrality() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from graphfuse import Document, InvalidInput, Relation, VectorRecord
+    from graphfuse.embedders import HashingEmbedder
+    from graphfuse.multihop import MULTIHOP_WEIGHTS, multihop
+    from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=64)
+    docs = [
+        Document("old", "river delta report", {"access_count": 1}, created_at=now - timedelta(days=900)),
+        Document("new", "river delta report", {"access_count": 50}, created_at=now),
+    ]
+    await graph.store_documents(docs)
+    await graph.create_relations([Relation("old", "new")])
+    vecs = await embedder.embed_documents([d.content or "" for d in docs])
+    await vectors.upsert([VectorRecord(d.id, v) for d, v in zip(docs, vecs, strict=True)])
+
+    plain = multihop(graph, vectors, embedder)
+    assert not {"temporal", "pagerank", "access"} & {s.name for s in plain.stages}
+
+    weights = {**MULTIHOP_WEIGHTS, "temporal": 0.5, "access": 0.5}
+    timed = multihop(graph, vectors, embedder, weights=weights, temporal={"clock": lambda: now}, access={})
+    names = [s.name for s in timed.stages]
+    assert names[-2:] == ["temporal", "access"]
+    results = await timed.aretrieve("river delta report", top_k=2)
+    assert [r.id for r in results] == ["new", "old"]  # same text: recency and access decide
+    assert results[0].signals["temporal"] == 1.0
+    assert results[0].signals["access"] == 1.0
+
+    with pytest.raises(InvalidInput, match="temporal"):
+        multihop(graph, vectors, embedder, temporal={})  # no weight for its signal
+    with pytest.raises(InvalidInput, match="pagerank"):
+        multihop(graph, vectors, embedder, weights=weights, pagerank={})

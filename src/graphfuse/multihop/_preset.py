@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .._errors import InvalidInput
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import EntityExtractor
 from ..scoring import WeightedScorer
-from ..stages import Hydrate, ParentAggregation, Rerank, SemanticSearch
+from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ._bm25 import BM25Index
 from ._bm25_search import BM25Search
 from ._entity_seeds import EntitySeeds
@@ -25,7 +26,20 @@ MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "enti
 0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
 """
 
-_KEYS = ("semantic", "bm25", "entity", "aggregate_seeds", "ppr", "aggregate", "rerank")
+_KEYS = (
+    "semantic",
+    "bm25",
+    "entity",
+    "aggregate_seeds",
+    "ppr",
+    "aggregate",
+    "temporal",
+    "pagerank",
+    "access",
+    "rerank",
+)
+# Opt-in stages: added only when their options are given (``temporal={}`` takes the defaults).
+_OPT_IN = ("temporal", "pagerank", "access")
 
 
 def multihop(
@@ -52,9 +66,13 @@ def multihop(
     ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
     :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
     stage is left out. ``stage_options`` passes keyword arguments by stage name, e.g.
-    ``multihop(g, v, e, bm25=index, ppr={"damping": 0.5})``. Temporal decay, stored PageRank
-    and access popularity are not in this preset (multi-hop QA corpora carry no time or usage
-    data); build a :class:`~graphfuse.Pipeline` with them if yours does.
+    ``multihop(g, v, e, bm25=index, ppr={"damping": 0.5})``.
+
+    Temporal decay, stored PageRank and access popularity are opt-in (multi-hop QA corpora
+    carry no time or usage data): pass their options, e.g. ``temporal={}`` or
+    ``access={"key": "views"}``, and ``weights`` that give their signals a weight; they run
+    after the last hydrate, before rerank. Asking for one without a weight for its signal is
+    an :class:`~graphfuse.InvalidInput`, so a stage never runs for nothing.
     """
     from ..presets import _options
 
@@ -75,6 +93,21 @@ def multihop(
     stages.append(Hydrate(graph_store, name="hydrate_ppr"))
     stages.append(ParentAggregation(**opts["aggregate"]))
     stages.append(Hydrate(graph_store))
+    opted = [key for key in _OPT_IN if key in stage_options]
+    if opted:
+        signals = {key: opts[key].get("signal", key) for key in opted}
+        unweighted = [signals[key] for key in opted if weights is None or not weights.get(signals[key])]
+        if unweighted:
+            raise InvalidInput(
+                f"multihop: signal(s) {unweighted} of opt-in stage(s) have no weight; "
+                f"pass weights, e.g. {{**MULTIHOP_WEIGHTS, {unweighted[0]!r}: 0.5}}"
+            )
+    if "temporal" in opted:
+        stages.append(TemporalDecay(**opts["temporal"]))
+    if "pagerank" in opted:
+        stages.append(PageRank(graph_store, **opts["pagerank"]))
+    if "access" in opted:
+        stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
     return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))
