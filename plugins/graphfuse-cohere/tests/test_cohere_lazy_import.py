@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import graphfuse_cohere
 import pytest
 
 from graphfuse.plugins import get_registry
+from graphfuse.testing import modules_imported_by
 
 # The SDK and the modules that import it.
 HEAVY = ("cohere", "graphfuse_cohere._client", "graphfuse_cohere._embedder", "graphfuse_cohere._reranker")
@@ -17,11 +14,7 @@ HEAVY = ("cohere", "graphfuse_cohere._client", "graphfuse_cohere._embedder", "gr
 
 def loaded_after(statements: str) -> dict[str, bool]:
     """Which HEAVY modules a fresh interpreter has imported after running ``statements``."""
-    probe = f"{statements}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r}}}))"
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    loaded: dict[str, bool] = json.loads(done.stdout.splitlines()[-1])
-    return loaded
+    return modules_imported_by(statements, HEAVY)
 
 
 @pytest.mark.parametrize(

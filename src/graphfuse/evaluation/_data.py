@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import InvalidInput
+from .._jsonl import read_json_objects
 from ..indexing import SourceRecord, read_sources
 
 __all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries"]
@@ -46,28 +46,18 @@ def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
         raise InvalidInput(f"{p}: no such queries file")
     out: list[EvalQuery] = []
     seen: set[str] = set()
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{p}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise InvalidInput(f"{where}: a line must be a JSON object")
-            qid, question, gold = obj.get("id"), obj.get("question"), obj.get("gold_ids")
-            if not isinstance(qid, str) or not qid.strip():
-                raise InvalidInput(f"{where}: missing or empty 'id'")
-            if not isinstance(question, str) or not question.strip():
-                raise InvalidInput(f"{where}: missing or empty 'question'")
-            if not isinstance(gold, list) or not gold or not all(isinstance(g, str) and g for g in gold):
-                raise InvalidInput(f"{where}: 'gold_ids' must be a non-empty list of passage ids")
-            if qid in seen:
-                raise InvalidInput(f"{where}: query id {qid!r} appears twice")
-            seen.add(qid)
-            out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold))))
+    for where, obj in read_json_objects(p):
+        qid, question, gold = obj.get("id"), obj.get("question"), obj.get("gold_ids")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InvalidInput(f"{where}: missing or empty 'id'")
+        if not isinstance(question, str) or not question.strip():
+            raise InvalidInput(f"{where}: missing or empty 'question'")
+        if not isinstance(gold, list) or not gold or not all(isinstance(g, str) and g for g in gold):
+            raise InvalidInput(f"{where}: 'gold_ids' must be a non-empty list of passage ids")
+        if qid in seen:
+            raise InvalidInput(f"{where}: query id {qid!r} appears twice")
+        seen.add(qid)
+        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold))))
     if not out:
         raise InvalidInput(f"{p}: the queries file has no queries")
     return out

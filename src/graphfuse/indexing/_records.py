@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -13,6 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._errors import InvalidInput
+from .._jsonl import read_json_objects
 from .._types import check_id
 
 __all__ = ["SourceRecord", "read_sources"]
@@ -113,18 +113,8 @@ def _read_file(path: Path, rel: str) -> Iterator[SourceRecord]:
 
 
 def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(obj, dict):
-                raise InvalidInput(f"{where}: a line must be a JSON object")
-            yield record_from_json(obj, where)
+    for where, obj in read_json_objects(path):
+        yield record_from_json(obj, where)
 
 
 def record_from_json(obj: Mapping[str, Any], where: str) -> SourceRecord:

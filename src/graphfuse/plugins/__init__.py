@@ -5,11 +5,13 @@
 - :func:`get_registry`: the process-wide :class:`Registry` of every installed component.
 - :class:`Components`: the backends handed to stage factories.
 - :func:`build_pipeline` / :func:`load_pipeline_spec`: pipelines from a declarative spec.
+- :func:`lazy_exports`: public names a plugin package imports on first access.
 
 GraphFuse's built-ins are registered through the same hooks, by ``graphfuse._builtins``.
 """
 
 from ._components import ComponentName, Components
+from ._lazy import lazy_exports
 from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, Registry, get_registry
 from ._spec import build_pipeline, load_pipeline_spec
 from .hookspecs import Register, hookimpl
@@ -26,5 +28,6 @@ __all__ = [
     "build_pipeline",
     "get_registry",
     "hookimpl",
+    "lazy_exports",
     "load_pipeline_spec",
 ]

@@ -11,6 +11,9 @@ Subclass a contract in your own tests and provide the fixture it names::
             yield s
             await s.close()
 
+:func:`modules_imported_by` tells which modules a fresh interpreter imports, for a test that
+keeps loading a plugin cheap (its SDK imported only when a component is built).
+
 Each suite module is imported lazily, so importing this package does not import pytest
 until a suite is used.
 """
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from ._cache_store import CacheStoreContract
     from ._embedder import EmbedderContract
     from ._graph_store import GraphStoreContract
+    from ._imports import modules_imported_by
     from ._reranker import RerankerContract
     from ._vector_store import VectorStoreContract
 
@@ -33,6 +37,7 @@ __all__ = [
     "GraphStoreContract",
     "RerankerContract",
     "VectorStoreContract",
+    "modules_imported_by",
 ]
 
 _MODULES = {
@@ -41,6 +46,7 @@ _MODULES = {
     "CacheStoreContract": "._cache_store",
     "EmbedderContract": "._embedder",
     "RerankerContract": "._reranker",
+    "modules_imported_by": "._imports",
 }
 
 

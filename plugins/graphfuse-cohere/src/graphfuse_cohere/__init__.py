@@ -6,8 +6,9 @@ Registered as the embedder ``cohere`` and the reranker ``cohere`` (entry point g
     from graphfuse_cohere import CohereEmbedder, CohereReranker
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from graphfuse.plugins import lazy_exports
 
 if TYPE_CHECKING:
     from ._embedder import CohereEmbedder
@@ -17,22 +18,5 @@ __all__ = ["CohereEmbedder", "CohereReranker"]
 
 # The public names are imported on first access (PEP 562): the plugin entry point
 # ``graphfuse_cohere._plugin`` imports this package, and must not pay for importing ``cohere``.
-_SOURCES = {"CohereEmbedder": "._embedder", "CohereReranker": "._reranker"}
-
-
-def _import_public(name: str) -> object:
-    source = _SOURCES.get(name)
-    if source is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(source, __name__), name)
-    globals()[name] = value  # later lookups find it without coming back here
-    return value
-
-
-def __dir__() -> list[str]:
-    return list(__all__)
-
-
 if not TYPE_CHECKING:
-    # Hidden from type checkers: a visible module __getattr__ would make them accept any name.
-    __getattr__ = _import_public
+    __getattr__, __dir__ = lazy_exports(__name__, {"CohereEmbedder": "._embedder", "CohereReranker": "._reranker"})
