@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any
 
+from ._encoding import check_text
 from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 
@@ -34,7 +35,7 @@ def check_id(value: object, what: str = "document id") -> str:
     """Return ``value`` if it is a usable id (a non-empty string of at most 512 characters)."""
     if not isinstance(value, str) or not value.strip() or len(value) > 512:
         raise InvalidInput(f"{what} must be a non-empty string of at most 512 characters, got {value!r}")
-    return value
+    return check_text(value, what)
 
 
 _VALID_SIGNAL_NAMES: set[str] = set()
@@ -172,6 +173,7 @@ class Query:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidInput("query text must be a non-empty string")
+        check_text(self.text, "query text")
         object.__setattr__(self, "filter", MetadataFilter.parse(self.filter))
         if not isinstance(self.options, Mapping):
             raise InvalidInput("query options must be a mapping of stage name to options")
