@@ -351,9 +351,10 @@ class Indexer:
         found = set((await self._graph.get_documents(outside)).keys()) if outside else set()
         missing = [t for t in outside if t not in found]
         if missing:
+            unknown = set(missing)
             n = 0
             for p in plans:
-                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in missing}
+                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in unknown}
                 n += len(bad)
                 p.owned -= bad
             shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
