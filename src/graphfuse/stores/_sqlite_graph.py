@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
@@ -402,6 +403,29 @@ class SQLiteGraphStore:
             return index.id_tuple, index.matrix(types)
 
         return await asyncio.to_thread(build)
+
+    async def metadata_mask(self, filter: FilterLike) -> tuple[tuple[str, ...], npt.NDArray[np.bool_]]:
+        """``(ids, mask)``: which documents match ``filter``, over the ids of :meth:`adjacency`.
+
+        ``mask[i]`` is True when ``ids[i]``'s metadata matches (the semantics of
+        :meth:`~graphfuse.MetadataFilter.matches`, evaluated on typed columns). ``ids`` is the
+        same tuple :meth:`adjacency` returns for the same generation of the graph.
+        """
+        self._check_open()
+        flt = parse_filter(filter)
+
+        def run() -> tuple[tuple[str, ...], npt.NDArray[np.bool_]]:
+            for _ in range(_STALE_RETRIES):
+                index = self._current_index()[0]
+                if flt is None:
+                    return index.id_tuple, np.ones(len(index.ids), dtype=np.bool_)
+                try:
+                    return index.id_tuple, index.metadata_mask(flt)
+                except _Stale:
+                    continue
+            raise ConnectionFailed(f"graph store {self.path!r} kept changing while a filter was evaluated")
+
+        return await asyncio.to_thread(run)
 
     def _fresh_index(self) -> GraphIndex | None:
         """The cached index if it matches the database's generation, checked without waiting.
