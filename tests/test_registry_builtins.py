@@ -184,6 +184,8 @@ async def test_declarative_pipeline_runs(components: Components) -> None:
         ({"stages": ["hydrate", {"name": "graph", "depth": 0}]}, InvalidInput, r"stages\[1\]: stage 'graph'"),
         ({"stages": ["hydrate"], "scorer": {"name": "rrf", "k": 0}}, InvalidInput, "scorer: scorer 'rrf'"),
         ({"stages": ["nope"]}, NotFound, "no stage named 'nope'"),
+        ({"stages": ["hydrate", "graph", "nope"]}, NotFound, r"^stages\[2\]: no stage named 'nope'"),
+        ({"stages": ["hydrate"], "scorer": "nope"}, NotFound, r"^scorer: no scorer named 'nope'"),
     ],
 )
 def test_bad_specs(components: Components, spec: object, error: type[Exception], message: str) -> None:
