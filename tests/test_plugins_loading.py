@@ -173,13 +173,15 @@ def test_two_plugins_claiming_one_name(site: FakeSite) -> None:
     with pytest.raises(PluginError, match=r"stage 'echo' is registered by more than one plugin: 'good', 'twin'"):
         registry.build_stage("echo", Components())
     # Both plugins loaded: the clash is listed as such, not as a load error of either.
-    assert plugin("good")["error"] is None and plugin("twin")["error"] is None
+    assert plugin("good")["error"] is None
+    assert plugin("twin")["error"] is None
     assert "stage 'echo' (also registered by 'twin')" in plugin("good")["clashes"]
     assert "stage 'echo' (also registered by 'good')" in plugin("twin")["clashes"]
     names = registry.names("stage")
     assert "echo" in names
     echo = names[names.index("echo")]
-    assert echo.ambiguous and echo.providers == ("good", "twin")
+    assert echo.ambiguous
+    assert echo.providers == ("good", "twin")
     assert not names[names.index("semantic")].ambiguous
     assert names[names.index("semantic")].providers == ("builtins",)
     # An unknown name lists the ambiguous one as such, and no plugin as "failed to load".

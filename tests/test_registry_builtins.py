@@ -234,3 +234,15 @@ def test_toml_spec_errors(tmp_path: Path) -> None:
     bad.write_text("[[stages]\nname=", encoding="utf-8")
     with pytest.raises(InvalidInput, match="is not valid TOML"):
         load_pipeline_spec(bad)
+
+
+def test_plugins_page_lists_every_builtin_name() -> None:
+    # Issue 9: docs/plugins.md's table of built-in names had fallen behind the registry.
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (\w+) \| (.+) \|$", page.split("## Built-in names", 1)[1], re.MULTILINE))
+    builtins = next(p for p in get_registry().plugins() if p.name == "builtins")
+    for kind, names in builtins.registers.items():
+        listed = set(re.findall(r"`([\w.\-]+)`", rows[kind]))
+        assert set(names) <= listed, (kind, sorted(set(names) - listed))

@@ -171,4 +171,5 @@ async def test_hits_at_cosine_zero_get_no_graph_boost(world: World) -> None:
         if r.signals.get("semantic", 0.0) == 0.0:
             assert r.signals["graph"] < by_id["a"].signals["graph"]
     far = [r for r in results if r.id in {"c", "d"}]  # two and three hops from the only real hit
-    assert far and all(r.signals["graph"] <= by_id["a"].signals["graph"] * 0.25 + 1e-9 for r in far)
+    assert far
+    assert all(r.signals["graph"] <= by_id["a"].signals["graph"] * 0.25 + 1e-9 for r in far)
