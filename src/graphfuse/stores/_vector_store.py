@@ -187,6 +187,14 @@ class LocalVectorStore:
             assert dimension is not None  # the batch is non-empty
             if self._db is not None:
                 with self._db.write() as c:
+                    stored = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
+                    if stored is not None and stored != dimension:
+                        # Another process fixed the dimension after our last sync.
+                        raise InvalidInput(
+                            f"vector store {self._db.path!r}: dimension {dimension} does not match the "
+                            f"store's dimension {stored}"
+                        )
+                    behind = scalar(c, _GENERATION) != self._generation
                     c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
                     c.executemany(
                         "INSERT INTO vectors (id, vector, metadata) VALUES (?, ?, ?) "
@@ -194,7 +202,13 @@ class LocalVectorStore:
                         [(i, v.tobytes(), m) for i, v, m in zip(ids, vectors, metadata, strict=True)],
                     )
                     c.execute(_BUMP)
-                    self._generation = scalar(c, _GENERATION)
+                    generation = scalar(c, _GENERATION)
+                if behind:
+                    # Someone wrote between our sync and our transaction: the in-memory copy
+                    # misses their rows, so reload it (it includes ours) instead of patching it.
+                    self._load()
+                    return
+                self._generation = generation
             self._apply(ids, block, [decode_metadata(m) for m in metadata], dimension)
 
     def _apply(self, ids: list[str], block: Matrix, metadata: list[dict[str, Any]], dimension: int) -> None:
@@ -238,11 +252,18 @@ class LocalVectorStore:
             if not gone:
                 return 0
             if self._db is not None:
+                deleted = 0
                 with self._db.write() as c:
+                    behind = scalar(c, _GENERATION) != self._generation
                     for part in chunks(gone):
-                        c.execute(f"DELETE FROM vectors WHERE id IN ({','.join('?' * len(part))})", part)
+                        sql = f"DELETE FROM vectors WHERE id IN ({','.join('?' * len(part))})"
+                        deleted += c.execute(sql, part).rowcount
                     c.execute(_BUMP)
-                    self._generation = scalar(c, _GENERATION)
+                    generation = scalar(c, _GENERATION)
+                if behind:
+                    self._load()  # as in _upsert: another writer got in between
+                    return deleted
+                self._generation = generation
             drop = {self._position[i] for i in gone}
             keep = [row for row in range(len(self._ids)) if row not in drop]
             self._buffer = self._buffer[keep]
