@@ -136,7 +136,7 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
-    store = await open_store(store_dir, create=False)
+    store = await open_store(store_dir, create=False, readonly=True)
     try:
         pipeline = await build_preset(preset, store)
         return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)

@@ -95,12 +95,12 @@ def _settle(recorded: dict[str, str] | None, requested: dict[str, str | None], d
     return settings
 
 
-def _open_local(path: Path, create: bool) -> Any:
+def _open_local(path: Path, create: bool, readonly: bool = False) -> Any:
     from ..stores import LocalStore
 
     if not create and not path.exists():
         raise NotFound(f"no GraphFuse store at {str(path)!r}: run `graphfuse index PATH... --store {path}` first")
-    return LocalStore.open(path, create=create)
+    return LocalStore.open(path, create=create, mode="ro" if readonly else "rw")
 
 
 def _build(settings: dict[str, str], closers: list[Any]) -> dict[str, Any]:
@@ -125,11 +125,14 @@ async def open_store(
     embedder: str | None = None,
     graph_store: str | None = None,
     vector_store: str | None = None,
+    readonly: bool = False,
 ) -> OpenStore:
     """Open (or, with ``create``, create) the store and build its components.
 
     Names given must match what the store was indexed with; names not given come from the
-    store's settings, else the defaults. Raises ``NotFound``/``StoreCorrupted``/``InvalidInput``.
+    store's settings, else the defaults. ``readonly`` (for querying) opens the store
+    directory with ``mode="ro"`` and writes nothing to it. Raises
+    ``NotFound``/``StoreCorrupted``/``InvalidInput``.
     """
     path = Path(directory)
     recorded = await asyncio.to_thread(_read_settings, path)
@@ -138,7 +141,7 @@ async def open_store(
     closers: list[Any] = []
     try:
         built = await asyncio.to_thread(_build, settings, closers)
-        store = await asyncio.to_thread(_open_local, path, create)
+        store = await asyncio.to_thread(_open_local, path, create and not readonly, readonly)
         closers.insert(0, store.close)
         if recorded is None and not create and store.manifest.get("embedder") is not None:
             raise InvalidInput(
@@ -148,7 +151,7 @@ async def open_store(
         built.setdefault("graph_store", store.graph)
         built.setdefault("vector_store", store.vectors)
         await store.use_embedder(built["embedder"])
-        if recorded is None:
+        if recorded is None and not readonly:
             await asyncio.to_thread(_write_settings, path, settings)
     except BaseException:
         for closer in reversed(closers):

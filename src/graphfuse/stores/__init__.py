@@ -7,9 +7,11 @@
 - :class:`InMemoryCacheStore`: a bytes cache with TTL and an LRU bound.
 - :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
 - :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
+- :func:`check_store`: integrity check (and repair) of a store directory (``graphfuse check``).
 """
 
 from ._cache_store import InMemoryCacheStore
+from ._check import StoreCheck, check_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
@@ -22,5 +24,7 @@ __all__ = [
     "LocalStore",
     "LocalVectorStore",
     "SQLiteGraphStore",
+    "StoreCheck",
+    "check_store",
     "pagerank_scores",
 ]

@@ -83,11 +83,18 @@ class SQLiteGraphStore:
     rebuilt lazily on the first traversal after a write: batch your writes.
 
     Safe to share across threads and tasks; several processes may read while one writes.
+    ``readonly=True`` opens an existing file for reading only (it works on a read-only file
+    or directory): writes raise ``InvalidInput`` and PageRank is computed in memory.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
         self._db = Database(
-            path, application_id=APPLICATION_ID, version=FORMAT_VERSION, schema=_SCHEMA, kind="graph store"
+            path,
+            application_id=APPLICATION_ID,
+            version=FORMAT_VERSION,
+            schema=_SCHEMA,
+            kind="graph store",
+            readonly=readonly,
         )
         # (index, generation it was built at), replaced as one object so readers never mix them.
         self._cached: tuple[GraphIndex, int] | None = None
@@ -363,6 +370,8 @@ class SQLiteGraphStore:
         await asyncio.to_thread(self._refresh_pagerank)
 
     def _refresh_pagerank(self) -> None:
+        if self._db.readonly:
+            return  # computed on demand instead (pagerank() caches it in memory)
         index, generation = self._current_index()
         scores = index.pagerank()
         with self._db.write() as c:

@@ -73,10 +73,14 @@ class LocalVectorStore:
     ``path=None`` keeps everything in memory; with a path, every write is one SQLite
     transaction (atomic: a bad batch writes nothing) and the matrix is reloaded at open, and
     again when another process has written. ``dimension`` is fixed by the constructor or by
-    the first upsert. Safe to share across threads and tasks.
+    the first upsert. Safe to share across threads and tasks. ``readonly=True`` opens an
+    existing file for searching only: nothing is ever written to it, writes raise
+    ``InvalidInput``.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, dimension: int | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] | None = None, *, dimension: int | None = None, readonly: bool = False
+    ) -> None:
         if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
             raise InvalidInput(f"dimension must be a positive integer, got {dimension!r}")
         self._lock = threading.RLock()
@@ -92,12 +96,17 @@ class LocalVectorStore:
         self._closed = False
         if path is not None:
             self._db = Database(
-                path, application_id=APPLICATION_ID, version=FORMAT_VERSION, schema=_SCHEMA, kind="vector store"
+                path,
+                application_id=APPLICATION_ID,
+                version=FORMAT_VERSION,
+                schema=_SCHEMA,
+                kind="vector store",
+                readonly=readonly,
             )
             try:
-                with self._db.write() as c:
+                with self._db.guard() if readonly else self._db.write() as c:
                     stored = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
-                    if stored is None and dimension is not None:
+                    if stored is None and dimension is not None and not readonly:
                         c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
                 if stored is not None and dimension is not None and stored != dimension:
                     raise InvalidInput(f"vector store {self._db.path!r} holds dimension {stored}, not {dimension}")
