@@ -247,7 +247,9 @@ class Indexer:
         for ex in self._extractors:
             remove = getattr(ex, "remove", None)
             if callable(remove):
-                for doc_id in existing:
+                # Every id asked for: a failed first index may have taught the linker a title
+                # whose document never got written.
+                for doc_id in dict.fromkeys([*existing, *ids]):
                     remove(doc_id)
         if existing:
             await self._refresh_pagerank()
@@ -382,10 +384,13 @@ class Indexer:
         return plans
 
     async def _check_links(self, plans: list[_Plan], report: IndexReport) -> set[str]:
-        # Links to ids outside this call must exist in the store; others become warnings.
-        local = {p.record.id for p in plans}
+        # Relations may end at documents outside this call (links, and mentions of titles the
+        # linker learnt earlier): those in the store count as present. Links to ids that are
+        # not there become warnings; mentions of them are simply not created.
+        local = {p.record.id for p in plans} | {u for p in plans for u, _ in p.units}
+        ends = sorted({e for p in plans for rel in p.owned for e in rel[:2] if e not in local})
+        found = set(await self._existing(ends)) if ends else set()
         outside = sorted({t for p in plans for s, t, k in p.owned if k == LINKS_TO and t not in local})
-        found = set((await self._graph.get_documents(outside)).keys()) if outside else set()
         missing = [t for t in outside if t not in found]
         if missing:
             unknown = set(missing)
