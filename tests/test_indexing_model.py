@@ -15,6 +15,7 @@ of the previous versions: a "revert"). Checked after every step:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
@@ -165,10 +166,8 @@ class IndexingMachine(RuleBasedStateMachine):
                 vectors = _Failing(vectors, method, 1)
             else:
                 graph = _Failing(graph, method, 1)
-            try:
+            with contextlib.suppress(OSError):
                 _run(self.system.indexer(graph, vectors).adelete(ids))
-            except OSError:
-                pass
         _run(self.system.indexer().adelete(ids))
         _run(self.shadow.indexer().adelete(ids))
         for i in ids:

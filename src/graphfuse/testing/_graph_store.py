@@ -68,7 +68,7 @@ class GraphStoreContract:
         for _ in range(150):
             spec = random_filter(rng)
             try:
-                found = await graph_store.get_documents(list(kept), filter=spec)
+                found = await graph_store.get_documents(list(kept), filter=spec)  # type: ignore[arg-type]
             except InvalidInput:
                 refused += 1
                 continue

@@ -78,7 +78,7 @@ class VectorStoreContract:
         for _ in range(150):
             spec = random_filter(rng)
             try:
-                hits = await vector_store.search(self.vec(1, 0.5), limit=100, filter=spec)
+                hits = await vector_store.search(self.vec(1, 0.5), limit=100, filter=spec)  # type: ignore[arg-type]
             except InvalidInput:
                 refused += 1
                 continue
