@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-from _server_world import ACME, GLOBEX, served  # noqa: E402
+from _server_world import ACME, GLOBEX, served
 
-from graphfuse import presets  # noqa: E402
+from graphfuse import presets
 
 MARKER = {"acme": "ACMEWORD", "globex": "GLOBEXWORD"}
 OWN_IDS = {"acme": {d["id"] for d in ACME}, "globex": {d["id"] for d in GLOBEX}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import ipaddress
 import json
@@ -69,7 +70,9 @@ async def _serve(
 
     keys = KeyFile(keys_path) if keys_path is not None else None
     if keys is not None and not keys.tenants():
-        raise InvalidInput(f"key file {keys_path!r} holds no keys: add one with `graphfuse keys add --keys {keys_path} --tenant NAME`")
+        raise InvalidInput(
+            f"key file {keys_path!r} holds no keys: add one with `graphfuse keys add --keys {keys_path} --tenant NAME`"
+        )
     install_prometheus_exporter()
     store = await open_store(store_dir, create=False)
     try:
@@ -121,12 +124,10 @@ def serve(
             "pass --keys FILE (see `graphfuse keys add`) or bind to 127.0.0.1"
         )
     qs = _read_questions(Path(questions)) if questions is not None else None
-    try:
-        # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
-        # shuts down gracefully (requests in flight finish, then the store is closed).
+    # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
+    # shuts down gracefully (requests in flight finish, then the store is closed).
+    with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
         asyncio.run(_serve(store, host, port, keys, preset, qs))
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        pass
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -16,7 +16,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope as AsgiScope, Send
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as AsgiScope
 
 from .. import __version__
 from .._errors import (
@@ -94,18 +95,61 @@ class _BodyLimit:
                 if declared > self.limit:
                     await _problem_response(too_large)(scope, receive, send)
                     return
+        # Read the body here, up to the limit, then hand it on: a body cut off part-way
+        # must be a 413, not a parse error further in.
+        chunks: list[bytes] = []
         seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
+        more = True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise too_large
-            return message
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([], message), send)
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.limit:
+                await _problem_response(too_large)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        await self.app(scope, _replay(chunks, None, receive), send)
 
-        await self.app(scope, limited, send)
+
+def _replay(chunks: list[bytes], final: Message | None, receive: Receive | None = None) -> Receive:
+    """A ``receive`` that gives the buffered body once, then what the client sends next."""
+    pending: list[Message] = (
+        [{"type": "http.request", "body": b"".join(chunks), "more_body": False}] if chunks or final is None else []
+    )
+    if final is not None:
+        pending.append(final)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        if receive is not None:
+            return await receive()
+        return {"type": "http.disconnect"}
+
+    return replay
+
+
+def _scope_of(request: Request) -> Scope:
+    """The tenant of the request's key (401 without a valid one); the whole store without keys."""
+    keys: KeyFile | None = request.app.state.keys
+    if keys is None:
+        return Scope(None)
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    unauthorized = {"WWW-Authenticate": 'Bearer realm="graphfuse"'}
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(401, "an API key is required: send 'Authorization: Bearer <key>'", headers=unauthorized)
+    tenant = keys.tenant_for(token.strip())
+    if tenant is None:
+        raise Problem(401, "the API key is not valid", headers=unauthorized)
+    return Scope(tenant)
+
+
+Tenant = Annotated[Scope, Depends(_scope_of)]
 
 
 def create_app(
@@ -189,18 +233,7 @@ def create_app(
 
     # -- authentication --------------------------------------------------------------------
 
-    def scope_of(request: Request) -> Scope:
-        if keys is None:
-            return Scope(None)
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        unauthorized = {"WWW-Authenticate": 'Bearer realm="graphfuse"'}
-        if scheme.lower() != "bearer" or not token.strip():
-            raise Problem(401, "an API key is required: send 'Authorization: Bearer <key>'", headers=unauthorized)
-        tenant = keys.tenant_for(token.strip())
-        if tenant is None:
-            raise Problem(401, "the API key is not valid", headers=unauthorized)
-        return Scope(tenant)
+    app.state.keys = keys
 
     # -- routes ----------------------------------------------------------------------------
 
@@ -217,7 +250,7 @@ def create_app(
         return Response(render(metrics), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @app.get("/v1/samples", tags=["dashboard"])
-    async def samples(scope: Scope = Depends(scope_of)) -> dict[str, Any]:
+    async def samples(scope: Tenant) -> dict[str, Any]:
         """Sample questions for the dashboard, and the server's presets."""
         from .. import presets
 
@@ -229,7 +262,7 @@ def create_app(
         }
 
     @app.post("/v1/retrieve", tags=["retrieval"], response_model=RetrieveResponse)
-    async def retrieve(body: RetrieveRequest, scope: Scope = Depends(scope_of)) -> dict[str, Any]:
+    async def retrieve(body: RetrieveRequest, scope: Tenant) -> dict[str, Any]:
         """Ranked results with every signal, for the key's tenant only."""
         limits.check_query(body.query)
         limits.check_top_k(body.top_k)
@@ -254,7 +287,7 @@ def create_app(
         return response
 
     @app.post("/v1/ingest", tags=["documents"], response_model=IngestResponse)
-    async def ingest(body: IngestRequest, scope: Scope = Depends(scope_of)) -> dict[str, Any]:
+    async def ingest(body: IngestRequest, scope: Tenant) -> dict[str, Any]:
         """Index documents (idempotent by id); stored durably when this answers 200."""
         if not body.documents:
             raise Problem.invalid("documents", "documents must not be empty")
@@ -286,12 +319,12 @@ def create_app(
         return await service.ingest(scope, records)
 
     @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
-    async def delete(doc_id: str, scope: Scope = Depends(scope_of)) -> dict[str, Any]:
+    async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:
         """Delete a document with its chunks, vectors and relations (404 if it is not the tenant's)."""
         return await service.delete(scope, doc_id)
 
     @app.get("/v1/graph/stats", tags=["graph"])
-    async def graph_stats(scope: Scope = Depends(scope_of)) -> dict[str, Any]:
+    async def graph_stats(scope: Tenant) -> dict[str, Any]:
         """Documents, relations by type and the degree distribution of the tenant's graph."""
         return await service.graph_stats(scope)
 

@@ -84,7 +84,9 @@ class Scope:
             raise Problem.invalid(field, str(exc)) from exc
         conditions = () if parsed is None else parsed.conditions
         if self.tenant is not None and any(c.key == TENANT_KEY for c in conditions):
-            raise Problem.invalid(f"{field}.{TENANT_KEY}", "the tenant comes from the API key; a filter may not name it")
+            raise Problem.invalid(
+                f"{field}.{TENANT_KEY}", "the tenant comes from the API key; a filter may not name it"
+            )
         base = self.base_filter
         if base is None:
             return parsed
@@ -97,12 +99,15 @@ class Scope:
         metadata = dict(record.metadata)
         for key in metadata:
             if key.startswith(RESERVED_PREFIX):
-                raise Problem.invalid(f"{field}.metadata.{key}", f"metadata keys starting with {RESERVED_PREFIX!r} are reserved")
+                raise Problem.invalid(
+                    f"{field}.metadata.{key}", f"metadata keys starting with {RESERVED_PREFIX!r} are reserved"
+                )
         if self.tenant is not None:
             given = metadata.get(TENANT_KEY)
             if given is not None and given != self.tenant:
                 raise Problem.invalid(
-                    f"{field}.metadata.{TENANT_KEY}", "the tenant comes from the API key and cannot be set to another one"
+                    f"{field}.metadata.{TENANT_KEY}",
+                    "the tenant comes from the API key; it cannot be another one",
                 )
             metadata[TENANT_KEY] = self.tenant
         return SourceRecord(

@@ -10,6 +10,7 @@ for them except to pick up such a rebuild.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,11 @@ _KIND = "graphfuse_kind"  # the indexer's marker: "document" or "chunk"
 _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
 
 
+def _title(r: Result) -> str | None:
+    title = r.document.metadata.get("title")
+    return title if isinstance(title, str) else None
+
+
 @dataclass(frozen=True)
 class Limits:
     """What one request may ask for; larger requests get a 413 or a 422 naming the field."""
@@ -54,7 +60,7 @@ class Limits:
         if not query.strip():
             raise Problem.invalid(field, f"{field} must not be empty")
         if len(query) > self.max_query_chars:
-            raise Problem.invalid(field, f"{field} is {len(query)} characters long; the limit is {self.max_query_chars}")
+            raise Problem.invalid(field, f"{field} has {len(query)} characters; the limit is {self.max_query_chars}")
         return query
 
     def check_top_k(self, top_k: int, field: str = "top_k") -> int:
@@ -148,6 +154,11 @@ class Service:
         """A pipeline from a declarative spec of registered stage names (built per request)."""
         if len(stages) > self.limits.max_stages:
             raise Problem.invalid("stages", f"at most {self.limits.max_stages} stages, got {len(stages)}")
+        known = get_registry().names("stage")
+        for i, item in enumerate(stages):
+            name = item if isinstance(item, str) else item.get("name")
+            if name not in known:
+                raise Problem.invalid(f"stages[{i}]", f"no stage named {name!r}; known: {', '.join(known)}")
         spec: dict[str, Any] = {"stages": list(stages)}
         if scorer is not None:
             spec["scorer"] = scorer
@@ -197,7 +208,9 @@ class Service:
             if doc.content is None and r.id not in loaded:
                 continue  # not visible in this scope (or gone)
             if not scope.visible(doc.id, doc.metadata):
-                logger.error("dropped result %r outside tenant %r: a stage ignored the query filter", r.id, scope.tenant)
+                logger.error(
+                    "dropped result %r outside tenant %r: a stage ignored the query filter", r.id, scope.tenant
+                )
                 continue
             out.append(Result(doc, r.score, r.signals, r.contributions))
         return out
@@ -228,9 +241,9 @@ class Service:
             if callable(iterate):
                 async for doc in iterate(filter=scope.base_filter):
                     title = doc.metadata.get("title")
-                    if doc.metadata.get(_KIND) != "chunk" and isinstance(title, str) and title.strip():
-                        if scope.visible(doc.id, doc.metadata):
-                            linker.add(title, doc.id)
+                    is_document = doc.metadata.get(_KIND) != "chunk" and scope.visible(doc.id, doc.metadata)
+                    if is_document and isinstance(title, str) and title.strip():
+                        linker.add(title, doc.id)
             indexer = Indexer(self.graph, self.vectors, self.embedder, extractors=[linker])
             writer = self._writers[scope.tenant] = _Writer(indexer, linker)
         return writer
@@ -248,10 +261,7 @@ class Service:
                 more = " ..." if len(unknown) > 10 else ""
                 warnings.append(f"links to {len(unknown)} unknown document id(s) skipped: {shown}{more}")
                 gone = set(unknown)
-                records = [
-                    SourceRecord(r.id, r.text, r.title, r.metadata, r.created_at, tuple(x for x in r.links if x not in gone))
-                    for r in records
-                ]
+                records = [dataclasses.replace(r, links=tuple(x for x in r.links if x not in gone)) for r in records]
             writer = await self._writer(scope)
             try:
                 report = await writer.indexer.aindex(records)
@@ -298,7 +308,9 @@ class Service:
         nodes = [
             {
                 "id": scope.external(r.id),
-                "title": r.document.metadata.get("title") if isinstance(r.document.metadata.get("title"), str) else None,
+                "title": r.document.metadata.get("title")
+                if isinstance(r.document.metadata.get("title"), str)
+                else None,
                 "score": r.score,
                 "rank": rank,
             }
