@@ -45,6 +45,7 @@ class Served:
     client: httpx.AsyncClient
     keys: KeyFile
     key: dict[str, str]
+    app: Any
 
     def auth(self, tenant: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key[tenant]}"}
@@ -69,7 +70,7 @@ async def served(
     app = create_app(service, keys=keys if with_keys else None, sample_questions=["what is harvested?"])
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        world = Served(store, service, client, keys, key)
+        world = Served(store, service, client, keys, key, app)
         if corpus and with_keys:
             for tenant, docs in (("acme", ACME), ("globex", GLOBEX)):
                 r = await world.ingest(tenant, docs)

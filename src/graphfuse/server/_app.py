@@ -318,6 +318,16 @@ def create_app(
             records.append(scope.stamp(record, where))
         return await service.ingest(scope, records)
 
+    @app.post("/v1/compare", tags=["comparison"])
+    async def compare(request: Request, scope: Tenant) -> dict[str, Any]:
+        """LLM only, basic RAG and GraphRAG answers side by side, judged (needs an LLM configured at start)."""
+        raise Problem(
+            503,
+            "no LLM is configured on this server: answers and judge scores need one; "
+            "/v1/retrieve, /v1/context and the graph work without",
+            extra={"llm": False},
+        )
+
     @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
     async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:
         """Delete a document with its chunks, vectors and relations (404 if it is not the tenant's)."""
