@@ -158,7 +158,9 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
 
         opened.graph = Listless()  # type: ignore[assignment]
         opened.settings["graph_store"] = "listless"
-        with pytest.raises(InvalidInput, match="graph store 'listless' cannot list"):
+        with pytest.raises(
+            InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"
+        ):
             await build_preset("multihop", opened)
     finally:
         await opened.close()

@@ -17,7 +17,7 @@ from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._sync import run_sync
 from .._types import Query, Result
-from ..plugins import get_registry
+from ..plugins import RERANKER, get_registry
 from ..scoring import DEFAULT_WEIGHTS
 from ._errors import reports_errors
 from ._store import DEFAULT_STORE, OpenStore, open_store
@@ -28,35 +28,17 @@ DEFAULT_PRESET = "standard"
 
 
 async def build_preset(name: str, store: OpenStore) -> Pipeline:
-    """Preset ``name`` over the store's components.
+    """Preset ``name`` from the catalogue over the store's components.
 
-    ``multihop`` gets its BM25 index and title linker built from the store's documents; a
-    preset that reranks gets a reranker made from the store's own embedder (offline).
+    A preset that needs a reranker gets one made from the store's own embedder (offline);
+    the catalogue supplies the rest of what the preset declares (corpus indexes).
     """
-    if name not in presets.names():
-        raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(presets.names())}")
-    components: dict[str, Any] = {
-        "graph_store": store.graph,
-        "vector_store": store.vectors,
-        "embedder": store.embedder,
-    }
-    if name == "multihop":
-        from ..multihop import corpus_indexes
-
-        if not callable(getattr(store.graph, "iter_documents", None)):
-            raise InvalidInput(
-                f"preset 'multihop' needs to read the corpus back from the graph store, which graph store "
-                f"{store.settings['graph_store']!r} cannot list: use the default 'sqlite' graph store"
-            )
-        components["bm25"], components["linker"] = await corpus_indexes(store.graph)
-    try:
-        return presets.build(name, **components)
-    except InvalidInput as exc:
-        # Presets that rerank need a reranker: the store's own embedder makes one, offline.
-        if "reranker" not in str(exc):
-            raise
-    components["reranker"] = get_registry().create("reranker", "embedding", embedder=store.embedder)
-    return presets.build(name, **components)
+    reranker = None
+    if "reranker" in presets.get(name).needs:
+        reranker = get_registry().create(RERANKER, "embedding", embedder=store.embedder)
+    return await presets.abuild(
+        name, graph_store=store.graph, vector_store=store.vectors, embedder=store.embedder, reranker=reranker
+    )
 
 
 def parse_filter(raw: str | None) -> MetadataFilter | None:

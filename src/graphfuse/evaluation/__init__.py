@@ -10,7 +10,7 @@
 
 from ._data import EvalQuery, check_gold, load_corpus, load_queries
 from ._embedding_cache import SQLiteCache
-from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate
+from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 from ._report import markdown_table, write_report
 
@@ -28,6 +28,7 @@ __all__ = [
     "markdown_table",
     "ndcg_at_k",
     "percentile",
+    "pipeline_names",
     "recall_at_k",
     "reciprocal_rank",
     "write_report",
