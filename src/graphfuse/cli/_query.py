@@ -11,34 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import presets
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
-from .._pipeline import Pipeline
 from .._sync import run_sync
 from .._types import Query, Result
-from ..plugins import RERANKER, get_registry
 from ..scoring import DEFAULT_WEIGHTS
+from ..stores import DEFAULT_STORE, open_store
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, OpenStore, open_store
 
-__all__ = ["build_preset", "register", "results_table"]
+__all__ = ["register", "results_table"]
 
 DEFAULT_PRESET = "standard"
-
-
-async def build_preset(name: str, store: OpenStore) -> Pipeline:
-    """Preset ``name`` from the catalogue over the store's components.
-
-    A preset that needs a reranker gets one made from the store's own embedder (offline);
-    the catalogue supplies the rest of what the preset declares (corpus indexes).
-    """
-    reranker = None
-    if "reranker" in presets.get(name).needs:
-        reranker = get_registry().create(RERANKER, "embedding", embedder=store.embedder)
-    return await presets.abuild(
-        name, graph_store=store.graph, vector_store=store.vectors, embedder=store.embedder, reranker=reranker
-    )
 
 
 def parse_filter(raw: str | None) -> MetadataFilter | None:
@@ -92,12 +75,9 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
-    store = await open_store(store_dir, create=False)
-    try:
-        pipeline = await build_preset(preset, store)
+    async with await open_store(store_dir) as store:
+        pipeline = await store.pipeline(preset)
         return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
-    finally:
-        await store.close()
 
 
 @reports_errors
