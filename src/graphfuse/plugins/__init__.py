@@ -27,7 +27,7 @@ from ._kinds import (
 )
 from ._lazy import lazy_exports
 from ._presets import INPUTS, Preset
-from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, Registry, get_registry
+from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, RegisteredName, Registry, get_registry
 from ._spec import build_pipeline, load_pipeline_spec
 from .hookspecs import Register, RegisterPreset, hookimpl
 
@@ -51,6 +51,7 @@ __all__ = [
     "Preset",
     "Register",
     "RegisterPreset",
+    "RegisteredName",
     "Registry",
     "build_pipeline",
     "get_registry",
