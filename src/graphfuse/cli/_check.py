@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from .._sync import run_sync
+from ..stores import DEFAULT_STORE
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE
 
 __all__ = ["register"]
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._capabilities import PageRankRefreshing
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
@@ -540,9 +541,8 @@ class Indexer:
         report.chunks += len(new_units)
 
     async def _refresh_pagerank(self) -> None:
-        refresh = getattr(self._graph, "refresh_pagerank", None)
-        if not callable(refresh):
+        if not isinstance(self._graph, PageRankRefreshing):
             return
-        result = refresh()
+        result: Any = self._graph.refresh_pagerank()
         if inspect.isawaitable(result):
             await result
