@@ -24,9 +24,9 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, write_results  # noqa: E402
+from _common import RESULTS, write_results
 
-from graphfuse.multihop import BM25Index  # noqa: E402
+from graphfuse.multihop import BM25Index
 
 _PLAIN = re.compile(r"[a-z0-9]+")
 
@@ -48,7 +48,9 @@ def measure(directory: Path) -> dict[str, Any]:
     started = time.perf_counter()
     ours = BM25Index(zip(ids, texts, strict=True))
     ours_build = time.perf_counter() - started
-    scores: dict[str, list[float]] = {k: [] for k in ("plain_r2", "plain_r5", "plain_r10", "ours_r2", "ours_r5", "ours_r10")}
+    scores: dict[str, list[float]] = {
+        k: [] for k in ("plain_r2", "plain_r5", "plain_r10", "ours_r2", "ours_r5", "ours_r10")
+    }
     for q in queries:
         s = plain.get_scores(_PLAIN.findall(q["question"].lower()))
         top = [ids[i] for i in np.argsort(-s, kind="stable")[:10]]

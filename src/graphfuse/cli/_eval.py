@@ -29,6 +29,7 @@ async def run_eval(
     cache_path: str | os.PathLike[str] | None = None,
     allow_missing_gold: bool = False,
     max_tokens: int = 512,
+    strip_titles: bool = False,
     console: Console | None = None,
 ) -> Any:
     """Validate the inputs, then index and evaluate; returns the :class:`~graphfuse.evaluation.EvalReport`.
@@ -36,15 +37,20 @@ async def run_eval(
     All input checks (pipeline names, corpus, queries, gold ids) run before any store is
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
+    With ``strip_titles`` the corpus is indexed without titles and links
+    (:func:`~graphfuse.evaluation.strip_titles`).
     """
     from ..embedders import CachingEmbedder
     from ..evaluation import SQLiteCache, check_gold, check_pipelines, evaluate, load_corpus, load_queries
+    from ..evaluation import strip_titles as stripped
     from ..plugins import get_registry
     from ._store import default_embedder, open_store
 
     console = console or Console(stderr=True)
     names = check_pipelines(pipelines)
     corpus = load_corpus(corpus_path)
+    if strip_titles:
+        corpus = stripped(corpus)
     queries = load_queries(queries_path)
     queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
     for w in warnings:
@@ -113,6 +119,10 @@ def eval_command(
         bool,
         typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
     ] = False,
+    strip_titles: Annotated[
+        bool,
+        typer.Option("--strip-titles", help="Index without titles and links (titles also cut from the text)."),
+    ] = False,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
@@ -126,6 +136,7 @@ def eval_command(
             cache_path=cache,
             allow_missing_gold=allow_missing_gold,
             max_tokens=max_tokens,
+            strip_titles=strip_titles,
             console=console,
         )
     )
@@ -147,6 +158,17 @@ def eval_command(
         cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
         table.add_row(name, *cells)
     Console().print(table)
+    tagged = [(name, m.by_tag) for name, m in result.pipelines.items() if m.by_tag]
+    if tagged:
+        by_tag = Table(title="By query tag")
+        for label in ("pipeline", "tag", "queries", "R@2", "R@5", "nDCG@10", "MRR"):
+            by_tag.add_column(label, justify="left" if label in ("pipeline", "tag") else "right")
+        for name, tags in tagged:
+            for tag, values in tags.items():
+                for value, m in values.items():
+                    cells = [f"{m[k]:.3f}" for k in ("recall@2", "recall@5", "ndcg@10", "mrr")]
+                    by_tag.add_row(name, f"{tag}={value}", str(int(m["n_queries"])), *cells)
+        Console().print(by_tag)
     if json_out is not None:
         Path(json_out).write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
     if report is not None:

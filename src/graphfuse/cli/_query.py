@@ -30,7 +30,7 @@ DEFAULT_PRESET = "standard"
 async def build_preset(name: str, store: OpenStore) -> Pipeline:
     """Preset ``name`` over the store's components.
 
-    ``multihop`` gets its BM25 index and title linker built from the store's documents; a
+    ``multihop`` gets its BM25 index, title linker and timeline built from the store's documents; a
     preset that reranks gets a reranker made from the store's own embedder (offline).
     """
     if name not in presets.names():
@@ -49,6 +49,9 @@ async def build_preset(name: str, store: OpenStore) -> Pipeline:
                 f"{store.settings['graph_store']!r} cannot list: use the default 'sqlite' graph store"
             )
         components["bm25"], components["linker"] = await corpus_indexes(store.graph)
+        from ..timeaware import Timeline
+
+        components["timeline"] = await Timeline.from_store(store.graph)
     try:
         return presets.build(name, **components)
     except InvalidInput as exc:

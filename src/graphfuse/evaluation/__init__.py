@@ -8,7 +8,7 @@
     report = await evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
 """
 
-from ._data import EvalQuery, check_gold, load_corpus, load_queries
+from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
@@ -30,5 +30,6 @@ __all__ = [
     "percentile",
     "recall_at_k",
     "reciprocal_rank",
+    "strip_titles",
     "write_report",
 ]

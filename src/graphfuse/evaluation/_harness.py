@@ -36,10 +36,12 @@ class PipelineMetrics:
     latency_p95_ms: float
     context_tokens_at_5: float
     n_queries: int
+    by_tag: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Per query tag and value (``{"type": {"multi_hop": {"recall@5": ..., "n_queries": ...}}}``)."""
 
-    def as_json(self) -> dict[str, float | int]:
-        """The JSON keys of ``graphfuse eval --json``."""
-        return {
+    def as_json(self) -> dict[str, Any]:
+        """The JSON keys of ``graphfuse eval --json`` (``by_tag`` only when queries carry tags)."""
+        out: dict[str, Any] = {
             "recall@2": self.recall_at_2,
             "recall@5": self.recall_at_5,
             "ndcg@10": self.ndcg_at_10,
@@ -49,6 +51,9 @@ class PipelineMetrics:
             "context_tokens@5": self.context_tokens_at_5,
             "n_queries": self.n_queries,
         }
+        if self.by_tag:
+            out["by_tag"] = self.by_tag
+        return out
 
 
 @dataclass
@@ -140,6 +145,7 @@ async def evaluate(
     does); longer ones are chunked with an overlap of 32.
     """
     from ..multihop import BM25Index
+    from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
     if not queries:
@@ -152,6 +158,7 @@ async def evaluate(
     index_report = await indexer.aindex(corpus)
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
+    timeline = Timeline((r.id, r.created_at) for r in corpus)
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}
     for q in queries:
@@ -162,7 +169,9 @@ async def evaluate(
     results: dict[str, PipelineMetrics] = {}
     for name in names:
         say(f"running pipeline {name}")
-        retrieve = await _retriever(name, corpus, graph_store, vector_store, fixed, bm25, linker, query_vectors)
+        retrieve = await _retriever(
+            name, corpus, graph_store, vector_store, fixed, bm25, linker, timeline, query_vectors
+        )
         r2: list[float] = []
         r5: list[float] = []
         nd: list[float] = []
@@ -178,6 +187,20 @@ async def evaluate(
             lat.append(elapsed * 1000)
             ctx.append(sum(len(tokenizer.spans(texts.get(d, ""))) for d in ranked[:5]))
         n = len(queries)
+        by_tag: dict[str, dict[str, dict[str, float]]] = {}
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, q in enumerate(queries):
+            for tag, value in q.tags().items():
+                groups.setdefault((tag, value), []).append(i)
+        for (tag, value), members in sorted(groups.items()):
+            k = len(members)
+            by_tag.setdefault(tag, {})[value] = {
+                "recall@2": sum(r2[i] for i in members) / k,
+                "recall@5": sum(r5[i] for i in members) / k,
+                "ndcg@10": sum(nd[i] for i in members) / k,
+                "mrr": sum(rr[i] for i in members) / k,
+                "n_queries": k,
+            }
         results[name] = PipelineMetrics(
             sum(r2) / n,
             sum(r5) / n,
@@ -187,6 +210,7 @@ async def evaluate(
             percentile(lat, 95),
             sum(ctx) / n,
             n,
+            by_tag,
         )
     return EvalReport(results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report)
 
@@ -199,6 +223,7 @@ async def _retriever(
     embedder: Embedder,
     bm25: Any,
     linker: TitleLinker,
+    timeline: Any,
     query_vectors: Mapping[str, list[float]],
 ) -> Retriever:
     from .. import presets
@@ -222,7 +247,7 @@ async def _retriever(
 
         pipeline = presets.standard(graph_store, vector_store, embedder, EmbeddingReranker(embedder))
     elif name == "multihop":
-        pipeline = multihop(graph_store, vector_store, embedder, bm25=bm25, linker=linker)
+        pipeline = multihop(graph_store, vector_store, embedder, bm25=bm25, linker=linker, timeline=timeline)
     else:
         return await _peer(corpus, embedder, query_vectors)
 

@@ -12,6 +12,7 @@ from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import EntityExtractor
 from ..scoring import WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
+from ..timeaware import TimeAware, Timeline
 from ._bm25 import BM25Index
 from ._bm25_search import BM25Search
 from ._entity_seeds import EntitySeeds
@@ -19,8 +20,12 @@ from ._ppr import PersonalizedPageRank
 
 __all__ = ["MULTIHOP_WEIGHTS", "multihop"]
 
-MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "rerank": 0.5})
+MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "time": 1.0, "event": 1.0, "rerank": 0.5}
+)
 """Default weights of the ``multihop`` preset (tuned on the dev halves of 2Wiki/MuSiQue/HotpotQA).
+
+``time`` and ``event`` are the signals of the time-aware stage, present only on a dated store.
 
 ``bm25`` has no weight of its own: BM25 adds candidates and seeds the PageRank walk (weight
 0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
@@ -30,6 +35,7 @@ _KEYS = (
     "semantic",
     "bm25",
     "entity",
+    "time",
     "aggregate_seeds",
     "ppr",
     "aggregate",
@@ -49,6 +55,7 @@ def multihop(
     *,
     bm25: BM25Index | None = None,
     linker: EntityExtractor | None = None,
+    timeline: Timeline | None = None,
     reranker: Reranker | None = None,
     weights: Mapping[str, float] | None = None,
     **stage_options: Mapping[str, Any],
@@ -65,7 +72,12 @@ def multihop(
 
     ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
     :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
-    stage is left out. ``stage_options`` passes keyword arguments by stage name, e.g.
+    stage is left out. With a ``timeline`` (:class:`~graphfuse.timeaware.Timeline` of the
+    corpus) holding dated documents, the :class:`~graphfuse.timeaware.TimeAware` stage
+    (``time``) runs after the entity stage: it boosts what was created when the question says
+    (pass ``options={"time": {"reference": ...}}`` with a query for relative expressions) and
+    retrieves both events of an ordering question; an undated store leaves it out.
+    ``stage_options`` passes keyword arguments by stage name, e.g.
     ``multihop(g, v, e, bm25=index, ppr={"damping": 0.5})``.
 
     Temporal decay, stored PageRank and access popularity are opt-in (multi-hop QA corpora
@@ -83,6 +95,8 @@ def multihop(
         stages.append(BM25Search(bm25, **opts["bm25"]))
     if linker is not None:
         stages.append(EntitySeeds(graph_store, linker, **opts["entity"]))
+    if timeline is not None and len(timeline):
+        stages.append(TimeAware(timeline, **{"bm25": bm25, **opts["time"]}))
     # Chunked documents: vector hits land on chunks, entity/BM25 hits on the document. Folding
     # them into the best chunk before PPR lets the signals add up while the walk still starts
     # from a passage (whose MENTIONS lead on); the walk then adds chunks again, folded into their
