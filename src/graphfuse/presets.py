@@ -198,6 +198,7 @@ async def abuild(
     bm25: Any = None,
     linker: Any = None,
     timeline: Any = None,
+    entities: Any = None,
     **options: Any,
 ) -> Pipeline:
     """Build preset ``name`` from what a host has, supplying what the preset declares.
@@ -207,8 +208,9 @@ async def abuild(
     uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
     store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
     :class:`~graphfuse.DocumentListing`). A factory that takes a ``timeline`` (``multihop``) gets
-    one too, given or read from the store (:meth:`graphfuse.timeaware.Timeline.from_store`), so
-    it adapts to a dated store. ``options`` go to the factory as they are (weights,
+    one too, given or read from the store (:meth:`graphfuse.timeaware.Timeline.from_store`), and
+    one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
+    so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
     per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
     naming it.
     """
@@ -241,6 +243,13 @@ async def abuild(
                 timeline = await Timeline.from_store(graph_store)
             if timeline is not None:
                 inputs["timeline"] = timeline
+        if "entities" in inspect.signature(preset.factory()).parameters:
+            if entities is None and isinstance(graph_store, DocumentListing):
+                from .multihop import entity_matcher
+
+                entities = await entity_matcher(graph_store)
+            if entities is not None:
+                inputs["entities"] = entities
     missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
     if missing:
         raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")

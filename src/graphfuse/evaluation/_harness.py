@@ -11,7 +11,16 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Result
-from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, TitleLinker, TokenChunker
+from ..indexing import (
+    EntityMatcher,
+    Indexer,
+    IndexReport,
+    RegexTokenizer,
+    SourceRecord,
+    TextEntityExtractor,
+    TitleLinker,
+    TokenChunker,
+)
 from ._data import EvalQuery
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 
@@ -158,7 +167,7 @@ async def evaluate(
     tokens are indexed whole (QA benchmark passages are paragraphs, indexed whole as HippoRAG
     does); longer ones are chunked with an overlap of 32.
     """
-    from ..multihop import BM25Index
+    from ..multihop import BM25Index, entity_matcher
     from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
@@ -167,9 +176,17 @@ async def evaluate(
     say = progress or (lambda _msg: None)
     linker = TitleLinker()
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
-    indexer = Indexer(graph_store, vector_store, embedder, chunker=chunker, extractors=[linker])
-    say(f"indexing {len(corpus)} documents")
+    # Titles that name entities give the graph; without them (chats, title-stripped sets) the
+    # graph comes from the proper nouns of the text: entity nodes.
+    titled = sum(1 for r in corpus if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title))
+    text_graph = titled < len(corpus) / 2
+    extractors: list[Any] = [linker, TextEntityExtractor()] if text_graph else [linker]
+    indexer = Indexer(
+        graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
+    )
+    say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
     index_report = await indexer.aindex(corpus)
+    entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
     timeline = Timeline((r.id, r.created_at) for r in corpus)
@@ -184,7 +201,7 @@ async def evaluate(
     for name in names:
         say(f"running pipeline {name}")
         retrieve = await _retriever(
-            name, corpus, graph_store, vector_store, fixed, bm25, linker, timeline, query_vectors
+            name, corpus, graph_store, vector_store, fixed, bm25, linker, timeline, entities, query_vectors
         )
         r2: list[float] = []
         r5: list[float] = []
@@ -238,6 +255,7 @@ async def _retriever(
     bm25: Any,
     linker: TitleLinker,
     timeline: Any,
+    entities: Any,
     query_vectors: Mapping[str, list[float]],
 ) -> Retriever:
     from .. import presets
@@ -260,6 +278,7 @@ async def _retriever(
         bm25=bm25,
         linker=linker,
         timeline=timeline,
+        entities=entities,
     )
 
     async def run(question: str) -> tuple[list[str], float]:

@@ -19,6 +19,7 @@ from ._corpus import corpus_indexes
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
+from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
     "MULTIHOP_WEIGHTS",
@@ -26,8 +27,10 @@ __all__ = [
     "BM25Search",
     "EntitySeeds",
     "PersonalizedPageRank",
+    "TextEntitySeeds",
     "bm25_tokens",
     "corpus_indexes",
+    "entity_matcher",
     "hybrid",
     "lexical",
     "multihop",

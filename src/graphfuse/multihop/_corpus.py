@@ -40,8 +40,8 @@ async def corpus_indexes(
     titles: list[tuple[str, str]] = []
     async for doc in graph_store.iter_documents(batch_size=batch_size):
         metadata = doc.metadata
-        if metadata.get(_KIND) == "chunk":
-            continue  # its text is in its document already
+        if metadata.get(_KIND) in ("chunk", "entity"):
+            continue  # a chunk's text is in its document already; an entity node is no passage
         title = metadata.get("title")
         title = title if isinstance(title, str) and title.strip() else None
         text = doc.content or ""

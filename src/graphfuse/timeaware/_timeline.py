@@ -49,7 +49,7 @@ class Timeline:
 
     @classmethod
     async def from_store(cls, graph_store: GraphStore, *, batch_size: int = 1000) -> Timeline:
-        """The timeline of every document (chunks included) a graph store holds.
+        """The timeline of every document (chunks included, entity nodes not) a graph store holds.
 
         The store must offer ``iter_documents`` (the embedded stores do; otherwise
         :class:`~graphfuse.InvalidInput`): build the timeline from your records instead.
@@ -60,7 +60,11 @@ class Timeline:
                 f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "
                 "build the Timeline from your source records instead"
             )
-        items = [(doc.id, doc.created_at) async for doc in iterate(batch_size=batch_size)]
+        items = [
+            (doc.id, doc.created_at)
+            async for doc in iterate(batch_size=batch_size)
+            if doc.metadata.get("graphfuse_kind") != "entity"  # entity nodes are no passages
+        ]
         return cls(items)
 
     def __len__(self) -> int:
