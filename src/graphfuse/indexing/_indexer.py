@@ -105,8 +105,9 @@ class Indexer:
     (:func:`~graphfuse.indexing.merge_variants`), a ``MENTIONED_IN`` relation from the entity
     to each unit that mentions it (weight: how many times), and ``CO_OCCURS_WITH`` between
     entities mentioned in one unit (among its ``co_mention_cap`` most-mentioned; weight: in how
-    many units of the call, owned by each document where they co-occur). Counts are over the records of one call; entity nodes
-    stay when their documents are deleted (without relations, they do not affect retrieval).
+    many units of the call, owned by each document where they co-occur). Counts are over the
+    records of one call; entity nodes stay when their documents are deleted (without
+    relations, they do not affect retrieval).
 
     Mentions and co-mentions are resolved over the records of one call plus the titles the
     extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
