@@ -32,6 +32,7 @@ __all__ = [
     "register_rerankers",
     "register_scorers",
     "register_stages",
+    "register_token_counters",
     "register_vector_stores",
 ]
 
@@ -82,3 +83,8 @@ def register_rerankers(register: Register) -> None:
 @hookspec
 def register_cache_stores(register: Register) -> None:
     """Register cache store factories: ``factory(**options) -> CacheStore``."""
+
+
+@hookspec
+def register_token_counters(register: Register) -> None:
+    """Register token counter factories: ``factory(**options) -> TokenCounter`` (see :mod:`graphfuse.context`)."""
