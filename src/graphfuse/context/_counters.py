@@ -12,9 +12,10 @@ import re
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
+from .._protocols import TokenCounter
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -33,20 +34,6 @@ DEFAULT_COUNTER = "cl100k_base"
 
 FALLBACK_COUNTER = "regex"
 """The counter used when tiktoken or its encoding file is not available offline."""
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    """Counts the tokens of a text for one tokenizer.
-
-    ``name`` identifies the tokenizer in every report (``Context.counter``); ``count`` must
-    return a non-negative integer, 0 for the empty string, and be safe to call from threads.
-    """
-
-    @property
-    def name(self) -> str: ...
-
-    def count(self, text: str) -> int: ...
 
 
 # tiktoken's own download location of each encoding, its SHA-256 and its pre-tokenisation
