@@ -36,7 +36,7 @@ BUILTINS = "builtins"
 _BUILTINS_MODULE = "graphfuse._builtins"
 ALLOW_ENV = "GRAPHFUSE_LOAD_PLUGINS"
 
-Kind = Literal["stage", "scorer", "graph_store", "vector_store", "embedder", "reranker", "cache_store"]
+Kind = Literal["stage", "scorer", "graph_store", "vector_store", "embedder", "reranker", "cache_store", "generator"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
 
 _HOOKS: dict[str, Kind] = {
@@ -47,6 +47,7 @@ _HOOKS: dict[str, Kind] = {
     "register_embedders": "embedder",
     "register_rerankers": "reranker",
     "register_cache_stores": "cache_store",
+    "register_generators": "generator",
 }
 
 # What a built component must have (checked statically: reading a property could load a model).
@@ -58,6 +59,7 @@ _MEMBERS: dict[Kind, tuple[str, ...]] = {
     "embedder": ("dimension", "embed_documents", "embed_query"),
     "reranker": ("rerank",),
     "cache_store": ("get", "get_many", "set", "set_many", "delete", "close"),
+    "generator": ("agenerate",),
 }
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
@@ -153,10 +155,10 @@ class Registry:
     """Every component the installed plugins provide, by kind and name.
 
     Built by :func:`get_registry` (one per process, loaded on first use). Kinds are
-    ``stage``, ``scorer``, ``graph_store``, ``vector_store``, ``embedder``, ``reranker`` and
-    ``cache_store``. The environment variable ``GRAPHFUSE_LOAD_PLUGINS`` (a comma-separated
-    list of entry-point names) limits which plugins load; an empty value loads only the
-    built-ins, which always load.
+    ``stage``, ``scorer``, ``graph_store``, ``vector_store``, ``embedder``, ``reranker``,
+    ``cache_store`` and ``generator`` (:class:`graphfuse.compare.Generator`). The environment
+    variable ``GRAPHFUSE_LOAD_PLUGINS`` (a comma-separated list of entry-point names) limits
+    which plugins load; an empty value loads only the built-ins, which always load.
     """
 
     def __init__(self) -> None:

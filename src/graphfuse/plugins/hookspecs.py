@@ -28,6 +28,7 @@ __all__ = [
     "hookspec",
     "register_cache_stores",
     "register_embedders",
+    "register_generators",
     "register_graph_stores",
     "register_rerankers",
     "register_scorers",
@@ -82,3 +83,11 @@ def register_rerankers(register: Register) -> None:
 @hookspec
 def register_cache_stores(register: Register) -> None:
     """Register cache store factories: ``factory(**options) -> CacheStore``."""
+
+
+@hookspec
+def register_generators(register: Register) -> None:
+    """Register generator factories: ``factory(**options) -> Generator`` (:mod:`graphfuse.compare`).
+
+    ``graphfuse compare --llm NAME:MODEL`` builds ``NAME`` with ``model=MODEL``.
+    """
