@@ -121,7 +121,9 @@ class ChatCompletionsServer:
             truth, answer = _normal(_field(last, "Ground truth")), _normal(_field(last, "Answer to grade"))
             good = bool(truth) and f" {truth} " in f" {answer} "
             grade = 9 if good else 2
-            verdict = {k: grade for k in ("score", "correctness", "completeness", "clarity", "relevance")}
+            verdict: dict[str, Any] = {
+                k: grade for k in ("score", "correctness", "completeness", "clarity", "relevance")
+            }
             verdict["reasoning"] = "matches the ground truth" if good else "does not match the ground truth"
             return json.dumps(verdict)
         question = last.rpartition("Question: ")[2] if "Question: " in last else last
