@@ -89,8 +89,6 @@ async def run_compare(
     judge_generator = generator if judge is None else _generator(judge, "--judge")
     generators = [generator] if judge_generator is generator else [generator, judge_generator]
     closers: list[Any] = [getattr(g, "close", None) for g in generators]
-        getattr(g, "close", None) for g in {id(generator): generator, id(judge_generator): judge_generator}.values()
-    ]
     cache = None
     try:
         store = None
