@@ -103,7 +103,7 @@ def test_query_json(store: Path) -> None:
     rows = json.loads(result.stdout)
     assert len(rows) == 2
     assert rows[0]["id"] == "apples"
-    assert set(rows[0]) == {"id", "score", "signals"}
+    assert set(rows[0]) == {"id", "title", "snippet", "score", "signals"}
     assert rows[0]["score"] >= rows[1]["score"]
     assert "rerank" in rows[0]["signals"]  # the default preset is standard
 
@@ -241,7 +241,7 @@ def test_plugins_lists_json() -> None:
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     builtins = next(r for r in rows if r["name"] == "builtins")
-    assert set(builtins) == {"name", "version", "hooks", "registers", "error"}
+    assert set(builtins) == {"name", "version", "hooks", "registers", "error", "clashes"}
     assert "semantic" in builtins["registers"]["stage"]
     assert builtins["error"] is None
 

@@ -2,7 +2,7 @@
 
 - ``standard``: semantic -> hydrate -> graph -> temporal -> pagerank -> access -> rerank,
   scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS``.
-- ``minimal``: semantic -> hydrate (vector search only).
+- ``minimal``: semantic -> hydrate (vector search only), scored by the cosine itself.
 - ``no_rerank``: ``standard`` without the rerank stage.
 - ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that need two
   passages (:func:`graphfuse.multihop.multihop`; imported on first use, so listing presets
@@ -10,6 +10,10 @@
 
 ``build(name, **components)`` builds a preset from keyword components; ``register`` adds a
 preset (a plugin or an application may add its own).
+
+The built-in presets build their stages and scorer by name through the plugin registry
+(:func:`graphfuse.plugins.get_registry`), as a declarative spec does: a name two plugins
+register raises the same :class:`~graphfuse.PluginError` everywhere.
 """
 
 from __future__ import annotations
@@ -23,8 +27,7 @@ from typing import Any
 from ._errors import AlreadyExists, InvalidInput
 from ._pipeline import Pipeline
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
-from .scoring import WeightedScorer
-from .stages import AccessPopularity, GraphExpansion, Hydrate, PageRank, Rerank, SemanticSearch, TemporalDecay
+from .plugins import Components, get_registry
 
 __all__ = ["build", "minimal", "names", "no_rerank", "register", "standard"]
 
@@ -56,19 +59,27 @@ def _graph_pipeline(
 ) -> Pipeline:
     allowed = _STAGE_KEYS if reranker is not None else _STAGE_KEYS[:-1]
     opts = _options(stage_options, allowed)
-    scorer = WeightedScorer(weights)
+    registry = get_registry()
+    components = Components(graph_store=graph_store, vector_store=vector_store, embedder=embedder, reranker=reranker)
+    scorer = _weighted(weights)
     stages: list[Any] = [
-        SemanticSearch(vector_store, embedder, **opts["semantic"]),
-        Hydrate(graph_store),
-        GraphExpansion(graph_store, **opts["graph"]),
-        TemporalDecay(**opts["temporal"]),
-        PageRank(graph_store, **opts["pagerank"]),
-        AccessPopularity(**opts["access"]),
+        registry.build_stage("semantic", components, **opts["semantic"]),
+        registry.build_stage("hydrate", components),
+        registry.build_stage("graph", components, **opts["graph"]),
+        registry.build_stage("temporal", components, **opts["temporal"]),
+        registry.build_stage("pagerank", components, **opts["pagerank"]),
+        registry.build_stage("access", components, **opts["access"]),
     ]
     if reranker is not None:
         # The rerank stage picks its top_k by the same weights as the final score.
-        stages.append(Rerank(reranker, **{"scorer": scorer, **opts["rerank"]}))
+        stages.append(registry.build_stage("rerank", components, **{"scorer": scorer, **opts["rerank"]}))
     return Pipeline(stages, scorer)
+
+
+def _weighted(weights: Mapping[str, float] | None) -> Any:
+    if weights is None:
+        return get_registry().create("scorer", "weighted")
+    return get_registry().create("scorer", "weighted", weights=weights)
 
 
 def standard(
@@ -105,12 +116,15 @@ def no_rerank(
 def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphStore | None = None) -> Pipeline:
     """Vector search only: semantic, then hydrate when a ``graph_store`` is given.
 
-    Without a graph store the results carry ids and the ``semantic`` signal, no content.
+    The score is the ``semantic`` signal (the cosine, floored at 0), not a share of a weighted
+    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content.
     """
-    stages: list[Any] = [SemanticSearch(vector_store, embedder)]
+    registry = get_registry()
+    components = Components(graph_store=graph_store, vector_store=vector_store, embedder=embedder)
+    stages: list[Any] = [registry.build_stage("semantic", components)]
     if graph_store is not None:
-        stages.append(Hydrate(graph_store))
-    return Pipeline(stages, WeightedScorer())
+        stages.append(registry.build_stage("hydrate", components))
+    return Pipeline(stages, _weighted({"semantic": 1.0}))
 
 
 _lock = threading.Lock()

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sources
 from ._errors import reports_errors
@@ -41,20 +42,29 @@ async def index_sources(
     graph_store: str | None = None,
     vector_store: str | None = None,
     console: Console,
+    prune: bool = False,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
     Every source is read and validated before the store is touched, so a malformed file
-    leaves the store as it was.
+    leaves the store as it was. With ``prune``, indexed documents whose id is not among the
+    sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
+    the report's ``pruned``).
     """
     records = list(read_sources(paths))
+    if prune and not records:
+        raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     store = await open_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
     try:
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        return await index_records(store, records, console)
+        report = await index_records(store, records, console)
+        if prune:
+            indexer = Indexer(store.graph, store.vectors, store.embedder)
+            report.pruned = await indexer.aprune(r.id for r in records)
+        return report
     finally:
         await store.close()
 
@@ -72,18 +82,32 @@ def index(
     vector_store: Annotated[
         str | None, typer.Option("--vector-store", help="Registered vector store name (default: local, in --store).")
     ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune", help="Delete indexed documents that are no longer in the sources (with their relations)."
+        ),
+    ] = False,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
     report = run_sync(
         index_sources(
-            paths, store, embedder=embedder, graph_store=graph_store, vector_store=vector_store, console=console
+            paths,
+            store,
+            embedder=embedder,
+            graph_store=graph_store,
+            vector_store=vector_store,
+            console=console,
+            prune=prune,
         )
     )
     typer.echo(
         f"indexed {report.documents} documents ({report.chunks} chunks, {report.relations} relations); "
         f"{report.skipped} unchanged, {len(report.warnings)} warnings -> {store}"
     )
+    if prune:
+        typer.echo(f"pruned {len(report.pruned)} documents no longer in the sources")
     for warning in report.warnings[:20]:
         console.print(f"warning: {warning}", highlight=False, markup=False)
     if len(report.warnings) > 20:

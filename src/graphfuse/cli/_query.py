@@ -104,9 +104,35 @@ def results_table(results: Sequence[Result], title: str | None = None) -> Table:
     return table
 
 
+SNIPPET_CHARS = 200
+
+
+def _snippet(content: str | None) -> str | None:
+    if content is None:
+        return None
+    text = " ".join(content.split())
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 3] + "..."
+
+
 def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """``--json`` output: ``{"id", "score", "signals"}`` per result, best first."""
-    return [{"id": r.id, "score": r.score, "signals": dict(r.signals)} for r in results]
+    """``--json`` output, best first: ``{"id", "title", "snippet", "score", "signals"}`` per result.
+
+    ``title`` is the document's ``title`` metadata (``null`` when it has none); ``snippet`` the
+    start of its text, whitespace collapsed, at most 200 characters.
+    """
+    rows = []
+    for r in results:
+        title = r.document.metadata.get("title")
+        rows.append(
+            {
+                "id": r.id,
+                "title": title if isinstance(title, str) else None,
+                "snippet": _snippet(r.document.content),
+                "score": r.score,
+                "signals": dict(r.signals),
+            }
+        )
+    return rows
 
 
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
@@ -124,7 +150,9 @@ def query(
     store: Annotated[str, typer.Option("--store", help="Store directory.")] = DEFAULT_STORE,
     preset: Annotated[str, typer.Option("--preset", help="Pipeline preset (see graphfuse.presets).")] = DEFAULT_PRESET,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: a list of {id, score, signals}.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON: a list of {id, title, snippet, score, signals}.")
+    ] = False,
     filter_: Annotated[
         str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
     ] = None,

@@ -12,7 +12,7 @@ GraphFuse's built-ins are registered through the same hooks, by ``graphfuse._bui
 
 from ._components import ComponentName, Components
 from ._lazy import lazy_exports
-from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, Registry, get_registry
+from ._registry import ENTRY_POINT_GROUP, KINDS, Kind, PluginInfo, RegisteredName, Registry, get_registry
 from ._spec import build_pipeline, load_pipeline_spec
 from .hookspecs import Register, hookimpl
 
@@ -24,6 +24,7 @@ __all__ = [
     "Kind",
     "PluginInfo",
     "Register",
+    "RegisteredName",
     "Registry",
     "build_pipeline",
     "get_registry",

@@ -27,7 +27,7 @@ from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Sta
 from . import hookspecs
 from ._components import Components
 
-__all__ = ["ENTRY_POINT_GROUP", "KINDS", "Kind", "PluginInfo", "Registry", "get_registry"]
+__all__ = ["ENTRY_POINT_GROUP", "KINDS", "Kind", "PluginInfo", "RegisteredName", "Registry", "get_registry"]
 
 logger = logging.getLogger("graphfuse.plugins")
 
@@ -72,6 +72,9 @@ class PluginInfo:
     ``name`` is the entry-point name (``builtins`` for GraphFuse's own components),
     ``version`` its distribution's version, ``hooks`` the hooks it implements, ``registers``
     the names it provides per kind, ``error`` why it failed (``None`` when it loaded).
+    ``clashes`` lists the names it registers that another plugin registers too, as
+    ``"<kind> '<name>' (also registered by 'other')"``: the plugin loaded, but those names are
+    ambiguous (using one raises :class:`~graphfuse.PluginError`); a clash is not a load error.
     """
 
     name: str
@@ -79,6 +82,7 @@ class PluginInfo:
     hooks: tuple[str, ...] = ()
     registers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
+    clashes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -88,7 +92,34 @@ class PluginInfo:
             "hooks": list(self.hooks),
             "registers": {k: list(v) for k, v in self.registers.items()},
             "error": self.error,
+            "clashes": list(self.clashes),
         }
+
+
+class RegisteredName(str):
+    """A name from :meth:`Registry.names`: a ``str`` that also says who registers it.
+
+    ``providers`` are the plugins registering the name; ``ambiguous`` is true when there is
+    more than one (using the name then raises :class:`~graphfuse.PluginError`).
+    """
+
+    providers: tuple[str, ...]
+
+    def __new__(cls, name: str, providers: tuple[str, ...]) -> RegisteredName:
+        obj = super().__new__(cls, name)
+        obj.providers = providers
+        return obj
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether more than one plugin registers this name."""
+        return len(self.providers) > 1
+
+    def describe(self) -> str:
+        """The name, with ``(ambiguous: 'a', 'b')`` when several plugins register it."""
+        if not self.ambiguous:
+            return str(self)
+        return f"{self} (ambiguous: {', '.join(map(repr, self.providers))})"
 
 
 @dataclass
@@ -107,6 +138,7 @@ class _Plugin:
     error: str | None = None
     cause: BaseException | None = None
     aliases: frozenset[str] = frozenset()
+    clashes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -190,15 +222,22 @@ class Registry:
                 p.hooks,
                 MappingProxyType({k: tuple(sorted(v)) for k, v in p.registers.items()}),
                 p.error,
+                tuple(p.clashes),
             )
             for p in self._loaded().plugins
         ]
 
-    def names(self, kind: Kind) -> list[str]:
-        """The names registered for ``kind``, sorted (conflicting names included)."""
+    def names(self, kind: Kind) -> list[RegisteredName]:
+        """The names registered for ``kind``, sorted, ambiguous ones included and marked.
+
+        Each is a :class:`RegisteredName` (a ``str``) whose ``providers`` name the plugins
+        registering it and whose ``ambiguous`` is true when there are several.
+        """
         kind = _check_kind(kind)
         state = self._loaded()
-        return sorted({n for k, n in state.table if k == kind} | {n for k, n in state.conflicts if k == kind})
+        out = [RegisteredName(n, (e.plugin,)) for (k, n), e in state.table.items() if k == kind]
+        out += [RegisteredName(n, tuple(owners)) for (k, n), owners in state.conflicts.items() if k == kind]
+        return sorted(out)
 
     @overload
     def create(self, kind: Literal["scorer"], name: str, /, **options: Any) -> Scorer: ...
@@ -282,7 +321,7 @@ class Registry:
                 f"{kind.replace('_', ' ')} {name!r} would come from plugin {failed.name!r}, which failed to load: "
                 f"{failed.error}"
             ) from failed.cause
-        known = self.names(kind)
+        known = [n.describe() for n in self.names(kind)]
         message = f"no {kind.replace('_', ' ')} named {name!r}; known: {', '.join(known) if known else 'none'}"
         broken = [p for p in state.plugins if p.error is not None]
         if broken:
@@ -393,11 +432,9 @@ def _collect(pm: pluggy.PluginManager, plugins: Iterable[_Plugin]) -> _State:
     for (kind, name), names in conflicts.items():
         del table[(kind, name)]
         for owner in names:
-            note = f"{kind.replace('_', ' ')} {name!r} is also registered by " + ", ".join(
-                repr(n) for n in names if n != owner
-            )
-            plugin = by_name[owner]
-            plugin.error = note if plugin.error is None else f"{plugin.error}; {note}"
+            # Both plugins loaded: the name is ambiguous, which is no load error of either.
+            others = ", ".join(repr(n) for n in names if n != owner)
+            by_name[owner].clashes.append(f"{kind.replace('_', ' ')} {name!r} (also registered by {others})")
     return _State(plugin_list, table, conflicts, failed_names)
 
 
