@@ -95,9 +95,12 @@ class OpenAIGenerator:
         return f"OpenAIGenerator(model={self.model!r}, temperature={self.temperature})"
 
     async def close(self) -> None:
-        """Close the HTTP client (a later call opens a new one)."""
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
+        """Close the HTTP client (a later call opens a new one).
+
+        A client opened on another event loop (one that has ended since) is dropped, not closed.
+        """
+        client, loop, self._client, self._loop = self._client, self._loop, None, None
+        if client is not None and loop is asyncio.get_running_loop():
             await client.close()
 
     async def __aenter__(self) -> OpenAIGenerator:
