@@ -14,8 +14,8 @@ from rich.table import Table
 from .. import presets
 from .._errors import InvalidInput, NotFound
 from .._sync import run_sync
+from ..stores import DEFAULT_STORE
 from ._errors import err_console, reports_errors
-from ._store import DEFAULT_STORE
 
 __all__ = ["parse_model", "register", "run_compare"]
 
@@ -80,8 +80,7 @@ async def run_compare(
         context_pipeline,
         load_questions,
     )
-    from ._query import build_preset
-    from ._store import open_store
+    from ..stores import open_store
 
     names = _check_names(pipeline_names)
     questions = load_questions(questions_path)
@@ -93,7 +92,7 @@ async def run_compare(
     try:
         store = None
         if any(n != "llm_only" for n in names):
-            store = await open_store(store_dir, create=False)
+            store = await open_store(store_dir)
             closers.append(store.close)
         pipelines: dict[str, Any] = {}
         for name in names:
@@ -102,14 +101,14 @@ async def run_compare(
                 continue
             assert store is not None
             if name == "basic_rag":
-                vector = presets.minimal(store.vectors, store.embedder, store.graph)
+                vector = await store.pipeline("minimal")
                 pipelines[name] = builtin_pipelines([name], vector=vector, budget=budget, top_k=top_k)[name]
             elif name == "graphrag":
-                graph = await build_preset("multihop", store)
+                graph = await store.pipeline("multihop")
                 pipelines[name] = builtin_pipelines([name], graph=graph, budget=budget, graph_format=graph_format)[name]
             else:
                 assert name not in BUILTIN_PIPELINES
-                pipelines[name] = context_pipeline(await build_preset(name, store), budget=budget, name=name)
+                pipelines[name] = context_pipeline(await store.pipeline(name), budget=budget, name=name)
         if use_cache:
             cache = CompareCache(cache_path or Path(store_dir) / CACHE_FILE)
         return await acompare_pipelines(
