@@ -73,10 +73,10 @@ def test_without_llm_it_says_what_it_needs(questions: Path) -> None:
 def test_unknown_pipeline(chat: ChatCompletionsServer, questions: Path, tmp_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["compare", "--questions", str(questions), "--llm", "openai:gpt-4o-mini", "--pipelines", "llm_only,hybrid"],
+        ["compare", "--questions", str(questions), "--llm", "openai:gpt-4o-mini", "--pipelines", "llm_only,hybrid_rag"],
     )
     assert result.exit_code == 1
-    assert "unknown pipeline 'hybrid'; known: llm_only, basic_rag, graphrag" in result.output
+    assert "unknown pipeline 'hybrid_rag'; known: llm_only, basic_rag, graphrag" in result.output
     assert chat.received == []
 
 
