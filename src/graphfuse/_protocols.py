@@ -196,7 +196,6 @@ class TokenCounter(Protocol):
     return a non-negative integer, 0 for the empty string, and be safe to call from threads.
     """
 
-    @property
-    def name(self) -> str: ...
+    name: str
 
     def count(self, text: str) -> int: ...

@@ -136,25 +136,21 @@ class TiktokenCounter:
     Special-token text such as ``<|endoftext|>`` is counted as ordinary text.
     """
 
-    __slots__ = ("_encoding", "_name")
+    __slots__ = ("_encoding", "name")
 
     def __init__(self, encoding: str = DEFAULT_COUNTER) -> None:
         if encoding not in _ENCODINGS:
             raise InvalidInput(f"unknown tiktoken encoding {encoding!r}; known: {', '.join(_ENCODINGS)}")
-        self._name = encoding
-        self._encoding = _cached_encoding(encoding)
-
-    @property
-    def name(self) -> str:
+        self.name = encoding
         """The encoding name, e.g. ``"cl100k_base"``."""
-        return self._name
+        self._encoding = _cached_encoding(encoding)
 
     def count(self, text: str) -> int:
         """The number of tokens of ``text``."""
         return len(self._encoding.encode_ordinary(text))
 
     def __repr__(self) -> str:
-        return f"TiktokenCounter({self._name!r})"
+        return f"TiktokenCounter({self.name!r})"
 
 
 _encodings: dict[str, Any] = {}
@@ -188,7 +184,7 @@ class RegexTokenCounter:
     token per character (close to cl100k_base on CJK, Greek and Thai, high on Cyrillic).
     """
 
-    __slots__ = ("_chars", "_safety")
+    __slots__ = ("_chars", "_safety", "name")
 
     def __init__(self, *, chars_per_token: int = 4, safety: float = 1.1) -> None:
         if isinstance(chars_per_token, bool) or not isinstance(chars_per_token, int) or chars_per_token < 1:
@@ -197,11 +193,8 @@ class RegexTokenCounter:
             raise InvalidInput(f"safety must be a number in [1, 4], got {safety!r}")
         self._chars = chars_per_token
         self._safety = float(safety)
-
-    @property
-    def name(self) -> str:
+        self.name = FALLBACK_COUNTER
         """``"regex"``."""
-        return FALLBACK_COUNTER
 
     def count(self, text: str) -> int:
         """The estimated number of tokens of ``text``."""
