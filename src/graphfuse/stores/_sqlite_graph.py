@@ -428,7 +428,10 @@ class SQLiteGraphStore:
                 generation = scalar(c, _GENERATION)
             cached = self._cached
             if cached is None or cached[1] != generation:
+                previous = cached
                 cached = self._cached = self._build_index()
+                if previous is not None:
+                    cached[0].warm_from(previous[0])
             return cached
 
     def _build_index(self) -> tuple[GraphIndex, int]:
