@@ -15,7 +15,7 @@ from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sou
 from ._errors import reports_errors
 from ._store import DEFAULT_STORE, OpenStore, open_store
 
-__all__ = ["index_records", "index_sources", "register"]
+__all__ = ["index_records", "index_sources", "refresh_corpus_cache", "register"]
 
 
 async def index_records(store: OpenStore, records: Sequence[SourceRecord], console: Console) -> IndexReport:
@@ -31,6 +31,16 @@ async def index_records(store: OpenStore, records: Sequence[SourceRecord], conso
     ) as progress:
         task = progress.add_task("indexing", total=len(records))
         return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
+
+
+async def refresh_corpus_cache(store: OpenStore, console: Console) -> None:
+    """Bring the store directory's multihop corpus cache up to date, so the next query is warm."""
+    if not callable(getattr(store.graph, "generation", None)):
+        return  # a plugin graph store: `query --preset multihop` reads the corpus at query time
+    from ..multihop import CorpusCache
+
+    with console.status("updating the BM25 and title indexes"):
+        await CorpusCache(store.directory).refresh(store.graph)
 
 
 async def index_sources(
@@ -54,7 +64,9 @@ async def index_sources(
     try:
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        return await index_records(store, records, console)
+        report = await index_records(store, records, console)
+        await refresh_corpus_cache(store, console)
+        return report
     finally:
         await store.close()
 

@@ -30,7 +30,8 @@ DEFAULT_PRESET = "standard"
 async def build_preset(name: str, store: OpenStore) -> Pipeline:
     """Preset ``name`` over the store's components.
 
-    ``multihop`` gets its BM25 index and title linker built from the store's documents; a
+    ``multihop`` gets its BM25 index and title linker from the store directory's
+    :class:`~graphfuse.multihop.CorpusCache` (or built from the store's documents); a
     preset that reranks gets a reranker made from the store's own embedder (offline).
     """
     if name not in presets.names():
@@ -41,14 +42,18 @@ async def build_preset(name: str, store: OpenStore) -> Pipeline:
         "embedder": store.embedder,
     }
     if name == "multihop":
-        from ..multihop import corpus_indexes
+        from ..multihop import CorpusCache, corpus_indexes
 
         if not callable(getattr(store.graph, "iter_documents", None)):
             raise InvalidInput(
                 f"preset 'multihop' needs to read the corpus back from the graph store, which graph store "
                 f"{store.settings['graph_store']!r} cannot list: use the default 'sqlite' graph store"
             )
-        components["bm25"], components["linker"] = await corpus_indexes(store.graph)
+        if callable(getattr(store.graph, "generation", None)):
+            # Persisted in the store directory, refreshed incrementally when the store changed.
+            components["bm25"], components["linker"] = await CorpusCache(store.directory).indexes(store.graph)
+        else:
+            components["bm25"], components["linker"] = await corpus_indexes(store.graph)
     try:
         return presets.build(name, **components)
     except InvalidInput as exc:

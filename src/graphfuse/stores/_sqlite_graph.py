@@ -215,6 +215,11 @@ class SQLiteGraphStore:
         self._check_open()
         return int(await asyncio.to_thread(self._scalar, "SELECT count(*) FROM relations"))
 
+    async def generation(self) -> int:
+        """A counter that changes with every write to the file (by any process): a cache stamp."""
+        self._check_open()
+        return int(await asyncio.to_thread(self._scalar, _GENERATION))
+
     def _scalar(self, sql: str) -> Any:
         with self._db.guard() as c:
             return scalar(c, sql)
