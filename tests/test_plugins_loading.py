@@ -92,6 +92,7 @@ def test_discovers_a_plugin_with_version_hooks_and_names(site: FakeSite) -> None
         "hooks": ["register_scorers", "register_stages"],
         "registers": {"scorer": ["half"], "stage": ["echo"]},
         "error": None,
+        "clashes": [],
     }
     json.dumps(info)
     registry = get_registry()
@@ -171,9 +172,23 @@ def test_two_plugins_claiming_one_name(site: FakeSite) -> None:
     registry.reload()
     with pytest.raises(PluginError, match=r"stage 'echo' is registered by more than one plugin: 'good', 'twin'"):
         registry.build_stage("echo", Components())
-    assert "also registered by 'twin'" in (plugin("good")["error"] or "")
-    assert "also registered by 'good'" in (plugin("twin")["error"] or "")
-    assert "echo" in registry.names("stage")
+    # Both plugins loaded: the clash is listed as such, not as a load error of either.
+    assert plugin("good")["error"] is None
+    assert plugin("twin")["error"] is None
+    assert "stage 'echo' (also registered by 'twin')" in plugin("good")["clashes"]
+    assert "stage 'echo' (also registered by 'good')" in plugin("twin")["clashes"]
+    names = registry.names("stage")
+    assert "echo" in names
+    echo = names[names.index("echo")]
+    assert echo.ambiguous
+    assert echo.providers == ("good", "twin")
+    assert not names[names.index("semantic")].ambiguous
+    assert names[names.index("semantic")].providers == ("builtins",)
+    # An unknown name lists the ambiguous one as such, and no plugin as "failed to load".
+    with pytest.raises(NotFound) as err:
+        registry.build_stage("ecko", Components())
+    assert "echo (ambiguous: 'good', 'twin')" in str(err.value)
+    assert "failed to load" not in str(err.value)
 
 
 def test_overriding_a_builtin_name_is_a_conflict(site: FakeSite) -> None:
@@ -192,6 +207,10 @@ def test_overriding_a_builtin_name_is_a_conflict(site: FakeSite) -> None:
     registry.reload()
     with pytest.raises(PluginError, match="'builtins', 'override'"):
         registry.create("scorer", "weighted")
+    # The clash is no error of the built-ins (nor a load error of the plugin).
+    assert plugin("builtins")["error"] is None
+    assert plugin("builtins")["clashes"] == ["scorer 'weighted' (also registered by 'override')"]
+    assert plugin("override")["error"] is None
     # Other built-ins are untouched.
     rrf: Any = registry.create("scorer", "rrf")
     assert rrf.k == 60
@@ -338,3 +357,59 @@ def test_lazy_load_happens_once_across_threads(monkeypatch: pytest.MonkeyPatch) 
     assert len(calls) == 1
     assert len(seen) == 8
     assert all(s == seen[0] for s in seen)
+
+
+def test_build_pipeline_names_the_entry_of_a_plugin_error(site: FakeSite) -> None:
+    site.module("gf_good_plugin", GOOD)
+    site.module("gf_hook_plugin", BROKEN_HOOK)
+    site.dist("graphfuse-good", {"good": "gf_good_plugin"})
+    site.dist("graphfuse-hooky", {"hooky": "gf_hook_plugin"})
+    get_registry().reload()
+    from graphfuse.plugins import build_pipeline
+
+    with pytest.raises(PluginError, match=r"^stages\[2\]: stage 'wobbly' would come from plugin 'hooky'") as err:
+        build_pipeline({"stages": ["echo", "echo", "wobbly"]})
+    assert isinstance(err.value.__cause__, PluginError)
+
+
+CLASHING_SEMANTIC = """
+from graphfuse.plugins import hookimpl
+
+
+@hookimpl
+def register_stages(register):
+    register("semantic", lambda components, **options: None)
+"""
+
+
+def test_a_clash_behaves_the_same_in_specs_presets_and_the_cli(site: FakeSite, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from graphfuse import presets
+    from graphfuse.cli import app
+    from graphfuse.embedders import HashingEmbedder
+    from graphfuse.plugins import build_pipeline
+    from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+    runner = CliRunner()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("apples grow in orchards")
+    store = str(tmp_path / "store")
+    assert runner.invoke(app, ["index", str(docs), "--store", store, "--embedder", "hashing"]).exit_code == 0
+
+    site.module("gf_clash_plugin", CLASHING_SEMANTIC)
+    site.dist("graphfuse-clash", {"clash": "gf_clash_plugin"})
+    get_registry().reload()
+    clash = r"stage 'semantic' is registered by more than one plugin: 'builtins', 'clash'"
+    embedder = HashingEmbedder(dimension=16)
+    components = Components(graph_store=InMemoryGraphStore(), vector_store=LocalVectorStore(), embedder=embedder)
+    with pytest.raises(PluginError, match=r"^stages\[0\]: " + clash):
+        build_pipeline({"stages": ["semantic", "hydrate"]}, components)
+    with pytest.raises(PluginError, match=clash):
+        presets.build("no_rerank", graph_store=InMemoryGraphStore(), vector_store=LocalVectorStore(), embedder=embedder)
+    with pytest.raises(PluginError, match=clash):
+        presets.minimal(LocalVectorStore(), embedder)
+    result = runner.invoke(app, ["query", "apples", "--store", store, "--preset", "no_rerank"])
+    assert result.exit_code == 1
+    assert "more than one plugin: 'builtins', 'clash'" in result.output

@@ -184,6 +184,8 @@ async def test_declarative_pipeline_runs(components: Components) -> None:
         ({"stages": ["hydrate", {"name": "graph", "depth": 0}]}, InvalidInput, r"stages\[1\]: stage 'graph'"),
         ({"stages": ["hydrate"], "scorer": {"name": "rrf", "k": 0}}, InvalidInput, "scorer: scorer 'rrf'"),
         ({"stages": ["nope"]}, NotFound, "no stage named 'nope'"),
+        ({"stages": ["hydrate", "graph", "nope"]}, NotFound, r"^stages\[2\]: no stage named 'nope'"),
+        ({"stages": ["hydrate"], "scorer": "nope"}, NotFound, r"^scorer: no scorer named 'nope'"),
     ],
 )
 def test_bad_specs(components: Components, spec: object, error: type[Exception], message: str) -> None:
@@ -232,3 +234,15 @@ def test_toml_spec_errors(tmp_path: Path) -> None:
     bad.write_text("[[stages]\nname=", encoding="utf-8")
     with pytest.raises(InvalidInput, match="is not valid TOML"):
         load_pipeline_spec(bad)
+
+
+def test_plugins_page_lists_every_builtin_name() -> None:
+    # Issue 9: docs/plugins.md's table of built-in names had fallen behind the registry.
+    import re
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| (\w+) \| (.+) \|$", page.split("## Built-in names", 1)[1], re.MULTILINE))
+    builtins = next(p for p in get_registry().plugins() if p.name == "builtins")
+    for kind, names in builtins.registers.items():
+        listed = set(re.findall(r"`([\w.\-]+)`", rows[kind]))
+        assert set(names) <= listed, (kind, sorted(set(names) - listed))

@@ -12,7 +12,7 @@ from graphfuse.stages import GraphExpansion, Hydrate
 
 
 def seed(*ids: str) -> list[Candidate]:
-    return [Candidate(Document(i, f"content {i}", {"tenant": "acme"}), {"semantic": 0.8}) for i in ids]
+    return [Candidate(Document(i, f"content {i}", {"tenant": "acme"}), {"semantic": 1.0}) for i in ids]
 
 
 async def expand(stage: GraphExpansion, candidates: list[Candidate], query: Query | None = None) -> dict[str, float]:
@@ -39,9 +39,9 @@ async def test_new_documents_are_hydrated_and_appended_nearest_first(world: Worl
     out = list(await GraphExpansion(world.graph).run(Query("q"), before, StageRunContext()))
     assert [c.id for c in out] == ["a", "b", "x", "c", "y"]
     assert out[1].document.content == "banana plantation near the coast"
-    assert dict(out[0].signals) == {"semantic": 0.8, "graph": 1.0}
+    assert dict(out[0].signals) == {"semantic": 1.0, "graph": 1.0}
     assert dict(out[1].signals) == {"graph": 0.5}
-    assert dict(before[0].signals) == {"semantic": 0.8}
+    assert dict(before[0].signals) == {"semantic": 1.0}
 
 
 async def test_tenant_filter_does_not_leak_through_a_hop(world: World) -> None:
@@ -130,3 +130,48 @@ async def test_two_graph_stages_under_different_names(world: World) -> None:
     signals = {c.id: dict(c.signals) for c in out}
     assert signals["b"] == {"graph_cites": 0.5, "graph": 1.0}
     assert signals["d"] == {"graph": 0.5}
+
+
+def weighted_seed(id_: str, semantic: float) -> Candidate:
+    return Candidate(Document(id_, f"content {id_}", {"tenant": "acme"}), {"semantic": semantic})
+
+
+async def test_seeds_carry_their_semantic_strength(world: World) -> None:
+    # A seed's graph signal is its cosine, its neighbours' that strength times decay ** distance.
+    got = await expand(GraphExpansion(world.graph, depth=1), [weighted_seed("a", 0.6)])
+    assert got == {"a": pytest.approx(0.6), "b": pytest.approx(0.3), "x": pytest.approx(0.3)}
+
+
+async def test_a_zero_cosine_hit_is_no_seed(world: World) -> None:
+    # Issue 9: a semantic hit at cosine 0 used to get graph 1.0 and boost its whole neighbourhood.
+    out = await GraphExpansion(world.graph).run(Query("q"), [weighted_seed("a", 0.0)], StageRunContext())
+    assert [(c.id, c.signals["graph"]) for c in out] == [("a", 0.0)]
+
+
+async def test_a_neighbour_takes_the_strongest_seed(world: World) -> None:
+    # b is one hop from both a (strong) and c (weak): it is scored from a, whatever the order.
+    for order in (["c", "a"], ["a", "c"]):
+        strengths = {"a": 0.9, "c": 0.2}
+        got = await expand(GraphExpansion(world.graph, depth=1), [weighted_seed(i, strengths[i]) for i in order])
+        assert got["b"] == pytest.approx(0.45)
+
+
+async def test_min_seed_score_keeps_weak_hits_from_seeding(world: World) -> None:
+    stage = GraphExpansion(world.graph, depth=1, min_seed_score=0.5)
+    assert await expand(stage, [weighted_seed("a", 0.4)]) == {"a": 0.0}
+    assert await expand(stage, [weighted_seed("a", 0.5)]) == {"a": 0.5, "b": 0.25, "x": 0.25}
+    per_call = Query("q", options={"graph": {"min_seed_score": 0.3}})
+    assert await expand(stage, [weighted_seed("a", 0.4)], per_call) == {
+        "a": pytest.approx(0.4),
+        "b": pytest.approx(0.2),
+        "x": pytest.approx(0.2),
+    }
+    with pytest.raises(InvalidInput, match="min_seed_score"):
+        GraphExpansion(world.graph, min_seed_score=1.5)
+
+
+async def test_candidates_without_the_seed_signal_are_full_seeds(world: World) -> None:
+    bare = [Candidate(Document("a", "content a", {"tenant": "acme"}), {"bm25": 0.2})]
+    assert (await expand(GraphExpansion(world.graph, depth=1), bare))["a"] == 1.0
+    weak = [weighted_seed("a", 0.2)]
+    assert (await expand(GraphExpansion(world.graph, depth=1, seed_signal=None), weak))["b"] == 0.5

@@ -111,7 +111,7 @@ def test_register_a_preset(world: World) -> None:
             presets.register("test_multihop", multihop)
         presets.register("test_multihop", multihop, replace=True)
     finally:
-        presets._PRESETS.pop("test_multihop", None)
+        presets.unregister("test_multihop")
 
 
 def test_register_validation() -> None:
@@ -124,7 +124,7 @@ def test_register_validation() -> None:
         with pytest.raises(InvalidInput, match="not a Pipeline"):
             presets.build("test_not_a_pipeline")
     finally:
-        presets._PRESETS.pop("test_not_a_pipeline", None)
+        presets.unregister("test_not_a_pipeline")
 
 
 async def test_standard_end_to_end(world: World) -> None:
@@ -150,3 +150,26 @@ async def test_rerank_picks_its_top_k_by_the_preset_weights(world: World) -> Non
     await p.aretrieve("apple harvest", top_k=1)
     # b has the largest access_count (20): by access alone it is the one sent to the reranker.
     assert reranker.calls == [("apple harvest", ["banana plantation near the coast"])]
+
+
+async def test_minimal_scores_by_the_cosine_itself(world: World) -> None:
+    results = await presets.minimal(world.vectors, world.embedder, world.graph).aretrieve("apple harvest", top_k=3)
+    assert results
+    for r in results:
+        assert r.score == pytest.approx(r.signals["semantic"])
+
+
+async def test_hits_at_cosine_zero_get_no_graph_boost(world: World) -> None:
+    # Issue 9: every semantic hit was a graph seed at 1.0, even at cosine 0, so in a small store
+    # every document got the same boost. Hits carry their cosine into the graph signal now.
+    pipeline = presets.no_rerank(world.graph, world.vectors, world.embedder, semantic={"min_score": 0.0})
+    results = await pipeline.aretrieve("apple harvest", top_k=10, filter={"tenant": "acme"})
+    by_id = {r.id: r for r in results}
+    assert results[0].id == "a"
+    assert by_id["a"].signals["graph"] == pytest.approx(by_id["a"].signals["semantic"])
+    for r in results:
+        if r.signals.get("semantic", 0.0) == 0.0:
+            assert r.signals["graph"] < by_id["a"].signals["graph"]
+    far = [r for r in results if r.id in {"c", "d"}]  # two and three hops from the only real hit
+    assert far
+    assert all(r.signals["graph"] <= by_id["a"].signals["graph"] * 0.25 + 1e-9 for r in far)

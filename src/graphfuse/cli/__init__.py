@@ -1,4 +1,4 @@
-"""The ``graphfuse`` command line: ``index``, ``query``, ``plugins``, ``demo``.
+"""The ``graphfuse`` command line: ``index``, ``query``, ``plugins``, ``demo``, ``eval``, ``delete``.
 
 Each command is one module here exposing ``register(app)``; adding a command is one module
 plus one entry in :data:`COMMANDS`.
@@ -12,7 +12,7 @@ import typer
 
 __all__ = ["COMMANDS", "app", "main"]
 
-COMMANDS = ("index", "query", "plugins", "demo", "eval")
+COMMANDS = ("index", "query", "plugins", "demo", "eval", "delete", "serve", "keys")
 """Modules (``graphfuse.cli._<name>``) whose ``register(app)`` adds a command."""
 
 app = typer.Typer(

@@ -10,15 +10,16 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sources
+from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, OpenStore, open_store
 
-__all__ = ["index_records", "index_sources", "refresh_corpus_cache", "register"]
+__all__ = ["index_records", "index_sources", "register"]
 
 
-async def index_records(store: OpenStore, records: Sequence[SourceRecord], console: Console) -> IndexReport:
+async def index_records(store: StoreDirectory, records: Sequence[SourceRecord], console: Console) -> IndexReport:
     """Index ``records`` into an opened store, with a progress bar on ``console``."""
     indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
     with Progress(
@@ -33,16 +34,6 @@ async def index_records(store: OpenStore, records: Sequence[SourceRecord], conso
         return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
 
 
-async def refresh_corpus_cache(store: OpenStore, console: Console) -> None:
-    """Bring the store directory's multihop corpus cache up to date, so the next query is warm."""
-    if not callable(getattr(store.graph, "generation", None)):
-        return  # a plugin graph store: `query --preset multihop` reads the corpus at query time
-    from ..multihop import CorpusCache
-
-    with console.status("updating the BM25 and title indexes"):
-        await CorpusCache(store.directory).refresh(store.graph)
-
-
 async def index_sources(
     paths: Sequence[str | os.PathLike[str]],
     store_dir: str | os.PathLike[str],
@@ -51,13 +42,18 @@ async def index_sources(
     graph_store: str | None = None,
     vector_store: str | None = None,
     console: Console,
+    prune: bool = False,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
     Every source is read and validated before the store is touched, so a malformed file
-    leaves the store as it was.
+    leaves the store as it was. With ``prune``, indexed documents whose id is not among the
+    sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
+    the report's ``pruned``).
     """
     records = list(read_sources(paths))
+    if prune and not records:
+        raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     store = await open_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
@@ -65,7 +61,11 @@ async def index_sources(
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
         report = await index_records(store, records, console)
-        await refresh_corpus_cache(store, console)
+        if prune:
+            indexer = Indexer(store.graph, store.vectors, store.embedder)
+            report.pruned = await indexer.aprune(r.id for r in records)
+        with console.status("updating the BM25 and title indexes"):
+            await store.refresh_corpus_indexes()
         return report
     finally:
         await store.close()
@@ -84,18 +84,32 @@ def index(
     vector_store: Annotated[
         str | None, typer.Option("--vector-store", help="Registered vector store name (default: local, in --store).")
     ] = None,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune", help="Delete indexed documents that are no longer in the sources (with their relations)."
+        ),
+    ] = False,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
     report = run_sync(
         index_sources(
-            paths, store, embedder=embedder, graph_store=graph_store, vector_store=vector_store, console=console
+            paths,
+            store,
+            embedder=embedder,
+            graph_store=graph_store,
+            vector_store=vector_store,
+            console=console,
+            prune=prune,
         )
     )
     typer.echo(
         f"indexed {report.documents} documents ({report.chunks} chunks, {report.relations} relations); "
         f"{report.skipped} unchanged, {len(report.warnings)} warnings -> {store}"
     )
+    if prune:
+        typer.echo(f"pruned {len(report.pruned)} documents no longer in the sources")
     for warning in report.warnings[:20]:
         console.print(f"warning: {warning}", highlight=False, markup=False)
     if len(report.warnings) > 20:

@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import InvalidInput
+from .._capabilities import PageRankRefreshing
+from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
 from .._types import Document, Relation, VectorRecord
@@ -43,7 +44,8 @@ class IndexReport:
     ``documents``: documents written (new or changed); ``chunks``: retrievable units written
     (a short document is one unit, itself); ``relations``: relations created; ``skipped``:
     documents already indexed unchanged; ``warnings``: counted, human-readable problems that
-    did not stop the run (for example links to unknown ids).
+    did not stop the run (for example links to unknown ids); ``pruned``: ids of documents
+    deleted because they are no longer in the sources (``graphfuse index --prune``).
     """
 
     documents: int = 0
@@ -51,6 +53,7 @@ class IndexReport:
     relations: int = 0
     skipped: int = 0
     warnings: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -136,9 +139,13 @@ class Indexer:
         """Sync form of :meth:`aindex`."""
         return run_sync(self.aindex(records, progress=progress))
 
-    def delete(self, ids: Sequence[str]) -> int:
+    def delete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
         """Sync form of :meth:`adelete`."""
-        return run_sync(self.adelete(ids))
+        return run_sync(self.adelete(ids, missing_ok=missing_ok))
+
+    def prune(self, keep: Iterable[str]) -> list[str]:
+        """Sync form of :meth:`aprune`."""
+        return run_sync(self.aprune(keep))
 
     async def aindex(
         self, records: Iterable[SourceRecord], *, progress: Callable[[int], None] | None = None
@@ -196,11 +203,20 @@ class Indexer:
             await self._refresh_pagerank()
         return report
 
-    async def adelete(self, ids: Sequence[str]) -> int:
-        """Delete documents with their chunks, vectors and relations; returns how many existed."""
+    async def adelete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
+        """Delete documents with their chunks, vectors and relations; returns how many existed.
+
+        With ``missing_ok=False``, an id that is not an indexed document (unknown, or the id of
+        a chunk ``<id>#<n>``) raises :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
+        """
         if isinstance(ids, str):
             raise InvalidInput("ids must be a sequence of document ids, not a string")
         existing = await self._existing(list(ids))
+        if not missing_ok:
+            wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(_KIND) != "document"]
+            if wrong:
+                shown = ", ".join(map(repr, wrong[:20])) + (" ..." if len(wrong) > 20 else "")
+                raise NotFound(f"{len(wrong)} id(s) are not indexed documents (unknown, or chunk ids): {shown}")
         unit_ids: list[str] = []
         for doc_id, meta in existing.items():
             unit_ids.extend(self._unit_ids(doc_id, meta))
@@ -215,6 +231,30 @@ class Indexer:
         if existing:
             await self._refresh_pagerank()
         return len(existing)
+
+    async def aindexed_ids(self) -> list[str]:
+        """The ids of every document an indexer wrote to the graph store (chunks excluded), sorted.
+
+        Needs a graph store that lists its documents (``iter_documents``, as the embedded
+        stores do); otherwise raises :class:`~graphfuse.InvalidInput`.
+        """
+        listing = getattr(self._graph, "iter_documents", None)
+        if not callable(listing):
+            raise InvalidInput(
+                f"graph store {type(self._graph).__name__} cannot list its documents (no iter_documents)"
+            )
+        return sorted([d.id async for d in listing() if d.metadata.get(_KIND) == "document"])
+
+    async def aprune(self, keep: Iterable[str]) -> list[str]:
+        """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
+        and relations); returns the deleted ids. See :meth:`aindexed_ids` for what it needs."""
+        if isinstance(keep, str):
+            raise InvalidInput("keep must be a collection of document ids, not a string")
+        kept = set(keep)
+        gone = [i for i in await self.aindexed_ids() if i not in kept]
+        for start in range(0, len(gone), max(self._batch_size, 256)):
+            await self.adelete(gone[start : start + max(self._batch_size, 256)])
+        return gone
 
     # -- planning (pure, runs in a worker thread) ------------------------------------------------
 
@@ -426,9 +466,8 @@ class Indexer:
         report.chunks += len(new_units)
 
     async def _refresh_pagerank(self) -> None:
-        refresh = getattr(self._graph, "refresh_pagerank", None)
-        if not callable(refresh):
+        if not isinstance(self._graph, PageRankRefreshing):
             return
-        result = refresh()
+        result: Any = self._graph.refresh_pagerank()
         if inspect.isawaitable(result):
             await result

@@ -63,7 +63,8 @@ def read_sources(paths: Sequence[str | os.PathLike[str]]) -> Iterator[SourceReco
     A text file becomes one record: its id is its path relative to the directory given (or
     its file name when the file itself was given), its title the first markdown heading or the
     file stem. A ``.jsonl`` line is ``{"id", "text", "title"?, "metadata"?, "created_at"?,
-    "links"?}`` (``created_at`` in ISO 8601). A malformed line raises
+    "links"?}`` (``created_at`` in ISO 8601). An empty file (``.txt`` or ``.jsonl``, blank lines
+    only) raises :class:`~graphfuse.InvalidInput` naming it. A malformed line raises
     :class:`~graphfuse.InvalidInput` naming ``file:line``; an id seen twice raises
     ``InvalidInput`` listing the repeated ids (after the whole input was read, so every
     duplicate is named at once; nothing is yielded past the first duplicate).
@@ -113,8 +114,12 @@ def _read_file(path: Path, rel: str) -> Iterator[SourceRecord]:
 
 
 def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
+    empty = True
     for where, obj in read_json_objects(path):
+        empty = False
         yield record_from_json(obj, where)
+    if empty:  # like an empty text file
+        raise InvalidInput(f"{path}: the file is empty")
 
 
 def record_from_json(obj: Mapping[str, Any], where: str) -> SourceRecord:

@@ -20,7 +20,7 @@ from ._corpus import corpus_indexes
 from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import MULTIHOP_WEIGHTS, multihop
+from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
 
 __all__ = [
     "MULTIHOP_WEIGHTS",
@@ -31,6 +31,8 @@ __all__ = [
     "PersonalizedPageRank",
     "bm25_tokens",
     "corpus_indexes",
+    "hybrid",
+    "lexical",
     "multihop",
     "personalized_pagerank",
 ]

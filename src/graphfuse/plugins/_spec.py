@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound
+from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
 from .._pipeline import Pipeline
 from ._components import Components
 from ._registry import Registry, get_registry
@@ -49,7 +50,9 @@ def build_pipeline(
 
     A stage is a name or a table with a ``name`` and its options; ``scorer`` is optional (the
     default weighted scorer). ``components`` are the backends the stages use. Errors name the
-    offending entry (``stages[1]: ...``).
+    offending entry (``stages[1]: ...``, ``scorer: ...``) and keep their type:
+    :class:`~graphfuse.InvalidInput` for bad options, :class:`~graphfuse.NotFound` for an
+    unknown name, :class:`~graphfuse.PluginError` for a broken plugin or an ambiguous name.
     """
     reg = registry or get_registry()
     if not isinstance(spec, Mapping):
@@ -63,18 +66,29 @@ def build_pipeline(
     built = []
     for i, item in enumerate(stages):
         name, options = _named(item, f"stages[{i}]")
-        try:
+        with _entry(f"stages[{i}]"):
             built.append(reg.build_stage(name, components, **options))
-        except InvalidInput as exc:
-            raise InvalidInput(f"stages[{i}]: {exc}") from exc
     scorer = None
     if spec.get("scorer") is not None:
         name, options = _named(spec["scorer"], "scorer")
-        try:
+        with _entry("scorer"):
             scorer = reg.create("scorer", name, **options)
-        except InvalidInput as exc:
-            raise InvalidInput(f"scorer: {exc}") from exc
     return Pipeline(built, scorer)
+
+
+@contextlib.contextmanager
+def _entry(where: str) -> Iterator[None]:
+    """Re-raise an entry's ``InvalidInput``/``NotFound``/``PluginError`` prefixed with where it is."""
+    try:
+        yield
+    except (InvalidInput, NotFound, PluginError) as exc:
+        base = next(k for k in (InvalidInput, NotFound, PluginError) if isinstance(exc, k))
+        message = f"{where}: {exc}"
+        try:
+            located: GraphFuseError = type(exc)(message)
+        except TypeError:  # a subclass with another constructor
+            located = base(message)
+        raise located from exc
 
 
 def load_pipeline_spec(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from ._arguments import check_name, check_options, check_positive_int, check_rel
 
 __all__ = ["GraphExpansion"]
 
-_OPTIONS = ("depth", "max_expansion", "relation_types")
+_OPTIONS = ("depth", "max_expansion", "relation_types", "min_seed_score")
 _MAX_DEPTH = 3
 
 
@@ -26,13 +26,30 @@ class GraphExpansion:
     batch (same filter), so later stages see their content, and appended after the seeds,
     nearest first.
 
-    The ``graph`` signal is ``decay ** distance``: seeds (distance 0) get 1.0, a document one
-    hop away ``decay`` (0.5), two hops ``decay ** 2`` (0.25), three hops 0.125.
+    Seeds carry their strength: a seed's strength is its ``seed_signal`` (``"semantic"``: the
+    cosine of the vector hit), so a weak semantic hit is a weak seed. The ``graph`` signal is
+    ``strength * decay ** distance``: a seed (distance 0) gets its own strength, a document one
+    hop away ``strength * decay`` (decay 0.5), two hops ``strength * decay ** 2``, three hops
+    ``strength * decay ** 3``, where ``strength`` is that of the seed it was reached from (the
+    strongest seed at the nearest distance). A seed whose strength is 0 or below
+    ``min_seed_score`` gets ``graph`` 0.0 and is not expanded from. A candidate without
+    ``seed_signal`` (put there by another retriever), or any candidate when ``seed_signal`` is
+    ``None``, is a seed of strength 1.0.
 
-    Per-call options: ``depth``, ``max_expansion``, ``relation_types``.
+    Per-call options: ``depth``, ``max_expansion``, ``relation_types``, ``min_seed_score``.
     """
 
-    __slots__ = ("_decay", "_depth", "_graph_store", "_max_expansion", "_name", "_relation_types", "_signal")
+    __slots__ = (
+        "_decay",
+        "_depth",
+        "_graph_store",
+        "_max_expansion",
+        "_min_seed_score",
+        "_name",
+        "_relation_types",
+        "_seed_signal",
+        "_signal",
+    )
 
     def __init__(
         self,
@@ -42,6 +59,8 @@ class GraphExpansion:
         max_expansion: int = 100,
         relation_types: Sequence[str] | None = None,
         decay: float = 0.5,
+        seed_signal: str | None = "semantic",
+        min_seed_score: float = 0.0,
         name: str = "graph",
         signal: str = "graph",
     ) -> None:
@@ -52,6 +71,8 @@ class GraphExpansion:
         self._max_expansion = check_positive_int(max_expansion, "max_expansion")
         self._relation_types = check_relation_types(relation_types, "relation_types")
         self._decay = check_unit(decay, "decay", open_low=True)
+        self._seed_signal = None if seed_signal is None else check_name(seed_signal, "seed_signal")
+        self._min_seed_score = check_unit(min_seed_score, "min_seed_score")
         self._name = check_name(name, "name")
         self._signal = check_name(signal, "signal")
 
@@ -63,14 +84,15 @@ class GraphExpansion:
     def __repr__(self) -> str:
         return (
             f"GraphExpansion(depth={self._depth}, max_expansion={self._max_expansion}, "
-            f"relation_types={self._relation_types}, decay={self._decay}, name={self._name!r})"
+            f"relation_types={self._relation_types}, decay={self._decay}, seed_signal={self._seed_signal!r}, "
+            f"min_seed_score={self._min_seed_score}, name={self._name!r})"
         )
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Validate this stage's per-call options (raises :class:`~graphfuse.InvalidInput`)."""
         self._settings(options)
 
-    def _settings(self, options: Mapping[str, Any]) -> tuple[int, int, tuple[str, ...] | None]:
+    def _settings(self, options: Mapping[str, Any]) -> tuple[int, int, tuple[str, ...] | None, float]:
         check_options(self._name, options, _OPTIONS)
         prefix = f"stage {self._name!r} option"
         depth = check_positive_int(options.get("depth", self._depth), f"{prefix} 'depth'", high=_MAX_DEPTH)
@@ -78,18 +100,29 @@ class GraphExpansion:
         types = self._relation_types
         if "relation_types" in options:
             types = check_relation_types(options["relation_types"], f"{prefix} 'relation_types'")
-        return depth, cap, types
+        floor = check_unit(options.get("min_seed_score", self._min_seed_score), f"{prefix} 'min_seed_score'")
+        return depth, cap, types, floor
+
+    def _strength(self, candidate: Candidate, floor: float) -> float:
+        if self._seed_signal is None:
+            return 1.0
+        value = candidate.signals.get(self._seed_signal, 1.0)
+        return value if value > 0.0 and value >= floor else 0.0
 
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
-        depth, cap, types = self._settings(query.options.get(self._name, {}))
-        seeds = [c.with_signal(self._signal, 1.0) for c in candidates]
-        if not seeds:
+        depth, cap, types, floor = self._settings(query.options.get(self._name, {}))
+        strength = {c.id: self._strength(c, floor) for c in candidates}
+        seeds = [c.with_signal(self._signal, strength[c.id]) for c in candidates]
+        # Strongest first: the store names, for each document, the earliest seed at its nearest distance.
+        walk = sorted((c.id for c in seeds if strength[c.id] > 0.0), key=lambda i: -strength[i])
+        if not walk:
             return seeds
         present = {c.id for c in seeds}
         related = await self._graph_store.related(
-            [c.id for c in seeds], depth=depth, filter=query.filter, relation_types=types, limit=cap
+            walk, depth=depth, filter=query.filter, relation_types=types, limit=cap
         )
         distance: dict[str, int] = {}
+        source: dict[str, float] = {}
         for r in related:
             if r.id in present:
                 continue
@@ -98,11 +131,13 @@ class GraphExpansion:
                     f"graph store {type(self._graph_store).__name__} returned {r.id!r} at distance "
                     f"{r.distance!r} for depth {depth}"
                 )
-            distance[r.id] = min(r.distance, distance.get(r.id, r.distance))
+            value = strength.get(r.seed, 1.0) * self._decay**r.distance
+            if value > source.get(r.id, -1.0):
+                distance[r.id], source[r.id] = r.distance, value
         # The store applies the cap; a store that ignores it must not flood the candidates.
         new_ids = sorted(distance, key=lambda i: (distance[i], i))[:cap]
         if not new_ids:
             return seeds
         docs = await self._graph_store.get_documents(new_ids, filter=query.filter)
-        added = [Candidate(docs[i], {self._signal: self._decay ** distance[i]}) for i in new_ids if i in docs]
+        added = [Candidate(docs[i], {self._signal: source[i]}) for i in new_ids if i in docs]
         return seeds + added
