@@ -13,8 +13,8 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InvalidInput
+from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
-from ._store import DEFAULT_STORE, open_store
 
 __all__ = ["is_loopback", "register"]
 
@@ -82,7 +82,7 @@ async def _serve(
             store.embedder,
             default_preset=preset,
             limits=Limits(),
-            description={"store": str(store.directory), **store.settings},
+            description={"store": str(store.path), **store.components},
         )
         await service.pipeline(preset)  # fail before listening, and warm the model up
         if questions is None:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__, presets
+from .._capabilities import AdjacencySource, DocumentListing
 from .._errors import GraphFuseError, InvalidInput
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
@@ -27,6 +28,7 @@ from .._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._types import Result
 from ..indexing import CO_MENTION, LINKS_TO, MENTIONS, PART_OF, Indexer, SourceRecord, TitleLinker
 from ..plugins import Components, build_pipeline, get_registry
+from ..rerankers import EmbeddingReranker
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 
@@ -102,35 +104,25 @@ class Service:
     _build_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
-    _positions: tuple[tuple[str, ...], dict[str, int]] | None = None
+    _positions: tuple[Sequence[str], dict[str, int]] | None = None
 
     # -- pipelines -------------------------------------------------------------------------
 
     def _reranker(self) -> Reranker:
         if self.reranker is None:
             # Presets that rerank get one from the store's own embedder: offline, no extra model.
-            self.reranker = get_registry().create("reranker", "embedding", embedder=self.embedder)
+            self.reranker = EmbeddingReranker(self.embedder)
         return self.reranker
 
     async def _build_preset(self, name: str) -> _Built:
-        components: dict[str, Any] = {
-            "graph_store": self.graph,
-            "vector_store": self.vectors,
-            "embedder": self.embedder,
-        }
-        generation: int | None = None
-        if name == "multihop":
-            from ..multihop import corpus_indexes
-
-            generation = self._generation
-            components["bm25"], components["linker"] = await corpus_indexes(self.graph)
-        try:
-            return _Built(presets.build(name, **components), generation)
-        except InvalidInput as exc:
-            if "reranker" not in str(exc):
-                raise
-        components["reranker"] = self._reranker()
-        return _Built(presets.build(name, **components), generation)
+        preset = presets.get(name)
+        reads_corpus = "corpus_indexes" in preset.inputs
+        generation = self._generation if reads_corpus else None
+        reranker = self._reranker() if "reranker" in preset.inputs else None
+        pipeline = await presets.abuild(
+            name, graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=reranker
+        )
+        return _Built(pipeline, generation)
 
     async def pipeline(self, name: str) -> Pipeline:
         """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus)."""
@@ -237,9 +229,8 @@ class Service:
         if writer is None:
             # One title linker per tenant: a document only ever mentions its own tenant's titles.
             linker = TitleLinker()
-            iterate = getattr(self.graph, "iter_documents", None)
-            if callable(iterate):
-                async for doc in iterate(filter=scope.base_filter):
+            if isinstance(self.graph, DocumentListing):
+                async for doc in self.graph.iter_documents(filter=scope.base_filter):
                     title = doc.metadata.get("title")
                     is_document = doc.metadata.get(_KIND) != "chunk" and scope.visible(doc.id, doc.metadata)
                     if is_document and isinstance(title, str) and title.strip():
@@ -292,12 +283,11 @@ class Service:
 
     # -- graph -----------------------------------------------------------------------------
 
-    async def _typed_adjacency(self) -> tuple[tuple[str, ...], dict[str, int], dict[str, Any], Any] | None:
-        adjacency = getattr(self.graph, "adjacency", None)
-        if not callable(adjacency):
+    async def _typed_adjacency(self) -> tuple[Sequence[str], dict[str, int], dict[str, Any], Any] | None:
+        if not isinstance(self.graph, AdjacencySource):
             return None
-        ids, untyped = await adjacency()
-        typed = {t: (await adjacency(relation_types=[t]))[1] for t in KNOWN_RELATION_TYPES}
+        ids, untyped = await self.graph.adjacency()
+        typed = {t: (await self.graph.adjacency(relation_types=[t]))[1] for t in KNOWN_RELATION_TYPES}
         cached = self._positions
         if cached is None or cached[0] is not ids:
             cached = self._positions = (ids, {x: i for i, x in enumerate(ids)})
@@ -340,14 +330,13 @@ class Service:
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
         """Documents, chunks, relations by type and the degree distribution of ``scope``."""
-        iterate = getattr(self.graph, "iter_documents", None)
         view = await self._typed_adjacency()
-        if not callable(iterate) or view is None:
+        if not isinstance(self.graph, DocumentListing) or view is None:
             raise Problem(501, "this graph store cannot list its documents or relations, so it has no graph statistics")
         _, position, typed, untyped = view
         documents = chunks = 0
         mine: list[int] = []
-        async for doc in iterate(filter=scope.base_filter):
+        async for doc in self.graph.iter_documents(filter=scope.base_filter):
             if not scope.visible(doc.id, doc.metadata):
                 continue
             if doc.metadata.get(_KIND) == "chunk":
