@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from .._filters import MetadataFilter
 from .._types import RelatedDocument
 from ._metadata_index import MetadataIndex
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["GraphIndex", "pagerank_scores"]
 
@@ -42,6 +44,8 @@ def pagerank_scores(
     if n == 0:
         return np.zeros(0)
     # Parallel relations (several types between one pair) add their weights.
+    import scipy.sparse as sp  # imported on first use: commands that never rank skip it
+
     transition = sp.csr_matrix((weights, (sources, targets)), shape=(n, n))
     out_weight = np.asarray(transition.sum(axis=1)).ravel()
     dangling = out_weight == 0
@@ -161,6 +165,8 @@ class GraphIndex:
             keep = np.isin(self._type_codes, [self._type_code[t] for t in types if t in self._type_code])
             sources, targets, weights = sources[keep], targets[keep], weights[keep]
         n = len(self.ids)
+        import scipy.sparse as sp
+
         matrix = sp.csr_matrix((weights, (sources, targets)), shape=(n, n), dtype=np.float64)
         for array in (matrix.data, matrix.indices, matrix.indptr):
             array.flags.writeable = False

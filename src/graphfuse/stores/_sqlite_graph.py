@@ -7,10 +7,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
 from .._filters import FilterLike
@@ -28,6 +27,9 @@ from ._records import (
     row_to_document,
 )
 from ._sqlite import Database, chunks, scalar
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["SQLiteGraphStore"]
 
