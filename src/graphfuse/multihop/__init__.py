@@ -21,6 +21,7 @@ from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
+from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
     "MULTIHOP_WEIGHTS",
@@ -29,8 +30,10 @@ __all__ = [
     "CorpusCache",
     "EntitySeeds",
     "PersonalizedPageRank",
+    "TextEntitySeeds",
     "bm25_tokens",
     "corpus_indexes",
+    "entity_matcher",
     "hybrid",
     "lexical",
     "multihop",

@@ -18,15 +18,29 @@ from ..indexing._extractors import STOPWORDS, normalize
 
 __all__ = ["BM25Index", "bm25_tokens"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A lower-case letter followed by an upper-case one: the seam of a joined name ("WolfgangSchulz").
+_CAMEL = re.compile(r"(?<=[^\W\d_A-Z])(?=[A-Z])")
 
 BM25Document = Union[tuple[str, str], tuple[str, str, Mapping[str, Any]]]
 """``(id, text)`` or ``(id, text, metadata)``; metadata is what filters are checked against."""
 
 
 def bm25_tokens(text: str, *, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """Lower-cased, accent-stripped word tokens without stopwords."""
-    return [w for w in _WORD.findall(normalize(text)) if w not in stopwords]
+    """Lower-cased, accent-stripped word tokens without stopwords.
+
+    Words are runs of letters and digits (an underscore separates: ``20260430_18:30`` is
+    ``20260430 18 30``); a joined name is split at its lower-to-upper seams, so
+    ``WolfgangSchulz`` and "Wolfgang Schulz" give the same tokens.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = _CAMEL.split(word) if not word.islower() else (word,)
+        for part in parts:
+            token = part.lower() if part.isascii() else normalize(part)
+            if token not in stopwords:
+                out.append(token)
+    return out
 
 
 class BM25Index:

@@ -21,10 +21,10 @@ _RESERVED = "graphfuse_"  # the indexer's bookkeeping keys in document metadata
 
 def corpus_item(doc: Document) -> tuple[str, Mapping[str, Any], str | None] | None:
     """What the corpus indexes take from a document: (BM25 text, own metadata, title), or
-    ``None`` for the indexer's chunk nodes (their text is in their document already)."""
+    ``None`` for the indexer's chunk and entity nodes."""
     metadata = doc.metadata
-    if metadata.get(_KIND) == "chunk":
-        return None
+    if metadata.get(_KIND) in ("chunk", "entity"):
+        return None  # a chunk's text is in its document already; an entity node is no passage
     title = metadata.get("title")
     title = title if isinstance(title, str) and title.strip() else None
     text = doc.content or ""
