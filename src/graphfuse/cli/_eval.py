@@ -13,6 +13,7 @@ from rich.table import Table
 from .._sync import run_sync
 from ..evaluation import CACHE_FILE, evaluate_files
 from ._errors import reports_errors
+from ._progress import StepBars
 
 __all__ = ["register"]
 
@@ -54,20 +55,22 @@ def eval_command(
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
-    result = run_sync(
-        evaluate_files(
-            corpus,
-            queries,
-            pipeline.split(","),
-            store_dir=store,
-            embedder_name=embedder,
-            cache_path=cache,
-            allow_missing_gold=allow_missing_gold,
-            max_tokens=max_tokens,
-            strip_titles=strip_titles,
-            progress=lambda msg: console.print(msg, highlight=False, markup=False),
+    with StepBars(console) as bars:
+        result = run_sync(
+            evaluate_files(
+                corpus,
+                queries,
+                pipeline.split(","),
+                store_dir=store,
+                embedder_name=embedder,
+                cache_path=cache,
+                allow_missing_gold=allow_missing_gold,
+                max_tokens=max_tokens,
+                strip_titles=strip_titles,
+                progress=lambda msg: console.print(msg, highlight=False, markup=False),
+                advance=bars.advance,
+            )
         )
-    )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
     columns = (
         ("recall@2", "R@2"),

@@ -30,11 +30,13 @@ async def evaluate_files(
     max_tokens: int = 512,
     strip_titles: bool = False,
     progress: Callable[[str], None] | None = None,
+    advance: Callable[[str, int, int], None] | None = None,
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
     ``pipelines`` are names of :func:`pipeline_names`; ``progress`` receives one line per step and
-    each loading warning. All input checks (pipeline names, corpus, queries, gold ids) run before any store is
+    each loading warning; ``advance`` drives a progress bar (see :func:`evaluate`). All input
+    checks (pipeline names, corpus, queries, gold ids) run before any store is
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
     With ``strip_titles`` the corpus is indexed without titles and links (:func:`strip_titles`).
@@ -83,6 +85,7 @@ async def evaluate_files(
             warnings=warnings,
             max_tokens=max_tokens,
             progress=say,
+            advance=advance,
         )
     finally:
         for close in reversed(closers):

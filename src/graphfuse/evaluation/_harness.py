@@ -158,8 +158,13 @@ async def evaluate(
     warnings: Sequence[str] = (),
     max_tokens: int = 512,
     progress: Callable[[str], None] | None = None,
+    advance: Callable[[str, int, int], None] | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
+
+    ``progress`` receives one line per step; ``advance(step, done, total)`` is called as each
+    step moves on (indexing: documents; embedding queries; each pipeline: queries), for a
+    progress bar.
 
     Latency is the time of the retrieval call per query, with query embeddings computed
     beforehand for every pipeline alike. ``warnings`` (from loading) are carried into the
@@ -174,6 +179,7 @@ async def evaluate(
     if not queries:
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
+    step = advance or (lambda _step, _done, _total: None)
     linker = TitleLinker()
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
     # Titles that name entities give the graph; without them (chats, title-stripped sets) the
@@ -185,16 +191,19 @@ async def evaluate(
         graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
     )
     say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
-    index_report = await indexer.aindex(corpus)
+    step("indexing", 0, len(corpus))
+    index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
     timeline = Timeline((r.id, r.created_at) for r in corpus)
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}
-    for q in queries:
+    step("embedding queries", 0, len(queries))
+    for i, q in enumerate(queries, 1):
         if q.question not in query_vectors:
             query_vectors[q.question] = await embedder.embed_query(q.question)
+        step("embedding queries", i, len(queries))
     fixed = _QueryVectors(embedder, query_vectors)
     tokenizer = RegexTokenizer()
     results: dict[str, PipelineMetrics] = {}
@@ -209,8 +218,10 @@ async def evaluate(
         rr: list[float] = []
         lat: list[float] = []
         ctx: list[float] = []
-        for q in queries:
+        step(f"pipeline {name}", 0, len(queries))
+        for i, q in enumerate(queries, 1):
             ranked, elapsed = await retrieve(q.question)
+            step(f"pipeline {name}", i, len(queries))
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))

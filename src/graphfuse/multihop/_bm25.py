@@ -85,7 +85,48 @@ class BM25Index:
         n = len(ids)
         tf = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, len(vocab)))
         tf.sum_duplicates()
-        dl = np.asarray(lengths, dtype=np.float64)
+        self._set_counts(ids, vocab, tf, np.asarray(lengths, dtype=np.float64), metadata, float(k1), float(b))
+
+    @classmethod
+    def from_term_counts(
+        cls,
+        ids: Sequence[str],
+        vocabulary: Mapping[str, int],
+        counts: sp.csr_matrix,
+        lengths: npt.NDArray[np.float64],
+        metadata: Sequence[Mapping[str, Any]],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> BM25Index:
+        """An index from already-tokenised documents (as persisted by a store's corpus cache).
+
+        ``counts[i, vocabulary[t]]`` is how often token ``t`` (of :func:`bm25_tokens`) occurs in
+        document ``ids[i]``, ``lengths[i]`` its token count; the result equals building the
+        index from the texts.
+        """
+        n = len(ids)
+        if counts.shape != (n, len(vocabulary)) or len(lengths) != n or len(metadata) != n:
+            raise InvalidInput(
+                f"BM25 term counts of shape {counts.shape} do not match {n} ids and {len(vocabulary)} terms"
+            )
+        self = cls.__new__(cls)
+        self._set_counts(
+            list(ids), dict(vocabulary), counts, np.asarray(lengths, dtype=np.float64), list(metadata), k1, b
+        )
+        return self
+
+    def _set_counts(
+        self,
+        ids: list[str],
+        vocab: dict[str, int],
+        tf: sp.csr_matrix,
+        dl: npt.NDArray[np.float64],
+        metadata: list[Mapping[str, Any]],
+        k1: float,
+        b: float,
+    ) -> None:
+        n = len(ids)
         avgdl = float(dl.mean()) if n and dl.mean() > 0 else 1.0
         df = np.bincount(tf.indices, minlength=len(vocab)).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))
