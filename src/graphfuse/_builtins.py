@@ -28,6 +28,7 @@ __all__ = [
     "register_rerankers",
     "register_scorers",
     "register_stages",
+    "register_token_counters",
     "register_vector_stores",
 ]
 
@@ -122,10 +123,18 @@ def _ppr(components: Components, **options: Any) -> Any:
     return PersonalizedPageRank(components.require("graph_store", by="stage 'ppr'"), **options)
 
 
+def _time(components: Components, *, corpus: Corpus | None = None, **options: Any) -> Any:
+    from .timeaware import TimeAware, Timeline
+
+    timeline = None if corpus is None else Timeline((r.id, r.created_at) for r in _corpus_records(corpus))
+    return TimeAware(timeline, **options)
+
+
 @hookimpl
 def register_stages(register: Register) -> None:
     """semantic, hydrate, graph, temporal, pagerank, access, rerank, aggregate; bm25 (``corpus``, ``k1``, ``b``,
-    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages).
+    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages); time (``corpus``
+    for its timeline, ``mode``, ``reference``, ...: the time-aware stage).
     """
     register("semantic", _semantic)
     register("hydrate", _hydrate)
@@ -138,6 +147,7 @@ def register_stages(register: Register) -> None:
     register("bm25", _bm25)
     register("entity_seeds", _entity_seeds)
     register("ppr", _ppr)
+    register("time", _time)
 
 
 def _weighted(**options: Any) -> Any:
@@ -285,3 +295,28 @@ def register_presets(register: RegisterPreset) -> None:
         needs=("vector_store", "embedder", "corpus_indexes"),
         description="vector + BM25 search by reciprocal rank fusion",
     )
+
+
+def _tiktoken_counter(encoding: str) -> Any:
+    def factory(**options: Any) -> Any:
+        from .context import TiktokenCounter
+
+        if options:
+            raise InvalidInput(f"token counter {encoding!r} takes no options, got {sorted(options)}")
+        return TiktokenCounter(encoding)
+
+    return factory
+
+
+def _regex_counter(**options: Any) -> Any:
+    from .context import RegexTokenCounter
+
+    return RegexTokenCounter(**options)
+
+
+@hookimpl
+def register_token_counters(register: Register) -> None:
+    """cl100k_base, o200k_base (tiktoken, offline; ``graphfuse[tokens]``), regex (the fallback estimate)."""
+    register("cl100k_base", _tiktoken_counter("cl100k_base"))
+    register("o200k_base", _tiktoken_counter("o200k_base"))
+    register("regex", _regex_counter)
