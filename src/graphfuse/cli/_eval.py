@@ -47,9 +47,22 @@ def eval_command(
         bool,
         typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
     ] = False,
+    context_budget: Annotated[
+        str | None,
+        typer.Option(
+            "--context-budget",
+            help="Also measure contexts (answer in context, tokens) at these budgets: tokens or shares of "
+            "vector/passages, comma-separated (e.g. 250 or 20%,35%,50%).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
+    budgets = None
+    if context_budget is not None:
+        from ..evaluation import parse_context_budgets
+
+        budgets = parse_context_budgets(context_budget)
     result = run_sync(
         evaluate_files(
             corpus,
@@ -61,6 +74,7 @@ def eval_command(
             allow_missing_gold=allow_missing_gold,
             max_tokens=max_tokens,
             progress=lambda msg: console.print(msg, highlight=False, markup=False),
+            context_budgets=budgets or (),
         )
     )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
@@ -81,6 +95,13 @@ def eval_command(
         cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
         table.add_row(name, *cells)
     Console().print(table)
+    if result.context is not None:
+        ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
+        for column in ("pipeline/format", "answer in context", "tokens", "n"):
+            ctx_table.add_column(column, justify="left" if column == "pipeline/format" else "right")
+        for key, m in result.context.entries.items():
+            ctx_table.add_row(key, f"{m.answer_in_context:.3f}", f"{m.context_tokens:.1f}", str(m.n))
+        Console().print(ctx_table)
     if json_out is not None:
         Path(json_out).write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
     if report is not None:

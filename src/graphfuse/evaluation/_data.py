@@ -16,11 +16,12 @@ __all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries"]
 
 @dataclass(frozen=True)
 class EvalQuery:
-    """One evaluation question and the ids of the passages needed to answer it."""
+    """One evaluation question, the ids of the passages needed to answer it, and its answer if known."""
 
     id: str
     question: str
     gold_ids: tuple[str, ...]
+    answer: str | None = None
 
 
 def load_corpus(path: str | os.PathLike[str]) -> list[SourceRecord]:
@@ -57,7 +58,8 @@ def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
         if qid in seen:
             raise InvalidInput(f"{where}: query id {qid!r} appears twice")
         seen.add(qid)
-        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold))))
+        answer = obj.get("answer")
+        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold)), answer if isinstance(answer, str) else None))
     if not out:
         raise InvalidInput(f"{p}: the queries file has no queries")
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from .._protocols import Embedder, GraphStore, VectorStore
@@ -28,6 +28,7 @@ async def evaluate_files(
     allow_missing_gold: bool = False,
     max_tokens: int = 512,
     progress: Callable[[str], None] | None = None,
+    context_budgets: Sequence[int | float] = (),
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -78,6 +79,7 @@ async def evaluate_files(
             warnings=warnings,
             max_tokens=max_tokens,
             progress=say,
+            context_budgets=context_budgets,
         )
     finally:
         for close in reversed(closers):
