@@ -38,7 +38,7 @@ class Sentence:
 
 
 def _key(text: str) -> str:
-    return " ".join(normalize(w) for w in _WORD.findall(text))
+    return " ".join(_WORD.findall(normalize(text)))
 
 
 def entity_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
@@ -99,9 +99,15 @@ def score_sentences(query: str, items: Sequence[Item]) -> list[list[Sentence]]:
             if p.search(keys[i]):
                 rank_weight[j] = max(rank_weight[j], w["linked"] * rank_weight[i])
                 break
+    # One pattern for every bridge title; a match counts for item i when it names another item.
+    owners: dict[str, set[int]] = {}
+    for j, t in enumerate(titles):
+        if t and not in_query[j]:
+            for name in {_key(t), _key(_PAREN.sub("", t))}:
+                owners.setdefault(name, set()).add(j)
+    every = entity_pattern([t for j, t in enumerate(titles) if t and not in_query[j]])
     out: list[list[Sentence]] = []
     for i, item in enumerate(items):
-        bridges = entity_pattern([t for j, t in enumerate(titles) if j != i and t and not in_query[j]])
         sentences = []
         for k, (start, end) in enumerate(sentence_spans(item.text)):
             text = item.text[start:end]
@@ -110,7 +116,7 @@ def score_sentences(query: str, items: Sequence[Item]) -> list[list[Sentence]]:
             score = sum(weight[t] for t in terms & q_terms) / norm
             if query_entities is not None and query_entities.search(key):
                 score += w["query_entity"]
-            if bridges is not None and bridges.search(key):
+            if every is not None and any(owners.get(m, {i}) - {i} for m in every.findall(key)):
                 score += w["bridge"]
             if k == 0:
                 score += w["subject"]
