@@ -16,7 +16,7 @@ from ._context import (
     normalize_answer,
     parse_context_budgets,
 )
-from ._data import EvalQuery, check_gold, load_corpus, load_queries
+from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
@@ -49,5 +49,6 @@ __all__ = [
     "pipeline_names",
     "recall_at_k",
     "reciprocal_rank",
+    "strip_titles",
     "write_report",
 ]
