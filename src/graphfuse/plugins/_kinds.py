@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, VectorStore
+from ..compare._generation import Generator
 
 __all__ = [
     "CACHE_STORE",
     "COMPONENT_KINDS",
     "EMBEDDER",
+    "GENERATOR",
     "GRAPH_STORE",
     "RERANKER",
     "SCORER",
@@ -89,6 +91,7 @@ RERANKER = _kind("reranker", "rerankers", Reranker, ("rerank",))
 CACHE_STORE = _kind(
     "cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close")
 )
+GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
 # -------------------------------------------------------------------------------------------------
 
 
