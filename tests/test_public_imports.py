@@ -45,3 +45,14 @@ def test_the_scan_catches_a_private_import() -> None:
         "from graphfuse import Pipeline\n"
     )
     assert [m.group(1) for m in PRIVATE.finditer(sample)] == ["graphfuse._pipeline", "graphfuse.stages._arguments"]
+
+
+def test_the_console_script_names_the_missing_cli_extra() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['typer'] = None\nfrom graphfuse._console import main\nmain()\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "pip install 'graphfuse[cli]'" in done.stderr
+    assert "Traceback" not in done.stderr
