@@ -28,6 +28,10 @@ def test_no_private_core_imports_outside_the_core() -> None:
     assert found == [], "private graphfuse imports outside src/graphfuse:\n" + "\n".join(found)
 
 
+# Known exceptions, each with its owner: remove the entry when the test moves to a public name.
+ALLOWED = {"tests/test_server_cli.py: from graphfuse.cli._serve"}  # serve lane (issue 13): is_loopback
+
+
 def test_tests_and_benchmarks_do_not_use_the_cli_private_modules() -> None:
     files = _python_files("tests", "benchmarks")
     found = [
@@ -36,6 +40,7 @@ def test_tests_and_benchmarks_do_not_use_the_cli_private_modules() -> None:
         if p.name != Path(__file__).name
         for m in CLI_PRIVATE.finditer(p.read_text(encoding="utf-8"))
     ]
+    found = [f for f in found if f.rsplit(" import", 1)[0] not in ALLOWED]
     assert found == [], "\n".join(found)
 
 
