@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_name, check_options
 
@@ -24,6 +25,9 @@ class Hydrate:
     ``pending`` by an unfinished index run (metadata ``graphfuse_state``) are dropped.
     Order is kept. No signal, no per-call options.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_graph_store", "_name")
 
