@@ -115,6 +115,18 @@ class MetadataFilter:
             return None
         return cls(tuple(conditions))
 
+    def __and__(self, other: MetadataFilter | None) -> MetadataFilter:
+        """The conjunction of both filters (``None`` leaves this one as it is)."""
+        if other is None:
+            return self
+        if not isinstance(other, MetadataFilter):
+            return NotImplemented
+        return MetadataFilter(self.conditions + other.conditions)
+
+    def __rand__(self, other: None) -> MetadataFilter:
+        """``None & f`` is ``f``."""
+        return self
+
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         """True when ``metadata`` satisfies every condition."""
         return all(c.matches(metadata) for c in self.conditions)

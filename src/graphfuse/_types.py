@@ -92,6 +92,32 @@ class Document:
         object.__setattr__(self, "created_at", _utc(self.created_at, f"document {self.id!r} created_at"))
         object.__setattr__(self, "updated_at", _utc(self.updated_at, f"document {self.id!r} updated_at"))
 
+    @classmethod
+    def trusted(
+        cls,
+        id: str,
+        content: str | None,
+        metadata: dict[str, Any],
+        created_at: datetime | None = None,
+        updated_at: datetime | None = None,
+    ) -> Document:
+        """A document built without re-validation, for hosts that validated the parts once already.
+
+        The caller guarantees what ``Document(...)`` would check: ``id`` a valid id
+        (:func:`graphfuse.validation.check_id`), ``content`` a ``str`` or ``None``, ``metadata`` a
+        fresh ``dict`` nobody else holds (it is wrapped read-only, not copied), timestamps UTC
+        (:func:`graphfuse.parse_timestamp` returns them so). Integrations convert every node
+        of every call: this keeps that cost to one allocation.
+        """
+        doc = object.__new__(cls)
+        _set = object.__setattr__
+        _set(doc, "id", id)
+        _set(doc, "content", content)
+        _set(doc, "metadata", MappingProxyType(metadata))
+        _set(doc, "created_at", created_at)
+        _set(doc, "updated_at", updated_at)
+        return doc
+
     @property
     def is_hydrated(self) -> bool:
         """True when the content is loaded."""
@@ -117,8 +143,9 @@ class Candidate:
         return self.document.id
 
     @classmethod
-    def _checked(cls, document: Document, signals: dict[str, float]) -> Candidate:
-        # Signals already validated: skip __post_init__ (hot path of every stage).
+    def trusted(cls, document: Document, signals: dict[str, float]) -> Candidate:
+        """A candidate built without re-validation: ``signals`` already checked
+        (:func:`graphfuse.validation.check_signal`) and a fresh ``dict`` nobody else holds."""
         obj = object.__new__(cls)
         object.__setattr__(obj, "document", document)
         object.__setattr__(obj, "signals", MappingProxyType(signals))
@@ -126,12 +153,12 @@ class Candidate:
 
     def with_signal(self, name: str, value: float) -> Candidate:
         """A copy with ``name`` set to ``value``."""
-        return Candidate._checked(self.document, {**self.signals, name: check_signal(name, value)})
+        return Candidate.trusted(self.document, {**self.signals, name: check_signal(name, value)})
 
     def with_signals(self, values: Mapping[str, float]) -> Candidate:
         """A copy with several signals set."""
         new = {name: check_signal(name, v) for name, v in values.items()}
-        return Candidate._checked(self.document, {**self.signals, **new})
+        return Candidate.trusted(self.document, {**self.signals, **new})
 
     def with_document(self, document: Document) -> Candidate:
         """A copy carrying ``document`` (same id) and the same signals."""
@@ -139,7 +166,7 @@ class Candidate:
             raise InvalidInput(f"candidate document must be a Document, got {type(document).__name__}")
         if document.id != self.document.id:
             raise InvalidInput(f"cannot replace document {self.document.id!r} with {document.id!r}")
-        return Candidate._checked(document, dict(self.signals))
+        return Candidate.trusted(document, dict(self.signals))
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from .._capabilities import AdjacencySource
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 
@@ -132,6 +133,9 @@ class PersonalizedPageRank:
 
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = (
         "_cache",
