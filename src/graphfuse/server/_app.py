@@ -295,6 +295,11 @@ def create_app(
             if doc.id in seen:
                 raise Problem.invalid(f"{where}.id", f"document id {doc.id!r} appears twice in this request")
             seen.add(doc.id)
+            for key in doc.metadata:
+                if key == "parent_id" or key.startswith("graphfuse_"):
+                    raise Problem.invalid(
+                        f"{where}.metadata.{key}", "metadata keys 'parent_id' and 'graphfuse_*' are reserved"
+                    )
             try:
                 record = SourceRecord(
                     id=doc.id,
