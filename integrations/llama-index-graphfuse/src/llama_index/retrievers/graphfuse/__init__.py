@@ -8,21 +8,27 @@
 - :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
 
 GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`
-(``"graphfuse_signals"``), which is excluded from embedding and LLM text.
+(``"graphfuse_signals"``) and a retriever's score contributions under
+:data:`CONTRIBUTIONS_KEY` (``"graphfuse_contributions"``); both are excluded from embedding and
+LLM text and from the node hash. No other GraphFuse key reaches a node: the indexer's internal
+``graphfuse_*`` bookkeeping stays in the store. Nodes GraphFuse builds are
+:class:`GraphFuseNode` objects (``TextNode`` with ``ref_doc_id`` set to the parent document).
 """
 
 from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
 from ._expansion_retriever import GraphExpansionRetriever
 from ._fusion import FusionRetriever
-from ._nodes import SIGNALS_KEY
+from ._nodes import CONTRIBUTIONS_KEY, SIGNALS_KEY, GraphFuseNode
 from ._retriever import GraphFuseRetriever
 from ._vector_store import LlamaIndexVectorStore, to_metadata_filters
 
 __all__ = [
+    "CONTRIBUTIONS_KEY",
     "SIGNALS_KEY",
     "FusionRetriever",
     "GraphExpansionRetriever",
     "GraphFuseEmbedding",
+    "GraphFuseNode",
     "GraphFuseRetriever",
     "LlamaIndexEmbedder",
     "LlamaIndexVectorStore",
