@@ -19,13 +19,14 @@ $(STAMP): pyproject.toml requirements-dev.txt $(wildcard plugins/*/pyproject.tom
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[local,eval]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	$(BIN)/pip install -q -e '.[local,eval,server]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	touch $@
 
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/graphfuse demo
+	$(BIN)/graphfuse demo --store .graphfuse-demo
+	@echo "Serve the demo store (API, dashboard at /, docs at /docs): $(BIN)/graphfuse serve --store .graphfuse-demo"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 
 from graphfuse import run_sync
-from graphfuse.cli._eval import run_eval
-from graphfuse.evaluation import markdown_table, write_report
+from graphfuse.evaluation import evaluate_files, markdown_table, write_report
 
 RESULTS = Path(__file__).parent / "results" / "multihop"
 
@@ -39,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(args.data) / name
         started = time.perf_counter()
         report = run_sync(
-            run_eval(
+            evaluate_files(
                 root / "corpus.jsonl",
                 root / "queries.jsonl",
                 args.pipelines.split(","),

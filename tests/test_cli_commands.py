@@ -77,11 +77,12 @@ def test_index_reports_counts(tmp_path: Path, corpus: Path) -> None:
     result = runner.invoke(app, ["index", str(corpus), "--store", str(directory), "--embedder", "hashing"])
     assert result.exit_code == 0, result.output
     assert "indexed 3 documents" in result.stdout
-    assert json.loads((directory / "components.json").read_text()) == {
+    assert json.loads((directory / "manifest.json").read_text())["components"] == {
         "embedder": "hashing",
         "graph_store": "sqlite",
         "vector_store": "local",
     }
+    assert not (directory / "components.json").exists()  # one manifest
     again = runner.invoke(app, ["index", str(corpus), "--store", str(directory)])
     assert again.exit_code == 0, again.output
     assert "indexed 0 documents" in again.stdout
@@ -142,13 +143,11 @@ def test_query_multihop_preset_reads_the_corpus_from_the_store(store: Path) -> N
 
 
 async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: Path) -> None:
-    from graphfuse import InvalidInput
-    from graphfuse.cli._query import build_preset
-    from graphfuse.cli._store import open_store
+    from graphfuse import InvalidInput, presets
+    from graphfuse.stores import open_store
 
-    opened = await open_store(store, create=False)
-    try:
-        names = [s.name for s in (await build_preset("multihop", opened)).stages]
+    async with await open_store(store) as opened:
+        names = [s.name for s in (await opened.pipeline("multihop")).stages]
         assert names[:3] == ["semantic", "bm25", "entity"]
         assert names[-4:] == ["ppr", "hydrate_ppr", "aggregate", "hydrate"]
 
@@ -156,12 +155,12 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
             related = opened.graph.related
             get_documents = opened.graph.get_documents
 
-        opened.graph = Listless()  # type: ignore[assignment]
-        opened.settings["graph_store"] = "listless"
-        with pytest.raises(InvalidInput, match="graph store 'listless' cannot list"):
-            await build_preset("multihop", opened)
-    finally:
-        await opened.close()
+        with pytest.raises(
+            InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"
+        ):
+            await presets.abuild(
+                "multihop", graph_store=Listless(), vector_store=opened.vectors, embedder=opened.embedder
+            )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

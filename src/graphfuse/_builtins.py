@@ -18,12 +18,13 @@ from typing import Any
 
 from ._errors import InvalidInput
 from .plugins import Components, hookimpl
-from .plugins.hookspecs import Register
+from .plugins.hookspecs import Register, RegisterPreset
 
 __all__ = [
     "register_cache_stores",
     "register_embedders",
     "register_graph_stores",
+    "register_presets",
     "register_rerankers",
     "register_scorers",
     "register_stages",
@@ -249,3 +250,38 @@ def _memory_cache(**options: Any) -> Any:
 def register_cache_stores(register: Register) -> None:
     """memory."""
     register("memory", _memory_cache)
+
+
+_COMPONENTS = ("graph_store", "vector_store", "embedder")
+
+
+@hookimpl
+def register_presets(register: RegisterPreset) -> None:
+    """standard, no_rerank, minimal, multihop, bm25, hybrid (see :mod:`graphfuse.presets`)."""
+    register(
+        "standard",
+        "graphfuse.presets:standard",
+        needs=(*_COMPONENTS, "reranker"),
+        description="all seven stages, weighted; reranks",
+    )
+    register("no_rerank", "graphfuse.presets:no_rerank", needs=_COMPONENTS, description="standard without rerank")
+    register(
+        "minimal",
+        "graphfuse.presets:minimal",
+        needs=("vector_store", "embedder"),
+        uses=("graph_store",),
+        description="vector search (hydrated when a graph store is given)",
+    )
+    register(
+        "multihop",
+        "graphfuse.multihop:multihop",
+        needs=(*_COMPONENTS, "corpus_indexes"),
+        description="hybrid seeds, entity links and Personalized PageRank for multi-hop questions",
+    )
+    register("bm25", "graphfuse.multihop:lexical", needs=("corpus_indexes",), description="BM25 only")
+    register(
+        "hybrid",
+        "graphfuse.multihop:hybrid",
+        needs=("vector_store", "embedder", "corpus_indexes"),
+        description="vector + BM25 search by reciprocal rank fusion",
+    )

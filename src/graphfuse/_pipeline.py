@@ -12,6 +12,7 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from . import _deadline
+from ._capabilities import ChecksOptions, ExplainsScores
 from ._errors import DeadlineExceeded, EmptyPipeline, GraphFuseError, InvalidInput, NoCandidates, StageFailed
 from ._filters import FilterLike
 from ._observability import (
@@ -137,10 +138,9 @@ class Pipeline:
         if unknown:
             raise InvalidInput(f"options given for stages not in this pipeline: {sorted(unknown)}")
         for stage in self._stages:
-            # Optional hook: a stage that can validate its per-call options does so before any I/O.
-            check = getattr(stage, "check_options", None)
-            if callable(check) and stage.name in q.options:
-                check(q.options[stage.name])
+            # A stage that can validate its per-call options does so before any I/O.
+            if stage.name in q.options and isinstance(stage, ChecksOptions):
+                stage.check_options(q.options[stage.name])
         with _deadline.deadline(timeout):
             left = _deadline.remaining()
             try:
@@ -165,8 +165,11 @@ class Pipeline:
             if len(scores) != len(candidates):
                 who = type(self._scorer).__name__
                 raise GraphFuseError(f"scorer {who} returned {len(scores)} scores for {len(candidates)} candidates")
-            explain = getattr(self._scorer, "explain", None)
-            shares: list[dict[str, float]] = explain(candidates) if callable(explain) else [{} for _ in candidates]
+            shares: list[dict[str, float]] = (
+                self._scorer.explain(candidates)
+                if isinstance(self._scorer, ExplainsScores)
+                else [{} for _ in candidates]
+            )
             order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
             results = [
                 Result(candidates[i].document, float(scores[i]), candidates[i].signals, shares[i])

@@ -1,15 +1,21 @@
-"""Ready-made pipelines, by name.
+"""Ready-made pipelines, by name: the one preset catalogue.
+
+Built-in presets (registered by the built-in plugin through the ``register_presets`` hook, like
+any plugin's):
 
 - ``standard``: semantic -> hydrate -> graph -> temporal -> pagerank -> access -> rerank,
-  scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS``.
+  scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS`` (needs a reranker).
 - ``minimal``: semantic -> hydrate (vector search only), scored by the cosine itself.
 - ``no_rerank``: ``standard`` without the rerank stage.
-- ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that need two
-  passages (:func:`graphfuse.multihop.multihop`; imported on first use, so listing presets
-  stays cheap).
+- ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that
+  need two passages (:func:`graphfuse.multihop.multihop`; needs the corpus indexes).
+- ``bm25``: BM25 only; ``hybrid``: vector + BM25 by reciprocal rank fusion (need the corpus indexes).
 
-``build(name, **components)`` builds a preset from keyword components; ``register`` adds a
-preset (a plugin or an application may add its own).
+Each :class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`). Hosts (the CLI,
+``graphfuse eval``, the integrations, a server) build by name with :func:`abuild`, which
+supplies the corpus indexes from the graph store and names any missing input; :func:`build`
+passes keyword inputs straight to the factory. :func:`register` adds an application's preset;
+a plugin adds one through the ``register_presets`` hook.
 
 The built-in presets build their stages and scorer by name through the plugin registry
 (:func:`graphfuse.plugins.get_registry`), as a declarative spec does: a name two plugins
@@ -18,35 +24,34 @@ register raises the same :class:`~graphfuse.PluginError` everywhere.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ._errors import AlreadyExists, InvalidInput
+from ._capabilities import DocumentListing
+from ._errors import InvalidInput
 from ._pipeline import Pipeline
+from ._preset_options import stage_options as _options
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
-from .plugins import Components, get_registry
+from .plugins import INPUTS, Components, Preset, get_registry
 
-__all__ = ["build", "minimal", "names", "no_rerank", "register", "standard"]
+__all__ = [
+    "INPUTS",
+    "Preset",
+    "abuild",
+    "build",
+    "get",
+    "minimal",
+    "names",
+    "no_rerank",
+    "register",
+    "standard",
+    "unregister",
+]
 
 PresetFactory = Callable[..., Pipeline]
 
 _STAGE_KEYS = ("semantic", "graph", "temporal", "pagerank", "access", "rerank")
-
-
-def _options(stage_options: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    unknown = sorted(set(stage_options) - set(allowed))
-    if unknown:
-        raise InvalidInput(f"options for unknown stage(s) {unknown}; this preset takes: {', '.join(allowed)}")
-    out: dict[str, dict[str, Any]] = {}
-    for key in allowed:
-        value = stage_options.get(key, {})
-        if not isinstance(value, Mapping):
-            raise InvalidInput(f"options for stage {key!r} must be a mapping of keyword arguments, got {value!r}")
-        out[key] = dict(value)
-    return out
 
 
 def _graph_pipeline(
@@ -127,65 +132,106 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
     return Pipeline(stages, _weighted({"semantic": 1.0}))
 
 
-_lock = threading.Lock()
-# A string is a factory not imported yet: "module:attribute", resolved by the first build.
-_PRESETS: dict[str, PresetFactory | str] = {
-    "standard": standard,
-    "minimal": minimal,
-    "no_rerank": no_rerank,
-    "multihop": "graphfuse.multihop:multihop",
-}
-
-
 def names() -> list[str]:
     """The registered preset names, sorted."""
-    with _lock:
-        return sorted(_PRESETS)
+    return [p.name for p in get_registry().presets()]
 
 
-def register(name: str, factory: PresetFactory, *, replace: bool = False) -> None:
-    """Register ``factory(**components) -> Pipeline`` as preset ``name``.
+def get(name: str) -> Preset:
+    """The catalogue entry of preset ``name`` (what it needs and uses).
 
-    Raises :class:`~graphfuse.AlreadyExists` when the name is taken (unless ``replace``).
+    Raises :class:`~graphfuse.InvalidInput` for an unknown name, listing the known ones.
     """
-    if not isinstance(name, str) or not name.isidentifier():
-        raise InvalidInput(f"preset name must be an identifier, got {name!r}")
-    if not callable(factory):
-        raise InvalidInput(f"preset factory for {name!r} must be callable, got {factory!r}")
-    with _lock:
-        if name in _PRESETS and not replace:
-            raise AlreadyExists(f"preset {name!r} is already registered")
-        _PRESETS[name] = factory
+    return get_registry().preset(name)
 
 
-def build(name: str, **components: Any) -> Pipeline:
-    """Build preset ``name`` from keyword components (``graph_store=``, ``vector_store=``, ...).
+def register(
+    name: str,
+    factory: PresetFactory | str,
+    *,
+    needs: Iterable[str] = (),
+    uses: Iterable[str] = (),
+    description: str = "",
+    replace: bool = False,
+) -> None:
+    """Register ``factory(**inputs) -> Pipeline`` as preset ``name`` (an application's own).
+
+    ``needs``/``uses`` declare its inputs (:data:`INPUTS`); without them :func:`abuild` passes
+    none and :func:`build` passes whatever it is given. Plugins use the ``register_presets``
+    hook instead. Raises :class:`~graphfuse.AlreadyExists` when the name is taken (unless
+    ``replace``), :class:`~graphfuse.InvalidInput` for a bad declaration.
+    """
+    preset = Preset.declare(name, factory, needs=needs, uses=uses, description=description)
+    get_registry().add_preset(preset, replace=replace)
+
+
+def unregister(name: str) -> None:
+    """Remove a preset added with :func:`register` (plugins' presets stay; ``NotFound`` if absent)."""
+    get_registry().remove_preset(name)
+
+
+def build(name: str, **inputs: Any) -> Pipeline:
+    """Build preset ``name`` from keyword inputs (``graph_store=``, ``vector_store=``, ...).
 
     Raises :class:`~graphfuse.InvalidInput` for an unknown name (listing the known ones) or a
-    missing or unexpected component (naming it).
+    missing or unexpected input (naming it).
     """
-    with _lock:
-        entry = _PRESETS.get(name)
-        known = sorted(_PRESETS)
-    if entry is None:
-        raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(known)}")
-    factory = _resolve(name, entry)
+    preset = get(name)
+    factory = preset.factory()
     try:
-        inspect.signature(factory).bind(**components)
+        inspect.signature(factory).bind(**inputs)
     except TypeError as exc:
         raise InvalidInput(f"preset {name!r}: {exc}") from exc
-    pipeline = factory(**components)
+    pipeline = factory(**inputs)
     if not isinstance(pipeline, Pipeline):
         raise InvalidInput(f"preset {name!r} returned {type(pipeline).__name__}, not a Pipeline")
     return pipeline
 
 
-def _resolve(name: str, entry: PresetFactory | str) -> PresetFactory:
-    if not isinstance(entry, str):
-        return entry
-    module, _, attribute = entry.partition(":")
-    factory: PresetFactory = getattr(importlib.import_module(module), attribute)
-    with _lock:
-        if _PRESETS.get(name) == entry:  # unless register(..., replace=True) came in between
-            _PRESETS[name] = factory
-    return factory
+async def abuild(
+    name: str,
+    *,
+    graph_store: GraphStore | None = None,
+    vector_store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+    bm25: Any = None,
+    linker: Any = None,
+    **options: Any,
+) -> Pipeline:
+    """Build preset ``name`` from what a host has, supplying what the preset declares.
+
+    Of the given components, the preset receives those it needs or uses (a host may pass a
+    reranker to every preset; one that does not use it never sees it). When the preset needs or
+    uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
+    store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
+    :class:`~graphfuse.DocumentListing`). ``options`` go to the factory as they are (weights,
+    per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
+    naming it.
+    """
+    preset = get(name)
+    have: dict[str, Any] = {
+        "graph_store": graph_store,
+        "vector_store": vector_store,
+        "embedder": embedder,
+        "reranker": reranker,
+    }
+    inputs: dict[str, Any] = {k: v for k, v in have.items() if v is not None and k in preset.inputs}
+    if "corpus_indexes" in preset.inputs:
+        if bm25 is not None or linker is not None:
+            inputs.update({k: v for k, v in (("bm25", bm25), ("linker", linker)) if v is not None})
+        elif isinstance(graph_store, DocumentListing):
+            from .multihop import corpus_indexes
+
+            inputs["bm25"], inputs["linker"] = await corpus_indexes(graph_store)
+        elif "corpus_indexes" in preset.needs:
+            which = "none was given" if graph_store is None else f"{type(graph_store).__name__} cannot list them"
+            raise InvalidInput(
+                f"preset {name!r} needs the corpus indexes (BM25, title linker), read back from the graph store's "
+                f"documents, but {which}: use a graph store that lists its documents (the embedded 'sqlite' one), "
+                "or pass bm25= and linker="
+            )
+    missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
+    if missing:
+        raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")
+    return build(name, **inputs, **options)

@@ -9,8 +9,8 @@ import typer
 
 from .._sync import run_sync
 from ..indexing import Indexer
+from ..stores import DEFAULT_STORE, open_store
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, open_store
 
 __all__ = ["delete_documents", "register"]
 

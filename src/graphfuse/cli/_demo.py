@@ -17,10 +17,9 @@ from .._sync import run_sync
 from .._types import Result
 from ..data import SampleQuestion, sample_corpus, sample_questions
 from ..indexing import IndexReport, read_sources
+from ..stores import default_embedder, open_store
 from ._errors import reports_errors
 from ._index import index_records
-from ._query import build_preset
-from ._store import default_embedder, open_store
 
 __all__ = ["register"]
 
@@ -61,8 +60,8 @@ async def _run(store_dir: Path, embedder: str, console: Console) -> tuple[IndexR
     store = await open_store(store_dir, create=True, embedder=embedder)
     try:
         report = await index_records(store, records, console)
-        vector_only = await build_preset(VECTOR_ONLY, store)
-        graph_aware = await build_preset(GRAPH_AWARE, store)
+        vector_only = await store.pipeline(VECTOR_ONLY)
+        graph_aware = await store.pipeline(GRAPH_AWARE)
         answers = []
         for q in sample_questions():
             vector = await vector_only.aretrieve(q.question, top_k=4 * K)

@@ -3,84 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from .._sync import run_sync
+from ..evaluation import CACHE_FILE, evaluate_files
 from ._errors import reports_errors
 
-__all__ = ["register", "run_eval"]
-
-CACHE_FILE = "eval-embeddings.sqlite"
-
-
-async def run_eval(
-    corpus_path: str | os.PathLike[str],
-    queries_path: str | os.PathLike[str],
-    pipelines: list[str],
-    *,
-    store_dir: str | os.PathLike[str] | None = None,
-    embedder_name: str | None = None,
-    cache_path: str | os.PathLike[str] | None = None,
-    allow_missing_gold: bool = False,
-    max_tokens: int = 512,
-    console: Console | None = None,
-) -> Any:
-    """Validate the inputs, then index and evaluate; returns the :class:`~graphfuse.evaluation.EvalReport`.
-
-    All input checks (pipeline names, corpus, queries, gold ids) run before any store is
-    opened. Embeddings go through an on-disk cache (``cache_path``, default
-    ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
-    """
-    from ..embedders import CachingEmbedder
-    from ..evaluation import SQLiteCache, check_gold, check_pipelines, evaluate, load_corpus, load_queries
-    from ..plugins import get_registry
-    from ._store import default_embedder, open_store
-
-    console = console or Console(stderr=True)
-    names = check_pipelines(pipelines)
-    corpus = load_corpus(corpus_path)
-    queries = load_queries(queries_path)
-    queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
-    for w in warnings:
-        console.print(f"warning: {w}", highlight=False, markup=False)
-    closers: list[Any] = []
-    try:
-        if store_dir is not None:
-            store = await open_store(store_dir, create=True, embedder=embedder_name)
-            closers.append(store.close)
-            graph, vectors, embedder = store.graph, store.vectors, store.embedder
-            if cache_path is None:
-                cache_path = Path(store_dir) / CACHE_FILE
-        else:
-            from ..stores import InMemoryGraphStore, LocalVectorStore
-
-            name = embedder_name or default_embedder()[0]
-            embedder = get_registry().create("embedder", name)
-            graph, vectors = InMemoryGraphStore(), LocalVectorStore(None)
-        if cache_path is not None:
-            cache = SQLiteCache(cache_path)
-            closers.append(cache.close)
-            embedder = CachingEmbedder(embedder, cache)
-        return await evaluate(
-            corpus,
-            queries,
-            names,
-            graph_store=graph,
-            vector_store=vectors,
-            embedder=embedder,
-            warnings=warnings,
-            max_tokens=max_tokens,
-            progress=lambda msg: console.print(msg, highlight=False, markup=False),
-        )
-    finally:
-        for close in reversed(closers):
-            await close()
+__all__ = ["register"]
 
 
 @reports_errors
@@ -117,7 +51,7 @@ def eval_command(
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
     result = run_sync(
-        run_eval(
+        evaluate_files(
             corpus,
             queries,
             pipeline.split(","),
@@ -126,7 +60,7 @@ def eval_command(
             cache_path=cache,
             allow_missing_gold=allow_missing_gold,
             max_tokens=max_tokens,
-            console=console,
+            progress=lambda msg: console.print(msg, highlight=False, markup=False),
         )
     )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))

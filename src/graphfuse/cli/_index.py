@@ -13,13 +13,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sources
+from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, OpenStore, open_store
 
 __all__ = ["index_records", "index_sources", "register"]
 
 
-async def index_records(store: OpenStore, records: Sequence[SourceRecord], console: Console) -> IndexReport:
+async def index_records(store: StoreDirectory, records: Sequence[SourceRecord], console: Console) -> IndexReport:
     """Index ``records`` into an opened store, with a progress bar on ``console``."""
     indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
     with Progress(

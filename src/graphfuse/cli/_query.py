@@ -11,52 +11,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .. import presets
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
-from .._pipeline import Pipeline
 from .._sync import run_sync
 from .._types import Query, Result
-from ..plugins import get_registry
 from ..scoring import DEFAULT_WEIGHTS
+from ..stores import DEFAULT_STORE, open_store
 from ._errors import reports_errors
-from ._store import DEFAULT_STORE, OpenStore, open_store
 
-__all__ = ["build_preset", "register", "results_table"]
+__all__ = ["register", "results_table"]
 
 DEFAULT_PRESET = "standard"
-
-
-async def build_preset(name: str, store: OpenStore) -> Pipeline:
-    """Preset ``name`` over the store's components.
-
-    ``multihop`` gets its BM25 index and title linker built from the store's documents; a
-    preset that reranks gets a reranker made from the store's own embedder (offline).
-    """
-    if name not in presets.names():
-        raise InvalidInput(f"unknown preset {name!r}; known presets: {', '.join(presets.names())}")
-    components: dict[str, Any] = {
-        "graph_store": store.graph,
-        "vector_store": store.vectors,
-        "embedder": store.embedder,
-    }
-    if name == "multihop":
-        from ..multihop import corpus_indexes
-
-        if not callable(getattr(store.graph, "iter_documents", None)):
-            raise InvalidInput(
-                f"preset 'multihop' needs to read the corpus back from the graph store, which graph store "
-                f"{store.settings['graph_store']!r} cannot list: use the default 'sqlite' graph store"
-            )
-        components["bm25"], components["linker"] = await corpus_indexes(store.graph)
-    try:
-        return presets.build(name, **components)
-    except InvalidInput as exc:
-        # Presets that rerank need a reranker: the store's own embedder makes one, offline.
-        if "reranker" not in str(exc):
-            raise
-    components["reranker"] = get_registry().create("reranker", "embedding", embedder=store.embedder)
-    return presets.build(name, **components)
 
 
 def parse_filter(raw: str | None) -> MetadataFilter | None:
@@ -136,12 +101,9 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
-    store = await open_store(store_dir, create=False)
-    try:
-        pipeline = await build_preset(preset, store)
+    async with await open_store(store_dir) as store:
+        pipeline = await store.pipeline(preset)
         return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
-    finally:
-        await store.close()
 
 
 @reports_errors

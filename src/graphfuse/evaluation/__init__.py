@@ -10,11 +10,13 @@
 
 from ._data import EvalQuery, check_gold, load_corpus, load_queries
 from ._embedding_cache import SQLiteCache
-from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate
+from ._files import CACHE_FILE, evaluate_files
+from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 from ._report import markdown_table, write_report
 
 __all__ = [
+    "CACHE_FILE",
     "PIPELINES",
     "EvalQuery",
     "EvalReport",
@@ -23,11 +25,13 @@ __all__ = [
     "check_gold",
     "check_pipelines",
     "evaluate",
+    "evaluate_files",
     "load_corpus",
     "load_queries",
     "markdown_table",
     "ndcg_at_k",
     "percentile",
+    "pipeline_names",
     "recall_at_k",
     "reciprocal_rank",
     "write_report",

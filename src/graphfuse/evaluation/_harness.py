@@ -15,10 +15,16 @@ from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, Title
 from ._data import EvalQuery
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 
-__all__ = ["PIPELINES", "EvalReport", "PipelineMetrics", "evaluate"]
+__all__ = ["PIPELINES", "EvalReport", "PipelineMetrics", "check_pipelines", "evaluate", "pipeline_names"]
 
 PIPELINES = ("vector", "bm25", "hybrid", "standard", "multihop", "llamaindex-fusion")
-"""Pipeline names ``evaluate`` knows."""
+"""The built-in pipeline names ``evaluate`` knows; any preset of the catalogue is accepted too
+(:func:`pipeline_names`)."""
+
+VECTOR = "vector"
+"""An alias of the ``minimal`` preset (vector search, hydrated)."""
+PEER = "llamaindex-fusion"
+"""The LlamaIndex peer baseline (not a preset)."""
 
 _TOP_K = 10
 Retriever = Callable[[str], Awaitable[tuple[list[str], float]]]
@@ -72,14 +78,22 @@ class EvalReport:
         }
 
 
+def pipeline_names() -> list[str]:
+    """Every name ``evaluate`` accepts: ``vector``, each preset of the catalogue, ``llamaindex-fusion``."""
+    from .. import presets
+
+    return [VECTOR, *(n for n in presets.names() if n != VECTOR), PEER]
+
+
 def check_pipelines(names: Sequence[str]) -> list[str]:
     """Validate pipeline names (unknown ones raise ``InvalidInput`` listing the known)."""
+    known = pipeline_names()
     cleaned = [n.strip() for n in names if n.strip()]
     if not cleaned:
-        raise InvalidInput(f"no pipeline given; known pipelines: {', '.join(PIPELINES)}")
-    unknown = [n for n in cleaned if n not in PIPELINES]
+        raise InvalidInput(f"no pipeline given; known pipelines: {', '.join(known)}")
+    unknown = [n for n in cleaned if n not in known]
     if unknown:
-        raise InvalidInput(f"unknown pipeline(s) {unknown}; known pipelines: {', '.join(PIPELINES)}")
+        raise InvalidInput(f"unknown pipeline(s) {unknown}; known pipelines: {', '.join(known)}")
     dup = sorted({n for n in cleaned if cleaned.count(n) > 1})
     if dup:
         raise InvalidInput(f"pipeline(s) named twice: {dup}")
@@ -202,29 +216,25 @@ async def _retriever(
     query_vectors: Mapping[str, list[float]],
 ) -> Retriever:
     from .. import presets
-    from .._pipeline import Pipeline
-    from ..multihop import BM25Search, multihop
-    from ..scoring import ReciprocalRankFusion, WeightedScorer
-    from ..stages import SemanticSearch
 
-    pipeline: Pipeline
-    if name == "vector":
-        pipeline = presets.minimal(vector_store, embedder, graph_store)
-    elif name == "bm25":
-        pipeline = Pipeline([BM25Search(bm25)], WeightedScorer({"bm25": 1.0}))
-    elif name == "hybrid":
-        pipeline = Pipeline(
-            [SemanticSearch(vector_store, embedder), BM25Search(bm25)],
-            ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0}),
-        )
-    elif name == "standard":
+    if name == PEER:
+        return await _peer(corpus, embedder, query_vectors)
+    preset = presets.get("minimal" if name == VECTOR else name)
+    reranker = None
+    if "reranker" in preset.needs:
+        # Offline: the embedder under evaluation reranks (as `graphfuse query` does).
         from ..rerankers import EmbeddingReranker
 
-        pipeline = presets.standard(graph_store, vector_store, embedder, EmbeddingReranker(embedder))
-    elif name == "multihop":
-        pipeline = multihop(graph_store, vector_store, embedder, bm25=bm25, linker=linker)
-    else:
-        return await _peer(corpus, embedder, query_vectors)
+        reranker = EmbeddingReranker(embedder)
+    pipeline = await presets.abuild(
+        preset.name,
+        graph_store=graph_store,
+        vector_store=vector_store,
+        embedder=embedder,
+        reranker=reranker,
+        bm25=bm25,
+        linker=linker,
+    )
 
     async def run(question: str) -> tuple[list[str], float]:
         started = time.perf_counter()

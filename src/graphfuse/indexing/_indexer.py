@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._capabilities import PageRankRefreshing
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
@@ -465,9 +466,8 @@ class Indexer:
         report.chunks += len(new_units)
 
     async def _refresh_pagerank(self) -> None:
-        refresh = getattr(self._graph, "refresh_pagerank", None)
-        if not callable(refresh):
+        if not isinstance(self._graph, PageRankRefreshing):
             return
-        result = refresh()
+        result: Any = self._graph.refresh_pagerank()
         if inspect.isawaitable(result):
             await result

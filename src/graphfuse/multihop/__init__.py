@@ -18,7 +18,7 @@ from ._bm25_search import BM25Search
 from ._corpus import corpus_indexes
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import MULTIHOP_WEIGHTS, multihop
+from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
 
 __all__ = [
     "MULTIHOP_WEIGHTS",
@@ -28,6 +28,8 @@ __all__ = [
     "PersonalizedPageRank",
     "bm25_tokens",
     "corpus_indexes",
+    "hybrid",
+    "lexical",
     "multihop",
     "personalized_pagerank",
 ]

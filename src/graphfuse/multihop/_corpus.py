@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._protocols import GraphStore
 from ..indexing import TitleLinker
@@ -30,15 +31,14 @@ async def corpus_indexes(
     otherwise ``InvalidInput``): build both from your source records instead. The documents
     are read in batches of ``batch_size``; the indexes are built in a worker thread.
     """
-    iterate = getattr(graph_store, "iter_documents", None)
-    if not callable(iterate):
+    if not isinstance(graph_store, DocumentListing):
         raise InvalidInput(
             f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "
             "build the BM25Index and TitleLinker from your source records instead"
         )
     items: list[tuple[str, str, Mapping[str, Any]]] = []
     titles: list[tuple[str, str]] = []
-    async for doc in iterate(batch_size=batch_size):
+    async for doc in graph_store.iter_documents(batch_size=batch_size):
         metadata = doc.metadata
         if metadata.get(_KIND) == "chunk":
             continue  # its text is in its document already

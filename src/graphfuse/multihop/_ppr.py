@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from .._capabilities import AdjacencySource
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
 from .._protocols import GraphStore, RunContext
@@ -88,10 +89,9 @@ async def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> t
     Uses the store's ``adjacency(relation_types)`` (a coroutine, or a plain method for stores
     that hold the matrix at hand), as :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`.
     """
-    accessor = getattr(store, "adjacency", None)
-    if not callable(accessor):
+    if not isinstance(store, AdjacencySource):
         return None
-    result = accessor(relation_types)
+    result: Any = store.adjacency(relation_types)
     if inspect.isawaitable(result):
         result = await result
     ids, matrix = result

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._pipeline import Pipeline
+from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import EntityExtractor
 from ..scoring import WeightedScorer
@@ -17,7 +18,7 @@ from ._bm25_search import BM25Search
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank
 
-__all__ = ["MULTIHOP_WEIGHTS", "multihop"]
+__all__ = ["MULTIHOP_WEIGHTS", "hybrid", "lexical", "multihop"]
 
 MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "rerank": 0.5})
 """Default weights of the ``multihop`` preset (tuned on the dev halves of 2Wiki/MuSiQue/HotpotQA).
@@ -74,10 +75,8 @@ def multihop(
     after the last hydrate, before rerank. Asking for one without a weight for its signal is
     an :class:`~graphfuse.InvalidInput`, so a stage never runs for nothing.
     """
-    from ..presets import _options
-
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
-    opts = _options(stage_options, allowed)
+    opts = split_options(stage_options, allowed)
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
     if bm25 is not None:
         stages.append(BM25Search(bm25, **opts["bm25"]))
@@ -111,3 +110,28 @@ def multihop(
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
     return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))
+
+
+def lexical(*, bm25: BM25Index, linker: EntityExtractor | None = None, **bm25_options: Any) -> Pipeline:
+    """BM25 only (the preset ``"bm25"``): :class:`BM25Search` over the corpus index, scored by ``bm25``.
+
+    ``linker`` is accepted (the preset's corpus indexes come as a pair) and unused.
+    """
+    return Pipeline([BM25Search(bm25, **bm25_options)], WeightedScorer({"bm25": 1.0}))
+
+
+def hybrid(
+    vector_store: VectorStore,
+    embedder: Embedder,
+    *,
+    bm25: BM25Index,
+    linker: EntityExtractor | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> Pipeline:
+    """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default."""
+    from ..scoring import ReciprocalRankFusion
+
+    return Pipeline(
+        [SemanticSearch(vector_store, embedder), BM25Search(bm25)],
+        ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights),
+    )

@@ -18,16 +18,20 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, get_args, overload
+from typing import Any, TypeVar, overload
 
 import pluggy
 
-from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
-from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, VectorStore
+from .._errors import AlreadyExists, GraphFuseError, InvalidInput, NotFound, PluginError
+from .._protocols import Stage
 from . import hookspecs
 from ._components import Components
+from ._kinds import COMPONENT_KINDS, STAGE, ComponentKind, kind_named
+from ._presets import Preset
 
 __all__ = ["ENTRY_POINT_GROUP", "KINDS", "Kind", "PluginInfo", "RegisteredName", "Registry", "get_registry"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("graphfuse.plugins")
 
@@ -36,29 +40,14 @@ BUILTINS = "builtins"
 _BUILTINS_MODULE = "graphfuse._builtins"
 ALLOW_ENV = "GRAPHFUSE_LOAD_PLUGINS"
 
-Kind = Literal["stage", "scorer", "graph_store", "vector_store", "embedder", "reranker", "cache_store"]
-KINDS: tuple[Kind, ...] = get_args(Kind)
+Kind = str
+"""A component kind's name: one of :data:`KINDS` (the rows of :data:`~graphfuse.plugins.COMPONENT_KINDS`)."""
 
-_HOOKS: dict[str, Kind] = {
-    "register_stages": "stage",
-    "register_scorers": "scorer",
-    "register_graph_stores": "graph_store",
-    "register_vector_stores": "vector_store",
-    "register_embedders": "embedder",
-    "register_rerankers": "reranker",
-    "register_cache_stores": "cache_store",
-}
+KINDS: tuple[str, ...] = tuple(k.name for k in COMPONENT_KINDS)
+"""Every component kind's name, from the component-kind table."""
 
-# What a built component must have (checked statically: reading a property could load a model).
-_MEMBERS: dict[Kind, tuple[str, ...]] = {
-    "stage": ("name", "run"),
-    "scorer": ("score",),
-    "graph_store": ("store_documents", "get_documents", "related", "pagerank", "close"),
-    "vector_store": ("dimension", "upsert", "search", "delete", "count", "close"),
-    "embedder": ("dimension", "embed_documents", "embed_query"),
-    "reranker": ("rerank",),
-    "cache_store": ("get", "get_many", "set", "set_many", "delete", "close"),
-}
+PRESET = "preset"
+_HOOKS: dict[str, str] = {k.hook: k.name for k in COMPONENT_KINDS} | {"register_presets": PRESET}
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 
@@ -122,7 +111,7 @@ class RegisteredName(str):
 
 @dataclass
 class _Entry:
-    factory: Callable[..., Any]
+    factory: Any  # a component factory, or a Preset
     plugin: str
 
 
@@ -132,7 +121,7 @@ class _Plugin:
     version: str | None
     obj: object | None = None
     hooks: tuple[str, ...] = ()
-    registers: dict[Kind, list[str]] = field(default_factory=dict)
+    registers: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     cause: BaseException | None = None
     aliases: frozenset[str] = frozenset()
@@ -142,16 +131,16 @@ class _Plugin:
 @dataclass
 class _State:
     plugins: list[_Plugin]
-    table: dict[tuple[Kind, str], _Entry]
-    conflicts: dict[tuple[Kind, str], list[str]]
-    failed_names: dict[tuple[Kind, str], _Plugin]
+    table: dict[tuple[str, str], _Entry]
+    conflicts: dict[tuple[str, str], list[str]]
+    failed_names: dict[tuple[str, str], _Plugin]
 
 
-def _check_kind(kind: object) -> Kind:
-    for known in KINDS:
-        if kind == known:
-            return known
-    raise InvalidInput(f"unknown component kind {kind!r}; kinds are: {', '.join(KINDS)}")
+def _check_kind(kind: object) -> ComponentKind[Any]:
+    known = kind_named(kind)
+    if known is None:
+        raise InvalidInput(f"unknown component kind {kind!r}; kinds are: {', '.join(k.name for k in COMPONENT_KINDS)}")
+    return known
 
 
 def _describe(exc: BaseException) -> str:
@@ -194,6 +183,7 @@ class Registry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: _State | None = None
+        self._added_presets: dict[str, Preset] = {}
 
     def reload(self) -> None:
         """Forget every plugin and load them again (re-reading entry points and the allow-list)."""
@@ -225,44 +215,73 @@ class Registry:
             for p in self._loaded().plugins
         ]
 
-    def names(self, kind: Kind) -> list[RegisteredName]:
+    def names(self, kind: Kind | ComponentKind[Any]) -> list[RegisteredName]:
         """The names registered for ``kind``, sorted, ambiguous ones included and marked.
 
         Each is a :class:`RegisteredName` (a ``str``) whose ``providers`` name the plugins
         registering it and whose ``ambiguous`` is true when there are several.
         """
-        kind = _check_kind(kind)
-        state = self._loaded()
-        out = [RegisteredName(n, (e.plugin,)) for (k, n), e in state.table.items() if k == kind]
-        out += [RegisteredName(n, tuple(owners)) for (k, n), owners in state.conflicts.items() if k == kind]
-        return sorted(out)
+        return _registered(self._loaded(), _check_kind(kind).name)
 
     @overload
-    def create(self, kind: Literal["scorer"], name: str, /, **options: Any) -> Scorer: ...
-    @overload
-    def create(self, kind: Literal["graph_store"], name: str, /, **options: Any) -> GraphStore: ...
-    @overload
-    def create(self, kind: Literal["vector_store"], name: str, /, **options: Any) -> VectorStore: ...
-    @overload
-    def create(self, kind: Literal["embedder"], name: str, /, **options: Any) -> Embedder: ...
-    @overload
-    def create(self, kind: Literal["reranker"], name: str, /, **options: Any) -> Reranker: ...
-    @overload
-    def create(self, kind: Literal["cache_store"], name: str, /, **options: Any) -> CacheStore: ...
+    def create(self, kind: ComponentKind[T], name: str, /, **options: Any) -> T: ...
     @overload
     def create(self, kind: Kind, name: str, /, **options: Any) -> Any: ...
 
-    def create(self, kind: Kind, name: str, /, **options: Any) -> Any:
+    def create(self, kind: Kind | ComponentKind[Any], name: str, /, **options: Any) -> Any:
         """Build the ``kind`` component registered as ``name`` with ``options``.
 
-        Stages need backends: use :meth:`build_stage`. Raises :class:`~graphfuse.NotFound` for
-        an unknown name, :class:`~graphfuse.PluginError` when the providing plugin failed or
-        two plugins claim the name, :class:`~graphfuse.InvalidInput` for bad options.
+        ``kind`` is a row of the component-kind table (``graphfuse.plugins.EMBEDDER``: typed
+        result) or its name (``"embedder"``). Stages need backends: use :meth:`build_stage`.
+        Raises :class:`~graphfuse.NotFound` for an unknown name, :class:`~graphfuse.PluginError`
+        when the providing plugin failed or two plugins claim the name,
+        :class:`~graphfuse.InvalidInput` for bad options.
         """
-        kind = _check_kind(kind)
-        if kind == "stage":
+        spec = _check_kind(kind)
+        if spec is STAGE:
             raise InvalidInput("stages are built with build_stage(name, components, **options)")
-        return self._build(kind, name, (), options)
+        return self._build(spec, name, (), options)
+
+    # ---- presets ------------------------------------------------------------------------------
+
+    def presets(self) -> list[Preset]:
+        """Every preset (registered by plugins through ``register_presets``, or added), by name."""
+        state = self._loaded()
+        found = {name: entry.factory for (kind, name), entry in state.table.items() if kind == PRESET}
+        with self._lock:
+            found.update(self._added_presets)
+        return [found[name] for name in sorted(found)]
+
+    def preset(self, name: str) -> Preset:
+        """The preset ``name``; raises :class:`~graphfuse.InvalidInput` listing the known ones."""
+        if not isinstance(name, str):
+            raise InvalidInput(f"a preset name must be a string, got {name!r}")
+        with self._lock:
+            added = self._added_presets.get(name)
+        if added is not None:
+            return added
+        state = self._loaded()
+        if (PRESET, name) in state.conflicts or (PRESET, name) in state.failed_names:
+            self._lookup(PRESET, name)  # raises the PluginError naming the plugins
+        entry = state.table.get((PRESET, name))
+        if entry is None:
+            known = ", ".join(p.name for p in self.presets())
+            raise InvalidInput(f"unknown preset {name!r}; known presets: {known}")
+        preset: Preset = entry.factory
+        return preset
+
+    def add_preset(self, preset: Preset, *, replace: bool = False) -> None:
+        """Add ``preset`` at run time (an application's own); kept across :meth:`reload`.
+
+        Raises :class:`~graphfuse.AlreadyExists` when the name is taken, unless ``replace``.
+        """
+        if not isinstance(preset, Preset):
+            raise InvalidInput(f"expected a graphfuse.plugins.Preset, got {type(preset).__name__}")
+        taken = preset.name in {p.name for p in self.presets()}
+        with self._lock:
+            if taken and not replace:
+                raise AlreadyExists(f"preset {preset.name!r} is already registered")
+            self._added_presets[preset.name] = preset
 
     def build_stage(self, name: str, components: Components | None = None, /, **options: Any) -> Stage:
         """Build the stage registered as ``name`` over ``components`` (backends) with ``options``."""
@@ -270,12 +289,18 @@ class Registry:
             components = Components()
         if not isinstance(components, Components):
             raise InvalidInput(f"components must be graphfuse.plugins.Components, got {type(components).__name__}")
-        stage: Stage = self._build("stage", name, (components,), options)
+        stage: Stage = self._build(STAGE, name, (components,), options)
         return stage
 
-    def _build(self, kind: Kind, name: str, args: tuple[Any, ...], options: Mapping[str, Any]) -> Any:
-        entry = self._lookup(kind, name)
-        what = f"{kind.replace('_', ' ')} {name!r}"
+    def remove_preset(self, name: str) -> None:
+        """Remove a preset added with :meth:`add_preset`; raises :class:`~graphfuse.NotFound` otherwise."""
+        with self._lock:
+            if self._added_presets.pop(name, None) is None:
+                raise NotFound(f"no preset {name!r} was added at run time (plugins' presets cannot be removed)")
+
+    def _build(self, kind: ComponentKind[Any], name: str, args: tuple[Any, ...], options: Mapping[str, Any]) -> Any:
+        entry = self._lookup(kind.name, name)
+        what = f"{kind.label} {name!r}"
         try:
             obj = entry.factory(*args, **options)
         except InvalidInput as exc:
@@ -289,15 +314,15 @@ class Registry:
             raise
         except Exception as exc:
             raise PluginError(f"{what} from plugin {entry.plugin!r} failed to build: {_describe(exc)}") from exc
-        missing = [m for m in _MEMBERS[kind] if not _has_member(obj, m)]
+        missing = [m for m in kind.members if not _has_member(obj, m)]
         if missing:
             raise PluginError(
                 f"{what} from plugin {entry.plugin!r} built a {type(obj).__name__}, "
-                f"which lacks {', '.join(missing)}: not a {kind.replace('_', ' ')}"
+                f"which lacks {', '.join(missing)}: not a {kind.label}"
             )
         return obj
 
-    def _lookup(self, kind: Kind, name: str) -> _Entry:
+    def _lookup(self, kind: str, name: str) -> _Entry:
         if not isinstance(name, str) or not name:
             raise InvalidInput(f"a {kind.replace('_', ' ')} name must be a non-empty string, got {name!r}")
         state = self._loaded()
@@ -319,7 +344,7 @@ class Registry:
                 f"{kind.replace('_', ' ')} {name!r} would come from plugin {failed.name!r}, which failed to load: "
                 f"{failed.error}"
             ) from failed.cause
-        known = [n.describe() for n in self.names(kind)]
+        known = [n.describe() for n in _registered(state, kind)]
         message = f"no {kind.replace('_', ' ')} named {name!r}; known: {', '.join(known) if known else 'none'}"
         broken = [p for p in state.plugins if p.error is not None]
         if broken:
@@ -329,6 +354,12 @@ class Registry:
                 + " (see `graphfuse plugins`)"
             )
         raise NotFound(message)
+
+
+def _registered(state: _State, kind: str) -> list[RegisteredName]:
+    out = [RegisteredName(n, (e.plugin,)) for (k, n), e in state.table.items() if k == kind]
+    out += [RegisteredName(n, tuple(owners)) for (k, n), owners in state.conflicts.items() if k == kind]
+    return sorted(out)
 
 
 def _has_member(obj: object, name: str) -> bool:
@@ -401,20 +432,21 @@ def _load() -> _State:
 
 
 def _collect(pm: pluggy.PluginManager, plugins: Iterable[_Plugin]) -> _State:
-    table: dict[tuple[Kind, str], _Entry] = {}
-    owners: dict[tuple[Kind, str], list[str]] = {}
-    failed_names: dict[tuple[Kind, str], _Plugin] = {}
+    table: dict[tuple[str, str], _Entry] = {}
+    owners: dict[tuple[str, str], list[str]] = {}
+    failed_names: dict[tuple[str, str], _Plugin] = {}
     plugin_list = list(plugins)
     for plugin in plugin_list:
         if plugin.obj is None:
             continue
-        got: list[tuple[Kind, str, Callable[..., Any]]] = []
+        got: list[tuple[str, str, Any]] = []
         try:
             for hook_name in plugin.hooks:
                 kind = _HOOKS[hook_name]
+                register = _preset_registrar(plugin.name, got) if kind == PRESET else _registrar(plugin.name, kind, got)
                 for impl in getattr(pm.hook, hook_name).get_hookimpls():
                     if impl.plugin is plugin.obj:
-                        impl.function(**{arg: _registrar(plugin.name, kind, got) for arg in impl.argnames})
+                        impl.function(**{arg: register for arg in impl.argnames})
         except Exception as exc:
             plugin.error, plugin.cause = _describe(exc), exc
             logger.info("graphfuse plugin %r failed to register its components: %s", plugin.name, plugin.error)
@@ -436,7 +468,27 @@ def _collect(pm: pluggy.PluginManager, plugins: Iterable[_Plugin]) -> _State:
     return _State(plugin_list, table, conflicts, failed_names)
 
 
-def _registrar(plugin: str, kind: Kind, got: list[tuple[Kind, str, Callable[..., Any]]]) -> hookspecs.Register:
+def _preset_registrar(plugin: str, got: list[tuple[str, str, Any]]) -> hookspecs.RegisterPreset:
+    def register(
+        name: str,
+        factory: Callable[..., Any] | str,
+        *,
+        needs: Iterable[str] = (),
+        uses: Iterable[str] = (),
+        description: str = "",
+    ) -> None:
+        try:
+            preset = Preset.declare(name, factory, needs=needs, uses=uses, description=description, plugin=plugin)
+        except InvalidInput as exc:
+            raise PluginError(f"plugin {plugin!r} registered an invalid preset: {exc}") from exc
+        if any(k == PRESET and n == preset.name for k, n, _ in got):
+            raise PluginError(f"plugin {plugin!r} registered preset {name!r} twice")
+        got.append((PRESET, preset.name, preset))
+
+    return register
+
+
+def _registrar(plugin: str, kind: str, got: list[tuple[str, str, Any]]) -> hookspecs.Register:
     def register(name: str, factory: Callable[..., Any]) -> None:
         if not isinstance(name, str) or not _NAME.match(name):
             raise PluginError(

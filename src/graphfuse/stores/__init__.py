@@ -6,10 +6,13 @@
 - :class:`LocalVectorStore`: exact cosine search with numpy, optionally persisted in SQLite.
 - :class:`InMemoryCacheStore`: a bytes cache with TTL and an LRU bound.
 - :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
+- :func:`open_store` / :class:`StoreDirectory`: a store directory opened with the components
+  (embedder, backends) recorded in its manifest: the same for Python users and the CLI.
 - :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
 """
 
 from ._cache_store import InMemoryCacheStore
+from ._directory import DEFAULT_STORE, StoreDirectory, default_embedder, open_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
@@ -17,10 +20,14 @@ from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import LocalVectorStore
 
 __all__ = [
+    "DEFAULT_STORE",
     "InMemoryCacheStore",
     "InMemoryGraphStore",
     "LocalStore",
     "LocalVectorStore",
     "SQLiteGraphStore",
+    "StoreDirectory",
+    "default_embedder",
+    "open_store",
     "pagerank_scores",
 ]

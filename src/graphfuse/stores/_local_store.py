@@ -125,7 +125,8 @@ class LocalStore:
 
     @property
     def manifest(self) -> dict[str, Any]:
-        """A copy of the manifest: ``format``, ``version``, ``embedder``, ``dimension``, ``counts``."""
+        """A copy of the manifest: ``format``, ``version``, ``embedder``, ``dimension``, ``counts``
+        and, for a store opened through :class:`StoreDirectory`, ``components``."""
         copy: dict[str, Any] = json.loads(json.dumps(self._manifest))
         return copy
 
@@ -153,6 +154,15 @@ class LocalStore:
             self._manifest["embedder"] = identity
             self._manifest["dimension"] = dimension
             await self.refresh_manifest()
+
+    async def record_components(self, components: dict[str, str]) -> None:
+        """Record the registered names of the store's components in the manifest (``components``).
+
+        Written by :class:`StoreDirectory` so the store reopens with the same embedder and
+        backends; the manifest is rewritten atomically (fsync, then rename).
+        """
+        self._manifest["components"] = dict(components)
+        await self.refresh_manifest()
 
     async def refresh_manifest(self) -> dict[str, Any]:
         """Recount documents, relations and vectors and rewrite the manifest atomically."""

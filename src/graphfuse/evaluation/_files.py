@@ -1,0 +1,84 @@
+"""Evaluation from files: what ``graphfuse eval`` runs, callable from Python and benchmarks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from .._protocols import Embedder, GraphStore, VectorStore
+from ._data import check_gold, load_corpus, load_queries
+from ._embedding_cache import SQLiteCache
+from ._harness import EvalReport, check_pipelines, evaluate
+
+__all__ = ["CACHE_FILE", "evaluate_files"]
+
+CACHE_FILE = "eval-embeddings.sqlite"
+"""The embedding cache's file name inside a store directory."""
+
+
+async def evaluate_files(
+    corpus_path: str | os.PathLike[str],
+    queries_path: str | os.PathLike[str],
+    pipelines: list[str],
+    *,
+    store_dir: str | os.PathLike[str] | None = None,
+    embedder_name: str | None = None,
+    cache_path: str | os.PathLike[str] | None = None,
+    allow_missing_gold: bool = False,
+    max_tokens: int = 512,
+    progress: Callable[[str], None] | None = None,
+) -> EvalReport:
+    """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
+
+    ``pipelines`` are names of :func:`pipeline_names`; ``progress`` receives one line per step and
+    each loading warning. All input checks (pipeline names, corpus, queries, gold ids) run before any store is
+    opened. Embeddings go through an on-disk cache (``cache_path``, default
+    ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
+    """
+    from ..embedders import CachingEmbedder
+    from ..plugins import EMBEDDER, get_registry
+    from ..stores import default_embedder, open_store
+
+    say = progress or (lambda _msg: None)
+    names = check_pipelines(pipelines)
+    corpus = load_corpus(corpus_path)
+    queries = load_queries(queries_path)
+    queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
+    for w in warnings:
+        say(f"warning: {w}")
+    closers: list[Callable[[], Awaitable[None]]] = []
+    graph: GraphStore
+    vectors: VectorStore
+    embedder: Embedder
+    try:
+        if store_dir is not None:
+            store = await open_store(store_dir, create=True, embedder=embedder_name)
+            closers.append(store.close)
+            graph, vectors, embedder = store.graph, store.vectors, store.embedder
+            if cache_path is None:
+                cache_path = Path(store_dir) / CACHE_FILE
+        else:
+            from ..stores import InMemoryGraphStore, LocalVectorStore
+
+            name = embedder_name or default_embedder()[0]
+            embedder = get_registry().create(EMBEDDER, name)
+            graph, vectors = InMemoryGraphStore(), LocalVectorStore(None)
+        if cache_path is not None:
+            cache = SQLiteCache(cache_path)
+            closers.append(cache.close)
+            embedder = CachingEmbedder(embedder, cache)
+        return await evaluate(
+            corpus,
+            queries,
+            names,
+            graph_store=graph,
+            vector_store=vectors,
+            embedder=embedder,
+            warnings=warnings,
+            max_tokens=max_tokens,
+            progress=say,
+        )
+    finally:
+        for close in reversed(closers):
+            await close()

@@ -1,0 +1,31 @@
+"""``graphfuse serve``: an HTTP API over one store, with API keys, tenants and a dashboard.
+
+Install with ``pip install 'graphfuse[server]'``.
+
+- :func:`create_app`: the FastAPI application over a :class:`Service`.
+- :class:`Service`: one store's components and the work behind each endpoint.
+- :class:`Limits`: request limits (body size, query length, ``top_k``, budget, documents).
+- :class:`KeyFile`: API keys stored hashed, each bound to a tenant.
+- :class:`Scope`: the tenant a request acts for, pushed into every store call.
+- :func:`install_prometheus_exporter`: export the pipeline metrics on ``/metrics``.
+"""
+
+from ._app import create_app
+from ._keys import KeyFile, KeyRecord, check_tenant
+from ._metrics import install_prometheus_exporter
+from ._problems import Problem
+from ._scope import TENANT_KEY, Scope
+from ._service import Limits, Service
+
+__all__ = [
+    "TENANT_KEY",
+    "KeyFile",
+    "KeyRecord",
+    "Limits",
+    "Problem",
+    "Scope",
+    "Service",
+    "check_tenant",
+    "create_app",
+    "install_prometheus_exporter",
+]

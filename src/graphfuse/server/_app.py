@@ -1,0 +1,346 @@
+"""The FastAPI application: routes, authentication, limits and error answers."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as AsgiScope
+
+from .. import __version__
+from .._errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DeadlineExceeded,
+    GraphFuseError,
+    InvalidInput,
+    NotFound,
+    RateLimited,
+)
+from ..indexing import SourceRecord
+from ._keys import KeyFile
+from ._metrics import HttpMetrics, render
+from ._problems import PROBLEM_JSON, Problem
+from ._schemas import IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
+from ._scope import Scope
+from ._service import Service
+
+__all__ = ["create_app"]
+
+logger = logging.getLogger("graphfuse.server")
+
+
+def _problem_response(problem: Problem) -> JSONResponse:
+    return JSONResponse(problem.body(), status_code=problem.status, media_type=PROBLEM_JSON, headers=problem.headers)
+
+
+def _field(loc: Sequence[Any]) -> str:
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out or "body"
+
+
+def _from_graphfuse(exc: GraphFuseError) -> Problem:
+    if isinstance(exc, InvalidInput):
+        return Problem(422, str(exc))
+    if isinstance(exc, NotFound):
+        return Problem(404, str(exc))
+    if isinstance(exc, DeadlineExceeded):
+        return Problem(504, "the request did not finish in time")
+    if isinstance(exc, RateLimited):
+        headers = {} if exc.retry_after is None else {"Retry-After": str(max(1, round(exc.retry_after)))}
+        return Problem(503, "a backend is rate limiting this server; try again later", headers=headers)
+    if isinstance(exc, (ConnectionFailed, AuthenticationFailed)):
+        return Problem(503, "a backend of this server is unavailable")
+    return Problem(500, "the request failed inside the retrieval pipeline")
+
+
+class _BodyLimit:
+    """Answer 413 to a body larger than ``limit`` bytes (declared or streamed)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = Problem(413, f"the request body is larger than {self.limit} bytes", field="body")
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.limit:
+                    await _problem_response(too_large)(scope, receive, send)
+                    return
+        # Read the body here, up to the limit, then hand it on: a body cut off part-way
+        # must be a 413, not a parse error further in.
+        chunks: list[bytes] = []
+        seen = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([], message), send)
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.limit:
+                await _problem_response(too_large)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        await self.app(scope, _replay(chunks, None, receive), send)
+
+
+def _replay(chunks: list[bytes], final: Message | None, receive: Receive | None = None) -> Receive:
+    """A ``receive`` that gives the buffered body once, then what the client sends next."""
+    pending: list[Message] = (
+        [{"type": "http.request", "body": b"".join(chunks), "more_body": False}] if chunks or final is None else []
+    )
+    if final is not None:
+        pending.append(final)
+
+    async def replay() -> Message:
+        if pending:
+            return pending.pop(0)
+        if receive is not None:
+            return await receive()
+        return {"type": "http.disconnect"}
+
+    return replay
+
+
+def _scope_of(request: Request) -> Scope:
+    """The tenant of the request's key (401 without a valid one); the whole store without keys."""
+    keys: KeyFile | None = request.app.state.keys
+    if keys is None:
+        return Scope(None)
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    unauthorized = {"WWW-Authenticate": 'Bearer realm="graphfuse"'}
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(401, "an API key is required: send 'Authorization: Bearer <key>'", headers=unauthorized)
+    tenant = keys.tenant_for(token.strip())
+    if tenant is None:
+        raise Problem(401, "the API key is not valid", headers=unauthorized)
+    return Scope(tenant)
+
+
+Tenant = Annotated[Scope, Depends(_scope_of)]
+
+
+def create_app(
+    service: Service,
+    *,
+    keys: KeyFile | None = None,
+    sample_questions: Sequence[str] = (),
+    on_shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> FastAPI:
+    """The HTTP API (and dashboard) over ``service``.
+
+    With ``keys``, every ``/v1`` route needs ``Authorization: Bearer <key>`` and acts for the
+    key's tenant only; without, the whole store is served (bind such a server to loopback
+    only: ``graphfuse serve`` refuses anything else). ``on_shutdown`` runs after the last
+    request in flight finished (close the store there).
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if on_shutdown is not None:
+            await on_shutdown()
+
+    app = FastAPIOffline(
+        title="GraphFuse",
+        version=__version__,
+        description="Graph-aware retrieval over one store. Every `/v1` route acts for the tenant of the API key.",
+        lifespan=lifespan,
+        redoc_url=None,
+    )
+    metrics = HttpMetrics()
+    limits = service.limits
+
+    # -- errors ----------------------------------------------------------------------------
+
+    @app.exception_handler(Problem)
+    async def on_problem(request: Request, exc: Problem) -> JSONResponse:
+        return _problem_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()]
+        first = errors[0] if errors else {"field": "body", "message": "invalid request"}
+        problem = Problem(422, f"{first['field']}: {first['message']}", field=first["field"], extra={"errors": errors})
+        return _problem_response(problem)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else "error"
+        return _problem_response(Problem(exc.status_code, detail, headers=dict(exc.headers or {})))
+
+    @app.exception_handler(GraphFuseError)
+    async def on_graphfuse(request: Request, exc: GraphFuseError) -> JSONResponse:
+        problem = _from_graphfuse(exc)
+        if problem.status >= 500:
+            problem.extra["error_id"] = uuid.uuid4().hex[:12]
+            logger.error("request %s failed [%s]", request.url.path, problem.extra["error_id"], exc_info=exc)
+        return _problem_response(problem)
+
+    @app.exception_handler(Exception)
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        error_id = uuid.uuid4().hex[:12]
+        logger.error("request %s failed [%s]", request.url.path, error_id, exc_info=exc)
+        problem = Problem(500, "internal error; the server's log has the details", extra={"error_id": error_id})
+        return _problem_response(problem)
+
+    # -- metrics middleware ----------------------------------------------------------------
+
+    @app.middleware("http")
+    async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            path = getattr(route, "path", None) or "unmatched"
+            metrics.observe(request.method, path, status, time.perf_counter() - started)
+
+    # -- authentication --------------------------------------------------------------------
+
+    app.state.keys = keys
+
+    # -- routes ----------------------------------------------------------------------------
+
+    @app.get("/health", tags=["server"])
+    async def health() -> dict[str, Any]:
+        """Version, and whether the store's backends answer."""
+        report = await service.health()
+        report["auth"] = "api-keys" if keys is not None else "none (loopback only)"
+        return report
+
+    @app.get("/metrics", tags=["server"], response_class=Response)
+    async def prometheus() -> Response:
+        """Prometheus metrics: the pipeline's stage and run metrics, HTTP requests."""
+        return Response(render(metrics), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    @app.get("/v1/samples", tags=["dashboard"])
+    async def samples(scope: Tenant) -> dict[str, Any]:
+        """Sample questions for the dashboard, and the server's presets."""
+        from .. import presets
+
+        return {
+            "questions": list(sample_questions),
+            "presets": presets.names(),
+            "default_preset": service.default_preset,
+            "tenant": scope.tenant,
+        }
+
+    @app.post("/v1/retrieve", tags=["retrieval"], response_model=RetrieveResponse)
+    async def retrieve(body: RetrieveRequest, scope: Tenant) -> dict[str, Any]:
+        """Ranked results with every signal, for the key's tenant only."""
+        limits.check_query(body.query)
+        limits.check_top_k(body.top_k)
+        if body.preset is not None and body.stages is not None:
+            raise Problem.invalid("stages", "give either 'preset' or 'stages', not both")
+        if body.scorer is not None and body.stages is None:
+            raise Problem.invalid("scorer", "'scorer' goes with 'stages'")
+        started = time.perf_counter()
+        if body.stages is not None:
+            pipeline, name = service.spec_pipeline(body.stages, body.scorer), "stages"
+        else:
+            name = body.preset or service.default_preset
+            pipeline = await service.pipeline(name)
+        results, out = await service.retrieve(scope, pipeline, body.query, top_k=body.top_k, client_filter=body.filter)
+        response: dict[str, Any] = {
+            "results": out,
+            "pipeline": name,
+            "took_ms": round((time.perf_counter() - started) * 1000, 3),
+        }
+        if body.graph:
+            response["graph"] = await service.subgraph(scope, results)
+        return response
+
+    @app.post("/v1/ingest", tags=["documents"], response_model=IngestResponse)
+    async def ingest(body: IngestRequest, scope: Tenant) -> dict[str, Any]:
+        """Index documents (idempotent by id); stored durably when this answers 200."""
+        if not body.documents:
+            raise Problem.invalid("documents", "documents must not be empty")
+        if len(body.documents) > limits.max_documents:
+            raise Problem.invalid(
+                "documents", f"at most {limits.max_documents} documents per request, got {len(body.documents)}"
+            )
+        records = []
+        seen: set[str] = set()
+        for i, doc in enumerate(body.documents):
+            where = f"documents[{i}]"
+            if doc.id in seen:
+                raise Problem.invalid(f"{where}.id", f"document id {doc.id!r} appears twice in this request")
+            seen.add(doc.id)
+            try:
+                record = SourceRecord(
+                    id=doc.id,
+                    text=doc.text,
+                    title=doc.title or None,
+                    metadata=doc.metadata,
+                    created_at=doc.created_at,
+                    links=tuple(doc.links),
+                )
+            except InvalidInput as exc:
+                raise Problem.invalid(where, str(exc)) from exc
+            if "#" in doc.id and doc.id.rsplit("#", 1)[1].isdigit():
+                raise Problem.invalid(f"{where}.id", f"id {doc.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
+            records.append(scope.stamp(record, where))
+        return await service.ingest(scope, records)
+
+    @app.post("/v1/compare", tags=["comparison"])
+    async def compare(request: Request, scope: Tenant) -> dict[str, Any]:
+        """LLM only, basic RAG and GraphRAG answers side by side, judged (needs an LLM configured at start)."""
+        raise Problem(
+            503,
+            "no LLM is configured on this server: answers and judge scores need one; "
+            "/v1/retrieve, /v1/context and the graph work without",
+            extra={"llm": False},
+        )
+
+    @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
+    async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:
+        """Delete a document with its chunks, vectors and relations (404 if it is not the tenant's)."""
+        return await service.delete(scope, doc_id)
+
+    @app.get("/v1/graph/stats", tags=["graph"])
+    async def graph_stats(scope: Tenant) -> dict[str, Any]:
+        """Documents, relations by type and the degree distribution of the tenant's graph."""
+        return await service.graph_stats(scope)
+
+    static = resources.files("graphfuse.server") / "static"
+    with resources.as_file(static) as directory:
+        app.mount("/", StaticFiles(directory=str(directory), html=True), name="dashboard")
+
+    app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)
+    return app

@@ -1,0 +1,170 @@
+"""API keys: a JSON file of hashed keys, each bound to one tenant.
+
+A key is ``gfk_<key id>_<secret>``: the key id (8 hex digits) names the key in the file and
+in ``graphfuse keys revoke``; the secret is 32 random bytes. The file keeps only the SHA-256
+of the whole key (keys are random, so a fast hash is enough: there is nothing to guess), and
+a presented key is compared against every stored hash with :func:`hmac.compare_digest`, so
+the time taken does not depend on which key, if any, matched. The file is rewritten
+atomically with mode 0600; a running server re-reads it when it changes, so a revocation
+takes effect on the next request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .._errors import InvalidInput, NotFound, StoreCorrupted
+
+__all__ = ["KeyFile", "KeyRecord", "TENANT_PATTERN", "check_tenant"]
+
+FORMAT = "graphfuse-keys"
+TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_KEY = re.compile(r"^gfk_([0-9a-f]{8})_[A-Za-z0-9_-]{43}$")
+
+
+def check_tenant(name: object) -> str:
+    """Return ``name`` if it is a valid tenant name, else raise ``InvalidInput``."""
+    if not isinstance(name, str) or not TENANT_PATTERN.match(name):
+        raise InvalidInput(
+            f"tenant name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}"
+        )
+    return name
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """One stored key: its id, tenant, creation time and the SHA-256 of the key."""
+
+    key_id: str
+    tenant: str
+    created_at: str
+    sha256: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"id": self.key_id, "tenant": self.tenant, "created_at": self.created_at, "sha256": self.sha256}
+
+
+class KeyFile:
+    """The key file at ``path`` (created by :meth:`add` when missing).
+
+    :meth:`tenant_for` is what a server calls per request: it re-reads the file when its
+    size or modification time changed, and is safe to call from several threads.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._records: tuple[KeyRecord, ...] = ()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _read(self) -> list[KeyRecord]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreCorrupted(f"key file {str(self.path)!r} is unreadable ({exc})") from exc
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise StoreCorrupted(f"key file {str(self.path)!r} is not valid JSON ({exc.msg})") from exc
+        if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("keys"), list):
+            raise StoreCorrupted(f"key file {str(self.path)!r} is not a GraphFuse key file")
+        out = []
+        for i, item in enumerate(data["keys"]):
+            fields = ("id", "tenant", "created_at", "sha256")
+            if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
+                raise StoreCorrupted(f"key file {str(self.path)!r}: entry {i} is malformed")
+            out.append(KeyRecord(item["id"], item["tenant"], item["created_at"], item["sha256"]))
+        return out
+
+    def records(self) -> list[KeyRecord]:
+        """Every stored key (without secrets), in the order they were added."""
+        return self._read()
+
+    def _current(self) -> tuple[KeyRecord, ...]:
+        try:
+            st = self.path.stat()
+            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = None
+        with self._lock:
+            if stamp != self._stamp or stamp is None:
+                self._records = tuple(self._read())
+                self._stamp = stamp
+            return self._records
+
+    def tenant_for(self, key: str) -> str | None:
+        """The tenant of ``key``, or ``None`` when it is not a current key.
+
+        Every stored hash is compared, in constant time, whatever the key looks like.
+        """
+        presented = _digest(key)
+        tenant: str | None = None
+        for record in self._current():
+            if hmac.compare_digest(presented, record.sha256):
+                tenant = record.tenant
+        return tenant
+
+    def tenants(self) -> set[str]:
+        """The tenants that have at least one key."""
+        return {r.tenant for r in self._current()}
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _write(self, records: list[KeyRecord]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload: dict[str, Any] = {"format": FORMAT, "keys": [r.to_json() for r in records]}
+        fd, tmp = tempfile.mkstemp(prefix=".keys-", suffix=".tmp", dir=self.path.parent)
+        try:
+            os.chmod(tmp, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(payload, f, indent=2)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def add(self, tenant: str) -> tuple[KeyRecord, str]:
+        """Create a key for ``tenant``: returns its record and the key itself (shown once, not stored)."""
+        check_tenant(tenant)
+        records = self._read()
+        taken = {r.key_id for r in records}
+        key_id = secrets.token_hex(4)
+        while key_id in taken:
+            key_id = secrets.token_hex(4)
+        key = f"gfk_{key_id}_{secrets.token_urlsafe(32)}"
+        created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+        record = KeyRecord(key_id, tenant, created, _digest(key))
+        self._write([*records, record])
+        return record, key
+
+    def revoke(self, key_id: str) -> KeyRecord:
+        """Remove the key with id ``key_id`` (or the key itself); raises ``NotFound``."""
+        match = _KEY.match(key_id)
+        wanted = match.group(1) if match else key_id
+        records = self._read()
+        kept = [r for r in records if r.key_id != wanted]
+        if len(kept) == len(records):
+            raise NotFound(f"no key with id {wanted!r} in {str(self.path)!r}")
+        self._write(kept)
+        return next(r for r in records if r.key_id == wanted)

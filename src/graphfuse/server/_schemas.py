@@ -1,0 +1,94 @@
+"""Request and response bodies (pydantic): what OpenAPI at ``/docs`` shows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+__all__ = [
+    "DocumentIn",
+    "IngestRequest",
+    "IngestResponse",
+    "ResultOut",
+    "RetrieveRequest",
+    "RetrieveResponse",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetrieveRequest(_Strict):
+    """A query; ``preset`` (a registered preset name) or ``stages`` (a declarative pipeline)."""
+
+    query: StrictStr = Field(description="The question or search text.")
+    top_k: StrictInt = Field(10, description="How many results.")
+    preset: StrictStr | None = Field(None, description="Preset name (default: the server's).")
+    stages: list[StrictStr | dict[str, Any]] | None = Field(
+        None, description="Registered stage names or tables with a 'name' and options, instead of a preset."
+    )
+    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': a registered scorer.")
+    filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
+    graph: StrictBool = Field(False, description="Also return the relations among the results.")
+
+
+class ResultOut(BaseModel):
+    id: str
+    score: float
+    signals: dict[str, float]
+    title: str | None
+    text: str | None
+    parent_id: str | None = None
+
+
+class GraphNode(BaseModel):
+    id: str | None
+    title: str | None
+    score: float
+    rank: int
+
+
+class GraphEdge(BaseModel):
+    source: str | None
+    target: str | None
+    type: str
+    weight: float
+
+
+class Subgraph(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+    note: str | None = None
+
+
+class RetrieveResponse(BaseModel):
+    results: list[ResultOut]
+    pipeline: str
+    took_ms: float
+    graph: Subgraph | None = None
+
+
+class DocumentIn(_Strict):
+    """One document, shaped like a line of ``graphfuse index``'s JSONL input."""
+
+    id: StrictStr
+    text: StrictStr
+    title: StrictStr | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime | None = None
+    links: list[StrictStr] = Field(default_factory=list)
+
+
+class IngestRequest(_Strict):
+    documents: list[DocumentIn]
+
+
+class IngestResponse(BaseModel):
+    documents: int = Field(description="Documents written (new or changed).")
+    chunks: int
+    relations: int
+    skipped: int = Field(description="Documents already stored unchanged (ingest is idempotent by id).")
+    warnings: list[str]

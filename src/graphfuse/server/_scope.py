@@ -1,0 +1,120 @@
+"""What one request may see: the tenant of its key, pushed into every store call.
+
+With keys, a tenant's documents are stored under ids ``<tenant>/<id>`` and carry the metadata
+``tenant: <tenant>``. Both are enforced on every path:
+
+- the tenant filter is ANDed into every query (vector search, lexical search, lookups by id,
+  every graph hop), so a document of another tenant is neither returned nor walked through;
+- a client's own filter may only narrow it (a filter on the ``tenant`` key is refused);
+- ids are namespaced, so one tenant cannot overwrite, delete or link to another's document
+  (an id of another tenant simply does not exist: 404);
+- every result is checked once more against both before it leaves the server.
+
+Without keys (a loopback-only server), the scope is the whole store and ids are unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import InvalidInput
+from .._filters import MetadataFilter
+from .._types import check_id
+from ..indexing import SourceRecord
+from ._problems import Problem
+
+__all__ = ["RESERVED_PREFIX", "TENANT_KEY", "Scope"]
+
+TENANT_KEY = "tenant"
+"""The metadata key that holds a document's tenant."""
+RESERVED_PREFIX = "graphfuse_"
+"""Metadata keys the indexer keeps for itself; clients may not write them."""
+_MAX_ID = 512
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The tenant a request acts for (``None``: the whole store, no keys configured)."""
+
+    tenant: str | None
+
+    @property
+    def prefix(self) -> str:
+        return "" if self.tenant is None else f"{self.tenant}/"
+
+    # -- ids -------------------------------------------------------------------------------
+
+    def internal(self, doc_id: str, field: str = "id") -> str:
+        """The stored id of the client's ``doc_id``."""
+        try:
+            check_id(doc_id, field)
+        except InvalidInput as exc:
+            raise Problem.invalid(field, str(exc)) from exc
+        stored = self.prefix + doc_id
+        if len(stored) > _MAX_ID:
+            raise Problem.invalid(field, f"{field} is too long: at most {_MAX_ID - len(self.prefix)} characters")
+        return stored
+
+    def external(self, stored_id: str) -> str | None:
+        """The client's id of a stored id, or ``None`` when it is outside this scope."""
+        if self.tenant is None:
+            return stored_id
+        return stored_id[len(self.prefix) :] if stored_id.startswith(self.prefix) else None
+
+    def visible(self, stored_id: str, metadata: Mapping[str, Any]) -> bool:
+        """True when a stored document belongs to this scope (its id and its metadata agree)."""
+        if self.tenant is None:
+            return True
+        return stored_id.startswith(self.prefix) and metadata.get(TENANT_KEY) == self.tenant
+
+    # -- filters ---------------------------------------------------------------------------
+
+    @property
+    def base_filter(self) -> MetadataFilter | None:
+        """The tenant condition alone (``None`` without tenants)."""
+        return None if self.tenant is None else MetadataFilter.parse({TENANT_KEY: self.tenant})
+
+    def filter(self, client: Any, field: str = "filter") -> MetadataFilter | None:
+        """The client's filter (validated) ANDed with the tenant condition."""
+        try:
+            parsed = MetadataFilter.parse(client)
+        except InvalidInput as exc:
+            raise Problem.invalid(field, str(exc)) from exc
+        conditions = () if parsed is None else parsed.conditions
+        if self.tenant is not None and any(c.key == TENANT_KEY for c in conditions):
+            raise Problem.invalid(
+                f"{field}.{TENANT_KEY}", "the tenant comes from the API key; a filter may not name it"
+            )
+        base = self.base_filter
+        if base is None:
+            return parsed
+        return MetadataFilter((*base.conditions, *conditions))
+
+    # -- ingest ----------------------------------------------------------------------------
+
+    def stamp(self, record: SourceRecord, field: str) -> SourceRecord:
+        """``record`` as stored for this scope: namespaced id and links, tenant metadata."""
+        metadata = dict(record.metadata)
+        for key in metadata:
+            if key.startswith(RESERVED_PREFIX):
+                raise Problem.invalid(
+                    f"{field}.metadata.{key}", f"metadata keys starting with {RESERVED_PREFIX!r} are reserved"
+                )
+        if self.tenant is not None:
+            given = metadata.get(TENANT_KEY)
+            if given is not None and given != self.tenant:
+                raise Problem.invalid(
+                    f"{field}.metadata.{TENANT_KEY}",
+                    "the tenant comes from the API key; it cannot be another one",
+                )
+            metadata[TENANT_KEY] = self.tenant
+        return SourceRecord(
+            id=self.internal(record.id, f"{field}.id"),
+            text=record.text,
+            title=record.title,
+            metadata=metadata,
+            created_at=record.created_at,
+            links=tuple(self.internal(x, f"{field}.links") for x in record.links),
+        )

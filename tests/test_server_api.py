@@ -1,0 +1,254 @@
+"""The HTTP API through httpx against the real app: limits, errors, ingest, delete, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from _server_world import ACME, served
+
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.server import KeyFile, Limits
+from graphfuse.stores import LocalStore
+
+PROBLEM = "application/problem+json"
+
+
+def _problem(r: Any, status: int, field: str | None) -> dict[str, Any]:
+    assert r.status_code == status, r.text
+    assert r.headers["content-type"] == PROBLEM
+    body: dict[str, Any] = r.json()
+    assert body["status"] == status
+    if field is not None:
+        assert body["field"] == field, body
+    return body
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": "apple", "top_k": 0}, "top_k"),
+        ({"query": "apple", "top_k": 101}, "top_k"),
+        ({"query": "apple", "top_k": "5"}, "top_k"),
+        ({"query": "apple", "top_k": True}, "top_k"),
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x" * 2001}, "query"),
+        ({"query": 5}, "query"),
+        ({}, "query"),
+        ({"query": "apple", "preset": "nope"}, "preset"),
+        ({"query": "apple", "preset": "minimal", "stages": ["semantic"]}, "stages"),
+        ({"query": "apple", "scorer": "weighted"}, "scorer"),
+        ({"query": "apple", "stages": ["semantic", "no_such_stage"]}, "stages[1]"),
+        ({"query": "apple", "stages": ["semantic"] * 17}, "stages"),
+        ({"query": "apple", "filter": {"lang": {"$near": 1}}}, "filter"),
+        ({"query": "apple", "filter": ["lang"]}, "filter"),
+        ({"query": "apple", "unknown": 1}, "unknown"),
+    ],
+)
+async def test_retrieve_bad_input_names_the_field(tmp_path: Path, body: dict[str, Any], field: str) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        r = await w.client.post("/v1/retrieve", json=body, headers=w.auth("acme"))
+        _problem(r, 422, field)
+
+
+@pytest.mark.parametrize(
+    ("documents", "field"),
+    [
+        ([{"id": "a", "text": ""}], "documents[0]"),
+        ([{"id": "a"}], "documents[0].text"),
+        ([{"id": "", "text": "t"}], "documents[0]"),
+        ([{"id": "a", "text": "t"}, {"id": "a", "text": "u"}], "documents[1].id"),
+        ([{"id": "a#3", "text": "t"}], "documents[0].id"),
+        ([{"id": "a", "text": "t", "metadata": {"graphfuse_kind": "x"}}], "documents[0].metadata.graphfuse_kind"),
+        ([{"id": "a", "text": "t", "created_at": "yesterday"}], "documents[0].created_at"),
+        ([{"id": "a", "text": "t", "links": "b"}], "documents[0].links"),
+        ([{"id": "a", "text": "t", "colour": "red"}], "documents[0].colour"),
+        ([], "documents"),
+        ([{"id": f"d{i}", "text": "t"} for i in range(6)], "documents"),
+    ],
+)
+async def test_ingest_bad_input_names_the_field(tmp_path: Path, documents: list[Any], field: str) -> None:
+    async with served(tmp_path, corpus=False, limits=Limits(max_documents=5)) as w:
+        _problem(await w.ingest("acme", documents), 422, field)
+
+
+async def test_body_too_large_and_bad_json(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False, limits=Limits(max_body_bytes=1000)) as w:
+        big = {"documents": [{"id": "a", "text": "word " * 500}]}
+        _problem(await w.client.post("/v1/ingest", json=big, headers=w.auth("acme")), 413, "body")
+        r = await w.client.post(
+            "/v1/retrieve", content=b'{"query": ', headers={**w.auth("acme"), "content-type": "application/json"}
+        )
+        _problem(r, 422, None)
+        # A streamed body without a length is cut off at the limit too.
+
+        async def chunks() -> Any:
+            for _ in range(20):
+                yield b" " * 100
+
+        r = await w.client.post("/v1/retrieve", content=chunks(), headers=w.auth("acme"))
+        _problem(r, 413, "body")
+
+
+async def test_unknown_route_and_method_are_problems(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        _problem(await w.client.get("/v1/nothing-here", headers=w.auth("acme")), 404, None)
+        _problem(await w.client.put("/v1/retrieve", headers=w.auth("acme")), 405, None)
+
+
+async def test_ingest_is_idempotent_durable_and_deletable(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        first = await w.ingest("acme", ACME)
+        assert first.status_code == 200
+        assert first.json()["documents"] == len(ACME)
+        again = await w.ingest("acme", ACME)
+        assert again.json() == {**again.json(), "documents": 0, "skipped": len(ACME)}
+        # Durable: another connection to the same files sees it at once.
+        other = LocalStore.open(tmp_path / "store", create=False)
+        try:
+            docs = await other.graph.get_documents(["acme/a1"])
+            assert docs["acme/a1"].metadata["tenant"] == "acme"
+            assert docs["acme/a1"].content == ACME[0]["text"]
+        finally:
+            await other.graph.close()
+            await other.vectors.close()
+        # A changed document is rewritten, an unchanged one skipped.
+        changed = [{**ACME[0], "text": "ACMEWORD replanted orchard"}, ACME[1]]
+        r = await w.ingest("acme", changed)
+        assert (r.json()["documents"], r.json()["skipped"]) == (1, 1)
+        r = await w.client.delete("/v1/documents/a1", headers=w.auth("acme"))
+        assert r.json() == {"deleted": "a1"}
+        _problem(await w.client.delete("/v1/documents/a1", headers=w.auth("acme")), 404, None)
+        r = await w.client.post(
+            "/v1/retrieve", json={"query": "replanted orchard", "preset": "minimal"}, headers=w.auth("acme")
+        )
+        assert "a1" not in {x["id"] for x in r.json()["results"]}
+
+
+async def test_ingest_while_querying(tmp_path: Path) -> None:
+    async with served(tmp_path) as w:
+        auth = w.auth("acme")
+
+        async def query(i: int) -> int:
+            r = await w.client.post(
+                "/v1/retrieve",
+                json={"query": f"apple orchard {i}", "preset": "multihop" if i % 2 else "standard"},
+                headers=auth,
+            )
+            return r.status_code
+
+        async def ingest(i: int) -> int:
+            docs = [{"id": f"n{i}-{j}", "text": f"ACMEWORD note {i} {j} about the Apple Orchard"} for j in range(5)]
+            return (await w.ingest("acme", docs)).status_code
+
+        codes = await asyncio.gather(*[query(i) for i in range(20)], *[ingest(i) for i in range(5)])
+        assert set(codes) == {200}
+        r = await w.client.get("/v1/graph/stats", headers=auth)
+        assert r.json()["documents"] == len(ACME) + 25
+        r = await w.client.post(
+            "/v1/retrieve", json={"query": "note 3 4", "preset": "multihop", "top_k": 50}, headers=auth
+        )
+        assert "n3-4" in {x["id"] for x in r.json()["results"]}
+
+
+class _Failing:
+    """A graph store whose lookups fail with an internal detail that must not reach clients."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def get_documents(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("SECRET-INTERNAL-DETAIL /var/lib/thing")
+
+
+async def test_unexpected_errors_never_show_a_stack_trace(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        w.service.graph = _Failing(w.service.graph)
+        r = await w.client.delete("/v1/documents/a1", headers=w.auth("acme"))
+        body = _problem(r, 500, None)
+        assert "SECRET" not in r.text
+        assert "Traceback" not in r.text
+        assert body["error_id"]
+        health = (await w.client.get("/health")).json()
+        assert health["checks"]["graph_store"] == "unreachable"
+        assert health["status"] == "degraded"
+
+
+async def test_without_keys_the_whole_store_is_served(tmp_path: Path) -> None:
+    async with served(tmp_path, with_keys=False) as w:
+        r = await w.client.post("/v1/ingest", json={"documents": ACME})
+        assert r.status_code == 200
+        r = await w.client.post("/v1/retrieve", json={"query": "apple orchard", "top_k": 3, "graph": True})
+        assert r.status_code == 200
+        results = r.json()["results"]
+        assert results[0]["id"] in {"a1", "a2"}
+        assert set(results[0]["signals"]) >= {"semantic"}
+        # a3 links to a1 and a2 mentions "Apple Orchard": the subgraph shows those relations.
+        r = await w.client.post(
+            "/v1/retrieve", json={"query": "apple orchard cherry banana", "top_k": 4, "graph": True}
+        )
+        edges = {(e["source"], e["target"], e["type"]) for e in r.json()["graph"]["edges"]}
+        assert ("a3", "a1", "LINKS_TO") in edges
+        assert ("a2", "a1", "MENTIONS") in edges
+        stats = (await w.client.get("/v1/graph/stats")).json()
+        assert stats["documents"] == len(ACME)
+        assert stats["relations_by_type"] == {"LINKS_TO": 1, "MENTIONS": 1}
+        assert stats["degree"]["distribution"]["0"] == 1  # "shared" relates to nothing
+        r = await w.client.post("/v1/retrieve", json={"query": "apple", "filter": {"tenant": "x"}})
+        assert r.status_code == 200  # no tenants: the key is an ordinary metadata key
+
+
+async def test_docs_openapi_and_dashboard_are_served_offline(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        spec = (await w.client.get("/openapi.json")).json()
+        assert {"/v1/retrieve", "/v1/ingest", "/v1/documents/{doc_id}", "/v1/graph/stats", "/health"} <= set(
+            spec["paths"]
+        )
+        page = await w.client.get("/docs")
+        assert page.status_code == 200
+        assert "cdn" not in page.text.lower()
+        for line in page.text.splitlines():
+            if ".js" in line or ".css" in line:
+                assert "http" not in line
+        r = await w.client.get("/")
+        assert r.status_code == 200
+        assert "text/html" in r.headers["content-type"]
+        m = await w.client.get("/metrics")
+        assert "graphfuse_http_requests_total" in m.text
+
+
+def test_key_file_keeps_hashes_only(tmp_path: Path) -> None:
+    keys = KeyFile(tmp_path / "k" / "keys.json")
+    record, key = keys.add("acme")
+    raw = (tmp_path / "k" / "keys.json").read_text()
+    assert key not in raw
+    assert key.split("_")[2] not in raw
+    assert record.key_id in raw
+    assert stat.S_IMODE(os.stat(tmp_path / "k" / "keys.json").st_mode) == 0o600
+    assert keys.tenant_for(key) == "acme"
+    assert keys.tenant_for(key[:-1] + ("A" if key[-1] != "A" else "B")) is None
+    assert keys.tenant_for("") is None
+    with pytest.raises(Exception, match="tenant name"):
+        keys.add("no/slash")
+    (tmp_path / "bad.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(Exception, match="not a GraphFuse key file"):
+        KeyFile(tmp_path / "bad.json").tenant_for(key)
+
+
+async def test_hashing_store_fixture_uses_its_embedder(tmp_path: Path) -> None:
+    # The served store records its embedder: a second service with another one is refused.
+    async with served(tmp_path, corpus=False) as w:
+        with pytest.raises(Exception, match="embedder"):
+            await w.store.use_embedder(HashingEmbedder(dimension=32))

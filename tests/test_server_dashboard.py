@@ -1,0 +1,121 @@
+"""The dashboard in a real headless Chromium (Debian's package) against a real uvicorn.
+
+Skipped, saying why, when Playwright or ``/usr/bin/chromium`` is missing (``.ci/run``
+installs chromium). The screenshot is saved in the test's directory; set
+``GRAPHFUSE_DASHBOARD_SCREENSHOT`` to also write it elsewhere (the docs page's image is made so).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+uvicorn = pytest.importorskip("uvicorn")
+
+from _server_world import ACME, GLOBEX, served  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[str]:
+    """The real app over a two-tenant store, served by uvicorn on a loopback port in a thread."""
+    ready = threading.Event()
+    holder: dict[str, object] = {}
+    port = _free_port()
+
+    async def main() -> None:
+        async with served(tmp_path, with_keys=False, corpus=False) as w:
+            docs = [
+                {k: v for k, v in d.items() if k != "links"} | {"id": f"{i}-{d['id']}"}
+                for i, d in enumerate(ACME + GLOBEX)
+            ]
+            docs[2]["links"] = [docs[0]["id"], docs[1]["id"]]
+            r = await w.client.post("/v1/ingest", json={"documents": docs})
+            assert r.status_code == 200, r.text
+            server = uvicorn.Server(uvicorn.Config(w.app, host="127.0.0.1", port=port, log_level="warning"))
+            holder["server"] = server
+            task = asyncio.create_task(server.serve())
+            while not server.started:  # noqa: ASYNC110 - uvicorn exposes a flag, not an event
+                await asyncio.sleep(0.05)
+            ready.set()
+            await task
+
+    thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
+    thread.start()
+    assert ready.wait(60), "server did not start"
+    yield f"http://127.0.0.1:{port}"
+    holder["server"].should_exit = True  # type: ignore[attr-defined]
+    thread.join(30)
+
+
+def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            requests: list[str] = []
+            page.on("request", lambda req: requests.append(req.url))
+            page.goto(live_server + "/")
+            sample = page.locator("#samples button.sample").first
+            sample.wait_for(timeout=30_000)
+            question = sample.inner_text()
+            sample.click()
+            page.wait_for_function("document.body.dataset.state === 'done'", timeout=60_000)
+            assert page.input_value("#question") == question
+            # Both source lists, ranked, with their signals.
+            assert page.locator("#basic-sources li.source").count() >= 1
+            assert page.locator("#graph-sources li.source").count() >= 1
+            assert page.locator("#graph-sources .signal").count() >= 1
+            # The subgraph: nodes and the relations among them.
+            assert page.locator("#graph-svg g.node").count() >= 2
+            assert page.locator("#graph-svg line.edge").count() >= 1
+            # Charts: three token bars, the radar's rings and axes, a latency bar per pipeline.
+            assert page.locator("#tokens-svg rect.bar").count() == 3
+            assert page.locator("#judge-svg polygon.ring").count() == 4
+            assert page.locator("#judge-svg line.axis").count() == 4
+            assert page.locator("#latency-svg rect.bar").count() >= 2
+            # No LLM on this server: the answer panels say so.
+            for panel in page.locator(".answer .answer-text").all():
+                assert "No LLM is configured" in panel.inner_text()
+            assert "no LLM" in page.inner_text("#judge-note")
+            assert not errors, errors
+            assert all(url.startswith(live_server) for url in requests), requests
+            shot = tmp_path / "dashboard.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+            extra = os.environ.get("GRAPHFUSE_DASHBOARD_SCREENSHOT")
+            if extra:
+                shutil.copyfile(shot, extra)
+        finally:
+            browser.close()
