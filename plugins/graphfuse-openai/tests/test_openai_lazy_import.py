@@ -9,7 +9,7 @@ from graphfuse.plugins import get_registry
 from graphfuse.testing import modules_imported_by
 
 # The SDK and the modules that import it.
-HEAVY = ("openai", "graphfuse_openai._embedder")
+HEAVY = ("openai", "graphfuse_openai._embedder", "graphfuse_openai._generator")
 
 
 def loaded_after(statements: str) -> dict[str, bool]:
@@ -23,6 +23,7 @@ def loaded_after(statements: str) -> dict[str, bool]:
         "import graphfuse_openai._plugin",
         "import graphfuse_openai",
         "from graphfuse.plugins import get_registry\nassert 'openai' in get_registry().names('embedder')",
+        "from graphfuse.plugins import get_registry\nassert 'openai' in get_registry().names('generator')",
     ],
 )
 def test_loading_the_plugin_does_not_import_the_sdk(statements: str) -> None:
@@ -46,4 +47,11 @@ def test_public_names_resolve_on_first_access() -> None:
 async def test_the_registry_builds_the_public_class() -> None:
     component = get_registry().create("embedder", "openai", api_key="test-key")
     assert isinstance(component, graphfuse_openai.OpenAIEmbedder)
+    await component.close()
+
+
+async def test_the_registry_builds_the_generator() -> None:
+    component = get_registry().create("generator", "openai", model="gpt-4o", api_key="test-key")
+    assert isinstance(component, graphfuse_openai.OpenAIGenerator)
+    assert (component.model, component.context_window) == ("gpt-4o", 128_000)
     await component.close()

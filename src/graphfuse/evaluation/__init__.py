@@ -8,7 +8,7 @@
     report = await evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
 """
 
-from ._data import EvalQuery, check_gold, load_corpus, load_queries
+from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
@@ -34,5 +34,6 @@ __all__ = [
     "pipeline_names",
     "recall_at_k",
     "reciprocal_rank",
+    "strip_titles",
     "write_report",
 ]

@@ -17,16 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, VectorStore
+from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, TokenCounter, VectorStore
+from ..compare._generation import Generator
 
 __all__ = [
     "CACHE_STORE",
     "COMPONENT_KINDS",
     "EMBEDDER",
+    "GENERATOR",
     "GRAPH_STORE",
     "RERANKER",
     "SCORER",
     "STAGE",
+    "TOKEN_COUNTER",
     "VECTOR_STORE",
     "ComponentKind",
     "kind_named",
@@ -89,6 +92,8 @@ RERANKER = _kind("reranker", "rerankers", Reranker, ("rerank",))
 CACHE_STORE = _kind(
     "cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close")
 )
+TOKEN_COUNTER = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
+GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
 # -------------------------------------------------------------------------------------------------
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._errors import InvalidInput, NotFound
 from .._filters import FilterLike
@@ -22,6 +22,9 @@ from ._records import (
     parse_filter,
     row_to_document,
 )
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["InMemoryGraphStore"]
 
@@ -146,6 +149,21 @@ class InMemoryGraphStore:
             if deleted:
                 self._changed()
         return deleted
+
+    async def relations(self, ids: Sequence[str], *, limit: int | None = None) -> list[Relation]:
+        """Same contract as :meth:`SQLiteGraphStore.relations`."""
+        self._check_open()
+        wanted = set(check_ids(ids))
+        limit = check_limit(limit)
+        with self._lock:
+            out = [
+                Relation(r.source, r.target, r.type, r.weight, r.metadata)
+                for r, _ in self._relations.values()
+                if r.source in wanted or r.target in wanted
+            ]
+        if limit is not None and len(out) > limit:
+            out = sorted(out, key=lambda r: -r.weight)[:limit]
+        return sorted(out, key=lambda r: (r.source, r.target, r.type))
 
     async def related(
         self,

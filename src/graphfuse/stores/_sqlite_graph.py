@@ -7,10 +7,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
 from .._filters import FilterLike
@@ -28,6 +27,9 @@ from ._records import (
     row_to_document,
 )
 from ._sqlite import Database, chunks, scalar
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["SQLiteGraphStore"]
 
@@ -215,6 +217,11 @@ class SQLiteGraphStore:
         self._check_open()
         return int(await asyncio.to_thread(self._scalar, "SELECT count(*) FROM relations"))
 
+    async def generation(self) -> int:
+        """A counter that changes with every write to the file (by any process): a cache stamp."""
+        self._check_open()
+        return int(await asyncio.to_thread(self._scalar, _GENERATION))
+
     def _scalar(self, sql: str) -> Any:
         with self._db.guard() as c:
             return scalar(c, sql)
@@ -273,6 +280,38 @@ class SQLiteGraphStore:
             if deleted:
                 c.execute(_BUMP)
         return deleted
+
+    async def relations(self, ids: Sequence[str], *, limit: int | None = None) -> list[Relation]:
+        """The relations touching any of ``ids`` (either end), sorted by (source, target, type).
+
+        Used to serialize a neighbourhood (:mod:`graphfuse.context`); unknown ids are ignored.
+        ``limit`` caps how many are returned (the strongest first when capped).
+        """
+        self._check_open()
+        wanted = list(dict.fromkeys(check_ids(ids)))
+        limit = check_limit(limit)
+        if not wanted:
+            return []
+        rows = await asyncio.to_thread(self._select_relations, wanted)
+        out = [Relation(s, t, typ, w, decode_metadata(m)) for s, t, typ, w, m in rows]
+        if limit is not None and len(out) > limit:
+            out = sorted(out, key=lambda r: -r.weight)[:limit]
+        return sorted(out, key=lambda r: (r.source, r.target, r.type))
+
+    def _select_relations(self, ids: list[str]) -> list[tuple[Any, ...]]:
+        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        sql = (
+            "SELECT s.id, t.id, r.type, r.weight, r.metadata FROM relations r "
+            "JOIN documents s ON s.node = r.source JOIN documents t ON t.node = r.target "
+            "WHERE r.{end} IN (SELECT node FROM documents WHERE id IN ({marks}))"
+        )
+        with self._db.snapshot() as c:
+            for part in chunks(ids):
+                marks = ",".join("?" * len(part))
+                for end in ("source", "target"):
+                    for row in c.execute(sql.format(end=end, marks=marks), part):
+                        rows[(row[0], row[1], row[2])] = row
+        return list(rows.values())
 
     # -- traversal and PageRank -------------------------------------------------------------
 
@@ -428,7 +467,10 @@ class SQLiteGraphStore:
                 generation = scalar(c, _GENERATION)
             cached = self._cached
             if cached is None or cached[1] != generation:
+                previous = cached
                 cached = self._cached = self._build_index()
+                if previous is not None:
+                    cached[0].warm_from(previous[0])
             return cached
 
     def _build_index(self) -> tuple[GraphIndex, int]:

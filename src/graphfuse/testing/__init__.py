@@ -11,6 +11,9 @@ Subclass a contract in your own tests and provide the fixture it names::
             yield s
             await s.close()
 
+:class:`ChatCompletionsServer` is a local stand-in for OpenAI's chat-completions API, for
+testing generators and judges (and running the comparison docs) without the internet.
+
 :func:`modules_imported_by` tells which modules a fresh interpreter imports, for a test that
 keeps loading a plugin cheap (its SDK imported only when a component is built).
 
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._cache_store import CacheStoreContract
+    from ._chat_server import ChatCompletionsServer
     from ._embedder import EmbedderContract
     from ._graph_store import GraphStoreContract
     from ._imports import modules_imported_by
@@ -33,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CacheStoreContract",
+    "ChatCompletionsServer",
     "EmbedderContract",
     "GraphStoreContract",
     "RerankerContract",
@@ -47,6 +52,7 @@ _MODULES = {
     "EmbedderContract": "._embedder",
     "RerankerContract": "._reranker",
     "modules_imported_by": "._imports",
+    "ChatCompletionsServer": "._chat_server",
 }
 
 

@@ -1,0 +1,89 @@
+"""``graphfuse compare --llm openai:MODEL``: the CLI end to end against a local chat-completions server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from graphfuse.cli import app
+from graphfuse.testing import ChatCompletionsServer
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatCompletionsServer]:
+    with ChatCompletionsServer(answers={"capital of France": "Paris", "Hamlet": "Shakespeare"}) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        yield server
+
+
+@pytest.fixture
+def questions(tmp_path: Path) -> Path:
+    path = tmp_path / "questions.jsonl"
+    lines = [
+        {"id": "q1", "question": "What is the capital of France?", "answer": "Paris"},
+        {"id": "q2", "question": "Who wrote Hamlet?", "answer": "William Shakespeare"},
+        {"id": "q3", "question": "What is the tallest mountain?"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_compare_writes_json_and_report_and_resumes(
+    chat: ChatCompletionsServer, questions: Path, tmp_path: Path
+) -> None:
+    out, report = tmp_path / "out.json", tmp_path / "report"
+    args = ["compare", "--store", str(tmp_path / "store"), "--questions", str(questions), "--pipelines", "llm_only"]
+    args += ["--llm", "openai:gpt-4o-mini", "--judge", "openai:gpt-4o", "--concurrency", "2"]
+    result = runner.invoke(app, [*args, "--json", str(out), "--report", str(report)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    summary = data["pipelines"]["llm_only"]
+    assert summary["exact_match"] == 0.5  # "Shakespeare" is not "William Shakespeare"
+    assert summary["f1"] == pytest.approx(5 / 6)
+    assert summary["judge"]["pass_rate"] == 0.5
+    assert summary["judge"]["failures"] == 0
+    assert summary["usage_source"] == "provider"
+    assert [q["id"] for q in data["questions"]] == ["q1", "q2", "q3"]
+    assert data["questions"][2]["results"]["llm_only"]["judge"] is None
+    assert any("1 of 3 questions have no gold answer (q3)" in n for n in data["notes"])
+    assert {b["model"] for b in chat.received} == {"gpt-4o-mini", "gpt-4o"}
+    assert len(chat.received) == 3 + 2
+    assert "1 of 3 questions have no gold answer" in (report / "report.md").read_text()
+    assert (report / "judge_radar.png").exists()
+    # The same command again: everything comes from the cache, no request is made.
+    again = runner.invoke(app, [*args, "--json", str(out)])
+    assert again.exit_code == 0, again.output
+    assert len(chat.received) == 5
+    assert json.loads(out.read_text())["pipelines"]["llm_only"]["judge"]["pass_rate"] == 0.5
+
+
+def test_without_llm_it_says_what_it_needs(questions: Path) -> None:
+    result = runner.invoke(app, ["compare", "--questions", str(questions)])
+    assert result.exit_code == 2
+    assert "graphfuse compare needs --llm NAME:MODEL (e.g. --llm openai:gpt-4o-mini)" in result.output
+
+
+def test_unknown_pipeline(chat: ChatCompletionsServer, questions: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["compare", "--questions", str(questions), "--llm", "openai:gpt-4o-mini", "--pipelines", "llm_only,hybrid_rag"],
+    )
+    assert result.exit_code == 1
+    assert "unknown pipeline 'hybrid_rag'; known: llm_only, basic_rag, graphrag" in result.output
+    assert chat.received == []
+
+
+def test_unknown_generator_and_bad_model_spec(questions: Path) -> None:
+    result = runner.invoke(app, ["compare", "--questions", str(questions), "--llm", "nope:model"])
+    assert result.exit_code == 1
+    assert "no generator named 'nope'; known: openai" in result.output
+    result = runner.invoke(app, ["compare", "--questions", str(questions), "--llm", "openai:"])
+    assert result.exit_code == 1
+    assert "--llm must look like NAME:MODEL" in result.output
