@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
@@ -188,3 +189,14 @@ async def test_timeline_from_a_store() -> None:
     assert list(timeline.between(utc(2026, 4, 5), utc(2026, 4, 6))) == ["a"]
     with pytest.raises(InvalidInput, match="cannot list its documents"):
         await Timeline.from_store(object())  # type: ignore[arg-type]
+
+
+def test_registry_builds_the_time_stage_with_a_timeline_from_a_corpus(tmp_path: Path) -> None:
+    from graphfuse.plugins import Components, get_registry
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "text": "x", "created_at": "2026-04-05T10:00:00Z"}\n', encoding="utf-8")
+    stage = get_registry().build_stage("time", Components(), corpus=str(corpus), mode="filter")
+    assert isinstance(stage, TimeAware)
+    assert "mode='filter'" in repr(stage)
+    assert "1 dated" in repr(stage)

@@ -27,6 +27,7 @@ class EvalQuery:
     gold_ids: tuple[str, ...]
     type: str | None = None
     temporal: bool | None = None
+    answer: str | None = None
 
     def tags(self) -> dict[str, str]:
         """The query's tags as ``{"type": ..., "temporal": "true"/"false"}`` (absent ones left out)."""
@@ -81,7 +82,9 @@ def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
         if temporal is not None and not isinstance(temporal, bool):
             raise InvalidInput(f"{where}: 'temporal' must be true or false, got {temporal!r}")
         seen.add(qid)
-        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold)), kind, temporal))
+        answer = obj.get("answer")
+        known = answer if isinstance(answer, str) else None
+        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold)), kind, temporal, known))
     if not out:
         raise InvalidInput(f"{p}: the queries file has no queries")
     return out

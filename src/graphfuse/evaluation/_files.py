@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from .._protocols import Embedder, GraphStore, VectorStore
@@ -31,6 +31,7 @@ async def evaluate_files(
     strip_titles: bool = False,
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
+    context_budgets: Sequence[int | float] = (),
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -86,6 +87,7 @@ async def evaluate_files(
             max_tokens=max_tokens,
             progress=say,
             advance=advance,
+            context_budgets=context_budgets,
         )
     finally:
         for close in reversed(closers):

@@ -21,6 +21,7 @@ from ..indexing import (
     TitleLinker,
     TokenChunker,
 )
+from ._context import ContextReport
 from ._data import EvalQuery
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 
@@ -80,16 +81,20 @@ class EvalReport:
     complete: bool = True
     warnings: list[str] = field(default_factory=list)
     index: IndexReport | None = None
+    context: ContextReport | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}``."""
-        return {
+        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}`` (+ ``context*``)."""
+        out = {
             "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
             "n_queries": self.n_queries,
             "complete": self.complete,
             "warnings": list(self.warnings),
             "index": asdict(self.index) if self.index is not None else None,
         }
+        if self.context is not None:
+            out.update(self.context.as_json())
+        return out
 
 
 def pipeline_names() -> list[str]:
@@ -159,6 +164,8 @@ async def evaluate(
     max_tokens: int = 512,
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
+    context_budgets: Sequence[int | float] = (),
+    token_counter: Any = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
@@ -171,6 +178,10 @@ async def evaluate(
     report, which is marked incomplete when there are any. Passages of up to ``max_tokens``
     tokens are indexed whole (QA benchmark passages are paragraphs, indexed whole as HippoRAG
     does); longer ones are chunked with an overlap of 32.
+
+    ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
+    context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
+    ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`).
     """
     from ..multihop import BM25Index, entity_matcher
     from ..timeaware import Timeline
@@ -207,6 +218,7 @@ async def evaluate(
     fixed = _QueryVectors(embedder, query_vectors)
     tokenizer = RegexTokenizer()
     results: dict[str, PipelineMetrics] = {}
+    ranked_ids: dict[str, dict[str, list[str]]] = {}
     for name in names:
         say(f"running pipeline {name}")
         retrieve = await _retriever(
@@ -222,6 +234,7 @@ async def evaluate(
         for i, q in enumerate(queries, 1):
             ranked, elapsed = await retrieve(q.question)
             step(f"pipeline {name}", i, len(queries))
+            ranked_ids.setdefault(name, {})[q.id] = ranked
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
@@ -254,7 +267,23 @@ async def evaluate(
             n,
             by_tag,
         )
-    return EvalReport(results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report)
+    context = None
+    if context_budgets:
+        from ..context import get_token_counter
+        from ._context import evaluate_contexts
+
+        say("measuring contexts")
+        context = await evaluate_contexts(
+            ranked_ids,
+            {q.id: (q.question, q.answer) for q in queries},
+            {r.id: r for r in corpus},
+            context_budgets,
+            counter=token_counter or get_token_counter(),
+            graph_store=graph_store,
+        )
+    return EvalReport(
+        results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report, context=context
+    )
 
 
 async def _retriever(
