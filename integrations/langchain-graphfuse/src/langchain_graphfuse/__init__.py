@@ -7,6 +7,8 @@
   :class:`StageRunnable` (any stage, or a registered plugin stage by name), then
   :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its query.
 - :class:`GraphFuseCompressor`: stages as a document compressor.
+- :class:`LangChainGenerator`, :class:`LangChainAnswerPipeline`: a chat model, and a retriever
+  or runnable, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 - :class:`LangChainEmbedder`, :class:`LangChainVectorStore`, :class:`LangChainSearch`: LangChain
   components inside GraphFuse (an embedder, a vector store searched by vector, a store searched
   by query text as a stage).
@@ -14,6 +16,7 @@
 Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``.
 """
 
+from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
 from ._documents import METADATA_KEY, RETRIEVAL_SIGNAL
 from ._embedder import LangChainEmbedder
@@ -35,7 +38,9 @@ __all__ = [
     "GraphExpansionRetriever",
     "GraphFuseCompressor",
     "GraphFuseRetriever",
+    "LangChainAnswerPipeline",
     "LangChainEmbedder",
+    "LangChainGenerator",
     "LangChainSearch",
     "LangChainVectorStore",
     "PageRank",

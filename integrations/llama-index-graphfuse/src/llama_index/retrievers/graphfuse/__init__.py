@@ -6,11 +6,14 @@
 - :class:`LlamaIndexEmbedder` / :class:`LlamaIndexVectorStore`: a LlamaIndex embedding or
   vector store used as a GraphFuse ``Embedder`` / ``VectorStore``.
 - :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
+- :class:`LlamaIndexGenerator` / :class:`LlamaIndexAnswerPipeline`: a LlamaIndex ``LLM``, and a
+  retriever or query engine, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 
 GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`
 (``"graphfuse_signals"``), which is excluded from embedding and LLM text.
 """
 
+from ._compare import LlamaIndexAnswerPipeline, LlamaIndexGenerator
 from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
 from ._expansion_retriever import GraphExpansionRetriever
 from ._fusion import FusionRetriever
@@ -24,7 +27,9 @@ __all__ = [
     "GraphExpansionRetriever",
     "GraphFuseEmbedding",
     "GraphFuseRetriever",
+    "LlamaIndexAnswerPipeline",
     "LlamaIndexEmbedder",
+    "LlamaIndexGenerator",
     "LlamaIndexVectorStore",
     "to_metadata_filters",
 ]
