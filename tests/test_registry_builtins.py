@@ -42,6 +42,7 @@ BUILTIN_NAMES = {
     "embedder": ["hashing", "local"],
     "reranker": ["cross-encoder", "embedding"],
     "cache_store": ["memory"],
+    "token_counter": ["cl100k_base", "o200k_base", "regex"],
     "generator": [],  # generators call a model: plugins provide them (graphfuse-openai: openai)
 }
 

@@ -28,6 +28,7 @@ __all__ = [
     "register_rerankers",
     "register_scorers",
     "register_stages",
+    "register_token_counters",
     "register_vector_stores",
 ]
 
@@ -285,3 +286,28 @@ def register_presets(register: RegisterPreset) -> None:
         needs=("vector_store", "embedder", "corpus_indexes"),
         description="vector + BM25 search by reciprocal rank fusion",
     )
+
+
+def _tiktoken_counter(encoding: str) -> Any:
+    def factory(**options: Any) -> Any:
+        from .context import TiktokenCounter
+
+        if options:
+            raise InvalidInput(f"token counter {encoding!r} takes no options, got {sorted(options)}")
+        return TiktokenCounter(encoding)
+
+    return factory
+
+
+def _regex_counter(**options: Any) -> Any:
+    from .context import RegexTokenCounter
+
+    return RegexTokenCounter(**options)
+
+
+@hookimpl
+def register_token_counters(register: Register) -> None:
+    """cl100k_base, o200k_base (tiktoken, offline; ``graphfuse[tokens]``), regex (the fallback estimate)."""
+    register("cl100k_base", _tiktoken_counter("cl100k_base"))
+    register("o200k_base", _tiktoken_counter("o200k_base"))
+    register("regex", _regex_counter)

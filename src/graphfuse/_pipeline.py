@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Status, StatusCode
 
@@ -26,6 +26,9 @@ from ._observability import (
 from ._protocols import Scorer, Stage
 from ._sync import run_sync
 from ._types import Candidate, Query, Result
+
+if TYPE_CHECKING:
+    from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext"]
 
@@ -152,6 +155,89 @@ class Pipeline:
             except asyncio.TimeoutError as exc:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
 
+    def context(
+        self,
+        query: str | Query,
+        *,
+        budget: int | TokenBudget,
+        format: str = "passages",
+        top_k: int | None = None,
+        filter: FilterLike | None = None,
+        counter: TokenCounter | None = None,
+        graph_store: Any = None,
+        caps: GraphCaps | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float | None = None,
+    ) -> Context:
+        """Sync form of :meth:`acontext`."""
+        return run_sync(
+            self.acontext(
+                query,
+                budget=budget,
+                format=format,
+                top_k=top_k,
+                filter=filter,
+                counter=counter,
+                graph_store=graph_store,
+                caps=caps,
+                options=options,
+                timeout=timeout,
+            )
+        )
+
+    async def acontext(
+        self,
+        query: str | Query,
+        *,
+        budget: int | TokenBudget,
+        format: str = "passages",
+        top_k: int | None = None,
+        filter: FilterLike | None = None,
+        counter: TokenCounter | None = None,
+        graph_store: Any = None,
+        caps: GraphCaps | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float | None = None,
+    ) -> Context:
+        """Retrieve for ``query`` and assemble the results into a :class:`~graphfuse.context.Context`.
+
+        ``budget`` is the number of context tokens or a :class:`~graphfuse.context.TokenBudget`;
+        ``format`` is ``"passages"``, ``"evidence"`` or ``"graph"`` (see :mod:`graphfuse.context`);
+        ``top_k`` results are retrieved (default 10) with ``filter``, ``options`` and ``timeout``
+        as in :meth:`aretrieve`. The graph format reads relations from ``graph_store``, by
+        default the pipeline's own (the one its hydrate/graph stages use), within the filter.
+        Budget and format are checked before retrieval.
+        """
+        from .context import TokenBudget, abuild_context
+        from .context._budget import resolve_budget
+        from .context._build import check_format
+
+        check_format(format)
+        if not isinstance(budget, TokenBudget):
+            resolve_budget(budget)
+        q = Query.of(query, filter=filter, options=options)
+        store = graph_store if graph_store is not None else self._graph_store()
+        results = await self.aretrieve(q, top_k if top_k is not None else 10, timeout=timeout)
+        if store is not None and any(r.document.content is None for r in results):
+            results = await _hydrate_results(store, results, q)
+        return await abuild_context(
+            q.text,
+            results,
+            budget=budget,
+            format=format,
+            counter=counter,
+            graph_store=store,
+            filter=q.filter,
+            caps=caps,
+        )
+
+    def _graph_store(self) -> Any:
+        for stage in self._stages:
+            store = getattr(stage, "graph_store", None) or getattr(stage, "_graph_store", None)
+            if store is not None and callable(getattr(store, "get_documents", None)):
+                return store
+        return None
+
     async def _run(self, q: Query, top_k: int, min_score: float | None) -> list[Result]:
         started = time.perf_counter()
         context = StageRunContext()
@@ -218,3 +304,13 @@ class Pipeline:
         STAGE_CANDIDATES.record(len(out), {"stage": name})
         logger.debug("stage %s end: %d candidates in %.2f ms", name, len(out), elapsed * 1000)
         return out
+
+
+async def _hydrate_results(store: Any, results: list[Result], q: Query) -> list[Result]:
+    wanted = [r.id for r in results if r.document.content is None]
+    docs = await store.get_documents(wanted, filter=q.filter)
+    out = []
+    for r in results:
+        doc = docs.get(r.id) if r.document.content is None else r.document
+        out.append(r if doc is None else Result(doc, r.score, r.signals, r.contributions))
+    return out

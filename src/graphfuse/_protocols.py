@@ -23,6 +23,7 @@ __all__ = [
     "RunContext",
     "Scorer",
     "Stage",
+    "TokenCounter",
     "VectorStore",
 ]
 
@@ -185,3 +186,16 @@ class Scorer(Protocol):
     def score(self, candidates: Sequence[Candidate]) -> list[float]: ...
 
     def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]: ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts the tokens of a text for one tokenizer.
+
+    ``name`` identifies the tokenizer in every report (``Context.counter``); ``count`` must
+    return a non-negative integer, 0 for the empty string, and be safe to call from threads.
+    """
+
+    name: str
+
+    def count(self, text: str) -> int: ...

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, VectorStore
+from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, TokenCounter, VectorStore
 from ..compare._generation import Generator
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "RERANKER",
     "SCORER",
     "STAGE",
+    "TOKEN_COUNTER",
     "VECTOR_STORE",
     "ComponentKind",
     "kind_named",
@@ -91,6 +92,7 @@ RERANKER = _kind("reranker", "rerankers", Reranker, ("rerank",))
 CACHE_STORE = _kind(
     "cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close")
 )
+TOKEN_COUNTER = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
 GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
 # -------------------------------------------------------------------------------------------------
 

@@ -147,6 +147,21 @@ class InMemoryGraphStore:
                 self._changed()
         return deleted
 
+    async def relations(self, ids: Sequence[str], *, limit: int | None = None) -> list[Relation]:
+        """Same contract as :meth:`SQLiteGraphStore.relations`."""
+        self._check_open()
+        wanted = set(check_ids(ids))
+        limit = check_limit(limit)
+        with self._lock:
+            out = [
+                Relation(r.source, r.target, r.type, r.weight, r.metadata)
+                for r, _ in self._relations.values()
+                if r.source in wanted or r.target in wanted
+            ]
+        if limit is not None and len(out) > limit:
+            out = sorted(out, key=lambda r: -r.weight)[:limit]
+        return sorted(out, key=lambda r: (r.source, r.target, r.type))
+
     async def related(
         self,
         ids: Sequence[str],

@@ -274,6 +274,38 @@ class SQLiteGraphStore:
                 c.execute(_BUMP)
         return deleted
 
+    async def relations(self, ids: Sequence[str], *, limit: int | None = None) -> list[Relation]:
+        """The relations touching any of ``ids`` (either end), sorted by (source, target, type).
+
+        Used to serialize a neighbourhood (:mod:`graphfuse.context`); unknown ids are ignored.
+        ``limit`` caps how many are returned (the strongest first when capped).
+        """
+        self._check_open()
+        wanted = list(dict.fromkeys(check_ids(ids)))
+        limit = check_limit(limit)
+        if not wanted:
+            return []
+        rows = await asyncio.to_thread(self._select_relations, wanted)
+        out = [Relation(s, t, typ, w, decode_metadata(m)) for s, t, typ, w, m in rows]
+        if limit is not None and len(out) > limit:
+            out = sorted(out, key=lambda r: -r.weight)[:limit]
+        return sorted(out, key=lambda r: (r.source, r.target, r.type))
+
+    def _select_relations(self, ids: list[str]) -> list[tuple[Any, ...]]:
+        rows: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        sql = (
+            "SELECT s.id, t.id, r.type, r.weight, r.metadata FROM relations r "
+            "JOIN documents s ON s.node = r.source JOIN documents t ON t.node = r.target "
+            "WHERE r.{end} IN (SELECT node FROM documents WHERE id IN ({marks}))"
+        )
+        with self._db.snapshot() as c:
+            for part in chunks(ids):
+                marks = ",".join("?" * len(part))
+                for end in ("source", "target"):
+                    for row in c.execute(sql.format(end=end, marks=marks), part):
+                        rows[(row[0], row[1], row[2])] = row
+        return list(rows.values())
+
     # -- traversal and PageRank -------------------------------------------------------------
 
     async def related(

@@ -1,0 +1,181 @@
+"""Building a context from ranked results: the one entry point behind ``Pipeline.context``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+from .._errors import InvalidInput, PluginError
+from .._filters import FilterLike, MetadataFilter
+from .._protocols import GraphStore
+from .._sync import run_sync
+from .._types import Relation, Result
+from ._budget import TokenBudget, resolve_budget
+from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
+from ._graph import GraphCaps, serialize_graph
+from ._items import Item, items_from_results
+from ._packing import Budgeter, pack_evidence, pack_passages
+from ._types import FORMATS, Context, DroppedSource
+
+__all__ = ["abuild_context", "build_context", "check_format", "fetch_neighbourhood"]
+
+
+def check_format(format: object) -> str:
+    """``format`` if it is one of :data:`FORMATS`, else ``InvalidInput`` listing them."""
+    if not isinstance(format, str) or format not in FORMATS:
+        raise InvalidInput(f"unknown context format {format!r}; formats are: {', '.join(FORMATS)}")
+    return format
+
+
+def build_context(
+    query: str,
+    results: Sequence[Result],
+    *,
+    budget: int | TokenBudget,
+    format: str = "passages",
+    counter: TokenCounter | None = None,
+    graph_store: GraphStore | None = None,
+    filter: FilterLike | None = None,
+    caps: GraphCaps | None = None,
+) -> Context:
+    """Sync form of :func:`abuild_context`."""
+    return run_sync(
+        abuild_context(
+            query,
+            results,
+            budget=budget,
+            format=format,
+            counter=counter,
+            graph_store=graph_store,
+            filter=filter,
+            caps=caps,
+        )
+    )
+
+
+async def abuild_context(
+    query: str,
+    results: Sequence[Result],
+    *,
+    budget: int | TokenBudget,
+    format: str = "passages",
+    counter: TokenCounter | None = None,
+    graph_store: GraphStore | None = None,
+    filter: FilterLike | None = None,
+    caps: GraphCaps | None = None,
+) -> Context:
+    """Assemble ``results`` (best first) into a :class:`Context` for ``query`` within ``budget``.
+
+    ``budget`` is the number of context tokens, or a :class:`TokenBudget` (the query is
+    counted and reserved). ``format``: ``"passages"`` (whole passages by score, shortened to
+    their query-relevant sentences or dropped when they do not fit), ``"evidence"`` (the
+    sentences that carry the query's and the bridge entities, each passage's subject
+    sentence) or ``"graph"`` (document 003's ENTITIES / RELATIONSHIPS / SUPPORTING TEXT,
+    which needs ``graph_store`` for the relations; neighbours are read within ``filter``
+    only). ``counter`` defaults to :func:`get_token_counter`. The text never has more than
+    the budget's tokens by that counter.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("query text must be a non-empty string")
+    fmt = check_format(format)
+    counter = get_token_counter() if counter is None else check_counter(counter)
+    flt = MetadataFilter.parse(filter)
+    if caps is not None and not isinstance(caps, GraphCaps):
+        raise InvalidInput(f"caps must be a GraphCaps, got {type(caps).__name__}")
+    query_tokens = checked_count(counter, query) if isinstance(budget, TokenBudget) else None
+    tokens, allocation = resolve_budget(budget, query_tokens)
+    b = Budgeter(counter, tokens)
+    empty_cost = b.count("")
+    if empty_cost > tokens:
+        raise PluginError(f"token counter {counter.name!r} counts the empty string as {empty_cost} tokens")
+    items, missing = items_from_results(list(results))
+    if flt is not None:
+        # Results normally come from a pipeline that applied the filter; assembled by hand they may not.
+        outside = [it for it in items if not flt.matches(it.metadata)]
+        items = [it for it in items if flt.matches(it.metadata)]
+    else:
+        outside = []
+    sections: dict[str, int] = {}
+    if fmt == "passages":
+        text, sources, dropped = pack_passages(query, items, b)
+    elif fmt == "evidence":
+        text, sources, dropped = pack_evidence(query, items, b)
+    else:
+        if graph_store is None:
+            raise InvalidInput("the 'graph' context format needs a graph store (graph_store=...) for the relations")
+        caps = caps or GraphCaps()
+        room = max(0, caps.max_entities - len(items))
+        neighbours, relations = await fetch_neighbourhood(graph_store, items, flt, max_neighbours=room)
+        text, sources, dropped, sections = serialize_graph(query, items, neighbours, relations, b, caps)
+    dropped += [DroppedSource(r.id, _title(r), float(r.score), "no content") for r in missing]
+    dropped += [DroppedSource(it.id, it.title, it.score, "filter") for it in outside]
+    n = b.count(text)
+    if n > tokens:  # pragma: no cover - every packer checks the final text; a guard, not a path
+        raise PluginError(f"context of {n} tokens exceeds the budget of {tokens} (counter {counter.name!r})")
+    return Context(text, n, counter.name, fmt, tuple(sources), tuple(dropped), tokens, allocation, sections)
+
+
+def _title(result: Result) -> str | None:
+    title = result.document.metadata.get("title")
+    return title if isinstance(title, str) else None
+
+
+async def fetch_neighbourhood(
+    store: GraphStore, items: Sequence[Item], flt: MetadataFilter | None, *, max_neighbours: int
+) -> tuple[list[Item], list[Relation]]:
+    """The relations touching ``items`` and up to ``max_neighbours`` related documents within ``flt``.
+
+    Uses the store's ``relations(ids)`` when it has one (the embedded stores do); otherwise
+    one-hop ``related`` per document (relation type ``RELATED``, direction from the item).
+    A neighbour the filter rejects is left out, with every relation touching it.
+    """
+    own: dict[str, str] = {}
+    for it in items:
+        own[it.id] = it.id
+        for part in it.parts:
+            own[part] = it.id
+    if not own:
+        return [], []
+    reader = getattr(store, "relations", None)
+    relations: list[Relation] = []
+    if callable(reader):
+        got = reader(list(own))
+        relations = list(await got if inspect.isawaitable(got) else got)
+    else:
+        for it in items:
+            for hit in await store.related(list(it.parts), depth=1, filter=flt):
+                relations.append(Relation(it.id, hit.id, "RELATED"))
+    # Neighbours: endpoints outside the items, ranked by links to the items then weight, then id.
+    strength: dict[str, tuple[int, float]] = {}
+    for rel in relations:
+        for end, other in ((rel.source, rel.target), (rel.target, rel.source)):
+            if end not in own and other in own:
+                links, weight = strength.get(end, (0, 0.0))
+                strength[end] = (links + 1, weight + rel.weight)
+    ranked = sorted(strength, key=lambda i: (-strength[i][0], -strength[i][1], i))[: max(0, max_neighbours) * 3]
+    docs = await store.get_documents(ranked, filter=flt) if ranked else {}
+    neighbours: list[Item] = []
+    seen: set[str] = set(own.values())
+    for doc_id in ranked:
+        doc = docs.get(doc_id)
+        if doc is None or doc.content is None:
+            continue
+        parent = doc.metadata.get("parent_id")
+        key = parent if isinstance(parent, str) and parent else doc.id
+        if key in seen:
+            own[doc.id] = key
+            continue
+        if len(neighbours) >= max_neighbours:
+            break
+        seen.add(key)
+        own[doc.id] = key
+        title = doc.metadata.get("title")
+        neighbours.append(
+            Item(key, title if isinstance(title, str) and title else None, doc.content, 0.0, doc.metadata, (doc.id,))
+        )
+    kept = [
+        Relation(own[r.source], own[r.target], r.type, r.weight)
+        for r in relations
+        if r.source in own and r.target in own and own[r.source] != own[r.target]
+    ]
+    return neighbours, kept

@@ -1,0 +1,218 @@
+"""Subgraph serialization in document 003's format: ENTITIES / RELATIONSHIPS / SUPPORTING TEXT."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .._errors import InvalidInput
+from .._types import Relation
+from ._evidence import _key, entity_pattern, score_sentences
+from ._items import Item
+from ._packing import Budgeter, empty_text
+from ._text import sentence_spans
+from ._types import ContextSource, DroppedSource
+
+__all__ = ["GraphCaps", "serialize_graph"]
+
+_SPACE = re.compile(r"\s+")
+_TYPE_KEYS = ("entity_type", "type", "kind")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphCaps:
+    """Caps of a graph context (counts, and characters of each text snippet)."""
+
+    max_entities: int = 15
+    max_relations: int = 20
+    max_documents: int = 3
+    description_chars: int = 200
+    context_chars: int = 120
+    supporting_chars: int = 300
+
+    def __post_init__(self) -> None:
+        for name in self.__slots__:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(f"graph cap {name} must be a non-negative integer, got {value!r}")
+
+
+def _clip(text: str, limit: int) -> str:
+    text = _SPACE.sub(" ", text).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "\u2026"
+
+
+def _type(metadata: Mapping[str, object]) -> str | None:
+    for key in _TYPE_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return _SPACE.sub("_", value.strip()).upper()[:32]
+    return None
+
+
+@dataclass
+class _Line:
+    section: int  # 0 entities, 1 relationships, 2 supporting text
+    priority: tuple[float, int, int]
+    text: str  # with a "{n}" placeholder for the entity's marker where it has one
+    entity: int  # the entity position this line cites (-1: none)
+    cost: int = 0
+
+
+def _sentences(text: str) -> list[str]:
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+def serialize_graph(
+    query: str,
+    items: Sequence[Item],
+    neighbours: Sequence[Item],
+    relations: Sequence[Relation],
+    b: Budgeter,
+    caps: GraphCaps,
+) -> tuple[str, list[ContextSource], list[DroppedSource], dict[str, int]]:
+    """The retrieved documents (and neighbours within the filter) as a compact, deterministic subgraph.
+
+    ``items`` are the retrieved documents best first; ``neighbours`` documents one relation
+    away (already filtered by the caller); ``relations`` any relations among them (ids of
+    merged chunks are mapped to their document). Returns ``(text, sources, dropped, tokens by
+    section)``. Every sentence is stated once: a relationship's context or a supporting
+    sentence that already describes an entity is not repeated.
+    """
+    entities = list(items[: caps.max_entities])
+    capped = list(items[caps.max_entities :])
+    retrieved = len(entities)
+    room = max(0, caps.max_entities - retrieved)
+    entities += list(neighbours[:room])
+    position: dict[str, int] = {}
+    for i, e in enumerate(entities):
+        position[e.id] = i
+        for part in e.parts:
+            position.setdefault(part, i)
+    names = [e.title or e.id for e in entities]
+    used: set[str] = set()
+    lines: list[_Line] = []
+
+    # ENTITIES: name [TYPE]: the subject-defining first sentence.
+    for i, e in enumerate(entities):
+        sentences = _sentences(e.text)
+        description = _clip(sentences[0], caps.description_chars) if sentences else ""
+        if sentences:
+            used.add(_key(sentences[0]))
+        kind = _type(e.metadata)
+        label = f"{names[i]} [{kind}]" if kind else names[i]
+        text = f"- [{{n}}] {label}: {description}" if description else f"- [{{n}}] {label}"
+        rank = float(i) if i < retrieved else float(retrieved + i)
+        lines.append(_Line(0, (rank, 0, i), text, i))
+
+    # RELATIONSHIPS: A -[TYPE]-> B (conf) | the sentence of A that names B.
+    seen_pairs: set[tuple[int, int]] = set()
+    edges: list[tuple[tuple[int, int, str], int, int, Relation]] = []
+    for rel in relations:
+        s, t = position.get(rel.source), position.get(rel.target)
+        if s is None or t is None or s == t:
+            continue
+        edges.append(((max(s, t), min(s, t), rel.type), s, t, rel))
+    edges.sort(key=lambda e: (e[0], -e[3].weight))
+    n_edges = 0
+    for order, s, t, rel in edges:
+        pair = (min(s, t), max(s, t))
+        if pair in seen_pairs or n_edges >= caps.max_relations:
+            continue
+        seen_pairs.add(pair)
+        n_edges += 1
+        context = ""
+        pattern = entity_pattern([names[t]])
+        if pattern is not None:
+            for sentence in _sentences(entities[s].text):
+                key = _key(sentence)
+                if key not in used and pattern.search(key):
+                    used.add(key)
+                    context = _clip(sentence, caps.context_chars)
+                    break
+        conf = min(1.0, max(0.0, float(rel.weight)))
+        text = f"- {names[s]} -[{rel.type}]-> {names[t]} ({conf:.2f})" + (f" | {context}" if context else "")
+        lines.append(_Line(1, (float(order[0]), 1, n_edges), text, -1))
+
+    # SUPPORTING TEXT: the query-relevant sentences of the best documents, capped in characters.
+    scored = score_sentences(query, entities[:retrieved]) if retrieved else []
+    for i in range(min(caps.max_documents, retrieved)):
+        picked = []
+        length = 0
+        for sent in sorted(scored[i], key=lambda x: (-x.score, x.index)):
+            key = _key(sent.text)
+            if key in used or sent.score <= 0:
+                continue
+            if length and length + len(sent.text) > caps.supporting_chars:
+                continue
+            used.add(key)
+            picked.append(sent)
+            length += len(sent.text) + 1
+        if picked:
+            body = _clip(" ".join(x.text for x in sorted(picked, key=lambda x: x.index)), caps.supporting_chars)
+            lines.append(_Line(2, (float(i), 2, 0), f"[{{n}}] {names[i]}: {body}", i))
+
+    return _fit(lines, entities, retrieved, capped, b)
+
+
+_HEADERS = ("## ENTITIES", "## RELATIONSHIPS", "## SUPPORTING TEXT")
+
+
+def _render(lines: Sequence[_Line], entities: Sequence[Item]) -> tuple[str, list[int], dict[str, int]]:
+    cited = sorted({ln.entity for ln in lines if ln.entity >= 0})
+    marker = {e: n for n, e in enumerate(cited, start=1)}
+    blocks = []
+    sections: dict[str, int] = {}
+    for section, header in enumerate(_HEADERS):
+        body = [ln.text.replace("{n}", str(marker.get(ln.entity, 0))) for ln in lines if ln.section == section]
+        if body:
+            blocks.append(header + "\n" + "\n".join(body))
+    return "\n".join(blocks), cited, sections
+
+
+def _fit(
+    lines: list[_Line], entities: Sequence[Item], retrieved: int, capped: Sequence[Item], b: Budgeter
+) -> tuple[str, list[ContextSource], list[DroppedSource], dict[str, int]]:
+    header_cost = {s: b.count(h) + 1 for s, h in enumerate(_HEADERS)}
+    chosen: list[_Line] = []
+    used = 0
+    open_sections: set[int] = set()
+    for ln in sorted(lines, key=lambda ln: ln.priority):
+        ln.cost = b.count(ln.text.replace("{n}", "10")) + 1
+        cost = ln.cost + (0 if ln.section in open_sections else header_cost[ln.section])
+        if used + cost <= b.budget:
+            chosen.append(ln)
+            used += cost
+            open_sections.add(ln.section)
+    chosen.sort(key=lambda ln: (ln.section, ln.priority))
+    while True:
+        text, cited, _ = _render(chosen, entities)
+        if not chosen or b.fits(text):
+            break
+        weakest = max(chosen, key=lambda ln: ln.priority)
+        chosen.remove(weakest)
+    sections: dict[str, int] = {}
+    for section, header in enumerate(_HEADERS):
+        body = [ln for ln in chosen if ln.section == section]
+        if body:
+            sections[header[3:].lower().replace(" ", "_")] = b.count(_render(body, entities)[0])
+    sources = [
+        ContextSource(entities[e].id, entities[e].title, entities[e].score if e < retrieved else 0.0) for e in cited
+    ]
+    kept = set(cited)
+    dropped = [
+        DroppedSource(entities[e].id, entities[e].title, entities[e].score, "budget")
+        for e in range(retrieved)
+        if e not in kept
+    ]
+    dropped += [DroppedSource(it.id, it.title, it.score, "cap") for it in capped]
+    if not chosen:
+        return empty_text(b), [], dropped, {}
+    return text, sources, dropped, sections

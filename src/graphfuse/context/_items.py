@@ -1,0 +1,89 @@
+"""From ranked results to context items: one per document, chunks merged, best score first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import InvalidInput
+from .._types import Result
+
+__all__ = ["Item", "items_from_results"]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One document of a context: its id (the parent for chunks), title, merged text, best score."""
+
+    id: str
+    title: str | None
+    text: str
+    score: float
+    metadata: Mapping[str, Any]
+    parts: tuple[str, ...]  # the result ids merged into this item
+
+
+def _title(metadata: Mapping[str, Any]) -> str | None:
+    title = metadata.get("title")
+    return title.strip() or None if isinstance(title, str) else None
+
+
+def _overlap(left: str, right: str, limit: int = 2000) -> int:
+    """Length of the longest suffix of ``left`` that is a prefix of ``right`` (chunk overlap)."""
+    best = 0
+    upper = min(len(left), len(right), limit)
+    for n in range(upper, 0, -1):
+        if left.endswith(right[:n]):
+            best = n
+            break
+    return best
+
+
+def _join_chunks(texts: Sequence[str]) -> str:
+    out = texts[0]
+    for nxt in texts[1:]:
+        n = _overlap(out, nxt)
+        if n >= 20 or n == len(nxt):
+            out += nxt[n:]
+        else:
+            out = f"{out.rstrip()}\n{nxt.lstrip()}"
+    return out
+
+
+def _chunk_index(result: Result) -> int:
+    value = result.document.metadata.get("chunk_index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Result]]:
+    """``(items, results without content)``: chunks of one document (``parent_id``) merged in order.
+
+    Items come in the order of each document's best result; a document's score is its best
+    chunk's. Overlapping text between consecutive chunks is written once.
+    """
+    groups: dict[str, list[Result]] = {}
+    missing: list[Result] = []
+    for r in results:
+        if not isinstance(r, Result):
+            raise InvalidInput(f"context assembly takes graphfuse.Result objects, got {type(r).__name__}")
+        if r.document.content is None:
+            missing.append(r)
+            continue
+        parent = r.document.metadata.get("parent_id")
+        key = parent if isinstance(parent, str) and parent else r.id
+        groups.setdefault(key, []).append(r)
+    items = []
+    for key, members in groups.items():
+        best = max(members, key=lambda r: r.score)
+        whole = next((r for r in members if r.id == key), None)
+        if whole is not None:
+            text = whole.document.content or ""
+            metadata = whole.document.metadata
+        else:
+            ordered = sorted(members, key=_chunk_index)
+            text = _join_chunks([r.document.content or "" for r in ordered])
+            metadata = best.document.metadata
+        title = _title(metadata) or next((t for r in members if (t := _title(r.document.metadata))), None)
+        items.append(Item(key, title, text, float(best.score), metadata, tuple(r.id for r in members)))
+    return items, missing

@@ -1,0 +1,187 @@
+"""Packing under a token budget: whole passages or selected evidence, never over the budget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from ._counters import TokenCounter, checked_count
+from ._evidence import Sentence, score_sentences
+from ._items import Item
+from ._text import cut_to
+from ._types import ContextSource, DroppedSource
+
+__all__ = ["EMPTY_TEXT", "Packed", "fit_parts", "pack_evidence", "pack_passages"]
+
+EMPTY_TEXT = "No retrieved context for this query."
+_SEP = "\n\n"
+
+Packed = tuple[str, list[ContextSource], list[DroppedSource]]
+
+
+class Budgeter:
+    """Counts with one counter and answers "does this fit?" against one budget."""
+
+    __slots__ = ("budget", "counter", "sep_cost")
+
+    def __init__(self, counter: TokenCounter, budget: int) -> None:
+        self.counter = counter
+        self.budget = budget
+        self.sep_cost = checked_count(counter, _SEP)
+
+    def count(self, text: str) -> int:
+        return checked_count(self.counter, text)
+
+    def fits(self, text: str) -> bool:
+        return self.count(text) <= self.budget
+
+
+def fit_parts(parts: list[str], b: Budgeter, sep: str = _SEP) -> list[str]:
+    """Drop parts from the end until the joined text fits (token counts are not exactly additive)."""
+    while parts and not b.fits(sep.join(parts)):
+        parts.pop()
+    return parts
+
+
+def empty_text(b: Budgeter) -> str:
+    """The text of a context without sources: a short notice when it fits, else nothing."""
+    return EMPTY_TEXT if b.fits(EMPTY_TEXT) else ""
+
+
+def _head(n: int, title: str | None, sep: str) -> str:
+    return f"[{n}] {title}{sep}" if title else f"[{n}] "
+
+
+def pack_passages(query: str, items: Sequence[Item], b: Budgeter) -> Packed:
+    """Whole passages by score; one that does not fit is cut to its query-relevant sentences, else dropped.
+
+    A passage too long for the space left, whose best sentence alone does not fit either, is
+    cut at a word boundary when it would be the first in the context (so one long paragraph
+    without sentence boundaries still yields a context), and dropped otherwise.
+    """
+    parts: list[str] = []
+    sources: list[ContextSource] = []
+    dropped: list[DroppedSource] = []
+    used = 0
+    scored: list[list[Sentence]] | None = None
+    for pos, item in enumerate(items):
+        n = len(parts) + 1
+        head = _head(n, item.title, "\n")
+        extra = b.sep_cost if parts else 0
+        left = b.budget - used - extra
+        whole = head + item.text
+        cost = b.count(whole)
+        if cost <= left:
+            parts.append(whole)
+            sources.append(ContextSource(item.id, item.title, item.score))
+            used += cost + extra
+            continue
+        if scored is None:
+            scored = score_sentences(query, items)
+        short = _shorten(head, scored[pos], b, left)
+        if short is None and not parts:
+            cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
+            short = (cut, b.count(cut)) if cut.startswith(head) and len(cut) > len(head) + 1 else None
+        if short is None:
+            dropped.append(DroppedSource(item.id, item.title, item.score, "budget"))
+            continue
+        parts.append(short[0])
+        sources.append(ContextSource(item.id, item.title, item.score, shortened=True))
+        used += short[1] + extra
+    return _finish(parts, sources, dropped, b)
+
+
+def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -> tuple[str, int] | None:
+    """The item's best sentences (by score, kept in text order) that fit in ``left`` tokens."""
+    chosen: list[Sentence] = []
+    cost = b.count(head)
+    for s in sorted(sentences, key=lambda s: (-s.score, s.index)):
+        if s.score <= 0:
+            break
+        c = b.count(s.text) + 1
+        if cost + c <= left:
+            chosen.append(s)
+            cost += c
+    if not chosen:
+        return None
+    text = head + " ".join(s.text for s in sorted(chosen, key=lambda s: s.index))
+    return text, b.count(text)
+
+
+def _finish(parts: list[str], sources: list[ContextSource], dropped: list[DroppedSource], b: Budgeter) -> Packed:
+    kept = fit_parts(list(parts), b)
+    for s in sources[len(kept) :]:
+        dropped.append(DroppedSource(s.id, s.title, s.score, "budget"))
+    sources = sources[: len(kept)]
+    text = _SEP.join(kept) if kept else empty_text(b)
+    return text, sources, dropped
+
+
+def pack_evidence(query: str, items: Sequence[Item], b: Budgeter, *, min_share: float = 0.0) -> Packed:
+    """The best-scoring sentences across all passages within the budget, grouped under their passage.
+
+    Sentences are taken by score (see :func:`~graphfuse.context._evidence.score_sentences`),
+    each once (a sentence repeated in two passages is kept in the first), while the estimate
+    fits; the selection is rendered per passage in rank order (``[n] Title: s1 s2``) and the
+    text is checked against the budget, dropping the last sentences if needed.
+    """
+    scored = score_sentences(query, items)
+    pool = sorted((s for group in scored for s in group), key=lambda s: (-s.score, s.item, s.index))
+    best = pool[0].score if pool else 0.0
+    seen: set[str] = set()
+    chosen: dict[int, list[Sentence]] = {}
+    used = 0
+    head_cost = {i: b.count(_head(len(items), it.title, ": ")) for i, it in enumerate(items)}
+    for s in pool:
+        if s.score <= 0 or s.score < best * min_share:
+            break
+        key = " ".join(s.text.split()).casefold()
+        if key in seen:
+            continue
+        cost = b.count(s.text) + 1
+        if s.item not in chosen:
+            cost += head_cost[s.item] + b.sep_cost
+        if used + cost > b.budget:
+            continue
+        seen.add(key)
+        chosen.setdefault(s.item, []).append(s)
+        used += cost
+    if not chosen and pool:
+        # Not one sentence fits whole: cut the best one, so a long unsplittable passage still counts.
+        s = pool[0]
+        head = _head(1, items[s.item].title, ": ")
+        cut = cut_to(head + s.text, b.fits)
+        if cut.startswith(head) and len(cut) > len(head) + 1:
+            chosen[s.item] = [Sentence(s.item, s.index, cut[len(head) :], s.score)]
+    return render_evidence(items, chosen, b)
+
+
+def render_evidence(items: Sequence[Item], chosen: dict[int, list[Sentence]], b: Budgeter) -> Packed:
+    """Render selected sentences per passage and enforce the budget (dropping the weakest sentences)."""
+    while True:
+        order = sorted(chosen)
+        parts = []
+        sources = []
+        for n, i in enumerate(order, start=1):
+            item = items[i]
+            body = " ".join(s.text for s in sorted(chosen[i], key=lambda s: s.index))
+            parts.append(_head(n, item.title, ": ") + body)
+            full = sum(len(s.text) for s in chosen[i]) >= sum(e - s for s, e in _all_sentences(item))
+            sources.append(ContextSource(item.id, item.title, item.score, shortened=not full))
+        text = _SEP.join(parts)
+        if not parts or b.fits(text):
+            break
+        weakest = min(((i, s) for i in chosen for s in chosen[i]), key=lambda p: (p[1].score, -p[0]))
+        chosen[weakest[0]].remove(weakest[1])
+        if not chosen[weakest[0]]:
+            del chosen[weakest[0]]
+    dropped = [DroppedSource(it.id, it.title, it.score, "budget") for i, it in enumerate(items) if i not in chosen]
+    return (text if parts else empty_text(b)), sources, dropped
+
+
+def _all_sentences(item: Item) -> list[tuple[int, int]]:
+    from ._text import sentence_spans
+
+    return sentence_spans(item.text)
+
+
+CountFn = Callable[[str], int]

@@ -1,0 +1,117 @@
+"""Sentences and terms: how context assembly reads passages and questions (no model, any script)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from ..indexing._extractors import STOPWORDS, normalize
+
+__all__ = ["content_terms", "cut_to", "sentence_spans", "stem"]
+
+# A sentence ends at . ! ? (and their CJK forms), closing quotes/brackets included, before
+# whitespace; CJK terminators end a sentence without whitespace. Newlines end one too.
+_END = re.compile(r"""(?:[.!?]+["')\]\u201d\u2019]*(?=\s))|[\u3002\uff01\uff1f]+|\n+""")
+# Words before a period that do not end a sentence: titles, initials, common abbreviations.
+_ABBREVIATION_TEXT = """mr mrs ms dr prof st jr sr vs etc eg ie no nos vol pp inc ltd co corp fig gen gov col lt
+    sgt capt rev mt ft jan feb mar apr jun jul aug sep sept oct nov dec approx est ca cf al op"""
+_ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
+_LAST_WORD = re.compile(r"(\w+)\W*$")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text``, whitespace trimmed, in order.
+
+    A rule-based splitter: ends at ``.``/``!``/``?`` before whitespace (not after an initial,
+    a number's decimal point or a known abbreviation such as *Dr.* or *U.S.*), at the CJK full
+    stop, exclamation and question marks, and at line breaks. A text without any boundary is
+    one sentence.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for m in _END.finditer(text):
+        end = m.end()
+        token = m.group()
+        if token[0] == ".":
+            word = _LAST_WORD.search(text, max(0, m.start() - 40), m.start() + 1)
+            before = word.group(1) if word else ""
+            # Initials (J. R. R.), abbreviations (Dr., U.S.) and single letters do not end sentences.
+            if (len(before) == 1 and before.isalpha()) or before.casefold() in _ABBREVIATIONS:
+                continue
+        _add(text, start, end, spans)
+        start = end
+    _add(text, start, len(text), spans)
+    return spans
+
+
+def _add(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))
+
+
+_SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""), ("or", ""))
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude, language-neutral stem for matching: normalised, one English suffix off, 6 characters.
+
+    ``directed``/``director``/``directors`` -> ``direct``; ``died``/``dies`` -> ``die``.
+    Words of other scripts are only normalised (and cut to 6 characters when alphabetic).
+    """
+    w = normalize(word)
+    if w.endswith("'s"):
+        w = w[:-2]
+    for suffix, replacement in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: len(w) - len(suffix)] + replacement
+            break
+    else:
+        if w.endswith("ed") and len(w) == 4:  # died -> die
+            w = w[:-1]
+    return w[:6]
+
+
+def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
+    """The stems of ``text``'s content words (stopwords and one-character words left out)."""
+    stop = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
+    out = set()
+    for m in _WORD.finditer(text):
+        w = normalize(m.group())
+        if len(w) > 1 and w not in stop:
+            out.add(stem(w))
+    return out
+
+
+def cut_to(text: str, fits: object, *, ellipsis: str = "\u2026") -> str:
+    """The longest prefix of ``text`` (ended at a word boundary when possible, plus ``ellipsis``) that ``fits``.
+
+    ``fits(candidate) -> bool`` is the budget test; a binary search over prefix lengths
+    calls it O(log n) times. Returns ``""`` when not even one character fits.
+    """
+    check = fits if callable(fits) else None
+    if check is None:
+        raise TypeError("fits must be callable")
+    if check(text):
+        return text
+    lo, hi = 0, len(text)  # lo: a length known to fit (0 always does, as ""), hi: known not to
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if check(text[:mid].rstrip() + ellipsis):
+            lo = mid
+        else:
+            hi = mid
+    if lo == 0:
+        return ""
+    prefix = text[:lo]
+    space = prefix.rfind(" ")
+    if space > lo // 2:
+        prefix = prefix[:space]
+    out = prefix.rstrip() + ellipsis
+    return out if check(out) else ""

@@ -1,0 +1,191 @@
+"""What a context costs and holds, without an LLM: tokens, and whether the gold answer is in it."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore
+from .._types import Document, Result
+from ..context import TokenCounter, abuild_context
+from ..indexing import SourceRecord
+
+__all__ = [
+    "CONTEXT_FORMATS",
+    "ContextMetrics",
+    "ContextReport",
+    "answer_in_text",
+    "evaluate_contexts",
+    "normalize_answer",
+    "parse_context_budgets",
+]
+
+CONTEXT_FORMATS = ("passages", "evidence", "graph")
+PASSAGES_TOP = 5
+"""``<pipeline>/passages`` is the pipeline's top-5 passages whole, whatever the budget (basic RAG)."""
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans(dict.fromkeys(string.punctuation, " "))
+_YES_NO = frozenset({"yes", "no"})
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCT)).split())
+
+
+def answer_in_text(answer: str, text: str) -> bool:
+    """True when the normalised ``answer`` occurs in the normalised ``text`` on word boundaries."""
+    a = normalize_answer(answer)
+    return bool(a) and f" {a} " in f" {normalize_answer(text)} "
+
+
+def parse_context_budgets(spec: str) -> list[int | float]:
+    """``"250"`` -> ``[250]``; ``"20%,35%"`` -> ``[0.2, 0.35]`` (shares of ``vector/passages`` tokens).
+
+    Raises :class:`~graphfuse.InvalidInput` for anything else (zero, negative, not a number).
+    """
+    out: list[int | float] = []
+    for part in (p.strip() for p in spec.split(",")):
+        try:
+            if part.endswith("%"):
+                share = float(part[:-1]) / 100.0
+                if not 0.0 < share <= 10.0:
+                    raise ValueError
+                out.append(share)
+            else:
+                n = int(part)
+                if n <= 0:
+                    raise ValueError
+                out.append(n)
+        except ValueError:
+            raise InvalidInput(
+                f"context budget {part!r} is not a positive number of tokens or a percentage (e.g. 250 or 35%)"
+            ) from None
+    if not out:
+        raise InvalidInput("no context budget given")
+    return out
+
+
+@dataclass
+class ContextMetrics:
+    """One pipeline/format: the share of questions whose answer is in the context, its mean tokens."""
+
+    answer_in_context: float
+    context_tokens: float
+    n: int
+    budget: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"answer_in_context", "context_tokens", "n", "budget"}``."""
+        return {
+            "answer_in_context": self.answer_in_context,
+            "context_tokens": self.context_tokens,
+            "n": self.n,
+            "budget": self.budget,
+        }
+
+
+@dataclass
+class ContextReport:
+    """Context metrics at the first budget (``entries``) and at every budget (``curve``)."""
+
+    counter: str
+    budget: int
+    budgets: list[int]
+    entries: dict[str, ContextMetrics]
+    curve: dict[str, list[ContextMetrics]] = field(default_factory=dict)
+    skipped_yes_no: int = 0
+    skipped_no_answer: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``context*`` keys of ``graphfuse eval --json``."""
+        return {
+            "context": {key: m.as_json() for key, m in self.entries.items()},
+            "context_budget": self.budget,
+            "context_budgets": list(self.budgets),
+            "context_counter": self.counter,
+            "context_skipped": {"yes_no": self.skipped_yes_no, "no_answer": self.skipped_no_answer},
+            "context_curve": {key: [m.as_json() for m in ms] for key, ms in self.curve.items()},
+        }
+
+
+def _results(ids: Sequence[str], records: Mapping[str, SourceRecord]) -> list[Result]:
+    out = []
+    for rank, doc_id in enumerate(ids):
+        r = records.get(doc_id)
+        if r is None:
+            continue
+        meta = dict(r.metadata)
+        if r.title:
+            meta["title"] = r.title
+        out.append(Result(Document(doc_id, r.text, meta), 1.0 / (1 + rank), {}))
+    return out
+
+
+async def evaluate_contexts(
+    ranked: Mapping[str, Mapping[str, Sequence[str]]],
+    questions: Mapping[str, tuple[str, str | None]],
+    records: Mapping[str, SourceRecord],
+    budgets: Sequence[int | float],
+    *,
+    counter: TokenCounter,
+    graph_store: GraphStore,
+    formats: Sequence[str] = CONTEXT_FORMATS,
+) -> ContextReport:
+    """Context metrics for every pipeline and format.
+
+    ``ranked[pipeline][query id]`` are the document ids a pipeline returned, best first;
+    ``questions[query id]`` is ``(question, gold answer or None)``. Questions without an answer
+    and yes/no questions are left out (and counted). ``<pipeline>/passages`` is the top
+    :data:`PASSAGES_TOP` passages whole; ``evidence`` and ``graph`` use each budget (an int,
+    or a float share of ``vector/passages``' mean tokens, which needs the ``vector`` pipeline).
+    """
+    usable = {qid: (q, a) for qid, (q, a) in questions.items() if a and normalize_answer(a) not in _YES_NO}
+    yes_no = sum(1 for _, a in questions.values() if a and normalize_answer(a) in _YES_NO)
+    no_answer = sum(1 for _, a in questions.values() if not a)
+    entries: dict[str, ContextMetrics] = {}
+    curve: dict[str, list[ContextMetrics]] = {}
+    if not usable:
+        raise InvalidInput("no question with a non-yes/no 'answer' to measure contexts on")
+    huge = 10**9
+    for name, per_query in ranked.items():
+        hits, tokens = 0, 0
+        for qid, (question, answer) in usable.items():
+            ids = list(per_query.get(qid, ()))[:PASSAGES_TOP]
+            ctx = await abuild_context(question, _results(ids, records), budget=huge, counter=counter)
+            hits += answer_in_text(answer or "", ctx.text)
+            tokens += ctx.tokens
+        entries[f"{name}/passages"] = ContextMetrics(hits / len(usable), tokens / len(usable), len(usable))
+    resolved: list[int] = []
+    for b in budgets:
+        if isinstance(b, float):
+            base = entries.get("vector/passages")
+            if base is None:
+                raise InvalidInput("a percentage context budget is a share of vector/passages: add the vector pipeline")
+            resolved.append(max(1, round(b * base.context_tokens)))
+        else:
+            resolved.append(b)
+    for name, per_query in ranked.items():
+        for fmt in formats:
+            if fmt == "passages":
+                continue
+            key = f"{name}/{fmt}"
+            for budget in resolved:
+                hits, tokens = 0, 0
+                for qid, (question, answer) in usable.items():
+                    results = _results(list(per_query.get(qid, ())), records)
+                    ctx = await abuild_context(
+                        question, results, budget=budget, format=fmt, counter=counter, graph_store=graph_store
+                    )
+                    hits += answer_in_text(answer or "", ctx.text)
+                    tokens += ctx.tokens
+                curve.setdefault(key, []).append(
+                    ContextMetrics(hits / len(usable), tokens / len(usable), len(usable), budget)
+                )
+            entries[key] = curve[key][0]
+    return ContextReport(counter.name, resolved[0], resolved, entries, curve, yes_no, no_answer)
