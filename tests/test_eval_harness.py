@@ -252,3 +252,52 @@ def test_cli_eval_allow_missing_gold_marks_the_run_incomplete(tmp_path: Path) ->
     assert data["complete"] is False
     assert data["pipelines"]["bm25"]["n_queries"] == 2
     assert "1 of 3 queries" in data["warnings"][0]
+
+
+def test_query_tags_are_read_checked_and_reported(tmp_path: Path) -> None:
+    tagged = [
+        {**QUERIES[0], "type": "multi_hop", "temporal": False},
+        {**QUERIES[1], "type": "single_hop", "temporal": True},
+    ]
+    queries = load_queries(_write(tmp_path / "q.jsonl", tagged))
+    assert [(q.type, q.temporal) for q in queries] == [("multi_hop", False), ("single_hop", True)]
+    assert queries[1].tags() == {"type": "single_hop", "temporal": "true"}
+    with pytest.raises(InvalidInput, match=r"bad\.jsonl:1: 'temporal' must be true or false"):
+        load_queries(_write(tmp_path / "bad.jsonl", [{**QUERIES[0], "temporal": "yes"}]))
+    with pytest.raises(InvalidInput, match=r"bad\.jsonl:1: 'type' must be a non-empty string"):
+        load_queries(_write(tmp_path / "bad.jsonl", [{**QUERIES[0], "type": 3}]))
+    corpus = _write(tmp_path / "c.jsonl", CORPUS)
+    out = tmp_path / "out.json"
+    args = ["eval", "--corpus", str(corpus), "--queries", str(tmp_path / "q.jsonl"), "--pipeline", "bm25"]
+    result = CliRunner().invoke(app, [*args, "--embedder", "hashing", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "type=multi_hop" in result.output
+    by_tag = json.loads(out.read_text(encoding="utf-8"))["pipelines"]["bm25"]["by_tag"]
+    assert set(by_tag) == {"type", "temporal"}
+    perfect = {"recall@2": 1.0, "recall@5": 1.0, "ndcg@10": 1.0, "mrr": 1.0, "n_queries": 1}
+    assert by_tag["type"]["single_hop"] == perfect
+
+
+def test_strip_titles_removes_titles_links_and_the_title_prefix(tmp_path: Path) -> None:
+    from graphfuse.evaluation import strip_titles
+    from graphfuse.indexing import SourceRecord
+
+    records = [
+        SourceRecord("a", "Rhine\nThe Rhine rises in the Alps.", title="Rhine", links=("b",), metadata={"title": "x"}),
+        SourceRecord("b", "Mexico City is the capital.", title="Mexico City", metadata={"lang": "en"}),
+        SourceRecord("c", "Rhine", title="Rhine"),  # nothing but the title: the text stays
+    ]
+    out = strip_titles(records)
+    assert [(r.id, r.text, r.title, r.links, dict(r.metadata)) for r in out] == [
+        ("a", "The Rhine rises in the Alps.", None, (), {}),
+        ("b", "Mexico City is the capital.", None, (), {"lang": "en"}),
+        ("c", "Rhine", None, (), {}),
+    ]
+    corpus = _write(tmp_path / "c.jsonl", CORPUS)
+    queries = _write(tmp_path / "q.jsonl", QUERIES)
+    out_json = tmp_path / "out.json"
+    args = ["eval", "--corpus", str(corpus), "--queries", str(queries), "--pipeline", "multihop", "--strip-titles"]
+    result = CliRunner().invoke(app, [*args, "--embedder", "hashing", "--json", str(out_json)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out_json.read_text(encoding="utf-8"))["n_queries"] == 2
+    assert "entity graph from the text" in result.output  # no titles: the graph comes from the text

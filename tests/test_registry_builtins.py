@@ -35,6 +35,7 @@ BUILTIN_NAMES = {
         "rerank",
         "semantic",
         "temporal",
+        "time",
     ],
     "scorer": ["rrf", "weighted"],
     "graph_store": ["memory", "sqlite"],

@@ -252,3 +252,95 @@ async def test_hashing_store_fixture_uses_its_embedder(tmp_path: Path) -> None:
     async with served(tmp_path, corpus=False) as w:
         with pytest.raises(Exception, match="embedder"):
             await w.store.use_embedder(HashingEmbedder(dimension=32))
+
+
+async def test_context_and_session_tokens(tmp_path: Path) -> None:
+    async with served(tmp_path) as w:
+        auth = w.auth("acme")
+        budget = 60
+        r = await w.client.post(
+            "/v1/context",
+            json={"query": "apple orchard", "budget": budget, "format": "passages", "preset": "minimal", "top_k": 5},
+            headers=auth,
+        )
+        assert r.status_code == 200, r.text
+        basic = r.json()
+        assert 0 < basic["tokens"] <= budget
+        assert basic["sources"]
+        assert all(not s["id"].startswith("acme/") for s in basic["sources"])
+        assert "acme/" not in basic["text"]
+        r = await w.client.post(
+            "/v1/context",
+            json={"query": "apple orchard", "budget": budget, "format": "graph", "preset": "multihop"},
+            headers=auth,
+        )
+        assert r.status_code == 200, r.text
+        graph = r.json()
+        stats = (await w.client.get("/v1/stats/session", headers=auth)).json()
+        assert stats["baseline"] == "minimal:passages"
+        assert stats["pipelines"]["minimal:passages"] == {
+            "calls": 1,
+            "tokens": basic["tokens"],
+            "mean_tokens": float(basic["tokens"]),
+            "tokens_saved": 0.0,
+        }
+        assert stats["pipelines"]["multihop:graph"]["tokens_saved"] == basic["tokens"] - graph["tokens"]
+        # Per tenant: the other tenant's session is its own.
+        other = (await w.client.get("/v1/stats/session", headers=w.auth("globex"))).json()
+        assert other["pipelines"] == {}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": "apple", "budget": 0}, "budget"),
+        ({"query": "apple", "budget": 32001}, "budget"),
+        ({"query": "apple", "format": "prose"}, "format"),
+        ({"query": "apple", "top_k": 0}, "top_k"),
+        ({"query": ""}, "query"),
+        ({"query": "apple", "preset": "nope"}, "preset"),
+    ],
+)
+async def test_context_bad_input_names_the_field(tmp_path: Path, body: dict[str, Any], field: str) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        _problem(await w.client.post("/v1/context", json=body, headers=w.auth("acme")), 422, field)
+
+
+async def test_compare_answers_three_ways_and_judges(tmp_path: Path) -> None:
+    generator_module = pytest.importorskip("graphfuse_openai")
+    from graphfuse.compare import Judge
+    from graphfuse.testing import ChatCompletionsServer
+
+    with ChatCompletionsServer(answers={"harvested": "Apples from the Apple Orchard"}) as chat:
+        generator = generator_module.OpenAIGenerator("gpt-4o-mini", base_url=chat.url, api_key=chat.api_key)
+        async with served(tmp_path) as w:
+            w.service.generator = generator
+            w.service.judge = Judge(generator)
+            auth = w.auth("acme")
+            r = await w.client.post(
+                "/v1/compare", json={"question": "What is harvested?", "answer": "apples", "budget": 200}, headers=auth
+            )
+            assert r.status_code == 200, r.text
+            got = r.json()
+            assert set(got["answers"]) == {"llm_only", "basic", "graph"}
+            for name, answer in got["answers"].items():
+                assert answer["text"] == "Apples from the Apple Orchard", name
+                assert answer["prompt_tokens"] > 0
+            assert got["answers"]["llm_only"]["context"] is None
+            sources = got["answers"]["basic"]["context"]["sources"]
+            assert sources
+            assert {s["id"] for s in sources} <= {d["id"] for d in ACME}
+            assert "GLOBEXWORD" not in r.text
+            assert "acme/" not in r.text
+            assert set(got["verdicts"]) == {"llm_only", "basic", "graph"}
+            assert all(v["correctness"] >= 9 for v in got["verdicts"].values())
+            stats = (await w.client.get("/v1/stats/session", headers=auth)).json()["pipelines"]
+            assert stats["compare:basic"]["tokens_saved"] == 0.0
+            saved = stats["compare:llm_only"]["tokens_saved"]
+            assert saved == got["answers"]["basic"]["prompt_tokens"] - got["answers"]["llm_only"]["prompt_tokens"]
+            assert saved > 0
+            # Without the expected answer there is nothing to judge against, and it says so.
+            r = await w.client.post("/v1/compare", json={"question": "What is harvested?"}, headers=auth)
+            assert r.json()["verdicts"] == {}
+            assert r.json()["notes"]
+        await generator.close()

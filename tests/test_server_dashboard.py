@@ -102,6 +102,14 @@ def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str,
             assert page.locator("#graph-svg line.edge").count() >= 1
             # Charts: three token bars, the radar's rings and axes, a latency bar per pipeline.
             assert page.locator("#tokens-svg rect.bar").count() == 3
+            # Context tokens of both RAG pipelines (LLM only sends none).
+            values = [
+                int(v) for v in page.locator("#tokens-svg rect.bar").evaluate_all("rs => rs.map(r => r.dataset.value)")
+            ]
+            assert values[0] == 0
+            assert values[1] > 0
+            assert values[2] > 0
+            assert "context tokens" in page.inner_text("#tokens-note")
             assert page.locator("#judge-svg polygon.ring").count() == 4
             assert page.locator("#judge-svg line.axis").count() == 4
             assert page.locator("#latency-svg rect.bar").count() >= 2

@@ -43,6 +43,24 @@ async def test_every_route_and_preset_keeps_tenants_apart(tmp_path: Path) -> Non
             r = await w.client.post("/v1/retrieve", json={"query": "apple orchard harvest", "top_k": 5}, headers=auth)
             assert r.status_code == 200
             assert r.json()["results"], r.text
+            # Contexts in every format, with every preset: sources and text stay in the tenant.
+            for preset in presets.names():
+                for fmt in ("passages", "evidence", "graph"):
+                    body = {"query": queries[0], "budget": 500, "format": fmt, "preset": preset, "top_k": 10}
+                    r = await w.client.post("/v1/context", json=body, headers=auth)
+                    assert r.status_code in (200, 422), (preset, fmt, r.text)
+                    bodies.append(r.text)
+                    if r.status_code == 200:
+                        got = r.json()
+                        assert {x["id"] for x in got["sources"] + got["dropped"]} <= OWN_IDS[me] | {
+                            f"{i}#{n}" for i in OWN_IDS[me] for n in range(50)
+                        }
+            r = await w.client.get("/v1/stats/session", headers=auth)
+            assert r.status_code == 200
+            bodies.append(r.text)
+            r = await w.client.post("/v1/compare", json={"question": queries[0]}, headers=auth)
+            assert r.status_code == 503
+            bodies.append(r.text)
             # A declarative pipeline: semantic, hydrate and a 3-hop graph walk over the cross links.
             spec = {"query": "apple", "top_k": 20, "stages": ["semantic", "hydrate", {"name": "graph", "depth": 3}]}
             r = await w.client.post("/v1/retrieve", json=spec, headers=auth)
@@ -119,6 +137,9 @@ async def test_every_route_and_preset_keeps_tenants_apart(tmp_path: Path) -> Non
         ("DELETE", "/v1/documents/a1", None),
         ("GET", "/v1/graph/stats", None),
         ("GET", "/v1/samples", None),
+        ("POST", "/v1/context", {"query": "apple", "budget": 100}),
+        ("GET", "/v1/stats/session", None),
+        ("POST", "/v1/compare", {"question": "apple"}),
     ],
 )
 async def test_every_v1_route_needs_a_valid_key(tmp_path: Path, method: str, path: str, body: object) -> None:

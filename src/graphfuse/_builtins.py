@@ -123,10 +123,18 @@ def _ppr(components: Components, **options: Any) -> Any:
     return PersonalizedPageRank(components.require("graph_store", by="stage 'ppr'"), **options)
 
 
+def _time(components: Components, *, corpus: Corpus | None = None, **options: Any) -> Any:
+    from .timeaware import TimeAware, Timeline
+
+    timeline = None if corpus is None else Timeline((r.id, r.created_at) for r in _corpus_records(corpus))
+    return TimeAware(timeline, **options)
+
+
 @hookimpl
 def register_stages(register: Register) -> None:
     """semantic, hydrate, graph, temporal, pagerank, access, rerank, aggregate; bm25 (``corpus``, ``k1``, ``b``,
-    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages).
+    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages); time (``corpus``
+    for its timeline, ``mode``, ``reference``, ...: the time-aware stage).
     """
     register("semantic", _semantic)
     register("hydrate", _hydrate)
@@ -139,6 +147,7 @@ def register_stages(register: Register) -> None:
     register("bm25", _bm25)
     register("entity_seeds", _entity_seeds)
     register("ppr", _ppr)
+    register("time", _time)
 
 
 def _weighted(**options: Any) -> Any:

@@ -197,6 +197,8 @@ async def abuild(
     reranker: Reranker | None = None,
     bm25: Any = None,
     linker: Any = None,
+    timeline: Any = None,
+    entities: Any = None,
     **options: Any,
 ) -> Pipeline:
     """Build preset ``name`` from what a host has, supplying what the preset declares.
@@ -205,7 +207,10 @@ async def abuild(
     reranker to every preset; one that does not use it never sees it). When the preset needs or
     uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
     store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
-    :class:`~graphfuse.DocumentListing`). ``options`` go to the factory as they are (weights,
+    :class:`~graphfuse.DocumentListing`). A factory that takes a ``timeline`` (``multihop``) gets
+    one too, given or read from the store (:meth:`graphfuse.timeaware.Timeline.from_store`), and
+    one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
+    so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
     per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
     naming it.
     """
@@ -231,6 +236,20 @@ async def abuild(
                 f"documents, but {which}: use a graph store that lists its documents (the embedded 'sqlite' one), "
                 "or pass bm25= and linker="
             )
+        if "timeline" in inspect.signature(preset.factory()).parameters:
+            if timeline is None and isinstance(graph_store, DocumentListing):
+                from .timeaware import Timeline
+
+                timeline = await Timeline.from_store(graph_store)
+            if timeline is not None:
+                inputs["timeline"] = timeline
+        if "entities" in inspect.signature(preset.factory()).parameters:
+            if entities is None and isinstance(graph_store, DocumentListing):
+                from .multihop import entity_matcher
+
+                entities = await entity_matcher(graph_store)
+            if entities is not None:
+                inputs["entities"] = entities
     missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
     if missing:
         raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")

@@ -24,7 +24,9 @@ async def delete_documents(store_dir: str, ids: Sequence[str], *, missing_ok: bo
     store = await open_store(store_dir, create=False)
     try:
         indexer = Indexer(store.graph, store.vectors, store.embedder)
-        return await indexer.adelete(list(ids), missing_ok=missing_ok)
+        deleted = await indexer.adelete(list(ids), missing_ok=missing_ok)
+        await store.refresh_corpus_indexes()
+        return deleted
     finally:
         await store.close()
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from .._sync import run_sync
 from ..evaluation import CACHE_FILE, evaluate_files
 from ._errors import reports_errors
+from ._progress import StepBars
 
 __all__ = ["register"]
 
@@ -47,22 +48,43 @@ def eval_command(
         bool,
         typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
     ] = False,
+    context_budget: Annotated[
+        str | None,
+        typer.Option(
+            "--context-budget",
+            help="Also measure contexts (answer in context, tokens) at these budgets: tokens or shares of "
+            "vector/passages, comma-separated (e.g. 250 or 20%,35%,50%).",
+        ),
+    ] = None,
+    strip_titles: Annotated[
+        bool,
+        typer.Option("--strip-titles", help="Index without titles and links (titles also cut from the text)."),
+    ] = False,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
-    result = run_sync(
-        evaluate_files(
-            corpus,
-            queries,
-            pipeline.split(","),
-            store_dir=store,
-            embedder_name=embedder,
-            cache_path=cache,
-            allow_missing_gold=allow_missing_gold,
-            max_tokens=max_tokens,
-            progress=lambda msg: console.print(msg, highlight=False, markup=False),
+    budgets = None
+    if context_budget is not None:
+        from ..evaluation import parse_context_budgets
+
+        budgets = parse_context_budgets(context_budget)
+    with StepBars(console) as bars:
+        result = run_sync(
+            evaluate_files(
+                corpus,
+                queries,
+                pipeline.split(","),
+                store_dir=store,
+                embedder_name=embedder,
+                cache_path=cache,
+                allow_missing_gold=allow_missing_gold,
+                max_tokens=max_tokens,
+                strip_titles=strip_titles,
+                progress=lambda msg: console.print(msg, highlight=False, markup=False),
+                advance=bars.advance,
+                context_budgets=budgets or (),
+            )
         )
-    )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
     columns = (
         ("recall@2", "R@2"),
@@ -81,6 +103,24 @@ def eval_command(
         cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
         table.add_row(name, *cells)
     Console().print(table)
+    if result.context is not None:
+        ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
+        for column in ("pipeline/format", "answer in context", "tokens", "n"):
+            ctx_table.add_column(column, justify="left" if column == "pipeline/format" else "right")
+        for key, cm in result.context.entries.items():
+            ctx_table.add_row(key, f"{cm.answer_in_context:.3f}", f"{cm.context_tokens:.1f}", str(cm.n))
+        Console().print(ctx_table)
+    tagged = [(name, m.by_tag) for name, m in result.pipelines.items() if m.by_tag]
+    if tagged:
+        by_tag = Table(title="By query tag")
+        for label in ("pipeline", "tag", "queries", "R@2", "R@5", "nDCG@10", "MRR"):
+            by_tag.add_column(label, justify="left" if label in ("pipeline", "tag") else "right")
+        for name, tags in tagged:
+            for tag, values in tags.items():
+                for value, m in values.items():
+                    cells = [f"{m[k]:.3f}" for k in ("recall@2", "recall@5", "ndcg@10", "mrr")]
+                    by_tag.add_row(name, f"{tag}={value}", str(int(m["n_queries"])), *cells)
+        Console().print(by_tag)
     if json_out is not None:
         Path(json_out).write_text(json.dumps(result.as_json(), indent=2) + "\n", encoding="utf-8")
     if report is not None:

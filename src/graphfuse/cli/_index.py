@@ -64,6 +64,8 @@ async def index_sources(
         if prune:
             indexer = Indexer(store.graph, store.vectors, store.embedder)
             report.pruned = await indexer.aprune(r.id for r in records)
+        with console.status("updating the BM25 and title indexes"):
+            await store.refresh_corpus_indexes()
         return report
     finally:
         await store.close()

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InvalidInput
+from ..plugins import get_registry
 from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
 
@@ -62,7 +63,14 @@ async def _bundled_questions(graph: Any) -> list[str]:
 
 
 async def _serve(
-    store_dir: str, host: str, port: int, keys_path: str | None, preset: str, questions: list[str] | None
+    store_dir: str,
+    host: str,
+    port: int,
+    keys_path: str | None,
+    preset: str,
+    questions: list[str] | None,
+    llm: str | None,
+    judge: str | None,
 ) -> None:
     import uvicorn
 
@@ -73,6 +81,21 @@ async def _serve(
         raise InvalidInput(
             f"key file {keys_path!r} holds no keys: add one with `graphfuse keys add --keys {keys_path} --tenant NAME`"
         )
+    generator = judge_generator = None
+    if llm is not None:
+        from ..compare import Judge
+        from ._compare import parse_model
+
+        registry = get_registry()
+        name, options = parse_model(llm, "--llm")
+        generator = registry.create("generator", name, **options)
+        if judge is not None:
+            name, options = parse_model(judge, "--judge")
+            judge_generator = Judge(registry.create("generator", name, **options))
+        else:
+            judge_generator = Judge(generator)
+    elif judge is not None:
+        raise InvalidInput("--judge needs --llm: the judge grades the answers the --llm model gives")
     install_prometheus_exporter()
     store = await open_store(store_dir, create=False)
     try:
@@ -82,6 +105,8 @@ async def _serve(
             store.embedder,
             default_preset=preset,
             limits=Limits(),
+            generator=generator,
+            judge=judge_generator,
             description={"store": str(store.path), **store.components},
         )
         await service.pipeline(preset)  # fail before listening, and warm the model up
@@ -114,6 +139,12 @@ def serve(
     questions: Annotated[
         str | None, typer.Option("--questions", help="Sample questions for the dashboard: one per line, or JSONL.")
     ] = None,
+    llm: Annotated[
+        str | None, typer.Option("--llm", help="Answer model for /v1/compare, NAME:MODEL (e.g. openai:gpt-4o-mini).")
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Judge model, NAME:MODEL (default: the --llm model).")
+    ] = None,
 ) -> None:
     """Serve a store over HTTP: retrieval, ingest, graph statistics, metrics and a dashboard."""
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
@@ -127,7 +158,7 @@ def serve(
     # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
     # shuts down gracefully (requests in flight finish, then the store is closed).
     with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-        asyncio.run(_serve(store, host, port, keys, preset, qs))
+        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge))
 
 
 def register(app: typer.Typer) -> None:

@@ -125,19 +125,20 @@ def pack_evidence(query: str, items: Sequence[Item], b: Budgeter, *, min_share: 
     text is checked against the budget, dropping the last sentences if needed.
     """
     scored = score_sentences(query, items)
+    costs = {(s.item, s.index): b.count(s.text) + 1 for group in scored for s in group}
     pool = sorted((s for group in scored for s in group), key=lambda s: (-s.score, s.item, s.index))
-    best = pool[0].score if pool else 0.0
+    best = max((s.score for s in pool), default=0.0)
     seen: set[str] = set()
     chosen: dict[int, list[Sentence]] = {}
     used = 0
     head_cost = {i: b.count(_head(len(items), it.title, ": ")) for i, it in enumerate(items)}
     for s in pool:
         if s.score <= 0 or s.score < best * min_share:
-            break
+            continue
         key = " ".join(s.text.split()).casefold()
         if key in seen:
             continue
-        cost = b.count(s.text) + 1
+        cost = costs[(s.item, s.index)]
         if s.item not in chosen:
             cost += head_cost[s.item] + b.sep_cost
         if used + cost > b.budget:

@@ -82,8 +82,7 @@ def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str
     """The stems of ``text``'s content words (stopwords and one-character words left out)."""
     stop = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
     out = set()
-    for m in _WORD.finditer(text):
-        w = normalize(m.group())
+    for w in _WORD.findall(normalize(text)):
         if len(w) > 1 and w not in stop:
             out.add(stem(w))
     return out

@@ -8,31 +8,47 @@
     report = await evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
 """
 
-from ._data import EvalQuery, check_gold, load_corpus, load_queries
+from ._context import (
+    ContextMetrics,
+    ContextReport,
+    answer_in_text,
+    evaluate_contexts,
+    normalize_answer,
+    parse_context_budgets,
+)
+from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
-from ._report import markdown_table, write_report
+from ._report import context_table, markdown_table, write_report
 
 __all__ = [
     "CACHE_FILE",
     "PIPELINES",
+    "ContextMetrics",
+    "ContextReport",
     "EvalQuery",
     "EvalReport",
     "PipelineMetrics",
     "SQLiteCache",
     "check_gold",
     "check_pipelines",
+    "context_table",
+    "answer_in_text",
     "evaluate",
     "evaluate_files",
+    "evaluate_contexts",
     "load_corpus",
     "load_queries",
     "markdown_table",
     "ndcg_at_k",
+    "normalize_answer",
+    "parse_context_budgets",
     "percentile",
     "pipeline_names",
     "recall_at_k",
     "reciprocal_rank",
+    "strip_titles",
     "write_report",
 ]

@@ -11,16 +11,32 @@ from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from ..indexing import SourceRecord, read_sources
 
-__all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries"]
+__all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries", "strip_titles"]
 
 
 @dataclass(frozen=True)
 class EvalQuery:
-    """One evaluation question and the ids of the passages needed to answer it."""
+    """One evaluation question and the ids of the passages needed to answer it.
+
+    ``type`` (e.g. ``"multi_hop"``) and ``temporal`` (the question names a time or asks about
+    order in time) are optional tags; ``graphfuse eval`` reports metrics per tag value too.
+    """
 
     id: str
     question: str
     gold_ids: tuple[str, ...]
+    type: str | None = None
+    temporal: bool | None = None
+    answer: str | None = None
+
+    def tags(self) -> dict[str, str]:
+        """The query's tags as ``{"type": ..., "temporal": "true"/"false"}`` (absent ones left out)."""
+        out: dict[str, str] = {}
+        if self.type is not None:
+            out["type"] = self.type
+        if self.temporal is not None:
+            out["temporal"] = "true" if self.temporal else "false"
+        return out
 
 
 def load_corpus(path: str | os.PathLike[str]) -> list[SourceRecord]:
@@ -40,7 +56,11 @@ def load_corpus(path: str | os.PathLike[str]) -> list[SourceRecord]:
 
 
 def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
-    """Read ``{"id", "question", "gold_ids"}`` lines; malformed lines and empty files raise ``InvalidInput``."""
+    """Read ``{"id", "question", "gold_ids", "type"?, "temporal"?}`` lines.
+
+    Malformed lines (also a ``type`` that is not a non-empty string or a ``temporal`` that
+    is not a boolean) and empty files raise ``InvalidInput`` naming the file and line.
+    """
     p = Path(path)
     if not p.is_file():
         raise InvalidInput(f"{p}: no such queries file")
@@ -56,10 +76,38 @@ def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
             raise InvalidInput(f"{where}: 'gold_ids' must be a non-empty list of passage ids")
         if qid in seen:
             raise InvalidInput(f"{where}: query id {qid!r} appears twice")
+        kind, temporal = obj.get("type"), obj.get("temporal")
+        if kind is not None and (not isinstance(kind, str) or not kind.strip()):
+            raise InvalidInput(f"{where}: 'type' must be a non-empty string, got {kind!r}")
+        if temporal is not None and not isinstance(temporal, bool):
+            raise InvalidInput(f"{where}: 'temporal' must be true or false, got {temporal!r}")
         seen.add(qid)
-        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold))))
+        answer = obj.get("answer")
+        known = answer if isinstance(answer, str) else None
+        out.append(EvalQuery(qid, question, tuple(dict.fromkeys(gold)), kind, temporal, known))
     if not out:
         raise InvalidInput(f"{p}: the queries file has no queries")
+    return out
+
+
+def strip_titles(records: Sequence[SourceRecord]) -> list[SourceRecord]:
+    """Title-stripped copies: no ``title`` (nor metadata ``"title"``), no ``links``, and a text
+    that starts with its title on a line of its own (``"Title\ntext"``) without that line.
+
+    A title that is the subject of the first sentence ("Teutberga (died 875) was ...") is
+    part of the text and stays. Ids, other metadata and ``created_at`` stay, so gold ids
+    still match: the corpus a retriever sees when documents carry no entity titles.
+    """
+    out: list[SourceRecord] = []
+    for r in records:
+        text = r.text
+        title = (r.title or "").strip()
+        if title and text.startswith(title):
+            head, newline, rest = text[len(title) :].partition("\n")
+            if newline and not head.strip() and rest.strip():
+                text = rest.lstrip()
+        metadata = {k: v for k, v in r.metadata.items() if k != "title"}
+        out.append(SourceRecord(r.id, text, metadata=metadata, created_at=r.created_at))
     return out
 
 

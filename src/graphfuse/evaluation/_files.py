@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from .._protocols import Embedder, GraphStore, VectorStore
 from ._data import check_gold, load_corpus, load_queries
+from ._data import strip_titles as stripped
 from ._embedding_cache import SQLiteCache
 from ._harness import EvalReport, check_pipelines, evaluate
 
@@ -27,14 +28,19 @@ async def evaluate_files(
     cache_path: str | os.PathLike[str] | None = None,
     allow_missing_gold: bool = False,
     max_tokens: int = 512,
+    strip_titles: bool = False,
     progress: Callable[[str], None] | None = None,
+    advance: Callable[[str, int, int], None] | None = None,
+    context_budgets: Sequence[int | float] = (),
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
     ``pipelines`` are names of :func:`pipeline_names`; ``progress`` receives one line per step and
-    each loading warning. All input checks (pipeline names, corpus, queries, gold ids) run before any store is
+    each loading warning; ``advance`` drives a progress bar (see :func:`evaluate`). All input
+    checks (pipeline names, corpus, queries, gold ids) run before any store is
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
+    With ``strip_titles`` the corpus is indexed without titles and links (:func:`strip_titles`).
     """
     from ..embedders import CachingEmbedder
     from ..plugins import EMBEDDER, get_registry
@@ -43,6 +49,8 @@ async def evaluate_files(
     say = progress or (lambda _msg: None)
     names = check_pipelines(pipelines)
     corpus = load_corpus(corpus_path)
+    if strip_titles:
+        corpus = stripped(corpus)
     queries = load_queries(queries_path)
     queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
     for w in warnings:
@@ -78,6 +86,8 @@ async def evaluate_files(
             warnings=warnings,
             max_tokens=max_tokens,
             progress=say,
+            advance=advance,
+            context_budgets=context_budgets,
         )
     finally:
         for close in reversed(closers):

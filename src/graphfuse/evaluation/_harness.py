@@ -11,7 +11,17 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Result
-from ..indexing import Indexer, IndexReport, RegexTokenizer, SourceRecord, TitleLinker, TokenChunker
+from ..indexing import (
+    EntityMatcher,
+    Indexer,
+    IndexReport,
+    RegexTokenizer,
+    SourceRecord,
+    TextEntityExtractor,
+    TitleLinker,
+    TokenChunker,
+)
+from ._context import ContextReport
 from ._data import EvalQuery
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 
@@ -42,10 +52,12 @@ class PipelineMetrics:
     latency_p95_ms: float
     context_tokens_at_5: float
     n_queries: int
+    by_tag: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """Per query tag and value (``{"type": {"multi_hop": {"recall@5": ..., "n_queries": ...}}}``)."""
 
-    def as_json(self) -> dict[str, float | int]:
-        """The JSON keys of ``graphfuse eval --json``."""
-        return {
+    def as_json(self) -> dict[str, Any]:
+        """The JSON keys of ``graphfuse eval --json`` (``by_tag`` only when queries carry tags)."""
+        out: dict[str, Any] = {
             "recall@2": self.recall_at_2,
             "recall@5": self.recall_at_5,
             "ndcg@10": self.ndcg_at_10,
@@ -55,6 +67,9 @@ class PipelineMetrics:
             "context_tokens@5": self.context_tokens_at_5,
             "n_queries": self.n_queries,
         }
+        if self.by_tag:
+            out["by_tag"] = self.by_tag
+        return out
 
 
 @dataclass
@@ -66,16 +81,20 @@ class EvalReport:
     complete: bool = True
     warnings: list[str] = field(default_factory=list)
     index: IndexReport | None = None
+    context: ContextReport | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}``."""
-        return {
+        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}`` (+ ``context*``)."""
+        out = {
             "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
             "n_queries": self.n_queries,
             "complete": self.complete,
             "warnings": list(self.warnings),
             "index": asdict(self.index) if self.index is not None else None,
         }
+        if self.context is not None:
+            out.update(self.context.as_json())
+        return out
 
 
 def pipeline_names() -> list[str]:
@@ -144,47 +163,78 @@ async def evaluate(
     warnings: Sequence[str] = (),
     max_tokens: int = 512,
     progress: Callable[[str], None] | None = None,
+    advance: Callable[[str, int, int], None] | None = None,
+    context_budgets: Sequence[int | float] = (),
+    token_counter: Any = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
+
+    ``progress`` receives one line per step; ``advance(step, done, total)`` is called as each
+    step moves on (indexing: documents; embedding queries; each pipeline: queries), for a
+    progress bar.
 
     Latency is the time of the retrieval call per query, with query embeddings computed
     beforehand for every pipeline alike. ``warnings`` (from loading) are carried into the
     report, which is marked incomplete when there are any. Passages of up to ``max_tokens``
     tokens are indexed whole (QA benchmark passages are paragraphs, indexed whole as HippoRAG
     does); longer ones are chunked with an overlap of 32.
+
+    ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
+    context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
+    ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`).
     """
-    from ..multihop import BM25Index
+    from ..multihop import BM25Index, entity_matcher
+    from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
     if not queries:
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
+    step = advance or (lambda _step, _done, _total: None)
     linker = TitleLinker()
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
-    indexer = Indexer(graph_store, vector_store, embedder, chunker=chunker, extractors=[linker])
-    say(f"indexing {len(corpus)} documents")
-    index_report = await indexer.aindex(corpus)
+    # Titles that name entities give the graph; without them (chats, title-stripped sets) the
+    # graph comes from the proper nouns of the text: entity nodes.
+    titled = sum(1 for r in corpus if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title))
+    text_graph = titled < len(corpus) / 2
+    extractors: list[Any] = [linker, TextEntityExtractor()] if text_graph else [linker]
+    indexer = Indexer(
+        graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
+    )
+    say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
+    step("indexing", 0, len(corpus))
+    index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
+    entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
+    timeline = Timeline((r.id, r.created_at) for r in corpus)
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}
-    for q in queries:
+    step("embedding queries", 0, len(queries))
+    for i, q in enumerate(queries, 1):
         if q.question not in query_vectors:
             query_vectors[q.question] = await embedder.embed_query(q.question)
+        step("embedding queries", i, len(queries))
     fixed = _QueryVectors(embedder, query_vectors)
     tokenizer = RegexTokenizer()
     results: dict[str, PipelineMetrics] = {}
+    ranked_ids: dict[str, dict[str, list[str]]] = {}
     for name in names:
         say(f"running pipeline {name}")
-        retrieve = await _retriever(name, corpus, graph_store, vector_store, fixed, bm25, linker, query_vectors)
+        retrieve = await _retriever(
+            name, corpus, graph_store, vector_store, fixed, bm25, linker, timeline, entities, query_vectors
+        )
         r2: list[float] = []
         r5: list[float] = []
         nd: list[float] = []
         rr: list[float] = []
         lat: list[float] = []
         ctx: list[float] = []
-        for q in queries:
+        step(f"pipeline {name}", 0, len(queries))
+        for i, q in enumerate(queries, 1):
             ranked, elapsed = await retrieve(q.question)
+            step(f"pipeline {name}", i, len(queries))
+            ranked_ids.setdefault(name, {})[q.id] = ranked
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
@@ -192,6 +242,20 @@ async def evaluate(
             lat.append(elapsed * 1000)
             ctx.append(sum(len(tokenizer.spans(texts.get(d, ""))) for d in ranked[:5]))
         n = len(queries)
+        by_tag: dict[str, dict[str, dict[str, float]]] = {}
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, q in enumerate(queries):
+            for tag, value in q.tags().items():
+                groups.setdefault((tag, value), []).append(i)
+        for (tag, value), members in sorted(groups.items()):
+            k = len(members)
+            by_tag.setdefault(tag, {})[value] = {
+                "recall@2": sum(r2[i] for i in members) / k,
+                "recall@5": sum(r5[i] for i in members) / k,
+                "ndcg@10": sum(nd[i] for i in members) / k,
+                "mrr": sum(rr[i] for i in members) / k,
+                "n_queries": k,
+            }
         results[name] = PipelineMetrics(
             sum(r2) / n,
             sum(r5) / n,
@@ -201,8 +265,25 @@ async def evaluate(
             percentile(lat, 95),
             sum(ctx) / n,
             n,
+            by_tag,
         )
-    return EvalReport(results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report)
+    context = None
+    if context_budgets:
+        from ..context import get_token_counter
+        from ._context import evaluate_contexts
+
+        say("measuring contexts")
+        context = await evaluate_contexts(
+            ranked_ids,
+            {q.id: (q.question, q.answer) for q in queries},
+            {r.id: r for r in corpus},
+            context_budgets,
+            counter=token_counter or get_token_counter(),
+            graph_store=graph_store,
+        )
+    return EvalReport(
+        results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report, context=context
+    )
 
 
 async def _retriever(
@@ -213,6 +294,8 @@ async def _retriever(
     embedder: Embedder,
     bm25: Any,
     linker: TitleLinker,
+    timeline: Any,
+    entities: Any,
     query_vectors: Mapping[str, list[float]],
 ) -> Retriever:
     from .. import presets
@@ -234,6 +317,8 @@ async def _retriever(
         reranker=reranker,
         bm25=bm25,
         linker=linker,
+        timeline=timeline,
+        entities=entities,
     )
 
     async def run(question: str) -> tuple[list[str], float]:

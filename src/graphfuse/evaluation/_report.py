@@ -8,7 +8,7 @@ from pathlib import Path
 from .._errors import InvalidInput
 from ._harness import EvalReport
 
-__all__ = ["markdown_table", "write_report"]
+__all__ = ["context_table", "markdown_table", "write_report"]
 
 _COLUMNS = (
     ("recall@2", "R@2", "{:.3f}"),
@@ -33,6 +33,45 @@ def markdown_table(report: EvalReport) -> str:
         values = metrics.as_json()
         lines.append(f"| {name} | " + " | ".join(fmt.format(values[key]) for key, _, fmt in _COLUMNS) + " |")
     return "\n".join(lines) + "\n"
+
+
+def context_table(report: EvalReport) -> str:
+    """The context metrics (answer in context, mean tokens) per pipeline/format; empty without them."""
+    ctx = report.context
+    if ctx is None:
+        return ""
+    lines = [
+        f"Context budget {ctx.budget} tokens ({ctx.counter}); `<pipeline>/passages` is the top-5 passages whole. "
+        f"Left out: {ctx.skipped_yes_no} yes/no questions, {ctx.skipped_no_answer} without an answer.",
+        "",
+        "| pipeline/format | answer in context | tokens | questions |",
+        "|---|---:|---:|---:|",
+    ]
+    for key, m in ctx.entries.items():
+        lines.append(f"| {key} | {m.answer_in_context:.3f} | {m.context_tokens:.0f} | {m.n} |")
+    return "\n".join(lines) + "\n"
+
+
+def _context_curve(report: EvalReport, path: Path, title: str) -> None:
+    import matplotlib.pyplot as plt
+
+    ctx = report.context
+    assert ctx is not None
+    fig, ax = plt.subplots(figsize=(6.0, 4.0))
+    for key, points in ctx.curve.items():
+        ax.plot([m.context_tokens for m in points], [m.answer_in_context for m in points], marker="o", label=key)
+    for key, m in ctx.entries.items():
+        if key.endswith("/passages"):
+            ax.scatter([m.context_tokens], [m.answer_in_context], marker="s", label=key, zorder=3)
+    ax.set_xlabel(f"mean context tokens ({ctx.counter})")
+    ax.set_ylabel("answer in context")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def write_report(report: EvalReport, directory: str | os.PathLike[str], *, title: str = "GraphFuse evaluation") -> Path:
@@ -61,5 +100,9 @@ def write_report(report: EvalReport, directory: str | os.PathLike[str], *, title
     fig.savefig(out / "recall.png", dpi=110)
     plt.close(fig)
     md = out / "report.md"
-    md.write_text(f"# {title}\n\n{markdown_table(report)}\n![Recall per pipeline](recall.png)\n", encoding="utf-8")
+    text = f"# {title}\n\n{markdown_table(report)}\n![Recall per pipeline](recall.png)\n"
+    if report.context is not None:
+        _context_curve(report, out / "context.png", title)
+        text += f"\n## Context\n\n{context_table(report)}\n![Answer in context against tokens](context.png)\n"
+    md.write_text(text, encoding="utf-8")
     return md

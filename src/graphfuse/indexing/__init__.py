@@ -11,17 +11,32 @@ See ``docs/indexing.md`` for the relation types, re-indexing and resume semantic
 
 from ._chunking import Chunk, RegexTokenizer, TokenChunker, Tokenizer, WordPieceTokenizer
 from ._extractors import EntityExtractor, HeuristicNameExtractor, Mention, TitleLinker
-from ._indexer import CO_MENTION, LINKS_TO, MENTIONS, PART_OF, Indexer, IndexReport
+from ._indexer import (
+    CO_MENTION,
+    CO_OCCURS_WITH,
+    ENTITY_PREFIX,
+    LINKS_TO,
+    MENTIONED_IN,
+    MENTIONS,
+    PART_OF,
+    Indexer,
+    IndexReport,
+)
 from ._llm_extractor import LLMEntityExtractor
 from ._records import SourceRecord, read_sources
+from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants
 
 __all__ = [
     "CO_MENTION",
+    "CO_OCCURS_WITH",
+    "ENTITY_PREFIX",
     "LINKS_TO",
+    "MENTIONED_IN",
     "MENTIONS",
     "PART_OF",
     "Chunk",
     "EntityExtractor",
+    "EntityMatcher",
     "HeuristicNameExtractor",
     "IndexReport",
     "Indexer",
@@ -29,9 +44,12 @@ __all__ = [
     "Mention",
     "RegexTokenizer",
     "SourceRecord",
+    "TextEntityExtractor",
     "TitleLinker",
     "TokenChunker",
     "Tokenizer",
     "WordPieceTokenizer",
+    "entity_key",
+    "merge_variants",
     "read_sources",
 ]

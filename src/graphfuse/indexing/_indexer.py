@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import inspect
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,13 +19,28 @@ from .._types import Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor
 from ._records import SourceRecord
+from ._text_entities import merge_variants
 
-__all__ = ["IndexReport", "Indexer", "LINKS_TO", "MENTIONS", "CO_MENTION", "PART_OF"]
+__all__ = [
+    "CO_MENTION",
+    "CO_OCCURS_WITH",
+    "ENTITY_PREFIX",
+    "LINKS_TO",
+    "MENTIONED_IN",
+    "MENTIONS",
+    "PART_OF",
+    "IndexReport",
+    "Indexer",
+]
 
 LINKS_TO = "LINKS_TO"
 MENTIONS = "MENTIONS"
 CO_MENTION = "CO_MENTION"
 PART_OF = "PART_OF"
+MENTIONED_IN = "MENTIONED_IN"
+CO_OCCURS_WITH = "CO_OCCURS_WITH"
+ENTITY_PREFIX = "graphfuse:entity:"
+"""Ids of entity nodes (``entity_graph=True``) are this prefix and the entity key."""
 
 # Reserved metadata keys on stored documents (the rest is the record's own metadata).
 _KIND = "graphfuse_kind"
@@ -83,6 +98,17 @@ class Indexer:
       mention without targets, e.g. from :class:`HeuristicNameExtractor`), for entities
       mentioned by at most ``co_mention_cap`` units (more would make hubs).
 
+    With ``entity_graph=True`` mentions without targets (e.g. from
+    :class:`TextEntityExtractor`) become entity nodes instead of ``CO_MENTION`` relations:
+    one node per entity (id :data:`ENTITY_PREFIX` + key, metadata ``graphfuse_kind="entity"``,
+    ``name``, ``mentions``; not embedded), name variants merged
+    (:func:`~graphfuse.indexing.merge_variants`), a ``MENTIONED_IN`` relation from the entity
+    to each unit that mentions it (weight: how many times), and ``CO_OCCURS_WITH`` between
+    entities mentioned in one unit (among its ``co_mention_cap`` most-mentioned; weight: in how
+    many units of the call, owned by each document where they co-occur). Counts are over the
+    records of one call; entity nodes stay when their documents are deleted (without
+    relations, they do not affect retrieval).
+
     Mentions and co-mentions are resolved over the records of one call plus the titles the
     extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
 
@@ -104,6 +130,7 @@ class Indexer:
         co_mention_cap: int = 8,
         mention_target_cap: int = 5,
         embed_title: bool = True,
+        entity_graph: bool = False,
     ) -> None:
         for obj, what, method in (
             (graph_store, "graph_store", "store_documents"),
@@ -128,6 +155,10 @@ class Indexer:
         self._co_cap = co_mention_cap
         self._target_cap = mention_target_cap
         self._embed_title = embed_title
+        if not isinstance(entity_graph, bool):
+            raise InvalidInput(f"entity_graph must be a bool, got {entity_graph!r}")
+        self._entity_graph = entity_graph
+        self._entity_nodes: dict[str, Document] = {}
 
     def __repr__(self) -> str:
         extractors = list(self._extractors)
@@ -182,6 +213,11 @@ class Indexer:
             else:
                 todo.append(p)
         present.update(external)
+        if self._entity_nodes:
+            nodes = list(self._entity_nodes.values())
+            for i in range(0, len(nodes), 500):
+                await self._graph.store_documents(nodes[i : i + 500])
+            present.update(self._entity_nodes)
         # Relations of every planned document, skipped ones included: an earlier interrupted run
         # may have committed a document before the other end of one of its relations was written.
         touching: dict[str, set[_Rel]] = defaultdict(set)
@@ -280,6 +316,7 @@ class Indexer:
         doc_of = {u: p.record.id for p in plans for u, _ in p.units}
         by_doc = {p.record.id: p for p in plans}
         holders: dict[str, list[str]] = defaultdict(list)
+        mentioned: dict[str, Counter[str]] = {}
         for p in plans:
             for link in p.record.links:
                 if link != p.record.id:
@@ -288,12 +325,14 @@ class Indexer:
                 p.owned.update((u, p.record.id, PART_OF) for u, _ in p.units)
             for unit, text in p.units:
                 entities: set[str] = set()
+                counts: Counter[str] = Counter()
                 named: list[str] = []
                 for ex in self._extractors:
                     for m in ex.extract(text):
                         if not m.targets:
                             # Passages naming a document are already two hops apart through it.
                             entities.add(m.entity)
+                            counts[m.entity] += 1
                         for target in m.targets[: self._target_cap]:
                             if target != p.record.id and target not in named:
                                 named.append(target)
@@ -303,8 +342,13 @@ class Indexer:
                     # Earlier mentions are more central to a passage (its subject's director,
                     # author, country come first): weight 1, 1/2, 1/3, ... in order of mention.
                     p.weights[rel] = 1.0 / (1 + rank)
+                if self._entity_graph:
+                    mentioned[unit] = counts
+                    continue
                 for e in entities:
                     holders[e].append(unit)
+        if self._entity_graph:
+            self._plan_entities(plans, doc_of, by_doc, mentioned)
         hubs = 0
         for mentioning in holders.values():
             if len(mentioning) > self._co_cap:
@@ -321,6 +365,8 @@ class Indexer:
                 f"{hubs} entities are mentioned by more than {self._co_cap} passages: no CO_MENTION relations for them"
             )
         config = f"{self._chunker.fingerprint}|{[type(e).__name__ for e in self._extractors]}|{self._embed_title}"
+        if self._entity_graph:
+            config += "|entity_graph"
         for p in plans:
             r = p.record
             payload = json.dumps(
@@ -337,6 +383,54 @@ class Indexer:
             )
             p.digest = hashlib.sha256(payload.encode()).hexdigest()
         return plans
+
+    def _plan_entities(
+        self,
+        plans: Sequence[_Plan],
+        doc_of: Mapping[str, str],
+        by_doc: Mapping[str, _Plan],
+        mentioned: Mapping[str, Counter[str]],
+    ) -> None:
+        units_with: Counter[str] = Counter()
+        for counts in mentioned.values():
+            units_with.update(counts.keys())
+        canonical = merge_variants(units_with)
+        nodes: dict[str, Document] = {}
+        pairs: Counter[tuple[str, str]] = Counter()
+        owners: dict[tuple[str, str], set[str]] = defaultdict(set)
+        merged: dict[str, Counter[str]] = {}
+        for unit, counts in mentioned.items():
+            own: Counter[str] = Counter()
+            for key, n in counts.items():
+                own[canonical.get(key, key)] += n
+            merged[unit] = own
+        total: Counter[str] = Counter()
+        for own in merged.values():
+            total.update(own.keys())
+        for unit, own in merged.items():
+            plan = by_doc[doc_of[unit]]
+            keys = sorted(own)
+            for key in keys:
+                node = ENTITY_PREFIX + key
+                rel = (node, unit, MENTIONED_IN)
+                plan.owned.add(rel)
+                plan.weights[rel] = float(own[key])
+            # Pairs among the unit's ``co_mention_cap`` most-mentioned entities only: a list of
+            # twenty names would otherwise make 190 relations for one passage.
+            central = sorted(sorted(own, key=lambda k: (-own[k], k))[: self._co_cap])
+            for i, a in enumerate(central):
+                for b in central[i + 1 :]:
+                    pairs[(a, b)] += 1
+                    owners[(a, b)].add(doc_of[unit])
+        for key, n in total.items():
+            node = ENTITY_PREFIX + key
+            nodes[node] = Document(node, key, {_KIND: "entity", "name": key, "mentions": n})
+        for (a, b), n in pairs.items():
+            rel = (ENTITY_PREFIX + a, ENTITY_PREFIX + b, CO_OCCURS_WITH)
+            for doc in owners[(a, b)]:
+                by_doc[doc].owned.add(rel)
+                by_doc[doc].weights[rel] = float(n)
+        self._entity_nodes = nodes
 
     async def _check_links(self, plans: list[_Plan], report: IndexReport) -> set[str]:
         # Links to ids outside this call must exist in the store; others become warnings.
@@ -454,6 +548,8 @@ class Indexer:
         # A relation is created by the batch that writes its later endpoint.
         batch_ids = {p.record.id for p in batch} | new_units
         rels = {rel for i in batch_ids for rel in touching.get(i, ()) if rel[0] in present and rel[1] in present}
+        # Relations between two entity nodes touch no unit: their owners create them.
+        rels.update(rel for p in batch for rel in p.owned if rel[0] in present and rel[1] in present)
         if rels:
             await self._graph.create_relations(
                 [Relation(s, t, k, weight=weights.get((s, t, k), 1.0)) for s, t, k in sorted(rels)]

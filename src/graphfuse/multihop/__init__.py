@@ -9,25 +9,31 @@ PersonalizedPageRank ppr        ppr       random walk with restart from the cand
 ==================== ========== ========= ================================================
 
 :func:`multihop` is also the preset ``"multihop"`` of :mod:`graphfuse.presets` (imported from
-there on first use); :func:`corpus_indexes` rebuilds its ``bm25`` and ``linker`` from a store.
+there on first use); :func:`corpus_indexes` rebuilds its ``bm25`` and ``linker`` from a store;
+:class:`CorpusCache` keeps them in a store directory, refreshed incrementally.
 The registry names of the stages are ``bm25``, ``entity_seeds`` and ``ppr`` (built-in plugin).
 """
 
 from ._bm25 import BM25Index, bm25_tokens
 from ._bm25_search import BM25Search
 from ._corpus import corpus_indexes
+from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
+from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
     "MULTIHOP_WEIGHTS",
     "BM25Index",
     "BM25Search",
+    "CorpusCache",
     "EntitySeeds",
     "PersonalizedPageRank",
+    "TextEntitySeeds",
     "bm25_tokens",
     "corpus_indexes",
+    "entity_matcher",
     "hybrid",
     "lexical",
     "multihop",

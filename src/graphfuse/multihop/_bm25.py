@@ -18,15 +18,29 @@ from ..indexing._extractors import STOPWORDS, normalize
 
 __all__ = ["BM25Index", "bm25_tokens"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# A lower-case letter followed by an upper-case one: the seam of a joined name ("WolfgangSchulz").
+_CAMEL = re.compile(r"(?<=[^\W\d_A-Z])(?=[A-Z])")
 
 BM25Document = Union[tuple[str, str], tuple[str, str, Mapping[str, Any]]]
 """``(id, text)`` or ``(id, text, metadata)``; metadata is what filters are checked against."""
 
 
 def bm25_tokens(text: str, *, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """Lower-cased, accent-stripped word tokens without stopwords."""
-    return [w for w in _WORD.findall(normalize(text)) if w not in stopwords]
+    """Lower-cased, accent-stripped word tokens without stopwords.
+
+    Words are runs of letters and digits (an underscore separates: ``20260430_18:30`` is
+    ``20260430 18 30``); a joined name is split at its lower-to-upper seams, so
+    ``WolfgangSchulz`` and "Wolfgang Schulz" give the same tokens.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = _CAMEL.split(word) if not word.islower() else (word,)
+        for part in parts:
+            token = part.lower() if part.isascii() else normalize(part)
+            if token not in stopwords:
+                out.append(token)
+    return out
 
 
 class BM25Index:
@@ -71,7 +85,48 @@ class BM25Index:
         n = len(ids)
         tf = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, len(vocab)))
         tf.sum_duplicates()
-        dl = np.asarray(lengths, dtype=np.float64)
+        self._set_counts(ids, vocab, tf, np.asarray(lengths, dtype=np.float64), metadata, float(k1), float(b))
+
+    @classmethod
+    def from_term_counts(
+        cls,
+        ids: Sequence[str],
+        vocabulary: Mapping[str, int],
+        counts: sp.csr_matrix,
+        lengths: npt.NDArray[np.float64],
+        metadata: Sequence[Mapping[str, Any]],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> BM25Index:
+        """An index from already-tokenised documents (as persisted by a store's corpus cache).
+
+        ``counts[i, vocabulary[t]]`` is how often token ``t`` (of :func:`bm25_tokens`) occurs in
+        document ``ids[i]``, ``lengths[i]`` its token count; the result equals building the
+        index from the texts.
+        """
+        n = len(ids)
+        if counts.shape != (n, len(vocabulary)) or len(lengths) != n or len(metadata) != n:
+            raise InvalidInput(
+                f"BM25 term counts of shape {counts.shape} do not match {n} ids and {len(vocabulary)} terms"
+            )
+        self = cls.__new__(cls)
+        self._set_counts(
+            list(ids), dict(vocabulary), counts, np.asarray(lengths, dtype=np.float64), list(metadata), k1, b
+        )
+        return self
+
+    def _set_counts(
+        self,
+        ids: list[str],
+        vocab: dict[str, int],
+        tf: sp.csr_matrix,
+        dl: npt.NDArray[np.float64],
+        metadata: list[Mapping[str, Any]],
+        k1: float,
+        b: float,
+    ) -> None:
+        n = len(ids)
         avgdl = float(dl.mean()) if n and dl.mean() > 0 else 1.0
         df = np.bincount(tf.indices, minlength=len(vocab)).astype(np.float64)
         idf = np.log1p((n - df + 0.5) / (df + 0.5))

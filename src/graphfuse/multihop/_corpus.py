@@ -9,6 +9,7 @@ from typing import Any
 from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._protocols import GraphStore
+from .._types import Document
 from ..indexing import TitleLinker
 from ..indexing._indexer import _KIND
 from ._bm25 import BM25Index
@@ -16,6 +17,19 @@ from ._bm25 import BM25Index
 __all__ = ["corpus_indexes"]
 
 _RESERVED = "graphfuse_"  # the indexer's bookkeeping keys in document metadata
+
+
+def corpus_item(doc: Document) -> tuple[str, Mapping[str, Any], str | None] | None:
+    """What the corpus indexes take from a document: (BM25 text, own metadata, title), or
+    ``None`` for the indexer's chunk and entity nodes."""
+    metadata = doc.metadata
+    if metadata.get(_KIND) in ("chunk", "entity"):
+        return None  # a chunk's text is in its document already; an entity node is no passage
+    title = metadata.get("title")
+    title = title if isinstance(title, str) and title.strip() else None
+    text = doc.content or ""
+    own = {k: v for k, v in metadata.items() if not k.startswith(_RESERVED)}
+    return (f"{title} {text}" if title else text), own, title
 
 
 async def corpus_indexes(
@@ -39,14 +53,11 @@ async def corpus_indexes(
     items: list[tuple[str, str, Mapping[str, Any]]] = []
     titles: list[tuple[str, str]] = []
     async for doc in graph_store.iter_documents(batch_size=batch_size):
-        metadata = doc.metadata
-        if metadata.get(_KIND) == "chunk":
-            continue  # its text is in its document already
-        title = metadata.get("title")
-        title = title if isinstance(title, str) and title.strip() else None
-        text = doc.content or ""
-        own = {k: v for k, v in metadata.items() if not k.startswith(_RESERVED)}
-        items.append((doc.id, f"{title} {text}" if title else text, own))
+        item = corpus_item(doc)
+        if item is None:
+            continue
+        text, own, title = item
+        items.append((doc.id, text, own))
         if title is not None:
             titles.append((title, doc.id))
 

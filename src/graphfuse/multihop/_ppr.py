@@ -23,6 +23,8 @@ from ..stages._arguments import check_name, check_options, check_positive_int, c
 __all__ = ["PersonalizedPageRank", "personalized_pagerank"]
 
 _OPTIONS = ("damping", "seeds", "limit")
+GRAPH_SEEDS = "graph_seeds"
+"""Key of ``RunContext.values`` where a stage leaves ``{node id: weight}`` of extra walk seeds."""
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -111,6 +113,11 @@ class PersonalizedPageRank:
     best-scoring documents not yet candidates are added with ids only (put
     :class:`~graphfuse.stages.Hydrate` after this stage).
 
+    Other stages may add seeds that are graph nodes rather than candidates (the entity nodes a
+    question names): ``{node id: weight}`` under ``context.values["graph_seeds"]``. Nodes whose
+    id starts with ``exclude_prefix`` (entity nodes, :data:`~graphfuse.indexing.ENTITY_PREFIX`)
+    are walked through but never added as candidates.
+
     A step follows a relation forwards (from the passage that mentions or links to the other)
     with its weight, and backwards with ``reverse_weight`` times it.
 
@@ -130,6 +137,7 @@ class PersonalizedPageRank:
         "_cache",
         "_damping",
         "_degree_exponent",
+        "_exclude_prefix",
         "_graph_store",
         "_hops",
         "_iterations",
@@ -162,6 +170,7 @@ class PersonalizedPageRank:
         max_nodes: int = 2000,
         name: str = "ppr",
         signal: str = "ppr",
+        exclude_prefix: str | None = None,
     ) -> None:
         if not callable(getattr(graph_store, "related", None)):
             raise InvalidInput(f"graph_store must be a GraphStore (with 'related'), got {graph_store!r}")
@@ -185,6 +194,9 @@ class PersonalizedPageRank:
         self._max_nodes = check_positive_int(max_nodes, "max_nodes")
         self._name = check_name(name, "name")
         self._signal = check_name(signal, "signal")
+        if exclude_prefix is not None and (not isinstance(exclude_prefix, str) or not exclude_prefix):
+            raise InvalidInput(f"exclude_prefix must be a non-empty string or None, got {exclude_prefix!r}")
+        self._exclude_prefix = exclude_prefix
         self._cache: tuple[weakref.ref[Any], _Graph] | None = None
         self._lock = threading.Lock()
 
@@ -216,16 +228,22 @@ class PersonalizedPageRank:
         weighted = [(sum(w * c.signals.get(k, 0.0) for k, w in self._seed_signals.items()), c.id) for c in candidates]
         seeds = sorted((w, i) for w, i in weighted if w > 0)[::-1]
         seeds = sorted(seeds, key=lambda s: (-s[0], s[1]))[:n_seeds]
-        if not seeds:
+        extra = context.values.get(GRAPH_SEEDS) if isinstance(context.values, Mapping) else None
+        extra = dict(extra) if isinstance(extra, Mapping) else {}
+        if not seeds and not extra:
             return list(candidates)
         graph = None if query.filter is not None else await self._whole_graph()
         if graph is None:
-            graph = await self._neighbourhood([i for _, i in seeds], query.filter)
+            graph = await self._neighbourhood([*(i for _, i in seeds), *extra], query.filter)
         p = np.zeros(len(graph.ids))
         for w, i in seeds:
             pos = graph.position.get(i)
             if pos is not None:
                 p[pos] += w**self._seed_power
+        for node, w in extra.items():
+            pos = graph.position.get(node)
+            if pos is not None and isinstance(w, (int, float)) and w > 0:
+                p[pos] += float(w) ** self._seed_power
         if p.sum() <= 0:
             return list(candidates)
         x = _power(graph.walk, graph.dangling, p / p.sum(), damping, self._iterations)
@@ -246,6 +264,8 @@ class PersonalizedPageRank:
                 if added >= limit:
                     break
                 doc_id = graph.ids[pos]
+                if self._exclude_prefix is not None and doc_id.startswith(self._exclude_prefix):
+                    continue  # an entity node: it leads to passages, it is not one
                 if doc_id not in present:
                     out.append(Candidate(Document(doc_id), {self._signal: float(score[pos])}))
                     added += 1

@@ -10,18 +10,24 @@ from .._errors import InvalidInput
 from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
-from ..indexing import EntityExtractor
+from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher
 from ..scoring import WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
+from ..timeaware import TimeAware, Timeline
 from ._bm25 import BM25Index
 from ._bm25_search import BM25Search
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank
+from ._text_entity_seeds import TextEntitySeeds
 
 __all__ = ["MULTIHOP_WEIGHTS", "hybrid", "lexical", "multihop"]
 
-MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "rerank": 0.5})
+MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
+    {"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "time": 1.0, "event": 1.0, "rerank": 0.5}
+)
 """Default weights of the ``multihop`` preset (tuned on the dev halves of 2Wiki/MuSiQue/HotpotQA).
+
+``time`` and ``event`` are the signals of the time-aware stage, present only on a dated store.
 
 ``bm25`` has no weight of its own: BM25 adds candidates and seeds the PageRank walk (weight
 0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
@@ -31,6 +37,8 @@ _KEYS = (
     "semantic",
     "bm25",
     "entity",
+    "time",
+    "text_entity",
     "aggregate_seeds",
     "ppr",
     "aggregate",
@@ -50,6 +58,8 @@ def multihop(
     *,
     bm25: BM25Index | None = None,
     linker: EntityExtractor | None = None,
+    timeline: Timeline | None = None,
+    entities: EntityMatcher | None = None,
     reranker: Reranker | None = None,
     weights: Mapping[str, float] | None = None,
     **stage_options: Mapping[str, Any],
@@ -66,7 +76,16 @@ def multihop(
 
     ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
     :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
-    stage is left out. ``stage_options`` passes keyword arguments by stage name, e.g.
+    stage is left out. With a ``timeline`` (:class:`~graphfuse.timeaware.Timeline` of the
+    corpus) holding dated documents, the :class:`~graphfuse.timeaware.TimeAware` stage
+    (``time``) runs after the entity stage: it boosts what was created when the question says
+    (pass ``options={"time": {"reference": ...}}`` with a query for relative expressions) and
+    retrieves both events of an ordering question; an undated store leaves it out. With
+    ``entities`` (an :class:`~graphfuse.indexing.EntityMatcher` of the store's entity nodes,
+    :func:`entity_matcher`; a store indexed with ``entity_graph=True``) holding any, the
+    :class:`TextEntitySeeds` stage (``text_entity``) seeds the walk with the entities the
+    question names, and the walk passes through entity nodes without returning them.
+    ``stage_options`` passes keyword arguments by stage name, e.g.
     ``multihop(g, v, e, bm25=index, ppr={"damping": 0.5})``.
 
     Temporal decay, stored PageRank and access popularity are opt-in (multi-hop QA corpora
@@ -82,13 +101,19 @@ def multihop(
         stages.append(BM25Search(bm25, **opts["bm25"]))
     if linker is not None:
         stages.append(EntitySeeds(graph_store, linker, **opts["entity"]))
+    if timeline is not None and len(timeline):
+        stages.append(TimeAware(timeline, **{"bm25": bm25, **opts["time"]}))
+    text_graph = entities is not None and len(entities) > 0
+    if entities is not None and text_graph:
+        stages.append(TextEntitySeeds(entities, **opts["text_entity"]))
     # Chunked documents: vector hits land on chunks, entity/BM25 hits on the document. Folding
     # them into the best chunk before PPR lets the signals add up while the walk still starts
     # from a passage (whose MENTIONS lead on); the walk then adds chunks again, folded into their
     # documents at the end. Without chunks (no ``parent_id``) both aggregations are no-ops.
     stages.append(Hydrate(graph_store, name="hydrate_seeds"))
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
-    stages.append(PersonalizedPageRank(graph_store, **opts["ppr"]))
+    ppr_options = {"exclude_prefix": ENTITY_PREFIX, **opts["ppr"]} if text_graph else opts["ppr"]
+    stages.append(PersonalizedPageRank(graph_store, **ppr_options))
     stages.append(Hydrate(graph_store, name="hydrate_ppr"))
     stages.append(ParentAggregation(**opts["aggregate"]))
     stages.append(Hydrate(graph_store))

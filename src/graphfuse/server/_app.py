@@ -29,11 +29,12 @@ from .._errors import (
     NotFound,
     RateLimited,
 )
+from .._pipeline import Pipeline
 from ..indexing import SourceRecord
 from ._keys import KeyFile
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
-from ._schemas import IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
+from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
 from ._scope import Scope
 from ._service import Service
 
@@ -266,16 +267,8 @@ def create_app(
         """Ranked results with every signal, for the key's tenant only."""
         limits.check_query(body.query)
         limits.check_top_k(body.top_k)
-        if body.preset is not None and body.stages is not None:
-            raise Problem.invalid("stages", "give either 'preset' or 'stages', not both")
-        if body.scorer is not None and body.stages is None:
-            raise Problem.invalid("scorer", "'scorer' goes with 'stages'")
         started = time.perf_counter()
-        if body.stages is not None:
-            pipeline, name = service.spec_pipeline(body.stages, body.scorer), "stages"
-        else:
-            name = body.preset or service.default_preset
-            pipeline = await service.pipeline(name)
+        pipeline, name = await chosen_pipeline(body)
         results, out = await service.retrieve(scope, pipeline, body.query, top_k=body.top_k, client_filter=body.filter)
         response: dict[str, Any] = {
             "results": out,
@@ -318,15 +311,50 @@ def create_app(
             records.append(scope.stamp(record, where))
         return await service.ingest(scope, records)
 
-    @app.post("/v1/compare", tags=["comparison"])
-    async def compare(request: Request, scope: Tenant) -> dict[str, Any]:
-        """LLM only, basic RAG and GraphRAG answers side by side, judged (needs an LLM configured at start)."""
-        raise Problem(
-            503,
-            "no LLM is configured on this server: answers and judge scores need one; "
-            "/v1/retrieve, /v1/context and the graph work without",
-            extra={"llm": False},
+    async def chosen_pipeline(body: RetrieveRequest | ContextRequest) -> tuple[Pipeline, str]:
+        if body.preset is not None and body.stages is not None:
+            raise Problem.invalid("stages", "give either 'preset' or 'stages', not both")
+        if body.scorer is not None and body.stages is None:
+            raise Problem.invalid("scorer", "'scorer' goes with 'stages'")
+        if body.stages is not None:
+            return service.spec_pipeline(body.stages, body.scorer), "stages"
+        name = body.preset or service.default_preset
+        return await service.pipeline(name), name
+
+    @app.post("/v1/context", tags=["retrieval"])
+    async def context(body: ContextRequest, scope: Tenant) -> dict[str, Any]:
+        """The context an LLM would read: retrieved, then assembled within ``budget`` tokens."""
+        limits.check_query(body.query)
+        limits.check_budget(body.budget)
+        if body.top_k is not None:
+            limits.check_top_k(body.top_k)
+        started = time.perf_counter()
+        pipeline, name = await chosen_pipeline(body)
+        out = await service.context(
+            scope,
+            pipeline,
+            name,
+            body.query,
+            budget=body.budget,
+            format=body.format,
+            top_k=body.top_k,
+            client_filter=body.filter,
         )
+        out["pipeline"] = name
+        out["took_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        return out
+
+    @app.get("/v1/stats/session", tags=["comparison"])
+    async def session_stats(scope: Tenant) -> dict[str, Any]:
+        """Tokens per pipeline since the server started, and tokens saved against basic RAG."""
+        return service.session.snapshot(scope.tenant)
+
+    @app.post("/v1/compare", tags=["comparison"])
+    async def compare(body: CompareRequest, scope: Tenant) -> dict[str, Any]:
+        """LLM only, basic RAG and GraphRAG answers side by side, judged (needs an LLM configured at start)."""
+        limits.check_query(body.question, "question")
+        limits.check_budget(body.budget)
+        return await service.compare(scope, body.question, gold=body.answer, budget=body.budget)
 
     @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
     async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:

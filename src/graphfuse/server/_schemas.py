@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 __all__ = [
+    "CompareRequest",
+    "ContextRequest",
     "DocumentIn",
     "IngestRequest",
     "IngestResponse",
@@ -33,6 +35,27 @@ class RetrieveRequest(_Strict):
     scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': a registered scorer.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
     graph: StrictBool = Field(False, description="Also return the relations among the results.")
+
+
+class ContextRequest(_Strict):
+    """A query and a token budget: the context an LLM would read, assembled from the results."""
+
+    query: StrictStr = Field(description="The question.")
+    budget: StrictInt = Field(2000, description="Context tokens at most.")
+    format: StrictStr = Field("passages", description="passages, evidence or graph.")
+    top_k: StrictInt | None = Field(None, description="Results to assemble from (default 10).")
+    preset: StrictStr | None = Field(None, description="Preset name (default: the server's).")
+    stages: list[StrictStr | dict[str, Any]] | None = Field(None, description="A declarative pipeline instead.")
+    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': a registered scorer.")
+    filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
+
+
+class CompareRequest(_Strict):
+    """A question answered three ways; with ``answer`` (the expected one) the judge grades them."""
+
+    question: StrictStr = Field(description="The question.")
+    answer: StrictStr | None = Field(None, description="The expected answer, for the judge.")
+    budget: StrictInt = Field(2000, description="Context tokens at most, per RAG pipeline.")
 
 
 class ResultOut(BaseModel):

@@ -31,6 +31,7 @@ from ..plugins import Components, build_pipeline, get_registry
 from ..rerankers import EmbeddingReranker
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
+from ._session import SessionStats
 
 __all__ = ["Limits", "Service"]
 
@@ -44,6 +45,20 @@ _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), 
 def _title(r: Result) -> str | None:
     title = r.document.metadata.get("title")
     return title if isinstance(title, str) else None
+
+
+class _Scoped:
+    """A pipeline whose contexts are always assembled within one tenant's filter."""
+
+    def __init__(self, pipeline: Pipeline, flt: MetadataFilter | None) -> None:
+        self._pipeline = pipeline
+        self._filter = flt
+
+    async def acontext(self, query: str, **options: Any) -> Any:
+        return await self._pipeline.acontext(query, filter=self._filter, **options)
+
+    def __repr__(self) -> str:
+        return repr(self._pipeline)
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,12 @@ class Service:
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
     _positions: tuple[Sequence[str], dict[str, int]] | None = None
+    session: SessionStats = field(default_factory=SessionStats)
+    generator: Any = None
+    judge: Any = None
+    basic_preset: str = "minimal"
+    graph_preset: str = "multihop"
+    max_answer_tokens: int = 256
 
     # -- pipelines -------------------------------------------------------------------------
 
@@ -221,6 +242,106 @@ class Service:
         if isinstance(parent, str):
             out["parent_id"] = scope.external(parent)
         return out
+
+    # -- context ---------------------------------------------------------------------------
+
+    async def context(
+        self,
+        scope: Scope,
+        pipeline: Pipeline,
+        label: str,
+        query: str,
+        *,
+        budget: int,
+        format: str,
+        top_k: int | None,
+        client_filter: Any,
+    ) -> dict[str, Any]:
+        """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens."""
+        from ..context import FORMATS
+
+        if format not in FORMATS:
+            raise Problem.invalid("format", f"format must be one of {', '.join(FORMATS)}, got {format!r}")
+        flt = scope.filter(client_filter)
+        try:
+            ctx = await pipeline.acontext(
+                query, budget=budget, format=format, top_k=top_k, filter=flt, timeout=self.limits.request_timeout
+            )
+        except InvalidInput as exc:
+            raise Problem.invalid("query", str(exc)) from exc
+        data: dict[str, Any] = ctx.to_dict()
+        text: str = data["text"]
+        for entry in (*data["sources"], *data["dropped"]):
+            external = scope.external(entry["id"])
+            if external is None:
+                logger.error("context for tenant %r held %r: refused", scope.tenant, entry["id"])
+                raise Problem(500, "internal error; the server's log has the details")
+            if external != entry["id"]:
+                text = text.replace(entry["id"], external)
+            entry["id"] = external
+        data["text"] = text
+        self.session.record(scope.tenant, f"{label}:{format}", int(data["tokens"]))
+        return data
+
+    # -- compare ---------------------------------------------------------------------------
+
+    async def compare(self, scope: Scope, question: str, *, gold: str | None, budget: int) -> dict[str, Any]:
+        """LLM only, basic RAG and GraphRAG answers to ``question`` (and verdicts with ``gold``)."""
+        if self.generator is None:
+            raise Problem(
+                503,
+                "no LLM is configured on this server (start it with --llm NAME:MODEL): answers and judge scores "
+                "need one; /v1/retrieve, /v1/context and the graph work without",
+                extra={"llm": False},
+            )
+        from ..compare import basic_rag, graphrag, llm_only
+
+        flt = scope.filter(None)
+        pipelines = {
+            "llm_only": llm_only(),
+            "basic": basic_rag(_Scoped(await self.pipeline(self.basic_preset), flt), budget=budget),
+            "graph": graphrag(_Scoped(await self.pipeline(self.graph_preset), flt), budget=budget, format="graph"),
+        }
+        outcomes = await asyncio.gather(
+            *(p.aanswer(question, self.generator, max_tokens=self.max_answer_tokens) for p in pipelines.values()),
+            return_exceptions=True,
+        )
+        answers: dict[str, Any] = {}
+        texts: dict[str, str] = {}
+        for name, outcome in zip(pipelines, outcomes, strict=True):
+            if isinstance(outcome, GraphFuseError):
+                answers[name] = {"error": str(outcome)}
+                continue
+            if isinstance(outcome, BaseException):
+                raise outcome
+            data = outcome.to_dict()
+            context = data.get("context")
+            if isinstance(context, dict):
+                for entry in (*context.get("sources", ()), *context.get("dropped", ())):
+                    external = scope.external(entry["id"])
+                    if external is None:
+                        logger.error("answer context for tenant %r held %r: refused", scope.tenant, entry["id"])
+                        raise Problem(500, "internal error; the server's log has the details")
+                    if isinstance(context.get("text"), str):
+                        context["text"] = context["text"].replace(entry["id"], external)
+                    entry["id"] = external
+            answers[name] = {**data, "latency_s": data["retrieval_latency_s"] + data["generation_latency_s"]}
+            texts[name] = outcome.text
+            self.session.record(scope.tenant, f"compare:{name}", int(outcome.prompt_tokens))
+        verdicts: dict[str, Any] = {}
+        if self.judge is not None and gold:
+            judged = await asyncio.gather(
+                *(self.judge.ajudge(question, text, gold) for text in texts.values()), return_exceptions=True
+            )
+            for name, verdict in zip(texts, judged, strict=True):
+                if isinstance(verdict, GraphFuseError):
+                    verdicts[name] = {"error": str(verdict)}
+                elif isinstance(verdict, BaseException):
+                    raise verdict
+                else:
+                    verdicts[name] = verdict.to_dict()
+        notes = [] if self.judge is not None and gold else ["no judge verdicts: give 'answer' (the expected answer)"]
+        return {"question": question, "answers": answers, "verdicts": verdicts, "notes": notes}
 
     # -- writes ----------------------------------------------------------------------------
 

@@ -199,6 +199,11 @@ class StoreDirectory:
             from ..rerankers import EmbeddingReranker
 
             reranker = EmbeddingReranker(self.embedder)
+        wants = "corpus_indexes" in presets.get(preset).inputs and not ({"bm25", "linker"} & options.keys())
+        if wants and self._cacheable():
+            from ..multihop import CorpusCache
+
+            options["bm25"], options["linker"] = await CorpusCache(self.path).indexes(self.graph)
         return await presets.abuild(
             preset,
             graph_store=self.graph,
@@ -207,6 +212,27 @@ class StoreDirectory:
             reranker=reranker,
             **options,
         )
+
+    def _cacheable(self) -> bool:
+        return self.components["graph_store"] == _EMBEDDED["graph_store"] and callable(
+            getattr(self.graph, "generation", None)
+        )
+
+    async def refresh_corpus_indexes(self) -> bool:
+        """Bring the directory's persisted corpus indexes (BM25, title linker) up to date.
+
+        Presets that use them (``multihop``) read them from ``corpus_index.npz`` in the
+        directory (:class:`~graphfuse.multihop.CorpusCache`), tokenising only what changed
+        since; ``graphfuse index`` and ``graphfuse delete`` call this so the next query is
+        warm. Returns ``False`` (and does nothing) for a plugin graph store, whose corpus is
+        read back at query time.
+        """
+        if not self._cacheable():
+            return False
+        from ..multihop import CorpusCache
+
+        await CorpusCache(self.path).refresh(self.graph)
+        return True
 
     async def close(self) -> None:
         """Refresh the manifest's counts and close every component (idempotent)."""

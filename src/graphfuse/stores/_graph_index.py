@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from .._filters import MetadataFilter
 from .._types import RelatedDocument
 from ._metadata_index import MetadataIndex
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["GraphIndex", "pagerank_scores"]
 
@@ -29,21 +31,30 @@ TOLERANCE = 1e-6
 MAX_ITERATIONS = 200
 
 
-def pagerank_scores(n: int, sources: IntArray, targets: IntArray, weights: FloatArray) -> FloatArray:
+def pagerank_scores(
+    n: int, sources: IntArray, targets: IntArray, weights: FloatArray, *, start: FloatArray | None = None
+) -> FloatArray:
     """Weighted PageRank by power iteration, normalised so the maximum is 1.
 
     Same model and stopping rule as ``networkx.pagerank`` (damping 0.85, dangling nodes spread
     uniformly, stop when the L1 change is below ``n * 1e-6``), so the two agree to about 1e-6.
+    ``start`` (non-negative, length ``n``, any scale) warm-starts the iteration, e.g. from the
+    scores before a small update: same fixed point, fewer iterations.
     """
     if n == 0:
         return np.zeros(0)
     # Parallel relations (several types between one pair) add their weights.
+    import scipy.sparse as sp  # imported on first use: commands that never rank skip it
+
     transition = sp.csr_matrix((weights, (sources, targets)), shape=(n, n))
     out_weight = np.asarray(transition.sum(axis=1)).ravel()
     dangling = out_weight == 0
     inverse = np.divide(1.0, out_weight, out=np.zeros(n), where=~dangling)
     incoming = transition.T.tocsr()
     x = np.full(n, 1.0 / n)
+    usable = start is not None and start.shape == (n,) and bool(np.all(np.isfinite(start)))
+    if start is not None and usable and start.min() >= 0 and start.sum() > 0:
+        x = start / start.sum()
     teleport = (1.0 - DAMPING) / n
     for _ in range(MAX_ITERATIONS):
         previous = x
@@ -92,6 +103,7 @@ class GraphIndex:
         self._typed: dict[frozenset[str], tuple[IntArray, IntArray]] = {}
         self._matrices: dict[frozenset[str] | None, sp.csr_matrix] = {}
         self._pagerank = pagerank
+        self._warm: GraphIndex | None = None
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -153,6 +165,8 @@ class GraphIndex:
             keep = np.isin(self._type_codes, [self._type_code[t] for t in types if t in self._type_code])
             sources, targets, weights = sources[keep], targets[keep], weights[keep]
         n = len(self.ids)
+        import scipy.sparse as sp
+
         matrix = sp.csr_matrix((weights, (sources, targets)), shape=(n, n), dtype=np.float64)
         for array in (matrix.data, matrix.indices, matrix.indptr):
             array.flags.writeable = False
@@ -234,8 +248,28 @@ class GraphIndex:
         if self._pagerank is None:
             with self._lock:
                 if self._pagerank is None:
-                    self._pagerank = pagerank_scores(len(self.ids), self._sources, self._targets, self._weights)
+                    start, self._warm = self._warm_start(), None
+                    self._pagerank = pagerank_scores(
+                        len(self.ids), self._sources, self._targets, self._weights, start=start
+                    )
         return self._pagerank
+
+    def warm_from(self, previous: GraphIndex) -> None:
+        """Warm-start this index's PageRank from ``previous``'s (when it has computed it)."""
+        if previous._pagerank is not None:
+            self._warm = previous
+
+    def _warm_start(self) -> FloatArray | None:
+        old = self._warm
+        if old is None or old._pagerank is None or not len(old.ids):
+            return None
+        ranks = old._pagerank
+        fill = float(ranks.mean())
+        m = len(old.ids)
+        if len(self.ids) >= m and self.ids[:m] == old.ids:  # appended nodes only: the usual update
+            return np.concatenate([ranks, np.full(len(self.ids) - m, fill)])
+        where = np.fromiter((old.position.get(i, -1) for i in self.ids), dtype=np.int64, count=len(self.ids))
+        return np.where(where >= 0, ranks[np.maximum(where, 0)], fill)
 
     def scores(self, ids: Sequence[str] | None) -> dict[str, float]:
         ranks = self.pagerank()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._errors import InvalidInput, NotFound
 from .._filters import FilterLike
@@ -22,6 +22,9 @@ from ._records import (
     parse_filter,
     row_to_document,
 )
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["InMemoryGraphStore"]
 

@@ -7,10 +7,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
 from .._filters import FilterLike
@@ -28,6 +27,9 @@ from ._records import (
     row_to_document,
 )
 from ._sqlite import Database, chunks, scalar
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["SQLiteGraphStore"]
 
@@ -214,6 +216,11 @@ class SQLiteGraphStore:
         """How many relations the store holds."""
         self._check_open()
         return int(await asyncio.to_thread(self._scalar, "SELECT count(*) FROM relations"))
+
+    async def generation(self) -> int:
+        """A counter that changes with every write to the file (by any process): a cache stamp."""
+        self._check_open()
+        return int(await asyncio.to_thread(self._scalar, _GENERATION))
 
     def _scalar(self, sql: str) -> Any:
         with self._db.guard() as c:
@@ -460,7 +467,10 @@ class SQLiteGraphStore:
                 generation = scalar(c, _GENERATION)
             cached = self._cached
             if cached is None or cached[1] != generation:
+                previous = cached
                 cached = self._cached = self._build_index()
+                if previous is not None:
+                    cached[0].warm_from(previous[0])
             return cached
 
     def _build_index(self) -> tuple[GraphIndex, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import threading
@@ -15,6 +16,7 @@ import numpy.typing as npt
 from .._errors import InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._types import VectorHit, VectorRecord
+from . import _hnsw
 from ._metadata_index import MetadataIndex
 from ._records import check_ids, decode_metadata, encode_metadata
 from ._sqlite import Database, chunks, scalar
@@ -33,6 +35,11 @@ _GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 _BUMP = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
 # Below this share of matching rows, score only the matching rows instead of all of them.
 _GATHER_SHARE = 0.25
+# Rebuild the approximate index once this share of its labels are tombstones.
+_REBUILD_DEAD_SHARE = 0.25
+DEFAULT_APPROXIMATE_THRESHOLD = 100_000
+
+_log = logging.getLogger("graphfuse.stores.vectors")
 
 Matrix = npt.NDArray[np.float32]
 
@@ -63,7 +70,7 @@ def _similarities(matrix: Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray
 
 
 class LocalVectorStore:
-    """The embedded vector store: exact (brute-force) cosine search with numpy.
+    """The embedded vector store: exact cosine search with numpy, HNSW (faiss) when large.
 
     Vectors are L2-normalised and kept in one float32 matrix, so a search is one
     matrix-vector product plus a partial sort: exact results, about 4 ms for 100,000 x 384
@@ -74,11 +81,42 @@ class LocalVectorStore:
     transaction (atomic: a bad batch writes nothing) and the matrix is reloaded at open, and
     again when another process has written. ``dimension`` is fixed by the constructor or by
     the first upsert. Safe to share across threads and tasks.
+
+    From ``approximate_threshold`` vectors on (default 100,000; ``None`` never), searches go
+    through an approximate HNSW index (faiss, ``pip install 'graphfuse[ann]'``; without it
+    the store stays exact and logs a warning). The switch is logged and shown by
+    :attr:`index_kind`. The index follows this object's own writes incrementally, is saved
+    beside the SQLite file at :meth:`close` (or :meth:`build_index`), is reused at the next
+    open, and is rebuilt when missing or stale (another process wrote since it was saved).
+    ``ef_search`` trades latency for recall. ``search(..., exact=True)`` always scans.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, dimension: int | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        dimension: int | None = None,
+        approximate_threshold: int | None = DEFAULT_APPROXIMATE_THRESHOLD,
+        ef_search: int = 128,
+    ) -> None:
         if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
             raise InvalidInput(f"dimension must be a positive integer, got {dimension!r}")
+        if approximate_threshold is not None and (
+            isinstance(approximate_threshold, bool)
+            or not isinstance(approximate_threshold, int)
+            or approximate_threshold < 1
+        ):
+            raise InvalidInput(
+                f"approximate_threshold must be a positive integer or None, got {approximate_threshold!r}"
+            )
+        if isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 1:
+            raise InvalidInput(f"ef_search must be a positive integer, got {ef_search!r}")
+        self._threshold = approximate_threshold
+        self._ef_search = ef_search
+        self._hnsw: _hnsw.HNSWIndex | None = None
+        self._labels: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._hnsw_dirty = False
+        self._warned_no_faiss = False
         self._lock = threading.RLock()
         self._db: Database | None = None
         self._dimension = dimension
@@ -116,6 +154,11 @@ class LocalVectorStore:
         """The database file, or ``None`` for an in-memory store."""
         return None if self._db is None else self._db.path
 
+    @property
+    def index_kind(self) -> str:
+        """``"hnsw"`` while searches use the approximate index, else ``"exact"``."""
+        return "exact" if self._hnsw is None else "hnsw"
+
     def _check_open(self) -> None:
         if self._closed:
             raise InvalidInput("this LocalVectorStore is closed")
@@ -140,6 +183,99 @@ class LocalVectorStore:
             self._buffer = matrix
             self._metadata_index = None
             self._generation = generation
+            self._hnsw, self._hnsw_dirty = None, False
+            if self._wants_hnsw() and dimension is not None:
+                self._attach(_hnsw.HNSWIndex.load(self._db.path, generation, dimension, self._ef_search))
+
+    # -- the approximate index ----------------------------------------------------------------
+
+    def _wants_hnsw(self) -> bool:
+        if self._threshold is None or len(self._ids) < self._threshold:
+            return False
+        if _hnsw.faiss_available():
+            return True
+        if not self._warned_no_faiss:
+            self._warned_no_faiss = True
+            _log.warning(
+                "%r: %d vectors reached the approximate-index threshold (%d) but faiss is not installed "
+                "(pip install 'graphfuse[ann]'): searches stay exact",
+                self,
+                len(self._ids),
+                self._threshold,
+            )
+        return False
+
+    def _attach(self, index: _hnsw.HNSWIndex | None) -> None:
+        """Use a loaded index if it covers exactly the store's rows (else it is stale)."""
+        if index is None:
+            return
+        label_of = {doc_id: label for label, doc_id in enumerate(index.ids) if doc_id is not None}
+        if len(label_of) != len(self._ids):
+            return
+        labels = np.fromiter((label_of.get(i, -1) for i in self._ids), dtype=np.int64, count=len(self._ids))
+        if labels.size and labels.min() < 0:
+            return
+        self._hnsw, self._labels = index, labels
+
+    def _build_hnsw(self) -> None:
+        assert self._dimension is not None
+        n = len(self._ids)
+        _log.info("%r: building the approximate (HNSW) index over %d vectors", self, n)
+        index = _hnsw.HNSWIndex(self._dimension, ef_search=self._ef_search)
+        step = 65_536
+        for start in range(0, n, step):
+            index.add(self._ids[start : start + step], self._buffer[start : min(n, start + step)])
+        self._hnsw, self._labels = index, np.arange(n, dtype=np.int64)
+        self._hnsw_dirty = True
+        self._save_hnsw()
+
+    def _save_hnsw(self) -> None:
+        if self._hnsw is not None and self._hnsw_dirty and self._db is not None:
+            self._hnsw.save(self._db.path, self._generation)
+            self._hnsw_dirty = False
+
+    def _save_hnsw_locked(self) -> None:
+        with self._lock:
+            self._save_hnsw()
+
+    def _ensure_hnsw(self) -> bool:
+        """Switch to (or refresh) the approximate index when the store is large enough."""
+        if not self._wants_hnsw():
+            if self._hnsw is not None:  # shrank below the threshold
+                self._hnsw, self._hnsw_dirty = None, False
+                if self._db is not None:
+                    _hnsw.drop(self._db.path)
+                _log.info("%r: %d vectors, below the threshold again: exact search", self, len(self._ids))
+            return False
+        if self._hnsw is None:
+            if self._threshold is not None and len(self._ids) >= self._threshold:
+                _log.info(
+                    "%r: %d vectors reached the approximate-index threshold (%d): switching to HNSW",
+                    self,
+                    len(self._ids),
+                    self._threshold,
+                )
+            self._build_hnsw()
+        elif self._hnsw.dead > _REBUILD_DEAD_SHARE * self._hnsw.size:
+            self._build_hnsw()
+        return True
+
+    async def build_index(self) -> str:
+        """Build (or load) the approximate index now if the store is large enough, and save it.
+
+        Returns :attr:`index_kind`. Searches do this themselves when needed; call it after a
+        bulk load to pay the build before the first query.
+        """
+        self._check_open()
+
+        def build() -> str:
+            with self._lock:
+                self._sync()
+                if self._ensure_hnsw():
+                    self._save_hnsw()
+                return self.index_kind
+
+        return await asyncio.to_thread(build)
 
     def _sync(self) -> None:
         """Reload when another store object or process has written since we last looked."""
@@ -224,6 +360,17 @@ class LocalVectorStore:
                 self._metadata.append(metadata[i])
         self._buffer = buffer
         self._metadata_index = None
+        if self._hnsw is not None:
+            if old:
+                self._hnsw.remove(self._labels[rows])
+            added = self._hnsw.add(ids, block)
+            labels = np.concatenate([self._labels, np.full(len(new), -1, dtype=np.int64)])
+            for k, i in enumerate(new):
+                labels[n + k] = added[i]
+            if old:
+                labels[rows] = added[old]
+            self._labels = labels
+            self._hnsw_dirty = True
 
     async def delete(self, ids: Sequence[str]) -> int:
         """Delete vectors by id; returns how many existed."""
@@ -245,6 +392,10 @@ class LocalVectorStore:
                     self._generation = scalar(c, _GENERATION)
             drop = {self._position[i] for i in gone}
             keep = [row for row in range(len(self._ids)) if row not in drop]
+            if self._hnsw is not None:
+                self._hnsw.remove(self._labels[sorted(drop)])
+                self._labels = self._labels[keep]
+                self._hnsw_dirty = True
             self._buffer = self._buffer[keep]
             self._ids = [self._ids[row] for row in keep]
             self._metadata = [self._metadata[row] for row in keep]
@@ -273,10 +424,13 @@ class LocalVectorStore:
         limit: int = 50,
         filter: FilterLike | None = None,
         min_score: float | None = None,
+        exact: bool = False,
     ) -> list[VectorHit]:
         """The ``limit`` most cosine-similar vectors, best first (ties by insertion order).
 
         ``filter`` and ``min_score`` apply before the limit. An empty store returns ``[]``.
+        Large stores answer from the approximate index (see the class docstring) unless
+        ``exact`` is true.
         """
         self._check_open()
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
@@ -287,10 +441,15 @@ class LocalVectorStore:
             raise InvalidInput(f"min_score must be a finite number, got {min_score!r}")
         flt = MetadataFilter.parse(filter)
         query = _unit(vector, None, "query vector")
-        return await asyncio.to_thread(self._search, query, limit, flt, min_score)
+        return await asyncio.to_thread(self._search, query, limit, flt, min_score, exact)
 
     def _search(
-        self, query: npt.NDArray[np.float32], limit: int, flt: MetadataFilter | None, min_score: float | None
+        self,
+        query: npt.NDArray[np.float32],
+        limit: int,
+        flt: MetadataFilter | None,
+        min_score: float | None,
+        exact: bool = False,
     ) -> list[VectorHit]:
         with self._lock:
             self._sync()
@@ -303,6 +462,8 @@ class LocalVectorStore:
                 if self._metadata_index is None:
                     self._metadata_index = MetadataIndex(self._metadata)
                 rows = np.flatnonzero(self._metadata_index.mask(flt))
+            if ids and limit and not exact and self._ensure_hnsw():
+                return self._search_hnsw(query, limit, rows, min_score)
         if not ids or limit == 0:
             return []
         if rows is None:
@@ -326,12 +487,34 @@ class LocalVectorStore:
             for row, s in zip(found.tolist(), scores[top].tolist(), strict=True)
         ]
 
+    def _search_hnsw(
+        self, query: npt.NDArray[np.float32], limit: int, rows: npt.NDArray[np.int64] | None, min_score: float | None
+    ) -> list[VectorHit]:
+        assert self._hnsw is not None
+        if rows is not None and rows.size == 0:
+            return []
+        allowed = None if rows is None else self._labels[rows]
+        scores, labels = self._hnsw.search(query, limit, allowed)
+        ids = self._hnsw.ids
+        hits = [
+            VectorHit(doc_id, min(1.0, max(-1.0, s)))
+            for label, s in zip(labels.tolist(), scores.tolist(), strict=True)
+            if (doc_id := ids[label]) is not None
+        ]
+        return hits if min_score is None else [h for h in hits if h.score >= min_score]
+
     async def close(self) -> None:
-        """Close the database (idempotent); an in-memory store drops its vectors."""
+        """Save a changed approximate index, then close the database (idempotent).
+
+        An in-memory store drops its vectors.
+        """
         if not self._closed:
             self._closed = True
             if self._db is not None:
-                self._db.close()
+                try:
+                    await asyncio.to_thread(self._save_hnsw_locked)
+                finally:
+                    self._db.close()
 
     async def __aenter__(self) -> LocalVectorStore:
         return self

@@ -55,7 +55,8 @@ async function start() {
   $("question-form").addEventListener("submit", (ev) => { ev.preventDefault(); ask($("question").value); });
   const health = await api("GET", "/health");
   if (health.ok) {
-    $("status").textContent = `v${health.data.version} · ${health.data.status} · ${health.data.components.store || ""}`;
+    const where = health.data.components.store ? ` · ${health.data.components.store}` : "";
+    $("status").textContent = `v${health.data.version} · ${health.data.status}${where}`;
     if (health.data.auth === "api-keys") $("key-form").hidden = false;
   } else {
     $("status").textContent = "server unreachable";
@@ -240,7 +241,7 @@ function drawJudge(report, compare) {
 
 function drawLatency(retrieval, report) {
   const box = $("latency-chart");
-  const W = 360, H = 200, left = 90, right = 70;
+  const W = 360, H = 200, left = 120, right = 80;
   const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "latency chart", id: "latency-svg" });
   const rows = [];
   if (retrieval) {
@@ -256,7 +257,7 @@ function drawLatency(retrieval, report) {
   const max = Math.max(1, ...rows.map((r) => r[2]));
   rows.forEach(([name, what, ms], i) => {
     const y = 10 + i * 36;
-    svg.appendChild(svgEl("text", { x: 0, y: y + 17 }, `${LABELS[name]} ${what}`.slice(0, 16)));
+    svg.appendChild(svgEl("text", { x: 0, y: y + 17, "font-size": 12 }, `${LABELS[name]} ${what}`));
     const w = Math.max(1, ((W - left - right) * ms) / max);
     svg.appendChild(svgEl("rect", { x: left, y, width: w, height: 24, fill: COLORS[name], class: "bar" }));
     svg.appendChild(svgEl("text", { x: left + w + 5, y: y + 17 }, `${ms.toFixed(1)} ms`));
@@ -282,7 +283,7 @@ function layout(nodes, edges, W, H) {
       for (let j = i + 1; j < n; j++) {
         const dx = pos[i].x - pos[j].x, dy = pos[i].y - pos[j].y;
         const d2 = Math.max(dx * dx + dy * dy, 25);
-        const f = 6000 / d2;
+        const f = 60000 / d2;
         const d = Math.sqrt(d2);
         force[i].x += (f * dx) / d; force[i].y += (f * dy) / d;
         force[j].x -= (f * dx) / d; force[j].y -= (f * dy) / d;
@@ -294,8 +295,8 @@ function layout(nodes, edges, W, H) {
       force[b].x -= dx * 0.02; force[b].y -= dy * 0.02;
     }
     for (let i = 0; i < n; i++) {
-      force[i].x += (W / 2 - pos[i].x) * 0.01;
-      force[i].y += (H / 2 - pos[i].y) * 0.01;
+      force[i].x += (W / 2 - pos[i].x) * 0.004;
+      force[i].y += (H / 2 - pos[i].y) * 0.004;
       pos[i].x = Math.min(W - 60, Math.max(60, pos[i].x + Math.max(-10, Math.min(10, force[i].x))));
       pos[i].y = Math.min(H - 25, Math.max(25, pos[i].y + Math.max(-10, Math.min(10, force[i].y))));
     }

@@ -1,0 +1,68 @@
+"""Context assembly speed: a 4k-token context from 50 results, and a 100-node graph neighbourhood.
+
+Usage (from the project root)::
+
+    python benchmarks/context_assembly.py [--repeats 200]
+
+Times ``graphfuse.context.abuild_context`` (retrieval excluded) with the cl100k_base counter:
+``passages`` and ``evidence`` over 50 synthetic results (about 120 tokens each) into a 4,000-token
+budget, and ``graph`` over 10 retrieved documents whose neighbourhood in an in-memory graph store
+holds 100 nodes. Writes ``benchmarks/results/context_assembly.json``; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+
+from _common import arguments, latency_ms, write_results
+
+from graphfuse import Document, Relation, Result
+from graphfuse.context import GraphCaps, abuild_context, get_token_counter
+from graphfuse.stores import InMemoryGraphStore
+
+WORDS = "river city film director born museum painter harbour station league team album novel war".split()  # noqa: SIM905
+
+
+def passage(rng: random.Random, i: int) -> Document:
+    sentences = []
+    for _ in range(6):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+        sentences.append(" ".join(words).capitalize() + f" Entity{rng.randint(0, 99)}.")
+    return Document(f"d{i}", " ".join(sentences), {"title": f"Entity{i}"})
+
+
+async def main() -> None:
+    args = arguments("context_assembly", __doc__.splitlines()[0], repeats=200)
+    rng = random.Random(0)
+    counter = get_token_counter()
+    query = "Which painter was born in the harbour city of Entity3?"
+    docs = [passage(rng, i) for i in range(100)]
+    results = [Result(d, 1.0 - i / 100, {}) for i, d in enumerate(docs[:50])]
+    store = InMemoryGraphStore()
+    await store.store_documents(docs)
+    relations = {(f"d{i}", f"d{rng.randrange(100)}") for i in range(100) for _ in range(3)}
+    await store.create_relations([Relation(s, t, "MENTIONS", 0.5) for s, t in relations if s != t])
+    rows = []
+    cases = [
+        ("passages, 50 results, 4000 tokens", results, 4000, "passages", None),
+        ("evidence, 50 results, 4000 tokens", results, 4000, "evidence", None),
+        ("graph, 100-node neighbourhood", results[:10], 4000, "graph", GraphCaps(max_entities=100, max_relations=200)),
+    ]
+    for label, rs, budget, fmt, caps in cases:
+        samples = []
+        ctx = None
+        for _ in range(args.repeats):
+            started = time.perf_counter()
+            ctx = await abuild_context(
+                query, rs, budget=budget, format=fmt, counter=counter, graph_store=store, caps=caps
+            )
+            samples.append(time.perf_counter() - started)
+        assert ctx is not None
+        rows.append({"case": label, "tokens": ctx.tokens, "sources": len(ctx.sources), **latency_ms(samples)})
+    write_results(args.out, "context_assembly", {"repeats": args.repeats, "counter": counter.name}, rows)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

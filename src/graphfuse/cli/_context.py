@@ -1,0 +1,86 @@
+"""``graphfuse context``: retrieve from a store and assemble a token-budgeted context for an LLM."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from .._filters import MetadataFilter
+from .._sync import run_sync
+from .._types import Query
+from ..stores import DEFAULT_STORE, open_store
+from ._errors import reports_errors
+from ._query import parse_filter
+
+__all__ = ["register"]
+
+DEFAULT_PRESET = "multihop"
+
+
+async def _run(
+    text: str,
+    store_dir: str,
+    preset: str,
+    budget: int,
+    fmt: str,
+    top_k: int,
+    counter: str | None,
+    filter_: MetadataFilter | None,
+) -> Any:
+    from ..context import get_token_counter
+
+    token_counter = get_token_counter(counter) if counter else None
+    async with await open_store(store_dir) as store:
+        pipeline = await store.pipeline(preset)
+        return await pipeline.acontext(
+            text, budget=budget, format=fmt, top_k=top_k, filter=filter_, counter=token_counter
+        )
+
+
+@reports_errors
+def context(
+    text: Annotated[str, typer.Argument(help="The question.", show_default=False)],
+    budget: Annotated[int, typer.Option("--budget", help="Context tokens (the text never has more).")] = 600,
+    format_: Annotated[str, typer.Option("--format", help="passages, evidence or graph.")] = "passages",
+    store: Annotated[str, typer.Option("--store", help="Store directory.")] = DEFAULT_STORE,
+    preset: Annotated[str, typer.Option("--preset", help="Pipeline preset.")] = DEFAULT_PRESET,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results to assemble from.")] = 10,
+    counter: Annotated[
+        str | None, typer.Option("--counter", help="Token counter name (default: cl100k_base, else regex).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print JSON: {"text", "tokens", "counter", "sources", "dropped", ...}.')
+    ] = False,
+    filter_: Annotated[
+        str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
+    ] = None,
+) -> None:
+    """Assemble the context an LLM would read for a question, within a token budget."""
+    from ..context._budget import resolve_budget
+    from ..context._build import check_format
+
+    Query(text)  # refuse an empty question before opening anything
+    check_format(format_)
+    resolve_budget(budget)
+    parsed = parse_filter(filter_)
+    ctx = run_sync(_run(text, store, preset, budget, format_, top_k, counter, parsed))
+    if as_json:
+        typer.echo(json.dumps(ctx.to_dict(), indent=2, ensure_ascii=False))
+        return
+    typer.echo(ctx.text)
+    err = Console(stderr=True)
+    err.print(
+        f"{ctx.tokens} of {ctx.budget} tokens ({ctx.counter}), format {ctx.format}; "
+        f"{len(ctx.sources)} sources, {len(ctx.dropped)} dropped",
+        highlight=False,
+        markup=False,
+    )
+    for n, s in enumerate(ctx.sources, 1):
+        err.print(f"[{n}] {s.id}  {s.title or ''}  score {s.score:.4f}", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("context")(context)

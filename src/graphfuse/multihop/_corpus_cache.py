@@ -1,0 +1,256 @@
+"""The ``multihop`` corpus indexes persisted in a store directory, refreshed incrementally.
+
+:func:`corpus_indexes` tokenises every document of the store on each call (about a second
+for 6,000 passages). :class:`CorpusCache` keeps what that costs (each document's BM25 term
+counts, its filter metadata and its title) in one file of the store directory, stamped
+with the graph store's write generation:
+
+- when the stamp matches, loading is a few array reads (no document is read or tokenised);
+- when the store has changed, the documents are read back and only new or changed ones are
+  tokenised (a content hash per document tells), deleted ones dropped, and the file is
+  rewritten (to a temporary file, then renamed: a crash leaves the old one or none).
+
+A cache written with another tokeniser (:func:`bm25_tokens` changed) is rebuilt in full.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import os
+import secrets
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from .._errors import InvalidInput
+from .._protocols import GraphStore
+from ..indexing import TitleLinker
+from ._bm25 import BM25Index, bm25_tokens
+from ._corpus import corpus_item
+
+__all__ = ["CorpusCache"]
+
+FILE = "corpus_index.npz"
+FORMAT = "graphfuse-corpus-index"
+FORMAT_VERSION = 1
+# Tokenised on every load: a cache made by another tokeniser would give other scores.
+_PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
+
+
+def _probe() -> list[str]:
+    return bm25_tokens(_PROBE)
+
+
+def _digest(text: str, own: Mapping[str, Any], title: str | None) -> str:
+    payload = json.dumps([text, title, own], sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.blake2b(payload.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+class _Snapshot:
+    """Per-document term counts (CSR over ``vocabulary``), metadata, titles and digests."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.digests: list[str] = []
+        self.metadata: list[Mapping[str, Any]] = []
+        self.titles: list[str | None] = []
+        self.vocabulary: dict[str, int] = {}
+        self.indptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+        self.indices: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.counts: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+        self.lengths: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+
+    def matrix(self) -> sp.csr_matrix:
+        return sp.csr_matrix(
+            (self.counts.astype(np.float64), self.indices, self.indptr), shape=(len(self.ids), len(self.vocabulary))
+        )
+
+
+def _row(tokens: list[str], vocabulary: dict[str, int]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    columns = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), dtype=np.int32)
+    unique, counts = np.unique(columns, return_counts=True)
+    return unique.astype(np.int32), counts.astype(np.float32)
+
+
+class CorpusCache:
+    """The persisted BM25 term counts and titles of a store directory's corpus.
+
+    ``CorpusCache(directory)`` names the file ``corpus_index.npz`` in it. :meth:`indexes`
+    returns the :class:`BM25Index` and :class:`~graphfuse.indexing.TitleLinker` the
+    ``multihop`` preset uses, equal to :func:`~graphfuse.multihop.corpus_indexes`'s, reading
+    and tokenising only what changed since the file was written. :meth:`refresh` brings the
+    file up to date (``graphfuse index`` and ``graphfuse delete`` call it, so the next query
+    finds it warm). The graph store must offer ``iter_documents`` and ``generation`` (the
+    embedded SQLite store does); otherwise ``InvalidInput``.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.path = Path(directory) / FILE
+        self._k1, self._b = k1, b
+
+    def __repr__(self) -> str:
+        return f"CorpusCache({str(self.path)!r})"
+
+    async def indexes(self, graph_store: GraphStore) -> tuple[BM25Index, TitleLinker]:
+        """The corpus's BM25 index and title linker, refreshing the file first if it is stale."""
+        snapshot = await self._current(graph_store)
+        return await asyncio.to_thread(self._indexes, snapshot)
+
+    async def refresh(self, graph_store: GraphStore) -> None:
+        """Bring the file up to date with the store (a no-op when it already is)."""
+        await self._current(graph_store)
+
+    def _indexes(self, snapshot: _Snapshot) -> tuple[BM25Index, TitleLinker]:
+        bm25 = BM25Index.from_term_counts(
+            snapshot.ids,
+            snapshot.vocabulary,
+            snapshot.matrix(),
+            snapshot.lengths,
+            snapshot.metadata,
+            k1=self._k1,
+            b=self._b,
+        )
+        titles: dict[str, list[str]] = {}
+        for doc_id, title in zip(snapshot.ids, snapshot.titles, strict=True):
+            if title is not None:
+                titles.setdefault(title, []).append(doc_id)
+        return bm25, TitleLinker(titles)
+
+    async def _current(self, graph_store: GraphStore) -> _Snapshot:
+        generation_of = getattr(graph_store, "generation", None)
+        iterate = getattr(graph_store, "iter_documents", None)
+        if not callable(generation_of) or not callable(iterate):
+            raise InvalidInput(
+                f"graph store {graph_store!r} cannot be cached (it needs iter_documents and generation): "
+                "use corpus_indexes() or build the indexes from your source records"
+            )
+        generation = await generation_of()
+        stored = await asyncio.to_thread(self._load)
+        if stored is not None and stored[0] == generation:
+            return stored[1]
+        previous = stored[1] if stored is not None else _Snapshot()
+        fresh: list[tuple[str, str, Mapping[str, Any], str | None, str]] = []
+        async for doc in iterate(batch_size=2000):
+            item = corpus_item(doc)
+            if item is not None:
+                text, own, title = item
+                fresh.append((doc.id, text, own, title, _digest(text, own, title)))
+        # Documents written while we read make the next call refresh again: stamp the older generation.
+        snapshot = await asyncio.to_thread(self._update, previous, fresh)
+        await asyncio.to_thread(self._save, snapshot, generation)
+        return snapshot
+
+    def _update(
+        self, previous: _Snapshot, fresh: list[tuple[str, str, Mapping[str, Any], str | None, str]]
+    ) -> _Snapshot:
+        old_row = {doc_id: i for i, doc_id in enumerate(previous.ids)}
+        out = _Snapshot()
+        out.vocabulary = dict(previous.vocabulary)
+        pieces_idx: list[npt.NDArray[np.int32]] = []
+        pieces_cnt: list[npt.NDArray[np.float32]] = []
+        lengths: list[float] = []
+        for doc_id, text, own, title, digest in fresh:
+            row = old_row.get(doc_id)
+            if row is not None and previous.digests[row] == digest:
+                lo, hi = previous.indptr[row], previous.indptr[row + 1]
+                pieces_idx.append(previous.indices[lo:hi])
+                pieces_cnt.append(previous.counts[lo:hi])
+                lengths.append(float(previous.lengths[row]))
+            else:
+                tokens = bm25_tokens(text)
+                idx, cnt = _row(tokens, out.vocabulary)
+                pieces_idx.append(idx)
+                pieces_cnt.append(cnt)
+                lengths.append(float(len(tokens)))
+            out.ids.append(doc_id)
+            out.digests.append(digest)
+            out.metadata.append(own)
+            out.titles.append(title)
+        sizes = np.fromiter((p.size for p in pieces_idx), dtype=np.int64, count=len(pieces_idx))
+        out.indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        out.indices = np.concatenate(pieces_idx).astype(np.int32) if pieces_idx else np.zeros(0, dtype=np.int32)
+        out.counts = np.concatenate(pieces_cnt).astype(np.float32) if pieces_cnt else np.zeros(0, dtype=np.float32)
+        out.lengths = np.asarray(lengths, dtype=np.float64)
+        return out
+
+    # -- the file ---------------------------------------------------------------------------
+
+    def _save(self, snapshot: _Snapshot, generation: int) -> None:
+        header = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "generation": generation,
+            "probe": _probe(),
+            "ids": snapshot.ids,
+            "digests": snapshot.digests,
+            "metadata": snapshot.metadata,
+            "titles": snapshot.titles,
+            "vocabulary": list(snapshot.vocabulary),
+        }
+        blob = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            header=np.frombuffer(blob, dtype=np.uint8),
+            indptr=snapshot.indptr,
+            indices=snapshot.indices,
+            counts=snapshot.counts,
+            lengths=snapshot.lengths,
+        )
+        tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            with open(tmp, "wb") as f:
+                f.write(buffer.getbuffer())
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    def _load(self) -> tuple[int, _Snapshot] | None:
+        """The file's (generation, snapshot), or ``None`` when missing, damaged or foreign."""
+        try:
+            with np.load(self.path, allow_pickle=False) as data:
+                header = json.loads(data["header"].tobytes().decode("utf-8", "surrogatepass"))
+                arrays = {k: data[k] for k in ("indptr", "indices", "counts", "lengths")}
+        except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
+            return None
+        if (
+            not isinstance(header, dict)
+            or header.get("format") != FORMAT
+            or header.get("version") != FORMAT_VERSION
+            or header.get("probe") != _probe()
+            or not isinstance(header.get("generation"), int)
+        ):
+            return None
+        snapshot = _Snapshot()
+        try:
+            snapshot.ids = list(header["ids"])
+            snapshot.digests = list(header["digests"])
+            snapshot.metadata = list(header["metadata"])
+            snapshot.titles = list(header["titles"])
+            snapshot.vocabulary = {t: i for i, t in enumerate(header["vocabulary"])}
+            snapshot.indptr = arrays["indptr"].astype(np.int64)
+            snapshot.indices = arrays["indices"].astype(np.int32)
+            snapshot.counts = arrays["counts"].astype(np.float32)
+            snapshot.lengths = arrays["lengths"].astype(np.float64)
+        except (KeyError, TypeError):
+            return None
+        n = len(snapshot.ids)
+        if not (
+            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == snapshot.lengths.size == n
+            and snapshot.indptr.size == n + 1
+            and int(snapshot.indptr[-1]) == snapshot.indices.size == snapshot.counts.size
+            and (snapshot.indices.size == 0 or int(snapshot.indices.max()) < len(snapshot.vocabulary))
+        ):
+            return None
+        return int(header["generation"]), snapshot

@@ -1,0 +1,142 @@
+"""The CLI's persisted corpus indexes (index, query, delete) and the eval progress steps."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from graphfuse import Document
+from graphfuse.cli import app
+from graphfuse.evaluation import evaluate, load_corpus, load_queries
+from graphfuse.multihop import CorpusCache
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, open_store
+
+CORPUS = [
+    {
+        "id": "film",
+        "title": "Gaby: A True Story",
+        "text": "Gaby: A True Story is a 1987 film directed by Luis Mandoki.",
+    },
+    {"id": "mandoki", "title": "Luis Mandoki", "text": "Luis Mandoki is a Mexican film director born in Mexico City."},
+    {"id": "river", "title": "Rhine", "text": "The Rhine rises in the Swiss Alps and flows to the North Sea."},
+    {"id": "alps", "title": "Swiss Alps", "text": "The Swiss Alps are the portion of the Alps in Switzerland."},
+]
+QUERIES = [
+    {"id": "q1", "question": "Where was the director of Gaby: A True Story born?", "gold_ids": ["film", "mandoki"]},
+    {"id": "q2", "question": "Where does the Rhine rise?", "gold_ids": ["river"]},
+]
+QUESTION = "Where was the director of Gaby: A True Story born?"
+
+
+def _write(path: Path, rows: Sequence[object]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+class CountingStore:
+    """The real graph store, counting how often the corpus is read back."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.reads = 0
+
+    async def generation(self) -> int:
+        return int(await self.inner.generation())
+
+    def iter_documents(self, **kwargs: Any) -> AsyncIterator[Document]:
+        self.reads += 1
+        result: AsyncIterator[Document] = self.inner.iter_documents(**kwargs)
+        return result
+
+
+async def _cache_is_current(store_dir: Path) -> bool:
+    store = await open_store(store_dir, create=False)
+    try:
+        spy = CountingStore(store.graph)
+        await CorpusCache(store_dir).indexes(spy)  # type: ignore[arg-type]
+        return spy.reads == 0
+    finally:
+        await store.close()
+
+
+def _query(store: Path, *extra: str) -> list[str]:
+    result = CliRunner().invoke(app, ["query", QUESTION, "--store", str(store), "--preset", "multihop", "--json"])
+    assert result.exit_code == 0, result.output
+    return [r["id"] for r in json.loads(result.stdout)]
+
+
+def test_index_writes_the_corpus_indexes_and_query_uses_them(tmp_path: Path) -> None:
+    corpus = _write(tmp_path / "c.jsonl", CORPUS)
+    store = tmp_path / "store"
+    result = CliRunner().invoke(app, ["index", str(corpus), "--store", str(store), "--embedder", "hashing"])
+    assert result.exit_code == 0, result.output
+    assert (store / "corpus_index.npz").is_file()
+    assert asyncio.run(_cache_is_current(store))
+    warm = _query(store)
+    assert warm[0] in {"film", "mandoki"}
+    (store / "corpus_index.npz").unlink()
+    assert _query(store) == warm  # rebuilt from the store: the same answer
+    assert (store / "corpus_index.npz").is_file()
+
+
+def test_delete_keeps_the_corpus_indexes_current(tmp_path: Path) -> None:
+    corpus = _write(tmp_path / "c.jsonl", CORPUS)
+    store = tmp_path / "store"
+    assert (
+        CliRunner().invoke(app, ["index", str(corpus), "--store", str(store), "--embedder", "hashing"]).exit_code == 0
+    )
+    result = CliRunner().invoke(app, ["delete", "mandoki", "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    assert asyncio.run(_cache_is_current(store))
+    assert "mandoki" not in _query(store)
+
+
+async def test_store_directory_pipeline_reads_the_cache(tmp_path: Path) -> None:
+    store = await open_store(tmp_path / "store", create=True, embedder="hashing")
+    try:
+        from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
+
+        indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
+        await indexer.aindex([SourceRecord(id=r["id"], text=r["text"], title=r["title"]) for r in CORPUS])
+        assert await store.refresh_corpus_indexes() is True
+        pipeline = await store.pipeline("multihop")
+        results = await pipeline.aretrieve("Where does the Rhine rise?", top_k=3)
+        assert results[0].id == "river"
+    finally:
+        await store.close()
+
+
+async def test_evaluate_reports_every_step(tmp_path: Path) -> None:
+    from graphfuse.embedders import HashingEmbedder
+
+    corpus = load_corpus(_write(tmp_path / "c.jsonl", CORPUS))
+    queries = load_queries(_write(tmp_path / "q.jsonl", QUERIES))
+    seen: dict[str, list[tuple[int, int]]] = {}
+    await evaluate(
+        corpus,
+        queries,
+        ["vector", "bm25"],
+        graph_store=InMemoryGraphStore(),
+        vector_store=LocalVectorStore(),
+        embedder=HashingEmbedder(64),
+        advance=lambda step, done, total: seen.setdefault(step, []).append((done, total)),
+    )
+    assert list(seen) == ["indexing", "embedding queries", "pipeline vector", "pipeline bm25"]
+    assert seen["indexing"][0] == (0, 4)
+    assert seen["indexing"][-1] == (4, 4)
+    for step in ("embedding queries", "pipeline vector", "pipeline bm25"):
+        assert seen[step] == [(0, 2), (1, 2), (2, 2)]
+
+
+def test_cli_eval_runs_with_its_progress_bars(tmp_path: Path) -> None:
+    corpus = _write(tmp_path / "c.jsonl", CORPUS)
+    queries = _write(tmp_path / "q.jsonl", QUERIES)
+    args = ["eval", "--corpus", str(corpus), "--queries", str(queries), "--pipeline", "vector", "--embedder", "hashing"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "vector" in result.stdout

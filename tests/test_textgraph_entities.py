@@ -1,0 +1,136 @@
+"""Entities from plain text: extraction, joined names, aliases, variants, the entity graph and its walk."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphfuse import InvalidInput
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.indexing import (
+    CO_OCCURS_WITH,
+    ENTITY_PREFIX,
+    MENTIONED_IN,
+    EntityMatcher,
+    Indexer,
+    SourceRecord,
+    TextEntityExtractor,
+    entity_key,
+    merge_variants,
+)
+from graphfuse.multihop import BM25Index, corpus_indexes, entity_matcher, multihop
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+
+def entities(text: str, **kwargs: object) -> list[str]:
+    return [m.entity for m in TextEntityExtractor(**kwargs).extract(text)]  # type: ignore[arg-type]
+
+
+def test_entity_keys_fold_joined_names_case_spacing_and_accents() -> None:
+    assert entity_key("WolfgangSchulz") == entity_key("Wolfgang  Schulz") == "wolfgang schulz"
+    assert entity_key("ChaeSong-hwa") == entity_key("Chae Song-hwa") == "chae song hwa"
+    assert entity_key("Wolfgang's") == "wolfgang"
+    assert entity_key("Zoë Çelik") == "zoe celik"
+
+
+def test_extraction_finds_proper_noun_phrases() -> None:
+    chat = (
+        "LiHua: Hey! Lunch with Adam Smith at Port of Spain Cafe?\n"
+        "WolfgangSchulz: Sure, and I'll bring Coldplay records."
+    )
+    assert entities(chat) == ["li hua", "adam smith", "port of spain cafe", "wolfgang schulz", "coldplay"]
+    # A lone capitalised word opening a sentence is just capitalised; a joined name or speaker is not.
+    assert entities("Perfect. Thanks for the Beatles tickets. Tomorrow works.") == ["beatles"]
+    assert entities("The Rhine flows north. She met Gandalf on Monday in March.") == ["rhine", "gandalf"]
+    assert entities("Thrall: ready?") == ["thrall"]
+    assert entities("Yes, I met Bob, Wolfgang's friend.", min_chars=3) == ["bob", "wolfgang"]
+    assert entities("I met Al and Bob.", min_chars=3) == ["bob"]
+
+
+def test_aliases_map_variants_to_one_entity() -> None:
+    found = entities("I met Bill Gates and later William Gates.", aliases={"Bill Gates": "William Gates"})
+    assert found == ["william gates", "william gates"]
+
+
+def test_bad_input() -> None:
+    with pytest.raises(InvalidInput, match="min_chars must be a positive integer"):
+        TextEntityExtractor(min_chars=0)
+    with pytest.raises(InvalidInput, match="aliases must map non-empty names"):
+        TextEntityExtractor(aliases={"Bill": ""})
+    with pytest.raises(InvalidInput, match="aliases must be a mapping"):
+        TextEntityExtractor(aliases=["Bill"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="entities must be a mapping"):
+        EntityMatcher(["a"])  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="entity keys must be non-empty strings"):
+        EntityMatcher({"": "x"})
+    with pytest.raises(InvalidInput, match="entity_graph must be a bool"):
+        Indexer(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(8), entity_graph="yes")  # type: ignore[arg-type]
+
+
+def test_variant_merging() -> None:
+    counts = {"wolfgang schulz": 5, "wolfgang": 3, "adam": 2, "adam smith": 4, "adam west": 1, "chae songhwa": 1,
+              "chae song hwa": 4}  # fmt: skip
+    assert merge_variants(counts) == {"wolfgang": "wolfgang schulz", "chae songhwa": "chae song hwa"}
+
+
+def test_matcher_tolerates_spacing_case_and_possessives() -> None:
+    matcher = EntityMatcher({"wolfgang schulz": "w", "viva la vida": "v", "the": "stop"})
+    for question in ("Did Wolfgang Schulz call?", "did wolfgang schulz call", "Did WolfgangSchulz call?"):
+        assert matcher.match(question) == [("wolfgang schulz", "w")]
+    assert matcher.match("Wolfgang Schulz's band played Viva La Vida") == [
+        ("wolfgang schulz", "w"),
+        ("viva la vida", "v"),
+    ]
+    assert len(matcher) == 2  # a stopword is no entity
+
+
+RECORDS = [
+    SourceRecord("chat1", "LiHua: Shall we learn Viva la Vida for the jam?\nWolfgangSchulz: Yes, Coldplay rocks."),
+    SourceRecord("chat2", "WolfgangSchulz: My cousin Greta Berg plays drums in Berlin."),
+    SourceRecord("chat3", "LiHua: The plumber comes at five.\nAdamSmith: Thanks, Adam Smith here."),
+    SourceRecord("chat4", "Greta Berg: I moved to Hamburg last year."),
+]
+
+
+async def indexed() -> tuple[InMemoryGraphStore, LocalVectorStore, HashingEmbedder]:
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(64)
+    indexer = Indexer(graph, vectors, embedder, extractors=[TextEntityExtractor()], entity_graph=True)
+    report = await indexer.aindex(RECORDS)
+    assert report.documents == 4
+    return graph, vectors, embedder
+
+
+async def test_entity_graph_nodes_and_counted_relations() -> None:
+    graph, vectors, _ = await indexed()
+    ids, matrix = await graph.adjacency([MENTIONED_IN])
+    position = {i: n for n, i in enumerate(ids)}
+    greta = ENTITY_PREFIX + "greta berg"
+    adam = ENTITY_PREFIX + "adam smith"
+    assert matrix[position[adam], position["chat3"]] == 2.0  # mentioned twice: "AdamSmith:", "Adam Smith"
+    assert matrix[position[greta], position["chat2"]] == 1.0
+    assert matrix[position[greta], position["chat4"]] == 1.0
+    node = (await graph.get_documents([greta]))[greta]
+    assert node.metadata["graphfuse_kind"] == "entity"
+    assert node.metadata["mentions"] == 2
+    ids, co = await graph.adjacency([CO_OCCURS_WITH])
+    position = {i: n for n, i in enumerate(ids)}
+    li, wolfgang = ENTITY_PREFIX + "li hua", ENTITY_PREFIX + "wolfgang schulz"
+    assert co[position[li], position[wolfgang]] + co[position[wolfgang], position[li]] == 1.0
+    vector_hits = await vectors.search(list(np.ones(64)), limit=20)
+    assert not any(h.id.startswith(ENTITY_PREFIX) for h in vector_hits)  # entity nodes are not embedded
+    bm25, _ = await corpus_indexes(graph)
+    assert sorted(bm25.ids) == ["chat1", "chat2", "chat3", "chat4"]
+
+
+async def test_multihop_walks_through_entities_the_question_names() -> None:
+    graph, vectors, embedder = await indexed()
+    matcher = await entity_matcher(graph)
+    assert len(matcher) >= 6
+    pipeline = multihop(graph, vectors, embedder, bm25=BM25Index((r.id, r.text) for r in RECORDS), entities=matcher)
+    assert "text_entity" in [s.name for s in pipeline.stages]
+    results = await pipeline.aretrieve("Where did greta berg move to?", top_k=4)
+    ids = [r.id for r in results]
+    assert ids[:2] == ["chat4", "chat2"] or ids[:2] == ["chat2", "chat4"]
+    assert not any(i.startswith(ENTITY_PREFIX) for i in ids)  # walked through, never returned
+    plain = multihop(graph, vectors, embedder, entities=EntityMatcher({}))
+    assert "text_entity" not in [s.name for s in plain.stages]
