@@ -193,12 +193,12 @@ class LlamaIndexAnswerPipeline:
         if not text:
             raise EmptyAnswer("the query engine returned an empty answer")
         sources = list(getattr(response, "source_nodes", None) or [])
-        context = None
+        source_context: dict[str, Any] | None = None
         if sources:
             from graphfuse.context import abuild_context
 
             built = await abuild_context(question, _results(sources), budget=self.budget, format="passages")
-            context = built.to_dict()
+            source_context = built.to_dict()
         counter = default_counter()
         return Answer(
             text=text,
@@ -207,7 +207,7 @@ class LlamaIndexAnswerPipeline:
             usage_source="counted",
             retrieval_latency_s=0.0,
             generation_latency_s=elapsed,
-            context=context,
+            context=source_context,
             extra={
                 "answered_by": "query engine",
                 "tokens": "counted from the question and the answer only: the engine's own prompt is not visible",
