@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml requirements-dev.txt $(wildcard plugins/*/pyproject.tom
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[local,eval,server,tokens,ann]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	$(BIN)/pip install -q -e '.[local,eval,cli,server,tokens,ann]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
 	touch $@
 
 install: $(STAMP)

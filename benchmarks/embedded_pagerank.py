@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import arguments, batches, synthetic_documents, synthetic_edges, timed, write_results
 
 from graphfuse import Relation
-from graphfuse.stores import SQLiteGraphStore
-from graphfuse.stores._graph_index import pagerank_scores
+from graphfuse.stores import SQLiteGraphStore, pagerank_scores
 
 
 async def main() -> None:

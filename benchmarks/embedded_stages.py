@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import arguments, batches, latency_ms, synthetic_documents, synthetic_relations, write_results
 
-from graphfuse import Candidate, Document, Pipeline, Query, RunContext, Stage
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, Pipeline, Query, RunContext, Stage, StageRunContext
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import AccessPopularity, GraphExpansion, Hydrate, PageRank, TemporalDecay
 from graphfuse.stores import SQLiteGraphStore

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, Relation, presets
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, Relation, StageRunContext, presets
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 from graphfuse.multihop import (

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from conftest import corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Query
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Query, StageRunContext
 from graphfuse.stages import AccessPopularity
 
 _MISSING: Any = object()

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageRunContext
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, TokenChunker
 from graphfuse.multihop import MULTIHOP_WEIGHTS, BM25Index, BM25Search, EntitySeeds, PersonalizedPageRank, multihop

@@ -6,8 +6,7 @@ import pytest
 from _stage_fakes import FakeGraphStore
 from conftest import CORPUS, RELATIONS, World, corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, RelatedDocument
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, RelatedDocument, StageRunContext
 from graphfuse.stages import GraphExpansion, Hydrate
 
 

@@ -6,8 +6,7 @@ import pytest
 from _stage_fakes import FakeGraphStore, FixedPageRank
 from conftest import World
 
-from graphfuse import Candidate, Document, InvalidInput, Query
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Query, StageRunContext
 from graphfuse.stages import PageRank
 
 

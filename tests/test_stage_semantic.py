@@ -6,8 +6,7 @@ import pytest
 from _stage_fakes import FakeVectorStore, FixedEmbedder
 from conftest import DIMENSION, World
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed
-from graphfuse._pipeline import StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed, StageRunContext
 from graphfuse.stages import SemanticSearch
 
 

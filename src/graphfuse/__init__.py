@@ -23,10 +23,12 @@ from ._errors import (
     StageFailed,
     StoreCorrupted,
 )
-from ._filters import Condition, MetadataFilter
-from ._pipeline import Pipeline
+from ._filters import Condition, FilterLike, MetadataFilter
+from ._pipeline import Pipeline, StageRunContext, run_stage, run_stages
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._sync import run_sync
+from ._timestamps import parse_timestamp
+from ._traits import DeclaresTraits, StageTraits, stage_traits
 from ._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
 
 __version__ = "0.1.0"
@@ -41,11 +43,13 @@ __all__ = [
     "Condition",
     "ConnectionFailed",
     "DeadlineExceeded",
+    "DeclaresTraits",
     "Document",
     "DocumentListing",
     "Embedder",
     "EmptyPipeline",
     "ExplainsScores",
+    "FilterLike",
     "GraphFuseError",
     "GraphStore",
     "InvalidInput",
@@ -65,11 +69,17 @@ __all__ = [
     "Scorer",
     "Stage",
     "StageFailed",
+    "StageRunContext",
+    "StageTraits",
     "StoreCorrupted",
     "VectorHit",
     "VectorRecord",
     "VectorStore",
     "__version__",
     "deadline",
+    "parse_timestamp",
+    "run_stage",
+    "run_stages",
     "run_sync",
+    "stage_traits",
 ]

@@ -28,7 +28,7 @@ Scalar = Union[str, int, float, bool]
 Operator = Literal["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"]
 FilterLike = Union["MetadataFilter", Mapping[str, Any]]
 
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,127}$")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,127}")  # used with fullmatch: no trailing newline
 _OPERATORS: frozenset[str] = frozenset({"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"})
 _RANGE = {"$gt", "$gte", "$lt", "$lte"}
 
@@ -40,6 +40,13 @@ class Condition:
     key: str
     op: Operator
     value: Any
+
+    def __post_init__(self) -> None:
+        # A hand-built condition must name a known operator: backends translate by operator.
+        if self.op not in _OPERATORS:
+            raise InvalidInput(
+                f"condition on {self.key!r}: unknown operator {self.op!r} (known: {', '.join(sorted(_OPERATORS))})"
+            )
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         present = self.key in metadata
@@ -100,7 +107,7 @@ class MetadataFilter:
             raise InvalidInput(f"filter must be a mapping, got {type(spec).__name__}")
         conditions: list[Condition] = []
         for key, cond in spec.items():
-            if not isinstance(key, str) or not _KEY.match(key):
+            if not isinstance(key, str) or not _KEY.fullmatch(key):
                 raise InvalidInput(
                     f"filter key {key!r} is not valid: use letters, digits, '_' or '-', starting with a letter or '_'"
                 )
@@ -114,6 +121,18 @@ class MetadataFilter:
         if not conditions:
             return None
         return cls(tuple(conditions))
+
+    def __and__(self, other: MetadataFilter | None) -> MetadataFilter:
+        """The conjunction of both filters (``None`` leaves this one as it is)."""
+        if other is None:
+            return self
+        if not isinstance(other, MetadataFilter):
+            return NotImplemented
+        return MetadataFilter(self.conditions + other.conditions)
+
+    def __rand__(self, other: None) -> MetadataFilter:
+        """``None & f`` is ``f``."""
+        return self
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
         """True when ``metadata`` satisfies every condition."""

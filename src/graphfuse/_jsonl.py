@@ -15,13 +15,19 @@ __all__ = ["read_json_objects"]
 def read_json_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(where, object)`` for each non-blank line; ``where`` is ``"<path>:<line>"``.
 
-    A line that is not valid JSON, or not a JSON object, raises :class:`InvalidInput`.
+    A line that is not UTF-8, not valid JSON, or not a JSON object, raises :class:`InvalidInput`.
     """
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            where = f"{path}:{lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(
+                    f"{where}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column {exc.start + 1})"
+                ) from None
             if not line.strip():
                 continue
-            where = f"{path}:{lineno}"
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:

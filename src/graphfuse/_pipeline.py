@@ -30,16 +30,20 @@ from ._types import Candidate, Query, Result
 if TYPE_CHECKING:
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
-__all__ = ["Pipeline", "StageRunContext"]
+__all__ = ["Pipeline", "StageRunContext", "run_stage", "run_stages"]
 
 
 @dataclass
 class StageRunContext:
-    """The per-run context handed to every stage (see :class:`graphfuse.RunContext`)."""
+    """The per-run context handed to every stage (the :class:`graphfuse.RunContext` a pipeline makes).
+
+    Hosts running stages outside a pipeline (:func:`run_stage`) create one per run.
+    """
 
     values: dict[str, Any] = field(default_factory=dict)
 
     def remaining(self) -> float | None:
+        """Seconds left before the run's deadline (``graphfuse.deadline``), or ``None``."""
         return _deadline.remaining()
 
 
@@ -274,36 +278,67 @@ class Pipeline:
     async def _run_stage(
         self, stage: Stage, q: Query, candidates: list[Candidate], context: StageRunContext
     ) -> list[Candidate]:
-        name = stage.name
-        started = time.perf_counter()
-        logger.debug("stage %s start: %d candidates", name, len(candidates))
-        with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
-            span.set_attribute("graphfuse.stage", name)
-            span.set_attribute("graphfuse.candidates_in", len(candidates))
-            try:
-                out = list(await stage.run(q, tuple(candidates), context))
-                seen: set[str] = set()
-                for c in out:
-                    if not isinstance(c, Candidate):
-                        raise InvalidInput(f"returned {type(c).__name__}, not a Candidate")
-                    if c.id in seen:
-                        raise InvalidInput(f"returned document {c.id!r} twice")
-                    seen.add(c.id)
-            except (asyncio.CancelledError, DeadlineExceeded):
-                raise
-            except StageFailed:
-                raise
-            except Exception as exc:
-                span.record_exception(exc)
-                span.set_status(Status(StatusCode.ERROR, str(exc)))
-                logger.warning("stage %s failed: %s", name, exc)
-                raise StageFailed(name, exc) from exc
-            elapsed = time.perf_counter() - started
-            span.set_attribute("graphfuse.candidates_out", len(out))
-        STAGE_DURATION.record(elapsed, {"stage": name})
-        STAGE_CANDIDATES.record(len(out), {"stage": name})
-        logger.debug("stage %s end: %d candidates in %.2f ms", name, len(out), elapsed * 1000)
-        return out
+        return await run_stage(stage, q, candidates, context)
+
+
+async def run_stage(
+    stage: Stage, query: Query, candidates: Sequence[Candidate], context: StageRunContext | None = None
+) -> list[Candidate]:
+    """Run one stage outside a :class:`Pipeline`, exactly as a pipeline runs it.
+
+    The same log lines, metrics (``graphfuse_stage_duration_seconds``,
+    ``graphfuse_stage_candidates``) and tracing span (``graphfuse.stage.<name>``); the output
+    checked the same way (Candidates, unique ids); any failure but cancellation, a deadline or a
+    :class:`StageFailed` raised as :class:`StageFailed` naming the stage. ``context`` is the
+    per-run context (a fresh one when ``None``): pass the same one to stages of one run.
+    """
+    return await _run_stage(stage, query, candidates, StageRunContext() if context is None else context)
+
+
+async def run_stages(
+    stages: Sequence[Stage], query: Query, candidates: Sequence[Candidate], context: StageRunContext | None = None
+) -> list[Candidate]:
+    """Run ``stages`` in order over ``candidates`` (one shared context), as :func:`run_stage` runs each."""
+    ctx = StageRunContext() if context is None else context
+    out = list(candidates)
+    for stage in stages:
+        out = await _run_stage(stage, query, out, ctx)
+    return out
+
+
+async def _run_stage(
+    stage: Stage, q: Query, candidates: Sequence[Candidate], context: StageRunContext
+) -> list[Candidate]:
+    name = stage.name
+    started = time.perf_counter()
+    logger.debug("stage %s start: %d candidates", name, len(candidates))
+    with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
+        span.set_attribute("graphfuse.stage", name)
+        span.set_attribute("graphfuse.candidates_in", len(candidates))
+        try:
+            out = list(await stage.run(q, tuple(candidates), context))
+            seen: set[str] = set()
+            for c in out:
+                if not isinstance(c, Candidate):
+                    raise InvalidInput(f"returned {type(c).__name__}, not a Candidate")
+                if c.id in seen:
+                    raise InvalidInput(f"returned document {c.id!r} twice")
+                seen.add(c.id)
+        except (asyncio.CancelledError, DeadlineExceeded):
+            raise
+        except StageFailed:
+            raise
+        except Exception as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, str(exc)))
+            logger.warning("stage %s failed: %s", name, exc)
+            raise StageFailed(name, exc) from exc
+        elapsed = time.perf_counter() - started
+        span.set_attribute("graphfuse.candidates_out", len(out))
+    STAGE_DURATION.record(elapsed, {"stage": name})
+    STAGE_CANDIDATES.record(len(out), {"stage": name})
+    logger.debug("stage %s end: %d candidates in %.2f ms", name, len(out), elapsed * 1000)
+    return out
 
 
 async def _hydrate_results(store: Any, results: list[Result], q: Query) -> list[Result]:

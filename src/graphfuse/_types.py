@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any
 
+from ._encoding import check_text
 from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 
@@ -34,7 +35,7 @@ def check_id(value: object, what: str = "document id") -> str:
     """Return ``value`` if it is a usable id (a non-empty string of at most 512 characters)."""
     if not isinstance(value, str) or not value.strip() or len(value) > 512:
         raise InvalidInput(f"{what} must be a non-empty string of at most 512 characters, got {value!r}")
-    return value
+    return check_text(value, what)
 
 
 _VALID_SIGNAL_NAMES: set[str] = set()
@@ -92,6 +93,32 @@ class Document:
         object.__setattr__(self, "created_at", _utc(self.created_at, f"document {self.id!r} created_at"))
         object.__setattr__(self, "updated_at", _utc(self.updated_at, f"document {self.id!r} updated_at"))
 
+    @classmethod
+    def trusted(
+        cls,
+        id: str,
+        content: str | None,
+        metadata: dict[str, Any],
+        created_at: datetime | None = None,
+        updated_at: datetime | None = None,
+    ) -> Document:
+        """A document built without re-validation, for hosts that validated the parts once already.
+
+        The caller guarantees what ``Document(...)`` would check: ``id`` a valid id
+        (:func:`graphfuse.validation.check_id`), ``content`` a ``str`` or ``None``, ``metadata`` a
+        fresh ``dict`` nobody else holds (it is wrapped read-only, not copied), timestamps UTC
+        (:func:`graphfuse.parse_timestamp` returns them so). Integrations convert every node
+        of every call: this keeps that cost to one allocation.
+        """
+        doc = object.__new__(cls)
+        _set = object.__setattr__
+        _set(doc, "id", id)
+        _set(doc, "content", content)
+        _set(doc, "metadata", MappingProxyType(metadata))
+        _set(doc, "created_at", created_at)
+        _set(doc, "updated_at", updated_at)
+        return doc
+
     @property
     def is_hydrated(self) -> bool:
         """True when the content is loaded."""
@@ -117,8 +144,9 @@ class Candidate:
         return self.document.id
 
     @classmethod
-    def _checked(cls, document: Document, signals: dict[str, float]) -> Candidate:
-        # Signals already validated: skip __post_init__ (hot path of every stage).
+    def trusted(cls, document: Document, signals: dict[str, float]) -> Candidate:
+        """A candidate built without re-validation: ``signals`` already checked
+        (:func:`graphfuse.validation.check_signal`) and a fresh ``dict`` nobody else holds."""
         obj = object.__new__(cls)
         object.__setattr__(obj, "document", document)
         object.__setattr__(obj, "signals", MappingProxyType(signals))
@@ -126,12 +154,12 @@ class Candidate:
 
     def with_signal(self, name: str, value: float) -> Candidate:
         """A copy with ``name`` set to ``value``."""
-        return Candidate._checked(self.document, {**self.signals, name: check_signal(name, value)})
+        return Candidate.trusted(self.document, {**self.signals, name: check_signal(name, value)})
 
     def with_signals(self, values: Mapping[str, float]) -> Candidate:
         """A copy with several signals set."""
         new = {name: check_signal(name, v) for name, v in values.items()}
-        return Candidate._checked(self.document, {**self.signals, **new})
+        return Candidate.trusted(self.document, {**self.signals, **new})
 
     def with_document(self, document: Document) -> Candidate:
         """A copy carrying ``document`` (same id) and the same signals."""
@@ -139,7 +167,7 @@ class Candidate:
             raise InvalidInput(f"candidate document must be a Document, got {type(document).__name__}")
         if document.id != self.document.id:
             raise InvalidInput(f"cannot replace document {self.document.id!r} with {document.id!r}")
-        return Candidate._checked(document, dict(self.signals))
+        return Candidate.trusted(document, dict(self.signals))
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +200,7 @@ class Query:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidInput("query text must be a non-empty string")
+        check_text(self.text, "query text")
         object.__setattr__(self, "filter", MetadataFilter.parse(self.filter))
         if not isinstance(self.options, Mapping):
             raise InvalidInput("query options must be a mapping of stage name to options")

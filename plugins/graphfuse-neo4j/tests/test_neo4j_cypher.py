@@ -43,11 +43,11 @@ def test_document_rows() -> None:
         ),
         "created_at": when,
         "updated_at": None,
-        "meta_keys": ["none", "odd key", "tags", "tenant", "year"],
+        "graphfuse_meta_keys": ["none", "odd key", "tags", "tenant", "year"],
         "meta_tenant": "t1",
         "meta_year": 2024,
     }
-    assert rows[1]["meta_keys"] is None
+    assert rows[1]["graphfuse_meta_keys"] is None
     assert rows[1]["content"] is None
 
 
@@ -187,8 +187,8 @@ def test_related_statement_limits_and_types() -> None:
         ({"k": {"$gte": 1.5}}, "(x.`meta_k` >= $f0)", [1.5]),
         ({"k": {"$lt": "m"}}, "(x.`meta_k` < $f0)", ["m"]),
         ({"k": {"$lte": 9}}, "(x.`meta_k` <= $f0)", [9]),
-        ({"k": {"$exists": True}}, "($f0 IN coalesce(x.meta_keys, []))", ["k"]),
-        ({"k": {"$exists": False}}, "(NOT $f0 IN coalesce(x.meta_keys, []))", ["k"]),
+        ({"k": {"$exists": True}}, "($f0 IN coalesce(x.graphfuse_meta_keys, []))", ["k"]),
+        ({"k": {"$exists": False}}, "(NOT $f0 IN coalesce(x.graphfuse_meta_keys, []))", ["k"]),
         (
             {"my-key": True, "n": {"$gt": 1, "$lt": 5}},
             "(x.`meta_my-key` = $f0 AND x.`meta_n` > $f1 AND x.`meta_n` < $f2)",
@@ -257,3 +257,45 @@ def test_to_document() -> None:
         {"id": "a", "content": "c", "metadata": '{"k": 1}', "created_at": when, "updated_at": None}
     )
     assert doc == Document("a", "c", {"k": 1}, when)
+
+
+# -- issue 10, defect 11 ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["KNOWS\n", "GraphFuseDocument\n", "x\n"])
+def test_identifiers_with_a_trailing_newline_are_refused(name: str) -> None:
+    with pytest.raises(InvalidInput, match="is not valid"):
+        cypher.check_identifier(name, "relation type")
+    with pytest.raises(InvalidInput, match="is not valid"):
+        cypher.merge_relations_statements(L, [Relation("a", "b", name)])
+
+
+def test_filter_keys_with_a_trailing_newline_are_refused() -> None:
+    with pytest.raises(InvalidInput, match="filter key"):
+        MetadataFilter.parse({"tenant\n": "t1"})
+    cond = Condition("tenant", "$eq", "t1")
+    object.__setattr__(cond, "key", "tenant\n")  # a hand-built filter bypassing parse()
+    with pytest.raises(InvalidInput, match="cannot be filtered on"):
+        cypher.filter_expression(MetadataFilter((cond,)), "x", {})
+    # Not copied to a property either (it could not be filtered on).
+    row = cypher.document_rows([Document("a", metadata={"tenant\n": "t1"})])[0]
+    assert not any(k.startswith("meta_tenant") for k in row)
+
+
+def test_a_metadata_key_named_keys_does_not_overwrite_the_key_list() -> None:
+    row = cypher.document_rows([Document("a", metadata={"keys": "mine", "tenant": "t1"})])[0]
+    assert row["meta_keys"] == "mine"
+    assert row[cypher.META_KEYS] == ["keys", "tenant"]
+    params: dict[str, Any] = {}
+    expression = cypher.filter_expression(_filter({"keys": "mine", "tenant": {"$exists": True}}), "x", params)
+    assert expression == "(x.`meta_keys` = $f0 AND $f1 IN coalesce(x.graphfuse_meta_keys, []))"
+    assert params == {"f0": "mine", "f1": "tenant"}
+
+
+def test_a_bogus_operator_is_invalid_input_not_key_error() -> None:
+    with pytest.raises(InvalidInput, match="unknown operator '\\$regex'"):
+        Condition("k", "$regex", "a.*")  # type: ignore[arg-type]
+    cond = Condition("k", "$eq", 1)
+    object.__setattr__(cond, "op", "$regex")  # forced past the constructor's check
+    with pytest.raises(InvalidInput, match="no Cypher translation"):
+        cypher.filter_expression(MetadataFilter((cond,)), "x", {})

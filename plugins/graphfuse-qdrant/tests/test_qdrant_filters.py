@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from graphfuse_qdrant import to_qdrant_filter
+from graphfuse_qdrant._store import _payload
 from qdrant_client import QdrantClient, models
 
-from graphfuse import InvalidInput, MetadataFilter
+from graphfuse import InvalidInput, MetadataFilter, VectorRecord
 
 F = models.FieldCondition
 
@@ -57,9 +59,9 @@ def test_ranges_and_exists() -> None:
         must=[
             F(key="year", range=models.Range(gt=1)),
             F(key="year", range=models.Range(lte=5)),
-            models.IsEmptyCondition(is_empty=models.PayloadField(key="x")),
+            F(key="_graphfuse_keys", match=models.MatchValue(value="src")),
         ],
-        must_not=[models.IsEmptyCondition(is_empty=models.PayloadField(key="src"))],
+        must_not=[F(key="_graphfuse_keys", match=models.MatchValue(value="x"))],
     )
 
 
@@ -111,7 +113,11 @@ _FILTERS: list[dict[str, Any]] = [
 def client() -> Any:
     c = QdrantClient(location=":memory:")
     c.create_collection("f", vectors_config=models.VectorParams(size=2, distance=models.Distance.COSINE))
-    c.upsert("f", points=[models.PointStruct(id=i, vector=[1.0, 0.1 * i], payload=p) for i, p in enumerate(_PAYLOADS)])
+    points = [
+        models.PointStruct(id=i, vector=[1.0, 0.1 * i], payload=_payload(VectorRecord(str(i), [1.0, 0.1 * i], p)))
+        for i, p in enumerate(_PAYLOADS)
+    ]  # the payload layout QdrantVectorStore writes
+    c.upsert("f", points=points)
     yield c
     c.close()
 
@@ -123,3 +129,24 @@ def test_agrees_with_the_reference_semantics(client: QdrantClient, spec: dict[st
     expected = {i for i, p in enumerate(_PAYLOADS) if reference.matches(p)}
     points = client.query_points("f", query=[1.0, 0.0], query_filter=to_qdrant_filter(spec), limit=100).points
     assert {int(p.id) for p in points} == expected
+
+
+def test_what_qdrant_cannot_compare_exactly_is_refused() -> None:
+    with pytest.raises(InvalidInput, match=r"beyond \+-2\*\*53"):
+        to_qdrant_filter({"n": {"$gte": 2**53 + 1}})
+    with pytest.raises(InvalidInput, match="reserved by graphfuse-qdrant"):
+        to_qdrant_filter({"_graphfuse_keys": "x"})
+    with pytest.raises(InvalidInput, match=r"'big' = 9007199254740993 is beyond"):
+        _payload(VectorRecord("a", [1.0], {"big": 2**53 + 1}))
+    with pytest.raises(InvalidInput, match="reserved by graphfuse-qdrant"):
+        _payload(VectorRecord("a", [1.0], {"_graphfuse_id": "b"}))
+
+
+def test_list_and_null_values_follow_the_reference() -> None:
+    # Issue 10, defect 5: a multi-tagged document was visible to the tenant "t1" filter.
+    payload = _payload(VectorRecord("a", [1.0], {"tenant": ["t1", "t2"], "note": None, "n": 1}))
+    assert "tenant" not in payload
+    assert "note" not in payload
+    assert payload["n"] == 1
+    assert payload["_graphfuse_keys"] == ["n", "note", "tenant"]
+    assert json.loads(payload["_graphfuse_metadata"]) == {"tenant": ["t1", "t2"], "note": None, "n": 1}

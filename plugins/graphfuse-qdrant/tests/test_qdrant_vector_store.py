@@ -130,7 +130,12 @@ async def test_points_use_uuid5_ids_and_keep_the_original_id(tmp_path: Path) -> 
         points = client.retrieve("docs", ids=[point_id("doc/3")], with_payload=True)
         assert len(points) == 1
         assert str(points[0].id) == str(uuid.UUID(point_id("doc/3")))
-        assert points[0].payload == {"n": 3, ID_KEY: "doc/3"}
+        assert points[0].payload == {
+            "n": 3,
+            ID_KEY: "doc/3",
+            "_graphfuse_keys": ["n"],
+            "_graphfuse_metadata": '{"n": 3}',
+        }
         assert client.count("docs").count == 5
     finally:
         client.close()

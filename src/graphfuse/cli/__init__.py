@@ -12,7 +12,7 @@ import typer
 
 __all__ = ["COMMANDS", "app", "main"]
 
-COMMANDS = ("index", "query", "plugins", "demo", "eval", "delete", "serve", "keys", "compare", "context")
+COMMANDS = ("index", "query", "plugins", "demo", "eval", "delete", "serve", "keys", "compare", "context", "check")
 """Modules (``graphfuse.cli._<name>``) whose ``register(app)`` adds a command."""
 
 app = typer.Typer(

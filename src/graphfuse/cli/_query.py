@@ -101,7 +101,7 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
-    async with await open_store(store_dir) as store:
+    async with await open_store(store_dir, mode="ro") as store:
         pipeline = await store.pipeline(preset)
         return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
 

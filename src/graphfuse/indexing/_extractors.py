@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -95,8 +96,11 @@ class TitleLinker:
         self._comma_alias = bool(comma_alias)
         self._require_capital = bool(require_capital)
         self._lock = threading.Lock()
-        # words tuple -> (capitalised?, document ids); replaced wholesale on change (readers never lock).
+        # words tuple -> (capitalised?, document ids); changed in place under the lock, one key
+        # at a time (readers never lock: a dict lookup sees a whole entry, old or new).
         self._entries: dict[tuple[str, ...], tuple[bool, tuple[str, ...]]] = {}
+        self._keys_of: dict[str, set[tuple[str, ...]]] = {}  # doc id -> its keys, for remove()
+        self._lengths: Counter[int] = Counter()  # key length -> how many keys have it
         self._longest = 0
         for title, ids in (titles or {}).items():
             for doc_id in ids:
@@ -129,27 +133,33 @@ class TitleLinker:
         return out
 
     def add(self, title: str, doc_id: str) -> None:
-        """Register ``doc_id`` as a document about ``title``."""
+        """Register ``doc_id`` as a document about ``title`` (constant time in the titles known)."""
         with self._lock:
-            entries = dict(self._entries)
+            entries = self._entries
             capital = title[:1].isupper()
             for key in self.keys(title):
                 was_capital, ids = entries.get(key, (True, ()))
                 if doc_id not in ids:
+                    if not ids:
+                        self._lengths[len(key)] += 1
+                    # One assignment of a new tuple: a concurrent reader sees the old or the new entry.
                     entries[key] = (was_capital and capital, (*ids, doc_id))
-            self._entries = entries
-            self._longest = max((len(k) for k in entries), default=0)
+                    self._keys_of.setdefault(doc_id, set()).add(key)
+            self._longest = max((n for n, c in self._lengths.items() if c), default=0)
 
     def remove(self, doc_id: str) -> None:
-        """Forget ``doc_id`` under every title."""
+        """Forget ``doc_id`` under every title (time proportional to its own titles)."""
         with self._lock:
-            entries = {}
-            for key, (shown, ids) in self._entries.items():
+            entries = self._entries
+            for key in self._keys_of.pop(doc_id, ()):
+                shown, ids = entries.get(key, (True, ()))
                 kept = tuple(i for i in ids if i != doc_id)
                 if kept:
                     entries[key] = (shown, kept)
-            self._entries = entries
-            self._longest = max((len(k) for k in entries), default=0)
+                elif key in entries:
+                    del entries[key]
+                    self._lengths[len(key)] -= 1
+            self._longest = max((n for n, c in self._lengths.items() if c), default=0)
 
     def lookup(self, title: str) -> tuple[str, ...]:
         """The ids of documents registered under ``title`` (exact normalised match)."""

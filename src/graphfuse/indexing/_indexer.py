@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .._capabilities import PageRankRefreshing
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
@@ -48,6 +50,7 @@ _HASH = "graphfuse_hash"
 _STATE = "graphfuse_state"
 _CHUNKS = "graphfuse_chunks"
 _OWNED = "graphfuse_relations"
+_STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
 
 _Rel = tuple[str, str, str]
 
@@ -114,8 +117,13 @@ class Indexer:
 
     Runs are idempotent and resumable: re-indexing an id replaces its chunks, vectors and the
     relations it owns; an unchanged document (same text, metadata, configuration and
-    relations) is skipped; a run interrupted part-way leaves its unfinished documents marked
-    ``pending`` and the next run redoes them. Do not index the same ids from two runs at once.
+    relations) is skipped. Every record is validated before the first write (see
+    :meth:`aindex`). A batch first marks its documents ``pending`` (the marker remembers what
+    the previous version owned), then removes and rewrites, then marks them ``indexed``; a run
+    that fails or is killed part-way leaves its unfinished documents ``pending`` (the
+    :class:`~graphfuse.stages.Hydrate` stage never returns them) and the next run with the same
+    records redoes them, ending in the state an uninterrupted run leaves. Do not index the same
+    ids from two runs at once.
     """
 
     def __init__(
@@ -183,13 +191,17 @@ class Indexer:
     ) -> IndexReport:
         """Index ``records``; ``progress`` is called after each batch with the records done so far.
 
-        Every record is validated before anything is written (a duplicate id or a record that
-        is not a :class:`SourceRecord` raises :class:`~graphfuse.InvalidInput`, nothing
-        written). PageRank is refreshed at the end when the graph store offers
-        ``refresh_pagerank()``.
+        Every record is validated before anything is written: a duplicate id, a record that is
+        not a :class:`SourceRecord` (whose construction already checked for JSON metadata,
+        finite numbers, valid Unicode and reserved keys), or an embedder whose dimension
+        differs from the vector store's raises :class:`~graphfuse.InvalidInput` and nothing is
+        written. Each batch's vectors are checked (count, dimension, finite, non-zero) before
+        that batch writes anything. PageRank is refreshed at the end when the graph store
+        offers ``refresh_pagerank()``.
         """
         recs = list(records)
         self._validate(recs)
+        self._check_dimension()
         report = IndexReport()
         if not recs:
             return report
@@ -244,10 +256,13 @@ class Indexer:
 
         With ``missing_ok=False``, an id that is not an indexed document (unknown, or the id of
         a chunk ``<id>#<n>``) raises :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
+        The documents are marked ``pending`` first, so a deletion interrupted part-way never
+        leaves a document that queries return without its vectors; deleting again finishes it.
         """
         if isinstance(ids, str):
             raise InvalidInput("ids must be a sequence of document ids, not a string")
-        existing = await self._existing(list(ids))
+        found = await self._existing_documents(list(ids))
+        existing = {k: d.metadata for k, d in found.items()}
         if not missing_ok:
             wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(_KIND) != "document"]
             if wrong:
@@ -256,13 +271,22 @@ class Indexer:
         unit_ids: list[str] = []
         for doc_id, meta in existing.items():
             unit_ids.extend(self._unit_ids(doc_id, meta))
+        if found:
+            await self._graph.store_documents(
+                [
+                    Document(d.id, d.content, {**d.metadata, _STATE: "pending"}, created_at=d.created_at)
+                    for d in found.values()
+                ]
+            )
         node_ids = sorted(set(unit_ids) | set(existing))
         await self._vectors.delete(sorted(set(unit_ids) | set(existing)))
         await self._graph.delete_documents(node_ids)
         for ex in self._extractors:
             remove = getattr(ex, "remove", None)
             if callable(remove):
-                for doc_id in existing:
+                # Every id asked for: a failed first index may have taught the linker a title
+                # whose document never got written.
+                for doc_id in dict.fromkeys([*existing, *ids]):
                     remove(doc_id)
         if existing:
             await self._refresh_pagerank()
@@ -306,6 +330,28 @@ class Indexer:
         if dup:
             shown = ", ".join(map(repr, sorted(dup)[:20]))
             raise InvalidInput(f"{len(dup)} duplicate document id(s) in one index call: {shown}")
+
+    def _check_dimension(self) -> None:
+        stored = getattr(self._vectors, "dimension", None)
+        made = getattr(self._embedder, "dimension", None)
+        if isinstance(stored, int) and isinstance(made, int) and stored != made:
+            raise InvalidInput(
+                f"the embedder makes {made}-d vectors but the vector store holds {stored}-d ones: "
+                "use the embedder the store was built with (or a new store)"
+            )
+
+    def _check_vectors(self, vectors: list[list[float]], units: list[str]) -> None:
+        matrix = np.asarray(vectors, dtype=np.float64) if vectors else np.zeros((0, 0))
+        if matrix.ndim != 2:
+            raise InvalidInput("embedder returned vectors of different lengths")
+        expected = getattr(self._vectors, "dimension", None)
+        if not isinstance(expected, int):
+            expected = getattr(self._embedder, "dimension", None)
+        if isinstance(expected, int) and matrix.shape[1] != expected:
+            raise InvalidInput(f"embedder returned {matrix.shape[1]}-d vectors; the store needs {expected}-d ones")
+        bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1) | (np.abs(matrix).sum(axis=1) == 0))
+        if bad.size:
+            raise InvalidInput(f"embedder returned a zero or non-finite vector for {units[int(bad[0])]!r}")
 
     def _plan(self, recs: Sequence[SourceRecord], report: IndexReport) -> list[_Plan]:
         plans: list[_Plan] = []
@@ -433,15 +479,19 @@ class Indexer:
         self._entity_nodes = nodes
 
     async def _check_links(self, plans: list[_Plan], report: IndexReport) -> set[str]:
-        # Links to ids outside this call must exist in the store; others become warnings.
-        local = {p.record.id for p in plans}
+        # Relations may end at documents outside this call (links, and mentions of titles the
+        # linker learnt earlier): those in the store count as present. Links to ids that are
+        # not there become warnings; mentions of them are simply not created.
+        local = {p.record.id for p in plans} | {u for p in plans for u, _ in p.units}
+        ends = sorted({e for p in plans for rel in p.owned for e in rel[:2] if e not in local})
+        found = set(await self._existing(ends)) if ends else set()
         outside = sorted({t for p in plans for s, t, k in p.owned if k == LINKS_TO and t not in local})
-        found = set((await self._graph.get_documents(outside)).keys()) if outside else set()
         missing = [t for t in outside if t not in found]
         if missing:
+            unknown = set(missing)
             n = 0
             for p in plans:
-                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in missing}
+                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in unknown}
                 n += len(bad)
                 p.owned -= bad
             shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
@@ -451,19 +501,31 @@ class Indexer:
     # -- writing ------------------------------------------------------------------------------
 
     async def _existing(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        out: dict[str, Mapping[str, Any]] = {}
+        return {k: d.metadata for k, d in (await self._existing_documents(ids)).items()}
+
+    async def _existing_documents(self, ids: Sequence[str]) -> dict[str, Document]:
+        out: dict[str, Document] = {}
         step = max(self._batch_size, 256)
         for i in range(0, len(ids), step):
-            docs = await self._graph.get_documents(list(ids[i : i + step]))
-            out.update({k: d.metadata for k, d in docs.items()})
+            out.update(await self._graph.get_documents(list(ids[i : i + step])))
         return out
 
     @staticmethod
     def _unit_ids(doc_id: str, meta: Mapping[str, Any]) -> list[str]:
         n = meta.get(_CHUNKS, 1)
-        if not isinstance(n, int) or n <= 1:
-            return [doc_id]
-        return [f"{doc_id}#{i}" for i in range(n)]
+        units = [doc_id] if not isinstance(n, int) or n <= 1 else [f"{doc_id}#{i}" for i in range(n)]
+        stale = meta.get(_STALE, ())
+        if isinstance(stale, list):
+            units.extend(u for u in stale if isinstance(u, str) and u not in units)
+        return units
+
+    @staticmethod
+    def _owned(meta: Mapping[str, Any]) -> set[_Rel]:
+        return {
+            (x[0], x[1], x[2])
+            for x in meta.get(_OWNED, ())
+            if isinstance(x, (list, tuple)) and len(x) == 3 and all(isinstance(e, str) for e in x)
+        }
 
     async def _embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -475,7 +537,9 @@ class Indexer:
             vectors.extend(list(v) for v in got)
         return vectors
 
-    def _documents(self, p: _Plan, state: str) -> list[Document]:
+    def _documents(
+        self, p: _Plan, state: str, owned: set[_Rel] | None = None, stale_units: Sequence[str] = ()
+    ) -> list[Document]:
         r = p.record
         base: dict[str, Any] = dict(r.metadata)
         if r.title is not None:
@@ -486,12 +550,14 @@ class Indexer:
             _STATE: state,
             _HASH: p.digest,
             _CHUNKS: len(p.units),
-            _OWNED: sorted([list(rel) for rel in p.owned]),
+            _OWNED: sorted([list(rel) for rel in (p.owned if owned is None else owned)]),
         }
+        if stale_units:
+            meta[_STALE] = sorted(stale_units)
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
         if len(p.units) > 1:
             for i, (unit, text) in enumerate(p.units):
-                chunk_meta = {**base, _KIND: "chunk", "parent_id": r.id, "chunk_index": i}
+                chunk_meta = {**base, _KIND: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
                 docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
         return docs
 
@@ -511,17 +577,26 @@ class Indexer:
                 title = p.record.title
                 texts.append(f"{title}\n{text}" if self._embed_title and title and not text.startswith(title) else text)
         vectors = await self._embed(texts)
+        self._check_vectors(vectors, [u for p in batch for u, _ in p.units])
 
-        # Undo what earlier versions (finished or interrupted) of these documents wrote.
+        # Mark the batch pending before removing anything: the marker remembers everything
+        # the previous version (finished or interrupted) owned, so a run that stops anywhere
+        # after this point is redone, and cleaned up, by the next one.
         stale_rel: set[_Rel] = set()
         stale_units: set[str] = set()
+        new_units = {u for p in batch for u, _ in p.units}
+        markers: list[Document] = []
         for p in batch:
             meta = existing.get(p.record.id)
-            if meta is None:
-                continue
-            stale_rel.update(tuple(x) for x in meta.get(_OWNED, ()) if isinstance(x, (list, tuple)) and len(x) == 3)
-            stale_units.update(self._unit_ids(p.record.id, meta))
-        new_units = {u for p in batch for u, _ in p.units}
+            old_rel = self._owned(meta) if meta is not None else set()
+            old_units = set(self._unit_ids(p.record.id, meta)) if meta is not None else set()
+            stale_rel |= old_rel
+            stale_units |= old_units
+            units = {u for u, _ in p.units}
+            markers.extend(self._documents(p, "pending", p.owned | old_rel, sorted(old_units - units))[:1])
+        await self._graph.store_documents(markers)
+
+        # Undo what earlier versions of these documents wrote.
         if stale_rel:
             await self._graph.delete_relations([Relation(s, t, k) for s, t, k in sorted(stale_rel)])
         gone = sorted(stale_units - new_units - {p.record.id for p in batch})
@@ -556,8 +631,8 @@ class Indexer:
             )
         report.relations += len(rels)
 
-        # Commit: the document is "indexed" only once everything it owns is written.
-        await self._graph.store_documents([self._documents(p, "indexed")[0] for p in batch])
+        # Commit: the document (and its chunks) is "indexed" only once everything it owns is written.
+        await self._graph.store_documents([d for p in batch for d in self._documents(p, "indexed")])
         report.documents += len(batch)
         report.chunks += len(new_units)
 

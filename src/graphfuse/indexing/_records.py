@@ -11,6 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
@@ -20,6 +21,14 @@ __all__ = ["SourceRecord", "read_sources"]
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 _SUFFIXES = (*_TEXT_SUFFIXES, ".jsonl")
+RESERVED_KEYS = frozenset({"parent_id"})
+"""Metadata keys the indexer writes itself (besides every key starting with ``graphfuse_``)."""
+RESERVED_PREFIX = "graphfuse_"
+
+
+def reserved_key(key: str) -> bool:
+    """True when ``key`` belongs to GraphFuse's own bookkeeping (``parent_id``, ``graphfuse_*``)."""
+    return key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,17 @@ class SourceRecord:
             raise InvalidInput(f"record {self.id!r}: title must be a string or None")
         if not isinstance(self.metadata, Mapping):
             raise InvalidInput(f"record {self.id!r}: metadata must be a mapping")
+        check_text(self.id, "record id")
+        check_text(self.text, f"record {self.id!r}: text")
+        if self.title is not None:
+            check_text(self.title, f"record {self.id!r}: title")
+        for key in self.metadata:
+            if isinstance(key, str) and reserved_key(key):
+                raise InvalidInput(
+                    f"record {self.id!r}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
+                    f"('parent_id' and keys starting with {RESERVED_PREFIX!r}); rename it"
+                )
+        check_json_data(self.metadata, f"record {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         if self.created_at is not None:
             if not isinstance(self.created_at, datetime):
@@ -55,6 +75,8 @@ class SourceRecord:
         if isinstance(self.links, (str, bytes)) or not all(isinstance(x, str) for x in self.links):
             raise InvalidInput(f"record {self.id!r}: links must be a sequence of document ids")
         object.__setattr__(self, "links", tuple(check_id(x, f"record {self.id!r} link") for x in self.links))
+        for link in self.links:
+            check_text(link, f"record {self.id!r}: link")
 
 
 def read_sources(paths: Sequence[str | os.PathLike[str]]) -> Iterator[SourceRecord]:
@@ -105,7 +127,16 @@ def _read_file(path: Path, rel: str) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
         yield from _read_jsonl(path)
         return
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InvalidInput(
+            f"{path}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x} at column {column}); "
+            "convert the file to UTF-8"
+        ) from None
     if not text.strip():
         raise InvalidInput(f"{path}: the file is empty")
     heading = _HEADING.search(text)

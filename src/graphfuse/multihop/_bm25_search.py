@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int
 from ._bm25 import BM25Index
@@ -27,6 +28,9 @@ class BM25Search:
 
     Per-call options (``options={"bm25": {...}}``): ``limit``.
     """
+
+    traits = StageTraits(needs_stores=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_index", "_limit", "_name", "_signal")
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..indexing import EntityExtractor
 from ..stages._arguments import check_name, check_options, check_positive_int, check_unit
@@ -26,6 +27,9 @@ class EntitySeeds:
     divided among them, so one ambiguous name does not fill the top ranks. At most ``limit``
     documents are added, longest mentions first. These candidates are hydrated already.
     """
+
+    traits = StageTraits()
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_graph_store", "_limit", "_linker", "_name", "_signal", "_single")
 

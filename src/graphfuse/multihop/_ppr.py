@@ -17,6 +17,7 @@ from .._capabilities import AdjacencySource
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 
@@ -76,6 +77,7 @@ class _Graph:
         self.ids = list(ids)
         self.position = {d: i for i, d in enumerate(self.ids)}
         a = sp.csr_matrix(adjacency, dtype=np.float64)
+        self.adjacency = a
         # Weighted degree: a passage's first mention counts 1, its tenth 0.1.
         self.degree = np.asarray((a + a.T).sum(axis=0)).ravel()
         u = (a + reverse_weight * a.T).tocsr()
@@ -125,13 +127,20 @@ class PersonalizedPageRank:
     ``(ids, scipy.sparse matrix)`` of directed relation weights (the embedded SQLite and
     in-memory stores do, see :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`), PPR runs
     over the whole graph with scipy (about a millisecond for 10k nodes); the walk matrix
-    derived from it is cached until the store returns a new matrix object. Otherwise, and
-    whenever the query has a metadata filter (so the walk cannot pass through documents
-    outside it), the stage builds the ``hops``-hop neighbourhood of the seeds with the
-    protocol's ``related()`` (which is undirected) and runs PPR on that subgraph.
+    derived from it is cached until the store returns a new matrix object. With a metadata
+    filter, the documents outside it are removed from that same directed, weighted graph
+    (the walk cannot pass through them) and nothing else changes: a filter matching every
+    document gives the unfiltered ranking. This needs the store's
+    ``metadata_mask(filter)`` (see :meth:`~graphfuse.stores.SQLiteGraphStore.metadata_mask`).
+    A store without ``adjacency`` (or, with a filter, without ``metadata_mask``) gets the
+    fallback: the ``hops``-hop neighbourhood of the seeds from the protocol's ``related()``,
+    which is undirected and unweighted.
 
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = (
         "_cache",
@@ -232,7 +241,9 @@ class PersonalizedPageRank:
         extra = dict(extra) if isinstance(extra, Mapping) else {}
         if not seeds and not extra:
             return list(candidates)
-        graph = None if query.filter is not None else await self._whole_graph()
+        graph = await self._whole_graph()
+        if graph is not None and query.filter is not None:
+            graph = await self._restricted(graph, query.filter)
         if graph is None:
             graph = await self._neighbourhood([*(i for _, i in seeds), *extra], query.filter)
         p = np.zeros(len(graph.ids))
@@ -284,6 +295,23 @@ class PersonalizedPageRank:
         with self._lock:
             self._cache = (weakref.ref(matrix), graph)
         return graph
+
+    async def _restricted(self, graph: _Graph, flt: MetadataFilter) -> _Graph | None:
+        """``graph`` without the documents outside ``flt`` (same weights and directions)."""
+        accessor = getattr(self._graph_store, "metadata_mask", None)
+        if not callable(accessor):
+            return None
+        result = accessor(flt)
+        if inspect.isawaitable(result):
+            result = await result
+        ids, mask = result
+        keep = np.asarray(mask, dtype=np.bool_)
+        if tuple(ids) != tuple(graph.ids):  # the graph changed in between: align by id
+            allowed = {i for i, m in zip(ids, keep.tolist(), strict=True) if m}
+            keep = np.fromiter((i in allowed for i in graph.ids), np.bool_, len(graph.ids))
+        rows = np.flatnonzero(keep)
+        matrix = graph.adjacency[rows][:, rows]
+        return _Graph([graph.ids[i] for i in rows.tolist()], matrix, self._reverse_weight)
 
     async def _neighbourhood(self, seeds: list[str], flt: MetadataFilter | None) -> _Graph:
         store, types = self._graph_store, self._relation_types

@@ -23,6 +23,7 @@ from ._kinds import (
     RERANKER,
     SCORER,
     STAGE,
+    TOKEN_COUNTER,
     VECTOR_STORE,
     ComponentKind,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "RERANKER",
     "SCORER",
     "STAGE",
+    "TOKEN_COUNTER",
     "VECTOR_STORE",
     "ComponentKind",
     "ComponentName",

@@ -79,21 +79,17 @@ def _kind(
 
 
 # ---- the table: one line per kind --------------------------------------------------------------
-STAGE = _kind("stage", "stages", Stage, ("name", "run"), "(components: Components, **options)")
-SCORER = _kind("scorer", "scorers", Scorer, ("score",))
-GRAPH_STORE = _kind(
-    "graph_store", "graph_stores", GraphStore, ("store_documents", "get_documents", "related", "pagerank", "close")
-)
-VECTOR_STORE = _kind(
-    "vector_store", "vector_stores", VectorStore, ("dimension", "upsert", "search", "delete", "count", "close")
-)
-EMBEDDER = _kind("embedder", "embedders", Embedder, ("dimension", "embed_documents", "embed_query"))
-RERANKER = _kind("reranker", "rerankers", Reranker, ("rerank",))
-CACHE_STORE = _kind(
-    "cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close")
-)
-TOKEN_COUNTER = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
+# fmt: off
+STAGE: ComponentKind[Stage] = _kind("stage", "stages", Stage, ("name", "run"), "(components: Components, **options)")
+SCORER: ComponentKind[Scorer] = _kind("scorer", "scorers", Scorer, ("score",))
+GRAPH_STORE: ComponentKind[GraphStore] = _kind("graph_store", "graph_stores", GraphStore, ("store_documents", "get_documents", "related", "pagerank", "close"))  # noqa: E501
+VECTOR_STORE: ComponentKind[VectorStore] = _kind("vector_store", "vector_stores", VectorStore, ("dimension", "upsert", "search", "delete", "count", "close"))  # noqa: E501
+EMBEDDER: ComponentKind[Embedder] = _kind("embedder", "embedders", Embedder, ("dimension", "embed_documents", "embed_query"))  # noqa: E501
+RERANKER: ComponentKind[Reranker] = _kind("reranker", "rerankers", Reranker, ("rerank",))
+CACHE_STORE: ComponentKind[CacheStore] = _kind("cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close"))  # noqa: E501
+TOKEN_COUNTER: ComponentKind[TokenCounter] = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
 GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
+# fmt: on
 # -------------------------------------------------------------------------------------------------
 
 

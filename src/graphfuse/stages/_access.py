@@ -9,6 +9,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_choice, check_name, check_options, check_unit, require_hydrated
 
@@ -31,6 +32,9 @@ class AccessPopularity:
     the normalisation; the default), ``"zero"`` a count of 0, or ``"error"`` an
     :class:`~graphfuse.InvalidInput` naming it. Needs hydrated candidates; no per-call options.
     """
+
+    traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_cap", "_key", "_missing", "_name", "_signal")
 

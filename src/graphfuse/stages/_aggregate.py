@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ._arguments import check_choice, check_name, check_options, require_hydrated
 
@@ -64,6 +65,9 @@ class ParentAggregation:
 
     Per-call options (``options={"aggregate": {...}}``): ``reduce``, ``keep``.
     """
+
+    traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_keep", "_key", "_name", "_reduce")
 
@@ -139,7 +143,7 @@ class ParentAggregation:
                 for signal, value in m.signals.items():
                     values.setdefault(signal, []).append(value)
             signals = {signal: combine(vs) for signal, vs in values.items()}
-            out.append(Candidate._checked(self._representative(slot, members, keep), signals))
+            out.append(Candidate.trusted(self._representative(slot, members, keep), signals))
         return out
 
     @staticmethod

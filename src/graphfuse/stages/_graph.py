@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 
@@ -38,6 +39,9 @@ class GraphExpansion:
 
     Per-call options: ``depth``, ``max_expansion``, ``relation_types``, ``min_seed_score``.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = (
         "_decay",

@@ -7,10 +7,13 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_name, check_options
 
 __all__ = ["Hydrate"]
+
+PENDING_KEY = "graphfuse_state"
 
 
 class Hydrate:
@@ -18,9 +21,13 @@ class Hydrate:
 
     One ``get_documents`` call per run, with the query's filter. Candidates that already
     have content are not fetched again, but the query's filter is still checked against their
-    metadata. Candidates whose document no longer exists, or fails the filter, are dropped.
+    metadata. Candidates whose document no longer exists, fails the filter, or is marked
+    ``pending`` by an unfinished index run (metadata ``graphfuse_state``) are dropped.
     Order is kept. No signal, no per-call options.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_graph_store", "_name")
 
@@ -49,10 +56,17 @@ class Hydrate:
         out: list[Candidate] = []
         for c in candidates:
             if c.document.content is not None:
-                if query.filter is None or query.filter.matches(c.document.metadata):
+                if _visible(c.document.metadata) and (
+                    query.filter is None or query.filter.matches(c.document.metadata)
+                ):
                     out.append(c)
                 continue
             doc = loaded.get(c.id)
-            if doc is not None:
+            if doc is not None and _visible(doc.metadata):
                 out.append(c.with_document(doc))
         return out
+
+
+def _visible(metadata: Mapping[str, Any]) -> bool:
+    # An unfinished index run's document: its vectors or relations may be missing or stale.
+    return metadata.get(PENDING_KEY) != "pending"

@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_name, check_options, check_unit
 
@@ -21,6 +22,9 @@ class PageRank:
     score outside [0, 1] from the store raises :class:`~graphfuse.InvalidInput`. Works on
     id-only candidates; no per-call options.
     """
+
+    traits = StageTraits(reads_query=False)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_default", "_graph_store", "_name", "_signal")
 

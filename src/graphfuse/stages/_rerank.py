@@ -7,6 +7,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import Reranker, RunContext, Scorer
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..scoring import WeightedScorer, as_scorer
 from ._arguments import check_name, check_options, check_positive_int, require_hydrated
@@ -29,6 +30,9 @@ class Rerank:
 
     Per-call option: ``top_k``.
     """
+
+    traits = StageTraits()
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_name", "_reranker", "_scorer", "_signal", "_top_k")
 

@@ -10,6 +10,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, RunContext, VectorStore
+from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ._arguments import check_name, check_options, check_positive_int, check_unit, combine_filters
 
@@ -30,6 +31,9 @@ class SemanticSearch:
 
     Per-call options (``options={"semantic": {...}}``): ``limit``, ``min_score``.
     """
+
+    traits = StageTraits()
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_embedder", "_filter", "_limit", "_min_score", "_name", "_signal", "_vector_store")
 

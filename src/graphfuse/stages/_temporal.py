@@ -8,6 +8,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import RunContext
+from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import (
     check_choice,
@@ -46,6 +47,9 @@ class TemporalDecay:
 
     Needs hydrated candidates. Per-call option: ``half_life``.
     """
+
+    traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_clock", "_half_life", "_min_score", "_missing", "_name", "_signal", "_timestamp")
 

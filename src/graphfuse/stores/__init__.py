@@ -9,9 +9,11 @@
 - :func:`open_store` / :class:`StoreDirectory`: a store directory opened with the components
   (embedder, backends) recorded in its manifest: the same for Python users and the CLI.
 - :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
+- :func:`check_store`: integrity check (and repair) of a store directory (``graphfuse check``).
 """
 
 from ._cache_store import InMemoryCacheStore
+from ._check import StoreCheck, check_store
 from ._directory import DEFAULT_STORE, StoreDirectory, default_embedder, open_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
@@ -26,7 +28,9 @@ __all__ = [
     "LocalStore",
     "LocalVectorStore",
     "SQLiteGraphStore",
+    "StoreCheck",
     "StoreDirectory",
+    "check_store",
     "default_embedder",
     "open_store",
     "pagerank_scores",

@@ -135,8 +135,13 @@ class StoreDirectory:
         embedder: str | None = None,
         graph_store: str | None = None,
         vector_store: str | None = None,
+        mode: str = "rw",
     ) -> StoreDirectory:
         """See :func:`open_store`."""
+        if mode not in ("rw", "ro"):
+            raise InvalidInput(f"mode must be 'rw' or 'ro', got {mode!r}")
+        readonly = mode == "ro"
+        create = create and not readonly
         directory = Path(path)
         if not create and not await asyncio.to_thread(directory.exists):
             raise NotFound(f"no GraphFuse store at {str(directory)!r}: index documents into it first")
@@ -148,7 +153,7 @@ class StoreDirectory:
             # Everything but the directory's own files is built before the directory is touched,
             # so a bad name leaves nothing behind.
             built = await asyncio.to_thread(_build, components, closers)
-            local = await asyncio.to_thread(LocalStore.open, directory, create=create)
+            local = await asyncio.to_thread(LocalStore.open, directory, create=create, mode=mode)
             closers.insert(0, local.close)
             if recorded is None and not create and local.manifest.get("embedder") is not None:
                 raise InvalidInput(
@@ -158,7 +163,7 @@ class StoreDirectory:
             built.setdefault("graph_store", local.graph)
             built.setdefault("vector_store", local.vectors)
             await local.use_embedder(built["embedder"])
-            if recorded is None or legacy:
+            if (recorded is None or legacy) and not readonly:
                 await local.record_components(components)
                 if legacy:
                     await asyncio.to_thread((directory / LEGACY_COMPONENTS).unlink, missing_ok=True)
@@ -273,8 +278,13 @@ async def open_store(
     embedder: str | None = None,
     graph_store: str | None = None,
     vector_store: str | None = None,
+    mode: str = "rw",
 ) -> StoreDirectory:
     """Open the store directory ``path`` (with ``create``, make it when missing).
+
+    ``mode="ro"`` opens it for querying only (``graphfuse query`` does): nothing in the
+    directory is written (a store on a read-only file system or owned by another user can be
+    queried), writes raise :class:`~graphfuse.InvalidInput`; ``create`` is ignored.
 
     ``embedder``, ``graph_store`` and ``vector_store`` are registered names; names given must
     match what the store was built with, names not given come from its manifest, else the
@@ -285,5 +295,5 @@ async def open_store(
     :class:`~graphfuse.InvalidInput` naming the problem.
     """
     return await StoreDirectory.open(
-        path, create=create, embedder=embedder, graph_store=graph_store, vector_store=vector_store
+        path, create=create, embedder=embedder, graph_store=graph_store, vector_store=vector_store, mode=mode
     )

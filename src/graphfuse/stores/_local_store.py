@@ -74,15 +74,28 @@ class LocalStore:
         self.vectors = vectors
         self._manifest = manifest
         self._closed = False
+        self._readonly = False
 
     @classmethod
-    def open(cls, directory: str | os.PathLike[str] = ".graphfuse", *, create: bool = True) -> LocalStore:
+    def open(
+        cls, directory: str | os.PathLike[str] = ".graphfuse", *, create: bool = True, mode: str = "rw"
+    ) -> LocalStore:
         """Open the store in ``directory``, creating it when missing (unless ``create=False``).
 
-        Raises ``NotFound`` when it does not exist and ``create`` is false, ``StoreCorrupted``
-        when the directory is half-written (data files without a manifest), holds something
-        else, or a file in it is damaged.
+        ``mode="ro"`` opens an existing store for querying only: no file is written (a store
+        on a read-only file system or owned by another user works), writes raise
+        ``InvalidInput`` and closing leaves the manifest alone; ``create`` is ignored. A
+        read-write open brings stale manifest counts (left by a process that was killed) up
+        to date.
+
+        Raises ``NotFound`` when it does not exist and ``create`` is false (or ``mode="ro"``),
+        ``StoreCorrupted`` when the directory is half-written (data files without a
+        manifest), holds something else, or a file in it is damaged.
         """
+        if mode not in ("rw", "ro"):
+            raise InvalidInput(f"mode must be 'rw' or 'ro', got {mode!r}")
+        readonly = mode == "ro"
+        create = create and not readonly
         path = Path(directory)
         if path.exists() and not path.is_dir():
             raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
@@ -108,9 +121,9 @@ class LocalStore:
             _write_manifest(path, manifest)
             return cls(path, graph, vectors, manifest)
         manifest = _read_manifest(path)
-        graph = SQLiteGraphStore(path / GRAPH_FILE)
+        graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly)
         try:
-            vectors = LocalVectorStore(path / VECTORS_FILE)
+            vectors = LocalVectorStore(path / VECTORS_FILE, readonly=readonly)
         except BaseException:
             graph._db.close()
             raise
@@ -121,7 +134,32 @@ class LocalStore:
                 f"store directory {str(path)!r}: manifest says dimension {dimension}, "
                 f"{VECTORS_FILE} holds {vectors.dimension}"
             )
-        return cls(path, graph, vectors, manifest)
+        store = cls(path, graph, vectors, manifest)
+        store._readonly = readonly
+        if not readonly:
+            try:
+                counts = store._actual_counts()
+                if manifest.get("counts") != counts:
+                    manifest["counts"] = counts
+                    _write_manifest(path, manifest)
+            except BaseException:
+                graph._db.close()
+                if vectors._db is not None:
+                    vectors._db.close()
+                raise
+        return store
+
+    @property
+    def readonly(self) -> bool:
+        """True when opened with ``mode="ro"``."""
+        return self._readonly
+
+    def _actual_counts(self) -> dict[str, int]:
+        return {
+            "documents": int(self.graph._scalar("SELECT count(*) FROM documents")),
+            "relations": int(self.graph._scalar("SELECT count(*) FROM relations")),
+            "vectors": self.vectors._count(),
+        }
 
     @property
     def manifest(self) -> dict[str, Any]:
@@ -150,7 +188,7 @@ class LocalStore:
                 f"store {str(self.directory)!r} holds {self.vectors.dimension}-d vectors; "
                 f"embedder {identity!r} makes {dimension}-d ones"
             )
-        if recorded is None:
+        if recorded is None and not self._readonly:
             self._manifest["embedder"] = identity
             self._manifest["dimension"] = dimension
             await self.refresh_manifest()
@@ -166,6 +204,8 @@ class LocalStore:
 
     async def refresh_manifest(self) -> dict[str, Any]:
         """Recount documents, relations and vectors and rewrite the manifest atomically."""
+        if self._readonly:
+            raise InvalidInput(f"store {str(self.directory)!r} is opened read-only: its manifest cannot be rewritten")
         self._manifest["counts"] = {
             "documents": await self.graph.count_documents(),
             "relations": await self.graph.count_relations(),
@@ -182,7 +222,8 @@ class LocalStore:
             return
         self._closed = True
         try:
-            await self.refresh_manifest()
+            if not self._readonly:
+                await self.refresh_manifest()
         finally:
             await self.graph.close()
             await self.vectors.close()

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
 
 from .._errors import InvalidInput, NotFound
 from .._filters import FilterLike
@@ -204,6 +206,15 @@ class InMemoryGraphStore:
         types = check_relation_types(relation_types)
         index = self._current_index()
         return index.id_tuple, index.matrix(types)
+
+    async def metadata_mask(self, filter: FilterLike) -> tuple[tuple[str, ...], npt.NDArray[np.bool_]]:
+        """Same contract as :meth:`SQLiteGraphStore.metadata_mask`."""
+        self._check_open()
+        flt = parse_filter(filter)
+        index = self._current_index()
+        if flt is None:
+            return index.id_tuple, np.ones(len(index.ids), dtype=np.bool_)
+        return index.id_tuple, index.metadata_mask(flt)
 
     def _current_index(self) -> GraphIndex:
         with self._lock:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from .._encoding import check_text, first_surrogate
 from .._errors import InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._types import Document, Relation
@@ -48,9 +49,12 @@ def encode_metadata(metadata: Mapping[str, Any], owner: str) -> str:
         if not isinstance(key, str):
             raise InvalidInput(f"{owner}: metadata keys must be strings, got {key!r}")
     try:
-        return json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"{owner}: metadata is not JSON-serialisable ({exc})") from None
+    if first_surrogate(text) is not None:
+        raise InvalidInput(f"{owner}: metadata holds a string that is not valid Unicode (a lone surrogate)")
+    return text
 
 
 def decode_metadata(text: str) -> dict[str, Any]:
@@ -75,6 +79,8 @@ def document_rows(documents: Sequence[Document]) -> list[DocumentRow]:
             raise InvalidInput(f"document id {doc.id!r} appears twice in one batch")
         seen.add(doc.id)
         metadata = encode_metadata(doc.metadata, f"document {doc.id!r}")
+        if doc.content is not None:
+            check_text(doc.content, f"document {doc.id!r}: content")
         rows.append((doc.id, doc.content, metadata, _iso(doc.created_at), _iso(doc.updated_at)))
     return rows
 

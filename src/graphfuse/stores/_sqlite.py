@@ -12,9 +12,10 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from .._errors import ConnectionFailed, StoreCorrupted
+from .._errors import ConnectionFailed, InvalidInput, StoreCorrupted
 
 __all__ = ["Database", "chunks", "scalar"]
 
@@ -25,19 +26,34 @@ class Database:
     """One SQLite connection shared by every thread of the process, serialised by a lock.
 
     Other processes use their own connections: WAL lets them read while one of them writes.
+
+    ``readonly=True`` opens an existing file without ever writing to it (``mode=ro``; when
+    SQLite cannot even create its shared-memory file beside it, as in a read-only directory,
+    the file is opened as immutable): no schema, no pragmas that write, and :meth:`write`
+    raises :class:`~graphfuse.InvalidInput`.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, application_id: int, version: int, schema: str, kind: str):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        application_id: int,
+        version: int,
+        schema: str,
+        kind: str,
+        readonly: bool = False,
+    ):
         self.path = os.fspath(path)
         self.kind = kind
+        self.readonly = readonly
         self.lock = threading.RLock()
         memory = self.path == ":memory:"
         if not memory and os.path.isdir(self.path):
             raise StoreCorrupted(f"{kind} path {self.path!r} is a directory, not a SQLite file")
+        if readonly and (memory or not os.path.isfile(self.path)):
+            raise StoreCorrupted(f"{kind} {self.path!r} does not exist (a read-only open needs an existing file)")
         try:
-            self.conn = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
+            self.conn = self._connect(readonly)
         except sqlite3.Error as exc:
             raise ConnectionFailed(f"cannot open {kind} {self.path!r}: {exc}") from exc
         try:
@@ -47,10 +63,29 @@ class Database:
             self.conn.close()
             raise
 
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        if not readonly:
+            return sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        uri = Path(self.path).resolve().as_uri()
+        conn = sqlite3.connect(
+            f"{uri}?mode=ro", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
+        )
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            # A WAL file in a directory we cannot write: nobody can be writing it either.
+            conn.close()
+            return sqlite3.connect(
+                f"{uri}?immutable=1", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
+            )
+
     def _prepare(self, memory: bool, application_id: int, version: int, schema: str) -> None:
         c = self.conn
         found_id = c.execute("PRAGMA application_id").fetchone()[0]
         tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if found_id == 0 and tables == 0 and self.readonly:
+            raise StoreCorrupted(f"{self.kind} {self.path!r} is empty (opened read-only, so it was not initialised)")
         if found_id == 0 and tables == 0:
             if not memory:
                 c.execute("PRAGMA journal_mode=WAL")
@@ -74,7 +109,7 @@ class Database:
             raise StoreCorrupted(
                 f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {version}"
             )
-        if not memory:
+        if not memory and not self.readonly:
             c.execute("PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA foreign_keys=ON")
@@ -100,6 +135,8 @@ class Database:
         ``foreign_keys=False`` skips SQLite's foreign-key checks for this transaction only,
         for callers that check the references themselves inside it.
         """
+        if self.readonly:
+            raise InvalidInput(f"{self.kind} {self.path!r} is opened read-only: it cannot be written")
         with self.guard() as c:
             if not foreign_keys:
                 c.execute("PRAGMA foreign_keys=OFF")

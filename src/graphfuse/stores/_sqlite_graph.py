@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound
 from .._filters import FilterLike
@@ -84,11 +86,18 @@ class SQLiteGraphStore:
     rebuilt lazily on the first traversal after a write: batch your writes.
 
     Safe to share across threads and tasks; several processes may read while one writes.
+    ``readonly=True`` opens an existing file for reading only (it works on a read-only file
+    or directory): writes raise ``InvalidInput`` and PageRank is computed in memory.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
         self._db = Database(
-            path, application_id=APPLICATION_ID, version=FORMAT_VERSION, schema=_SCHEMA, kind="graph store"
+            path,
+            application_id=APPLICATION_ID,
+            version=FORMAT_VERSION,
+            schema=_SCHEMA,
+            kind="graph store",
+            readonly=readonly,
         )
         # (index, generation it was built at), replaced as one object so readers never mix them.
         self._cached: tuple[GraphIndex, int] | None = None
@@ -401,6 +410,8 @@ class SQLiteGraphStore:
         await asyncio.to_thread(self._refresh_pagerank)
 
     def _refresh_pagerank(self) -> None:
+        if self._db.readonly:
+            return  # computed on demand instead (pagerank() caches it in memory)
         index, generation = self._current_index()
         scores = index.pagerank()
         with self._db.write() as c:
@@ -441,6 +452,29 @@ class SQLiteGraphStore:
             return index.id_tuple, index.matrix(types)
 
         return await asyncio.to_thread(build)
+
+    async def metadata_mask(self, filter: FilterLike) -> tuple[tuple[str, ...], npt.NDArray[np.bool_]]:
+        """``(ids, mask)``: which documents match ``filter``, over the ids of :meth:`adjacency`.
+
+        ``mask[i]`` is True when ``ids[i]``'s metadata matches (the semantics of
+        :meth:`~graphfuse.MetadataFilter.matches`, evaluated on typed columns). ``ids`` is the
+        same tuple :meth:`adjacency` returns for the same generation of the graph.
+        """
+        self._check_open()
+        flt = parse_filter(filter)
+
+        def run() -> tuple[tuple[str, ...], npt.NDArray[np.bool_]]:
+            for _ in range(_STALE_RETRIES):
+                index = self._current_index()[0]
+                if flt is None:
+                    return index.id_tuple, np.ones(len(index.ids), dtype=np.bool_)
+                try:
+                    return index.id_tuple, index.metadata_mask(flt)
+                except _Stale:
+                    continue
+            raise ConnectionFailed(f"graph store {self.path!r} kept changing while a filter was evaluated")
+
+        return await asyncio.to_thread(run)
 
     def _fresh_index(self) -> GraphIndex | None:
         """The cached index if it matches the database's generation, checked without waiting.

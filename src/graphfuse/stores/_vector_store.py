@@ -89,6 +89,8 @@ class LocalVectorStore:
     beside the SQLite file at :meth:`close` (or :meth:`build_index`), is reused at the next
     open, and is rebuilt when missing or stale (another process wrote since it was saved).
     ``ef_search`` trades latency for recall. ``search(..., exact=True)`` always scans.
+    ``readonly=True`` opens an existing file for searching only: nothing is ever written to
+    it (nor is the approximate index saved), writes raise ``InvalidInput``.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class LocalVectorStore:
         dimension: int | None = None,
         approximate_threshold: int | None = DEFAULT_APPROXIMATE_THRESHOLD,
         ef_search: int = 128,
+        readonly: bool = False,
     ) -> None:
         if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
             raise InvalidInput(f"dimension must be a positive integer, got {dimension!r}")
@@ -130,12 +133,17 @@ class LocalVectorStore:
         self._closed = False
         if path is not None:
             self._db = Database(
-                path, application_id=APPLICATION_ID, version=FORMAT_VERSION, schema=_SCHEMA, kind="vector store"
+                path,
+                application_id=APPLICATION_ID,
+                version=FORMAT_VERSION,
+                schema=_SCHEMA,
+                kind="vector store",
+                readonly=readonly,
             )
             try:
-                with self._db.write() as c:
+                with self._db.guard() if readonly else self._db.write() as c:
                     stored = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
-                    if stored is None and dimension is not None:
+                    if stored is None and dimension is not None and not readonly:
                         c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
                 if stored is not None and dimension is not None and stored != dimension:
                     raise InvalidInput(f"vector store {self._db.path!r} holds dimension {stored}, not {dimension}")
@@ -230,7 +238,7 @@ class LocalVectorStore:
         self._save_hnsw()
 
     def _save_hnsw(self) -> None:
-        if self._hnsw is not None and self._hnsw_dirty and self._db is not None:
+        if self._hnsw is not None and self._hnsw_dirty and self._db is not None and not self._db.readonly:
             self._hnsw.save(self._db.path, self._generation)
             self._hnsw_dirty = False
 
@@ -243,7 +251,7 @@ class LocalVectorStore:
         if not self._wants_hnsw():
             if self._hnsw is not None:  # shrank below the threshold
                 self._hnsw, self._hnsw_dirty = None, False
-                if self._db is not None:
+                if self._db is not None and not self._db.readonly:
                     _hnsw.drop(self._db.path)
                 _log.info("%r: %d vectors, below the threshold again: exact search", self, len(self._ids))
             return False
@@ -323,6 +331,14 @@ class LocalVectorStore:
             assert dimension is not None  # the batch is non-empty
             if self._db is not None:
                 with self._db.write() as c:
+                    stored = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
+                    if stored is not None and stored != dimension:
+                        # Another process fixed the dimension after our last sync.
+                        raise InvalidInput(
+                            f"vector store {self._db.path!r}: dimension {dimension} does not match the "
+                            f"store's dimension {stored}"
+                        )
+                    behind = scalar(c, _GENERATION) != self._generation
                     c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
                     c.executemany(
                         "INSERT INTO vectors (id, vector, metadata) VALUES (?, ?, ?) "
@@ -330,7 +346,13 @@ class LocalVectorStore:
                         [(i, v.tobytes(), m) for i, v, m in zip(ids, vectors, metadata, strict=True)],
                     )
                     c.execute(_BUMP)
-                    self._generation = scalar(c, _GENERATION)
+                    generation = scalar(c, _GENERATION)
+                if behind:
+                    # Someone wrote between our sync and our transaction: the in-memory copy
+                    # misses their rows, so reload it (it includes ours) instead of patching it.
+                    self._load()
+                    return
+                self._generation = generation
             self._apply(ids, block, [decode_metadata(m) for m in metadata], dimension)
 
     def _apply(self, ids: list[str], block: Matrix, metadata: list[dict[str, Any]], dimension: int) -> None:
@@ -385,11 +407,18 @@ class LocalVectorStore:
             if not gone:
                 return 0
             if self._db is not None:
+                deleted = 0
                 with self._db.write() as c:
+                    behind = scalar(c, _GENERATION) != self._generation
                     for part in chunks(gone):
-                        c.execute(f"DELETE FROM vectors WHERE id IN ({','.join('?' * len(part))})", part)
+                        sql = f"DELETE FROM vectors WHERE id IN ({','.join('?' * len(part))})"
+                        deleted += c.execute(sql, part).rowcount
                     c.execute(_BUMP)
-                    self._generation = scalar(c, _GENERATION)
+                    generation = scalar(c, _GENERATION)
+                if behind:
+                    self._load()  # as in _upsert: another writer got in between
+                    return deleted
+                self._generation = generation
             drop = {self._position[i] for i in gone}
             keep = [row for row in range(len(self._ids)) if row not in drop]
             if self._hnsw is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import random
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -11,8 +12,10 @@ from typing import Any
 import pytest
 
 from .._errors import InvalidInput, NotFound
+from .._filters import MetadataFilter
 from .._protocols import GraphStore
 from .._types import Document, RelatedDocument, Relation
+from ._filter_cases import random_filter, random_metadata
 
 __all__ = ["GraphStoreContract"]
 
@@ -44,6 +47,39 @@ class GraphStoreContract:
     """
 
     # -- documents ---------------------------------------------------------------------------
+
+    async def test_filters_agree_with_the_reference(self, graph_store: GraphStore) -> None:
+        """Differential: random tricky metadata and filters vs ``MetadataFilter.matches``.
+
+        A document or filter the store refuses with ``InvalidInput`` is left out (a clear
+        refusal is allowed); everything else must select exactly what the reference selects.
+        """
+        rng = random.Random(20260601)
+        kept: dict[str, dict[str, Any]] = {}
+        for i in range(40):
+            metadata = random_metadata(rng)
+            try:
+                await graph_store.store_documents([Document(f"r{i}", f"text {i}", metadata)])
+            except InvalidInput:
+                continue
+            kept[f"r{i}"] = metadata
+        assert len(kept) >= 20, "the store refused most of the documents"
+        wrong, refused = [], 0
+        for _ in range(150):
+            spec = random_filter(rng)
+            try:
+                found = await graph_store.get_documents(list(kept), filter=spec)  # type: ignore[arg-type]
+            except InvalidInput:
+                refused += 1
+                continue
+            flt = MetadataFilter.parse(spec)
+            assert flt is not None
+            expected = {k for k, md in kept.items() if flt.matches(md)}
+            got = set(found)
+            if got != expected:
+                wrong.append(f"{spec}: extra {sorted(got - expected)}, missing {sorted(expected - got)}")
+        assert not wrong, f"{len(wrong)} filters disagree with MetadataFilter.matches: " + "; ".join(wrong[:5])
+        assert refused < 75, f"the store refused {refused} of 150 filters"
 
     async def test_store_and_get_round_trip(self, graph_store: GraphStore) -> None:
         created = datetime(2024, 1, 2, 3, 4, 5, 123000, tzinfo=timezone.utc)

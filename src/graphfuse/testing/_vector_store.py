@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from .._errors import InvalidInput
+from .._filters import MetadataFilter
 from .._protocols import VectorStore
 from .._types import VectorHit, VectorRecord
+from ._filter_cases import random_filter, random_metadata
 
 __all__ = ["VectorStoreContract"]
 
@@ -54,6 +57,39 @@ class VectorStoreContract:
 
     async def _filtered(self, store: VectorStore, spec: dict[str, Any]) -> set[str]:
         return set(_ids(await store.search(self.vec(1, 0), limit=10, filter=spec)))  # type: ignore[arg-type]
+
+    async def test_filters_agree_with_the_reference(self, vector_store: VectorStore) -> None:
+        """Differential: random tricky metadata and filters vs ``MetadataFilter.matches``.
+
+        A record or filter the store refuses with ``InvalidInput`` is left out (a clear
+        refusal is allowed); everything else must select exactly what the reference selects.
+        """
+        rng = random.Random(20260601)
+        kept: dict[str, dict[str, Any]] = {}
+        for i in range(40):
+            metadata = random_metadata(rng)
+            try:
+                await vector_store.upsert([VectorRecord(f"r{i}", self.vec(1, i / 40), metadata)])
+            except InvalidInput:
+                continue
+            kept[f"r{i}"] = metadata
+        assert len(kept) >= 20, "the store refused most of the records"
+        wrong, refused = [], 0
+        for _ in range(150):
+            spec = random_filter(rng)
+            try:
+                hits = await vector_store.search(self.vec(1, 0.5), limit=100, filter=spec)  # type: ignore[arg-type]
+            except InvalidInput:
+                refused += 1
+                continue
+            flt = MetadataFilter.parse(spec)
+            assert flt is not None
+            expected = {k for k, md in kept.items() if flt.matches(md)}
+            got = set(_ids(hits))
+            if got != expected:
+                wrong.append(f"{spec}: extra {sorted(got - expected)}, missing {sorted(expected - got)}")
+        assert not wrong, f"{len(wrong)} filters disagree with MetadataFilter.matches: " + "; ".join(wrong[:5])
+        assert refused < 75, f"the store refused {refused} of 150 filters"
 
     async def test_empty_store(self, vector_store: VectorStore) -> None:
         assert await vector_store.count() == 0

@@ -18,14 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 from langchain_core.documents import Document
 
 import graphfuse
 from graphfuse import Candidate, InvalidInput, MetadataFilter
-from graphfuse._types import check_signal
+from graphfuse.validation import check_signal
 
 __all__ = [
     "METADATA_KEY",
@@ -217,7 +216,7 @@ def to_candidates(
         signals[doc_id][signal] = max((n - rank) / n, signals[doc_id].get(signal, 0.0))
     # Every signal was checked above: build the candidates without checking them again.
     candidates = [
-        Candidate._checked(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()
+        Candidate.trusted(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()
     ]
     return candidates, originals
 
@@ -231,17 +230,9 @@ def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphf
     content = doc.page_content
     if type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512 or type(content) is not str:
         return graphfuse.Document(doc_id, content, metadata, created, updated)  # let it name the problem
-    # What graphfuse.Document.__post_init__ checks already holds (a valid id, str content, a fresh
-    # metadata dict nobody else references, UTC timestamps): build it without re-checking, as
-    # Candidate._checked does for signals. This runs once per document per runnable.
-    built = object.__new__(graphfuse.Document)
-    _set = object.__setattr__
-    _set(built, "id", doc_id)
-    _set(built, "content", content)
-    _set(built, "metadata", MappingProxyType(metadata))
-    _set(built, "created_at", created)
-    _set(built, "updated_at", updated)
-    return built
+    # What graphfuse.Document() checks already holds (a valid id, str content, a fresh metadata dict
+    # nobody else references, UTC timestamps): the trusted constructor skips re-checking.
+    return graphfuse.Document.trusted(doc_id, content, metadata, created, updated)
 
 
 def _namespace_for(

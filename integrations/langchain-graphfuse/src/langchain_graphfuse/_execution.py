@@ -8,7 +8,7 @@ from typing import Any, Literal
 from langchain_core.documents import Document
 
 from graphfuse import Candidate, GraphStore, InvalidInput, MetadataFilter, Pipeline, Query
-from graphfuse._pipeline import StageRunContext
+from graphfuse import run_stages as run_stages_core
 
 from ._documents import DocumentMapping, to_candidates, to_documents
 
@@ -22,11 +22,7 @@ NO_QUERY = "(no query)"
 
 async def run_stages(pipeline: Pipeline, query: Query, candidates: list[Candidate]) -> list[Candidate]:
     """Run the pipeline's stages in order, with its logging, metrics, tracing and StageFailed wrapping."""
-    context = StageRunContext()
-    for stage in pipeline.stages:
-        # The pipeline's per-stage runner is reused so a stage behaves the same inside and outside a run.
-        candidates = await pipeline._run_stage(stage, query, candidates, context)
-    return candidates
+    return await run_stages_core(pipeline.stages, query, candidates)
 
 
 async def check_known(graph_store: GraphStore, ids: Sequence[str], *, what: str) -> None:

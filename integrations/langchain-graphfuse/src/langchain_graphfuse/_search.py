@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from langchain_core.vectorstores import VectorStore
 
 from graphfuse import Candidate, InvalidInput, Query, RunContext
-from graphfuse.stages._arguments import check_name, check_options, check_positive_int, check_unit
+from graphfuse.validation import check_name, check_options, check_positive_int, check_unit
 
 from ._documents import DocumentMapping, to_graphfuse
 from ._vectorstore import FilterFormat, resolve_filter_format, translate_filter

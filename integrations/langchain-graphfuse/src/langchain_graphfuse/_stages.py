@@ -17,8 +17,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import GraphStore, InvalidInput, Pipeline, Reranker, Scorer, Stage, run_sync
-from graphfuse._filters import FilterLike
+from graphfuse import FilterLike, GraphStore, InvalidInput, Pipeline, Reranker, Scorer, Stage, run_sync, stage_traits
 from graphfuse.plugins import Components, get_registry
 
 from ._documents import DocumentMapping, StageInput, combine_filters, parse_input
@@ -35,10 +34,6 @@ __all__ = [
 ]
 
 _UNKNOWN = ("keep", "error")
-# Built-in stages that never read the query text.
-_QUERY_FREE = (gs.AccessPopularity, gs.GraphExpansion, gs.Hydrate, gs.PageRank, gs.TemporalDecay)
-# Built-in stages that only compute over the candidates (no I/O: they never suspend).
-_IN_MEMORY = (gs.AccessPopularity, gs.TemporalDecay)
 
 
 def with_query(retriever: Runnable[str, list[Document]]) -> Runnable[str, dict[str, Any]]:
@@ -60,7 +55,8 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     - ``requires_query``: whether the stage reads the query text. A stage that does, invoked
       without one, raises :class:`~graphfuse.InvalidInput`; one that does not gets a placeholder.
-      Default: ``False`` for the built-ins that never read it (temporal, pagerank, access, graph,
+      Default: what the stage declares (:func:`graphfuse.stage_traits`): ``False`` for the
+      built-ins that never read it (temporal, pagerank, access, graph, aggregate,
       hydrate), ``True`` for every other stage (a plugin stage must not run on a made-up query).
     - ``filter``: a metadata filter for the stage (ANDed with a filter that came with the input).
     - ``id_key``: the metadata key holding the GraphFuse id (default: ``Document.id``).
@@ -93,7 +89,9 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             raise InvalidInput(f"unknown must be 'keep' or 'error', got {unknown!r}")
         self._pipeline = Pipeline([built])
         self._stage = built
-        self._requires_query = not isinstance(built, _QUERY_FREE) if requires_query is None else bool(requires_query)
+        traits = stage_traits(built)  # what the stage declares: whether it reads the query, does I/O
+        self._requires_query = traits.reads_query if requires_query is None else bool(requires_query)
+        self._inline = traits.in_memory_only
         self._filter = combine_filters(filter)
         self._mapping = self._document_mapping(id_key)
         self._unknown: Unknown = unknown
@@ -127,7 +125,7 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         )
 
     def _run(self, value: StageInput) -> list[Document]:
-        if type(self._stage) in _IN_MEMORY and self._graph_store is None:
+        if self._inline and self._graph_store is None:
             # Pure in-memory work never suspends: run it on the caller's thread, no hop to GraphFuse's loop.
             coro = self._arun(value)
             try:

@@ -9,7 +9,8 @@ Storage layout, per document node (label configurable, ``GraphFuseDocument`` by 
 - ``id``, ``content``, ``created_at`` / ``updated_at`` (Neo4j ``DateTime``);
 - ``metadata``: the whole metadata mapping as a JSON string (the source of truth, read back);
 - ``meta_<key>``: a copy of each scalar metadata value (str, int, float, bool) that filters
-  compare against; ``meta_keys``: the list of every metadata key (for ``$exists``).
+  compare against; ``graphfuse_meta_keys``: the list of every metadata key (for ``$exists``;
+  outside the ``meta_`` namespace, so a metadata key ``keys`` cannot overwrite it).
 """
 
 from __future__ import annotations
@@ -49,15 +50,16 @@ Statement = tuple[str, dict[str, Any]]
 """A Cypher query and its parameters."""
 
 META_PREFIX = "meta_"
-META_KEYS = "meta_keys"
+META_KEYS = "graphfuse_meta_keys"
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-_PROPERTY_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,127}$")
+# Used with fullmatch: "$" would also accept a trailing newline ("KNOWS\n").
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_PROPERTY_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,127}")
 
 
 def check_identifier(name: object, what: str) -> str:
     """Return ``name`` if it is safe as a label or relationship type, else raise ``InvalidInput``."""
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
         raise InvalidInput(
             f"{what} {name!r} is not valid: letters, digits and '_', starting with a letter or '_', "
             "at most 64 characters"
@@ -66,7 +68,7 @@ def check_identifier(name: object, what: str) -> str:
 
 
 def _property(key: str) -> str:
-    if not _PROPERTY_KEY.match(key):
+    if not isinstance(key, str) or not _PROPERTY_KEY.fullmatch(key):
         raise InvalidInput(f"metadata key {key!r} cannot be filtered on: letters, digits, '_' and '-' only")
     return f"`{META_PREFIX}{key}`"
 
@@ -115,7 +117,7 @@ def document_rows(documents: Sequence[Document]) -> list[dict[str, Any]]:
             META_KEYS: sorted(doc.metadata) or None,
         }
         for key, value in doc.metadata.items():
-            if _PROPERTY_KEY.match(key) and _is_scalar(value):
+            if _PROPERTY_KEY.fullmatch(key) and _is_scalar(value):
                 props[META_PREFIX + key] = value
         rows.append(props)
     return rows
@@ -271,6 +273,9 @@ def related_statement(
     return query, params
 
 
+_RANGE = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
+
+
 def filter_expression(flt: MetadataFilter, var: str, params: dict[str, Any]) -> str:
     """A Cypher boolean expression over node ``var`` for ``flt``; adds its values to ``params``.
 
@@ -299,9 +304,10 @@ def filter_expression(flt: MetadataFilter, var: str, params: dict[str, Any]) -> 
             params[name] = cond.key
             test = f"${name} IN coalesce({var}.{META_KEYS}, [])"
             parts.append(test if cond.value else f"NOT {test}")
+        elif cond.op in _RANGE:
+            parts.append(f"{prop} {_RANGE[cond.op]} ${name}")
         else:
-            symbol = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}[cond.op]
-            parts.append(f"{prop} {symbol} ${name}")
+            raise InvalidInput(f"filter {cond.key!r}: operator {cond.op!r} has no Cypher translation")
     return "(" + " AND ".join(parts) + ")"
 
 

@@ -9,7 +9,11 @@ from qdrant_client import models
 
 from graphfuse import Condition, InvalidInput, MetadataFilter
 
-__all__ = ["to_qdrant_filter"]
+__all__ = ["EXACT_INT", "to_qdrant_filter"]
+
+EXACT_INT = 2**53
+"""Beyond this magnitude integers are not exact as 64-bit floats (Qdrant's number type)."""
+_KEYS = "_graphfuse_keys"  # the payload list of metadata keys (see QdrantVectorStore)
 
 
 def _equals(key: str, value: Any) -> models.FieldCondition:
@@ -31,17 +35,21 @@ def _range(cond: Condition) -> models.FieldCondition:
         raise InvalidInput(
             f"filter {cond.key!r} {cond.op}: Qdrant compares ranges on numbers only, got the string {cond.value!r}"
         )
-    bound = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}[cond.op]
-    return models.FieldCondition(key=cond.key, range=models.Range(**{bound: cond.value}))
+    return models.FieldCondition(key=cond.key, range=models.Range(**{_BOUNDS[cond.op]: cond.value}))
+
+
+_BOUNDS = {"$gt": "gt", "$gte": "gte", "$lt": "lt", "$lte": "lte"}
 
 
 def to_qdrant_filter(spec: MetadataFilter | Mapping[str, Any] | None) -> models.Filter | None:
     """Translate a GraphFuse filter (or its mapping form) to a Qdrant ``models.Filter``.
 
-    Semantics follow :meth:`graphfuse.MetadataFilter.matches`: ``$ne`` and ``$nin`` let a
-    document without the key pass; ``$exists: false`` also matches a key holding ``null`` or
-    an empty list (Qdrant's ``IsEmpty``). Ranges on strings are not supported by Qdrant and
-    raise :class:`~graphfuse.InvalidInput`.
+    The results are those of :meth:`graphfuse.MetadataFilter.matches` on the payload that
+    :class:`~graphfuse_qdrant.QdrantVectorStore` writes (scalar metadata values as fields,
+    the list of keys under ``_graphfuse_keys``, which ``$exists`` reads, so a ``null`` value
+    exists and a list value never equals a scalar): ``$ne`` and ``$nin`` let a document
+    without the key pass. What Qdrant cannot express exactly raises
+    :class:`~graphfuse.InvalidInput`: ranges on strings, integers beyond +-2**53.
     """
     parsed = MetadataFilter.parse(spec)
     if parsed is None:
@@ -49,6 +57,15 @@ def to_qdrant_filter(spec: MetadataFilter | Mapping[str, Any] | None) -> models.
     must: list[models.Condition] = []
     must_not: list[models.Condition] = []
     for cond in parsed.conditions:
+        if cond.key.startswith("_graphfuse_"):
+            raise InvalidInput(f"filter key {cond.key!r} is reserved by graphfuse-qdrant")
+        values = cond.value if isinstance(cond.value, tuple) else (cond.value,)
+        for v in values:
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > EXACT_INT:
+                raise InvalidInput(
+                    f"filter {cond.key!r} {cond.op}: {v} is beyond +-2**53, where Qdrant's number "
+                    "comparisons (64-bit floats) are no longer exact"
+                )
         if cond.op == "$eq":
             must.append(_equals(cond.key, cond.value))
         elif cond.op == "$ne":
@@ -58,8 +75,10 @@ def to_qdrant_filter(spec: MetadataFilter | Mapping[str, Any] | None) -> models.
         elif cond.op == "$nin":
             must_not.append(_any_of(cond.key, cond.value))
         elif cond.op == "$exists":
-            empty = models.IsEmptyCondition(is_empty=models.PayloadField(key=cond.key))
-            (must_not if cond.value else must).append(empty)
-        else:
+            listed = models.FieldCondition(key=_KEYS, match=models.MatchValue(value=cond.key))
+            (must if cond.value else must_not).append(listed)
+        elif cond.op in _BOUNDS:
             must.append(_range(cond))
+        else:
+            raise InvalidInput(f"filter {cond.key!r}: operator {cond.op!r} has no Qdrant translation")
     return models.Filter(must=must or None, must_not=must_not or None)

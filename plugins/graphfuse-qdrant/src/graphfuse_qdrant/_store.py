@@ -27,12 +27,18 @@ from graphfuse import (
 )
 from graphfuse.retry import RetryPolicy, call_with_retry, error_for_status
 
-from ._filters import to_qdrant_filter
+from ._filters import EXACT_INT, to_qdrant_filter
 
 __all__ = ["ID_KEY", "QdrantVectorStore", "point_id"]
 
+RESERVED_PREFIX = "_graphfuse_"
+"""Payload keys starting with this belong to graphfuse-qdrant (metadata may not use them)."""
 ID_KEY = "_graphfuse_id"
-"""The payload key holding the original GraphFuse id (reserved: metadata may not use it)."""
+"""The payload key holding the original GraphFuse id."""
+KEYS_KEY = "_graphfuse_keys"
+"""The payload key listing every metadata key (what ``$exists`` reads)."""
+METADATA_KEY = "_graphfuse_metadata"
+"""The payload key holding the whole metadata as JSON."""
 
 # Fixed forever: changing it would orphan every point already written.
 _ID_NAMESPACE = uuid.UUID("6f1c2f4e-4b7a-5d0e-9a53-5f1d0c6a9e11")
@@ -87,13 +93,30 @@ def _check_vector(record: VectorRecord, dimension: int) -> list[float]:
 
 
 def _payload(record: VectorRecord) -> dict[str, Any]:
-    if ID_KEY in record.metadata:
-        raise InvalidInput(f"vector {record.id!r}: metadata key {ID_KEY!r} is reserved by graphfuse-qdrant")
-    payload = {**record.metadata, ID_KEY: record.id}
+    """The point's payload: the id, the list of metadata keys, and the scalar values.
+
+    Only scalars are top-level payload fields, because Qdrant matches a list field when any
+    element matches, where :meth:`graphfuse.MetadataFilter.matches` compares the whole value
+    (a list never equals a scalar); ``$exists`` reads :data:`KEYS_KEY` (so a ``null`` value
+    exists, as in the reference). The whole metadata is kept as JSON under
+    :data:`METADATA_KEY`.
+    """
+    for key in record.metadata:
+        if isinstance(key, str) and key.startswith(RESERVED_PREFIX):
+            raise InvalidInput(f"vector {record.id!r}: metadata key {key!r} is reserved by graphfuse-qdrant")
     try:
-        json.dumps(payload, allow_nan=False)
+        encoded = json.dumps(dict(record.metadata), allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"vector {record.id!r}: metadata must be JSON-serialisable: {exc}") from exc
+    payload: dict[str, Any] = {ID_KEY: record.id, KEYS_KEY: sorted(record.metadata), METADATA_KEY: encoded}
+    for key, value in record.metadata.items():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > EXACT_INT:
+            raise InvalidInput(
+                f"vector {record.id!r}: metadata {key!r} = {value} is beyond +-2**53, where Qdrant's "
+                "number comparisons (64-bit floats) are no longer exact; store it as a string"
+            )
+        if isinstance(value, (str, int, float)):
+            payload[key] = value
     return payload
 
 
@@ -119,8 +142,11 @@ class QdrantVectorStore:
     given) and cosine distance; an existing collection of another dimension raises
     :class:`~graphfuse.InvalidInput` and is never recreated. GraphFuse ids map to point ids
     with :func:`point_id` (``uuid5``); the original id is kept in the payload under
-    :data:`ID_KEY`, beside the metadata keys that filters run against. Upserts are validated
-    as a whole before anything is written, then sent in batches of ``batch_size``.
+    :data:`ID_KEY`, beside the scalar metadata values that filters run against (see
+    :func:`~graphfuse_qdrant.to_qdrant_filter`: the results are those of
+    :meth:`graphfuse.MetadataFilter.matches`). Integers beyond +-2**53 are refused
+    (``InvalidInput``): Qdrant compares numbers as 64-bit floats. Upserts are validated as a
+    whole before anything is written, then sent in batches of ``batch_size``.
     """
 
     def __init__(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, cast
 
 from llama_index.core.bridge.pydantic import Field, ValidationError
@@ -12,7 +11,6 @@ from llama_index.retrievers.graphfuse._instrumentation import get_dispatcher
 from llama_index.retrievers.graphfuse._nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
 
 from graphfuse import (
-    Candidate,
     GraphFuseError,
     InvalidInput,
     MetadataFilter,
@@ -20,9 +18,9 @@ from graphfuse import (
     Query,
     Stage,
     StageFailed,
+    run_stage,
     run_sync,
 )
-from graphfuse._pipeline import StageRunContext
 
 __all__ = ["GraphFusePostprocessor", "StageRunner"]
 
@@ -143,23 +141,13 @@ class StageRunner(GraphFusePostprocessor):
         query = self._query(query_bundle, stage.name)
         mapping = self._mapping()
         converted = to_candidates(nodes, mapping)
-        out = await run_stage(stage, query, converted.candidates)
+        try:
+            # The core's stage runner: the pipeline's logging, metrics, span and output checks.
+            out = await run_stage(stage, query, converted.candidates)
+        except StageFailed as exc:
+            # A postprocessor's contract: GraphFuse errors (bad node data, ...) surface as themselves;
+            # any other failure stays a StageFailed naming the stage.
+            if isinstance(exc.cause, GraphFuseError):
+                raise exc.cause from None
+            raise
         return from_candidates(out, nodes, converted, mapping)
-
-
-async def run_stage(stage: Stage, query: Query, candidates: Sequence[Candidate]) -> list[Candidate]:
-    """Run ``stage`` once and check its output as a pipeline would (Candidates, unique ids)."""
-    try:
-        out = list(await stage.run(query, tuple(candidates), StageRunContext()))
-        seen: set[str] = set()
-        for c in out:
-            if not isinstance(c, Candidate):
-                raise InvalidInput(f"stage {stage.name!r} returned {type(c).__name__}, not a Candidate")
-            if c.id in seen:
-                raise InvalidInput(f"stage {stage.name!r} returned document {c.id!r} twice")
-            seen.add(c.id)
-    except GraphFuseError:
-        raise
-    except Exception as exc:
-        raise StageFailed(stage.name, exc) from exc
-    return out

@@ -8,15 +8,12 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_serializer
 
-from graphfuse import InvalidInput, MetadataFilter, Stage
+from graphfuse import InvalidInput, MetadataFilter, Stage, stage_traits
 from graphfuse.plugins import Components, get_registry
 
 from ._base import StageRunner
 
 __all__ = ["StagePostprocessor"]
-
-# Built-in stages that never read the query text.
-_QUERY_FREE = frozenset({"hydrate", "graph", "temporal", "pagerank", "access"})
 
 
 class StagePostprocessor(StageRunner):
@@ -74,7 +71,7 @@ class StagePostprocessor(StageRunner):
 
     def _needs_query(self) -> bool:
         if self.needs_query is None:
-            return self.stage_name not in _QUERY_FREE
+            return stage_traits(self._stage_obj).reads_query
         return self.needs_query
 
     def _filter(self) -> MetadataFilter | None:

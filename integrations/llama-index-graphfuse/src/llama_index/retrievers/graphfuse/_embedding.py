@@ -10,7 +10,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
 from graphfuse import Embedder, InvalidInput, run_sync
-from graphfuse.stages._arguments import check_positive_int
+from graphfuse.validation import check_positive_int
 
 __all__ = ["GraphFuseEmbedding", "LlamaIndexEmbedder"]
 

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 from llama_index.core.schema import NodeWithScore
 
-from graphfuse import Candidate, GraphStore, InvalidInput, MetadataFilter, NotFound
-from graphfuse._filters import FilterLike
-from graphfuse.stages._arguments import check_choice, check_positive_int, check_relation_types, check_unit
+from graphfuse import Candidate, FilterLike, GraphStore, InvalidInput, MetadataFilter, NotFound
+from graphfuse.validation import check_choice, check_positive_int, check_relation_types, check_unit
 
 from ._nodes import NodeMapping, from_candidates, to_candidates
 

@@ -8,8 +8,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from graphfuse import GraphStore, InvalidInput, run_sync
-from graphfuse._filters import FilterLike
+from graphfuse import FilterLike, GraphStore, InvalidInput, run_sync
 
 from ._expansion import Expansion
 from ._instrumentation import get_dispatcher

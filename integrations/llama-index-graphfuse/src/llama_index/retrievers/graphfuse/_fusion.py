@@ -12,7 +12,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
 
 from graphfuse import InvalidInput
 from graphfuse.scoring import reciprocal_rank_fusion
-from graphfuse.stages._arguments import check_choice, check_positive_int
+from graphfuse.validation import check_choice, check_positive_int
 
 from ._instrumentation import get_dispatcher
 from ._nodes import score_as_signal

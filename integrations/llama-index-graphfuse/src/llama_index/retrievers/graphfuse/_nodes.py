@@ -24,13 +24,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
 
 from graphfuse import Candidate, Document, InvalidInput, Result
-from graphfuse._types import check_id, check_signal
+from graphfuse.validation import check_id, check_signal
 
 __all__ = [
     "SIGNALS_KEY",
@@ -155,17 +154,9 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     updated = _node_timestamp(node, metadata, mapping.updated_at_key)
     if type(content) is not str:
         return Document(doc_id, content, metadata, created, updated)  # let Document name the problem
-    # Everything Document.__post_init__ would check already holds (id checked by graph_id, content a
-    # str, a fresh metadata dict nobody else references, UTC timestamps): build it without re-checking,
-    # as Candidate._checked does for signals. This runs once per node per postprocessor.
-    doc = object.__new__(Document)
-    _set = object.__setattr__
-    _set(doc, "id", doc_id)
-    _set(doc, "content", content)
-    _set(doc, "metadata", MappingProxyType(metadata))
-    _set(doc, "created_at", created)
-    _set(doc, "updated_at", updated)
-    return doc
+    # Everything Document() would check already holds (id checked by graph_id, content a str, a fresh
+    # metadata dict nobody else references, UTC timestamps): the trusted constructor skips re-checking.
+    return Document.trusted(doc_id, content, metadata, created, updated)
 
 
 def _node_timestamp(node: BaseNode, metadata: Mapping[str, Any], key: str) -> datetime | None:
@@ -276,7 +267,7 @@ def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Conve
             merged[name] = max(value, merged.get(name, value))
         groups[doc_id].append(i)
     # Every signal was checked on the way in (stored ones and scores): skip re-validation.
-    return Converted([Candidate._checked(docs[i], signals[i]) for i in docs], groups)
+    return Converted([Candidate.trusted(docs[i], signals[i]) for i in docs], groups)
 
 
 def from_candidates(

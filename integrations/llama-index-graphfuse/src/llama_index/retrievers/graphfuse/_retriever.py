@@ -9,8 +9,7 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from graphfuse import InvalidInput, MetadataFilter, Pipeline, Result
-from graphfuse._filters import FilterLike
+from graphfuse import FilterLike, InvalidInput, MetadataFilter, Pipeline, Result
 
 from ._instrumentation import get_dispatcher
 from ._nodes import SIGNALS_KEY, NodeMapping, node_from_result

@@ -15,9 +15,8 @@ from llama_index.core.vector_stores.types import (
 )
 from llama_index.core.vector_stores.types import MetadataFilter as LlamaFilter
 
-from graphfuse import GraphFuseError, InvalidInput, MetadataFilter, VectorHit, VectorRecord
-from graphfuse._filters import Condition
-from graphfuse.stages._arguments import check_positive_int
+from graphfuse import Condition, GraphFuseError, InvalidInput, MetadataFilter, VectorHit, VectorRecord
+from graphfuse.validation import check_positive_int
 
 __all__ = ["LlamaIndexVectorStore", "to_metadata_filters"]
 

@@ -1,0 +1,63 @@
+"""Packages outside the core use GraphFuse's public names only (issue 8).
+
+Any ``import graphfuse._x`` / ``from graphfuse.a._b import ...`` (a private module of the core)
+in plugins/, integrations/, examples/ or benchmarks/ fails this test, and so does a test or
+benchmark reaching into the CLI's private modules (``graphfuse.cli._*``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PRIVATE = re.compile(r"^\s*(?:from|import)\s+(graphfuse(?:\.\w+)*\._\w*)", re.MULTILINE)
+CLI_PRIVATE = re.compile(r"^\s*(?:from|import)\s+(graphfuse\.cli\._\w+)|from graphfuse\.cli import _", re.MULTILINE)
+
+
+def _python_files(*dirs: str) -> list[Path]:
+    return [p for d in dirs for p in (ROOT / d).rglob("*.py") if ".venv" not in p.parts and "site" not in p.parts]
+
+
+def test_no_private_core_imports_outside_the_core() -> None:
+    files = _python_files("plugins", "integrations", "examples", "benchmarks")
+    assert len(files) > 50  # the scan sees the packages
+    found = [
+        f"{p.relative_to(ROOT)}: {m.group(1)}" for p in files for m in PRIVATE.finditer(p.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "private graphfuse imports outside src/graphfuse:\n" + "\n".join(found)
+
+
+# Known exceptions, each with its owner: remove the entry when the test moves to a public name.
+ALLOWED = {"tests/test_server_cli.py: from graphfuse.cli._serve"}  # serve lane (issue 13): is_loopback
+
+
+def test_tests_and_benchmarks_do_not_use_the_cli_private_modules() -> None:
+    files = _python_files("tests", "benchmarks")
+    found = [
+        f"{p.relative_to(ROOT)}: {m.group(0).strip()}"
+        for p in files
+        if p.name != Path(__file__).name
+        for m in CLI_PRIVATE.finditer(p.read_text(encoding="utf-8"))
+    ]
+    found = [f for f in found if f.rsplit(" import", 1)[0] not in ALLOWED]
+    assert found == [], "\n".join(found)
+
+
+def test_the_scan_catches_a_private_import() -> None:
+    sample = (
+        "from graphfuse._pipeline import StageRunContext\nimport graphfuse.stages._arguments\n"
+        "from graphfuse import Pipeline\n"
+    )
+    assert [m.group(1) for m in PRIVATE.finditer(sample)] == ["graphfuse._pipeline", "graphfuse.stages._arguments"]
+
+
+def test_the_console_script_names_the_missing_cli_extra() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['typer'] = None\nfrom graphfuse._console import main\nmain()\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "pip install 'graphfuse[cli]'" in done.stderr
+    assert "Traceback" not in done.stderr
