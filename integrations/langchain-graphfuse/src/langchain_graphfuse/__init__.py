@@ -11,6 +11,8 @@
   ``AccessPopularity``, ``GraphExpansion`` and ``Rerank`` still import, with a
   ``DeprecationWarning``, and will be removed in 0.3.)
 - :class:`GraphFuseCompressor`: stages as a document compressor.
+- :class:`LangChainGenerator`, :class:`LangChainAnswerPipeline`: a chat model, and a retriever
+  or runnable, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 - :class:`LangChainEmbedder`, :class:`LangChainVectorStore`, :class:`LangChainSearch`: LangChain
   components inside GraphFuse (an embedder, a vector store searched by vector, a store searched
   by query text as a stage).
@@ -23,6 +25,7 @@ key GraphFuse adds (its internal ``graphfuse_*`` bookkeeping never leaves the st
 import warnings
 from typing import Any
 
+from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
 from ._documents import METADATA_KEY, RETRIEVAL_SIGNAL
 from ._embedder import LangChainEmbedder
@@ -54,7 +57,9 @@ __all__ = [
     "GraphFuseCompressor",
     "GraphFuseEmbeddings",
     "GraphFuseRetriever",
+    "LangChainAnswerPipeline",
     "LangChainEmbedder",
+    "LangChainGenerator",
     "LangChainSearch",
     "LangChainVectorStore",
     "PageRankRunnable",

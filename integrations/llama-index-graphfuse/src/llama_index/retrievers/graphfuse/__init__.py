@@ -6,6 +6,8 @@
 - :class:`LlamaIndexEmbedder` / :class:`LlamaIndexVectorStore`: a LlamaIndex embedding or
   vector store used as a GraphFuse ``Embedder`` / ``VectorStore``.
 - :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
+- :class:`LlamaIndexGenerator` / :class:`LlamaIndexAnswerPipeline`: a LlamaIndex ``LLM``, and a
+  retriever or query engine, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 
 GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`
 (``"graphfuse_signals"``) and a retriever's score contributions under
@@ -15,6 +17,7 @@ LLM text and from the node hash. No other GraphFuse key reaches a node: the inde
 :class:`GraphFuseNode` objects (``TextNode`` with ``ref_doc_id`` set to the parent document).
 """
 
+from ._compare import LlamaIndexAnswerPipeline, LlamaIndexGenerator
 from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
 from ._expansion_retriever import GraphExpansionRetriever
 from ._fusion import FusionRetriever
@@ -30,7 +33,9 @@ __all__ = [
     "GraphFuseEmbedding",
     "GraphFuseNode",
     "GraphFuseRetriever",
+    "LlamaIndexAnswerPipeline",
     "LlamaIndexEmbedder",
+    "LlamaIndexGenerator",
     "LlamaIndexVectorStore",
     "to_metadata_filters",
 ]
