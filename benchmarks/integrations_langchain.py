@@ -5,7 +5,7 @@ links, timestamps, access counts), served by two static retrievers (one in order
 reversed). Measured per call, p50 over many repetitions, in one run:
 
 - ``baseline``: the static retriever alone;
-- ``graphfuse_chain``: retriever | TemporalDecay | PageRank | AccessPopularity | WeightedFusion
+- ``graphfuse_chain``: retriever | TemporalDecayRunnable | PageRankRunnable | AccessPopularityRunnable | WeightedFusion
   (sync ``invoke`` and async ``ainvoke``);
 - ``graphfuse_rrf_sources``: RunnableParallel(a, b) | WeightedFusion(mode="rrf");
 - ``ensemble``: langchain_classic's EnsembleRetriever([a, b]) (weighted RRF).
@@ -32,7 +32,7 @@ import langchain_core
 from langchain_classic.retrievers import EnsembleRetriever
 from langchain_core.documents import Document as LCDocument
 from langchain_core.runnables import RunnableLambda, RunnableParallel
-from langchain_graphfuse import AccessPopularity, PageRank, TemporalDecay, WeightedFusion
+from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
 
 import graphfuse
 from graphfuse import Document, Relation
@@ -101,9 +101,9 @@ def main() -> None:
     clock = lambda: NOW  # noqa: E731
     chain = (
         a
-        | TemporalDecay(clock=clock)
-        | PageRank(store)
-        | AccessPopularity()
+        | TemporalDecayRunnable(clock=clock)
+        | PageRankRunnable(store)
+        | AccessPopularityRunnable()
         | WeightedFusion({"retrieval": 0.4, "temporal": 0.2, "pagerank": 0.2, "access": 0.2})
     )
     sources = RunnableParallel(a=a, b=b) | WeightedFusion(mode="rrf")

@@ -24,7 +24,13 @@ from langchain_core.language_models import FakeListChatModel
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnablePassthrough
-from langchain_graphfuse import AccessPopularity, GraphFuseRetriever, PageRank, TemporalDecay, WeightedFusion
+from langchain_graphfuse import (
+    AccessPopularityRunnable,
+    GraphFuseRetriever,
+    PageRankRunnable,
+    TemporalDecayRunnable,
+    WeightedFusion,
+)
 
 from graphfuse import Document, Embedder, Pipeline, Relation, VectorRecord
 from graphfuse.embedders import HashingEmbedder
@@ -86,9 +92,9 @@ def main() -> None:
         retriever = GraphFuseRetriever(pipeline=pipeline, k=5)
         ranked = (
             retriever
-            | TemporalDecay(half_life=timedelta(days=90), clock=lambda: NOW)
-            | PageRank(graph)
-            | AccessPopularity()
+            | TemporalDecayRunnable(half_life=timedelta(days=90), clock=lambda: NOW)
+            | PageRankRunnable(graph)
+            | AccessPopularityRunnable()
             | WeightedFusion({"semantic": 0.4, "graph": 0.2, "temporal": 0.2, "pagerank": 0.1, "access": 0.1}, top_n=3)
         )
         question = "Why did the Atlas ledger outage happen and what fixed it?"

@@ -76,7 +76,7 @@ def test_metrics_against_hand_computed_values() -> None:
         ([{"id": "a", "title": "t"}], "missing or empty 'text'"),
         ([{"title": "t", "text": "x"}], "missing or empty 'id'"),
         ([{"id": "a", "text": "x"}, {"id": "a", "text": "y"}], "duplicate document id"),
-        ([], "corpus is empty"),
+        ([], "c.jsonl: the file is empty"),
     ],
 )
 def test_bad_corpus(tmp_path: Path, rows: list[object], message: str) -> None:

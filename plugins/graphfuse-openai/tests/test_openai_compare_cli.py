@@ -87,3 +87,37 @@ def test_unknown_generator_and_bad_model_spec(questions: Path) -> None:
     result = runner.invoke(app, ["compare", "--questions", str(questions), "--llm", "openai:"])
     assert result.exit_code == 1
     assert "--llm must look like NAME:MODEL" in result.output
+
+
+def test_compare_three_pipelines_over_an_indexed_store(
+    chat: ChatCompletionsServer, questions: Path, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {"id": "paris", "title": "Paris", "text": "Paris is the capital of France."},
+        {"id": "hamlet", "title": "Hamlet", "text": "Hamlet is a tragedy written by William Shakespeare."},
+        {"id": "everest", "title": "Mount Everest", "text": "Mount Everest is the tallest mountain on Earth."},
+    ]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = tmp_path / "store"
+    indexed = runner.invoke(app, ["index", str(corpus), "--store", str(store), "--embedder", "hashing"])
+    assert indexed.exit_code == 0, indexed.output
+    out = tmp_path / "out.json"
+    args = ["compare", "--store", str(store), "--questions", str(questions), "--llm", "openai:gpt-4o-mini"]
+    result = runner.invoke(app, [*args, "--budget", "200", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert list(data["pipelines"]) == ["llm_only", "basic_rag", "graphrag"]
+    for name in ("basic_rag", "graphrag"):
+        summary = data["pipelines"][name]
+        assert summary["errors"] == 0, data["notes"]
+        assert 0 < summary["context_tokens_mean"] <= 200
+        q1 = data["questions"][0]["results"][name]
+        assert "Paris is the capital of France." in q1["context"]["text"]
+        assert q1["context_contains_answer"] is True
+    assert data["pipelines"]["llm_only"]["context_contains_answer"] is None
+    # basic_rag and graphrag send the context; llm_only does not.
+    prompts = [
+        b["messages"][-1]["content"] for b in chat.received if "Answer to grade:" not in b["messages"][-1]["content"]
+    ]
+    assert sum("Context:" in p for p in prompts) == 6

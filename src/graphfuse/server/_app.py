@@ -31,6 +31,7 @@ from .._errors import (
 )
 from .._pipeline import Pipeline
 from ..indexing import SourceRecord
+from ..indexing._records import reserved_key
 from ._keys import KeyFile
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
@@ -296,9 +297,10 @@ def create_app(
                 raise Problem.invalid(f"{where}.id", f"document id {doc.id!r} appears twice in this request")
             seen.add(doc.id)
             for key in doc.metadata:
-                if key == "parent_id" or key.startswith("graphfuse_"):
+                if reserved_key(key):
                     raise Problem.invalid(
-                        f"{where}.metadata.{key}", "metadata keys 'parent_id' and 'graphfuse_*' are reserved"
+                        f"{where}.metadata.{key}",
+                        "metadata keys 'parent_id' and 'graphfuse_*' are reserved for GraphFuse's bookkeeping",
                     )
             try:
                 record = SourceRecord(

@@ -2,26 +2,47 @@
 
 - :class:`GraphFuseRetriever`: a GraphFuse pipeline as a retriever.
 - :class:`GraphExpansionRetriever`: expand any retriever's documents through a graph store.
-- Runnables over ``list[Document]``, composable with ``|``: :class:`TemporalDecay`,
-  :class:`PageRank`, :class:`AccessPopularity`, :class:`GraphExpansion`, :class:`Rerank`,
-  :class:`StageRunnable` (any stage, or a registered plugin stage by name), then
-  :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its query.
+- Runnables over ``list[Document]``, composable with ``|``: :class:`TemporalDecayRunnable`,
+  :class:`PageRankRunnable`, :class:`AccessPopularityRunnable`, :class:`GraphExpansionRunnable`,
+  :class:`RerankRunnable`, :class:`StageRunnable` (any stage, or a registered plugin stage by
+  name), then :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its
+  query. (The ``...Runnable`` suffix keeps them apart from the core stages of the same
+  computation in :mod:`graphfuse.stages`; the old names ``TemporalDecay``, ``PageRank``,
+  ``AccessPopularity``, ``GraphExpansion`` and ``Rerank`` still import, with a
+  ``DeprecationWarning``, and will be removed in 0.3.)
 - :class:`GraphFuseCompressor`: stages as a document compressor.
+- :class:`LangChainGenerator`, :class:`LangChainAnswerPipeline`: a chat model, and a retriever
+  or runnable, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 - :class:`LangChainEmbedder`, :class:`LangChainVectorStore`, :class:`LangChainSearch`: LangChain
   components inside GraphFuse (an embedder, a vector store searched by vector, a store searched
   by query text as a stage).
+- :class:`GraphFuseEmbeddings`: a GraphFuse embedder as a LangChain ``Embeddings``.
 
-Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``.
+Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``, the one
+key GraphFuse adds (its internal ``graphfuse_*`` bookkeeping never leaves the store).
 """
 
+import warnings
+from typing import Any
+
+from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
 from ._documents import METADATA_KEY, RETRIEVAL_SIGNAL
 from ._embedder import LangChainEmbedder
+from ._embeddings import GraphFuseEmbeddings
 from ._expansion import GraphExpansionRetriever
 from ._fusion import FUSION_WEIGHTS, WeightedFusion
 from ._retriever import GraphFuseRetriever
 from ._search import LangChainSearch
-from ._stages import AccessPopularity, GraphExpansion, PageRank, Rerank, StageRunnable, TemporalDecay, with_query
+from ._stages import (
+    AccessPopularityRunnable,
+    GraphExpansionRunnable,
+    PageRankRunnable,
+    RerankRunnable,
+    StageRunnable,
+    TemporalDecayRunnable,
+    with_query,
+)
 from ._vectorstore import LangChainVectorStore
 
 __version__ = "0.1.0"
@@ -30,19 +51,44 @@ __all__ = [
     "FUSION_WEIGHTS",
     "METADATA_KEY",
     "RETRIEVAL_SIGNAL",
-    "AccessPopularity",
-    "GraphExpansion",
+    "AccessPopularityRunnable",
     "GraphExpansionRetriever",
+    "GraphExpansionRunnable",
     "GraphFuseCompressor",
+    "GraphFuseEmbeddings",
     "GraphFuseRetriever",
+    "LangChainAnswerPipeline",
     "LangChainEmbedder",
+    "LangChainGenerator",
     "LangChainSearch",
     "LangChainVectorStore",
-    "PageRank",
-    "Rerank",
+    "PageRankRunnable",
+    "RerankRunnable",
     "StageRunnable",
-    "TemporalDecay",
+    "TemporalDecayRunnable",
     "WeightedFusion",
     "__version__",
     "with_query",
 ]
+
+_DEPRECATED = {
+    "TemporalDecay": TemporalDecayRunnable,
+    "PageRank": PageRankRunnable,
+    "AccessPopularity": AccessPopularityRunnable,
+    "GraphExpansion": GraphExpansionRunnable,
+    "Rerank": RerankRunnable,
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Deprecated aliases (0.1 names), easy to confuse with the core stages of graphfuse.stages.
+    if name in _DEPRECATED:
+        new = _DEPRECATED[name]
+        warnings.warn(
+            f"langchain_graphfuse.{name} is deprecated (removed in 0.3): use langchain_graphfuse.{new.__name__}; "
+            f"graphfuse.stages.{name} is the core stage, for a GraphFuse Pipeline",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return new
+    raise AttributeError(f"module 'langchain_graphfuse' has no attribute {name!r}")

@@ -41,6 +41,8 @@ __all__ = [
 
 METADATA_KEY = "graphfuse"
 RETRIEVAL_SIGNAL = "retrieval"
+INTERNAL_PREFIX = "graphfuse_"
+"""Stored metadata keys starting with this are GraphFuse's own bookkeeping: never copied onto documents."""
 
 StageInput = Sequence[Document] | Mapping[str, Any]
 """What the GraphFuse runnables accept: a list of documents, or ``{"query", "documents"[, "filter"]}``."""
@@ -264,13 +266,19 @@ def from_graphfuse(
     score: float | None = None,
     contributions: Mapping[str, float] | None = None,
 ) -> Document:
-    """A LangChain document for a GraphFuse document (timestamps written as ISO 8601 metadata)."""
+    """A LangChain document for a GraphFuse document (timestamps written as ISO 8601 metadata).
+
+    The stored metadata is copied without GraphFuse's internal ``graphfuse_*`` keys, so
+    ``metadata["graphfuse"]`` is the only GraphFuse key on the document.
+    """
     if doc.content is None:
         raise InvalidInput(
             f"document {doc.id!r} carries only an id; a LangChain Document needs its content "
             "(add a Hydrate stage to the pipeline)"
         )
-    metadata: dict[str, Any] = dict(doc.metadata)
+    metadata: dict[str, Any] = {
+        k: v for k, v in doc.metadata.items() if not (isinstance(k, str) and k.startswith(INTERNAL_PREFIX))
+    }
     if doc.created_at is not None:
         metadata.setdefault(mapping.created_at_key, doc.created_at.isoformat())
     if doc.updated_at is not None:

@@ -37,9 +37,19 @@ class GraphFuseRetriever(BaseRetriever):
     ``retriever.invoke(q, k=2, filter={"tenant": "acme"})`` (a per-call filter is ANDed with the
     field's, so a scope set on the retriever cannot be widened by a caller).
 
+    ``search_kwargs={"k": 2, "filter": {...}}`` (as on LangChain's ``VectorStoreRetriever``)
+    sets the same fields; a field given both ways, an unknown key in ``search_kwargs`` or an
+    unknown constructor argument raises :class:`~graphfuse.InvalidInput` (never silently ignored).
+
     Each document has ``id`` = the GraphFuse id, the content, the stored metadata (timestamps as
-    ISO 8601 strings) and ``metadata["graphfuse"]`` with ``query``, ``score``, ``signals`` and
-    ``contributions``. ``ainvoke`` awaits ``pipeline.aretrieve`` on the caller's loop.
+    ISO 8601 strings; GraphFuse's internal ``graphfuse_*`` keys left out) and
+    ``metadata["graphfuse"]`` with ``query``, ``score``, ``signals`` and ``contributions``.
+    ``ainvoke`` awaits ``pipeline.aretrieve`` on the caller's loop.
+
+    Not serializable (``is_lc_serializable()`` is ``False``, ``dumpd`` gives a
+    ``"not_implemented"`` stub): the pipeline holds live objects (stores with open connections,
+    an embedder with a loaded model) that have no LangChain serialized form. Rebuild the
+    retriever in code (or from a ``graphfuse.presets`` name) where a serialized chain is loaded.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -50,6 +60,32 @@ class GraphFuseRetriever(BaseRetriever):
     min_score: float | None = None
     options: dict[str, dict[str, Any]] | None = None
     timeout: float | None = None
+
+    def __init__(self, **data: Any) -> None:
+        fields = set(type(self).model_fields)
+        unknown = sorted(set(data) - fields - {"search_kwargs"})
+        if unknown:
+            raise InvalidInput(
+                f"GraphFuseRetriever got unknown argument(s) {unknown}; it takes: {', '.join(sorted(fields))}, "
+                "search_kwargs"
+            )
+        search = data.pop("search_kwargs", None)
+        if search is not None:
+            if not isinstance(search, Mapping):
+                raise InvalidInput(f"search_kwargs must be a mapping such as {{'k': 4}}, got {search!r}")
+            bad = sorted(set(search) - set(_CALL_KNOBS))
+            if bad:
+                raise InvalidInput(f"search_kwargs has unknown key(s) {bad}; it takes: {', '.join(_CALL_KNOBS)}")
+            twice = sorted(set(search) & set(data))
+            if twice:
+                raise InvalidInput(f"{twice} given both as argument(s) and in search_kwargs: give each once")
+            data.update(search)
+        super().__init__(**data)
+
+    @classmethod
+    def is_lc_serializable(cls) -> bool:
+        """``False``: the pipeline holds live stores and models (see the class docstring)."""
+        return False
 
     @field_validator("k")
     @classmethod

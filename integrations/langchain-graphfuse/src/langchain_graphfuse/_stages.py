@@ -24,12 +24,12 @@ from ._documents import DocumentMapping, StageInput, combine_filters, parse_inpu
 from ._execution import Unknown, run_stages_on_documents
 
 __all__ = [
-    "AccessPopularity",
-    "GraphExpansion",
-    "PageRank",
-    "Rerank",
+    "AccessPopularityRunnable",
+    "GraphExpansionRunnable",
+    "PageRankRunnable",
+    "RerankRunnable",
     "StageRunnable",
-    "TemporalDecay",
+    "TemporalDecayRunnable",
     "with_query",
 ]
 
@@ -42,7 +42,7 @@ def with_query(retriever: Runnable[str, list[Document]]) -> Runnable[str, dict[s
     Use it in front of a runnable that reads the query (``Rerank``, a plugin stage) when the
     retriever is not a :class:`GraphFuseRetriever`::
 
-        chain = with_query(bm25_retriever) | Rerank(reranker) | WeightedFusion(...)
+        chain = with_query(bm25_retriever) | RerankRunnable(reranker) | WeightedFusion(...)
     """
     return RunnableParallel(query=RunnablePassthrough(), documents=retriever)
 
@@ -144,18 +144,24 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         return await self._acall_with_config(self._arun, input, config)
 
 
-class TemporalDecay(StageRunnable):
+class TemporalDecayRunnable(StageRunnable):
     """The ``temporal`` signal ``0.5 ** (age / half_life)`` from a timestamp in the metadata.
 
     ``timestamp_key`` (default ``"created_at"``) names the metadata key read: a ``datetime``,
     an ISO 8601 string or POSIX seconds. A document without it gets, by ``missing``:
     ``"neutral"`` 0.5, ``"zero"`` 0.0, or ``"error"`` (the run fails, naming it). A 0.0 stays 0.0.
+
+    ``half_life`` is a ``datetime.timedelta``; ``half_life_days`` gives it as a number of days.
+    A bare number as ``half_life`` is refused (its unit would be a guess). The core stage of the
+    same computation is :class:`graphfuse.stages.TemporalDecay` (for a GraphFuse ``Pipeline``);
+    this class is its runnable over LangChain documents.
     """
 
     def __init__(
         self,
         *,
-        half_life: timedelta = timedelta(days=90),
+        half_life: timedelta | None = None,
+        half_life_days: float | None = None,
         min_score: float | None = None,
         clock: Callable[[], datetime] | None = None,
         timestamp_key: str = "created_at",
@@ -167,7 +173,7 @@ class TemporalDecay(StageRunnable):
             raise InvalidInput(f"timestamp_key must be a non-empty string, got {timestamp_key!r}")
         self._timestamp_key = timestamp_key
         stage = gs.TemporalDecay(
-            half_life=half_life,
+            half_life=_half_life(half_life, half_life_days),
             min_score=min_score,
             clock=clock,
             timestamp="created_at",
@@ -180,7 +186,28 @@ class TemporalDecay(StageRunnable):
         return DocumentMapping(id_key=id_key, created_at_key=self._timestamp_key, updated_at_key="updated_at")
 
 
-class PageRank(StageRunnable):
+def _half_life(half_life: object, days: object) -> timedelta:
+    if half_life is not None and days is not None:
+        raise InvalidInput("give half_life or half_life_days, not both")
+    if days is not None:
+        if isinstance(days, bool) or not isinstance(days, (int, float)):
+            raise InvalidInput(f"half_life_days must be a number of days, got {days!r}")
+        return timedelta(days=days)
+    if half_life is None:
+        return timedelta(days=90)
+    if not isinstance(half_life, timedelta):
+        raise InvalidInput(
+            f"half_life must be a timedelta (e.g. timedelta(days=30)), got {half_life!r}"
+            + (
+                f": a bare number has no unit, use half_life_days={half_life!r} for days"
+                if isinstance(half_life, (int, float))
+                else ""
+            )
+        )
+    return half_life
+
+
+class PageRankRunnable(StageRunnable):
     """The ``pagerank`` signal: the graph store's pre-computed centrality, ``default`` when it has none.
 
     ``unknown="error"`` refuses documents the graph store does not hold (instead of giving them
@@ -206,7 +233,7 @@ class PageRank(StageRunnable):
         )
 
 
-class AccessPopularity(StageRunnable):
+class AccessPopularityRunnable(StageRunnable):
     """The ``access`` signal from a metadata counter (``key``, default ``access_count``).
 
     Counts are capped at ``max_access_count`` and normalised across the documents. A document
@@ -227,11 +254,14 @@ class AccessPopularity(StageRunnable):
         super().__init__(stage, requires_query=False, id_key=id_key)
 
 
-class GraphExpansion(StageRunnable):
+class GraphExpansionRunnable(StageRunnable):
     """Add documents related to the input documents (up to ``depth`` hops) from the graph store.
 
-    Input documents get ``graph`` 1.0; new ones ``decay ** distance``, appended nearest first,
-    built from the graph store's documents. ``filter`` is honoured on every hop.
+    Input documents are the seeds, with their strength: their ``semantic`` signal when they
+    carry one (documents from :class:`GraphFuseRetriever`), else 1.0 (documents from any other
+    retriever). They get ``graph`` = that strength; new ones ``strength * decay ** distance``,
+    appended nearest first, built from the graph store's documents. ``filter`` is honoured on
+    every hop. (The core stage is :class:`graphfuse.stages.GraphExpansion`.)
     """
 
     def __init__(
@@ -260,7 +290,7 @@ class GraphExpansion(StageRunnable):
         )
 
 
-class Rerank(StageRunnable):
+class RerankRunnable(StageRunnable):
     """The ``rerank`` signal from a GraphFuse reranker for the ``top_k`` best documents (needs the query)."""
 
     def __init__(

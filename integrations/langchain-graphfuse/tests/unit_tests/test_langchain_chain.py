@@ -20,8 +20,8 @@ from langchain_graphfuse import (
     LangChainEmbedder,
     LangChainSearch,
     LangChainVectorStore,
-    PageRank,
-    TemporalDecay,
+    PageRankRunnable,
+    TemporalDecayRunnable,
     WeightedFusion,
 )
 
@@ -40,8 +40,8 @@ def test_chain_retriever_stages_fusion_prompt_model(backend: Any, clock: Any) ->
     retriever = GraphFuseRetriever(pipeline=backend.pipeline(), k=5)
     ranked = (
         retriever
-        | TemporalDecay(clock=clock)
-        | PageRank(backend.graph_store)
+        | TemporalDecayRunnable(clock=clock)
+        | PageRankRunnable(backend.graph_store)
         | WeightedFusion({"semantic": 0.5, "graph": 0.2, "temporal": 0.2, "pagerank": 0.1}, top_n=3)
     )
     prompt = ChatPromptTemplate.from_template("Context:\n{context}\n\nQuestion: {question}")
@@ -77,7 +77,9 @@ def test_chain_retriever_stages_fusion_prompt_model(backend: Any, clock: Any) ->
 
 async def test_chain_abatch_twenty_queries(backend: Any, clock: Any) -> None:
     retriever = GraphFuseRetriever(pipeline=backend.pipeline(), k=4)
-    ranked = retriever | TemporalDecay(clock=clock) | PageRank(backend.graph_store) | WeightedFusion(top_n=2)
+    ranked = (
+        retriever | TemporalDecayRunnable(clock=clock) | PageRankRunnable(backend.graph_store) | WeightedFusion(top_n=2)
+    )
     model = FakeListChatModel(responses=[f"answer {i}" for i in range(20)])
     chain = ranked | RunnableLambda(format_docs) | model | StrOutputParser()
     queries = [f"Analytical Engine and punched cards, variant {i}" for i in range(20)]

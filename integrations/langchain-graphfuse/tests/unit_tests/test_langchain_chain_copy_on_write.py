@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from langchain_core.documents import Document
-from langchain_graphfuse import AccessPopularity, PageRank, TemporalDecay, WeightedFusion
+from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
 
 
 def documents(now: datetime) -> list[Document]:
@@ -27,9 +27,9 @@ def documents(now: datetime) -> list[Document]:
 @pytest.mark.parametrize("sync", [True, False])
 async def test_every_step_leaves_its_input_untouched(backend: Any, clock: Any, now: datetime, sync: bool) -> None:
     steps = [
-        TemporalDecay(clock=clock),
-        PageRank(backend.graph_store),
-        AccessPopularity(),
+        TemporalDecayRunnable(clock=clock),
+        PageRankRunnable(backend.graph_store),
+        AccessPopularityRunnable(),
         WeightedFusion({"retrieval": 0.5, "access": 0.5}),
     ]
     current = documents(now)
@@ -48,8 +48,8 @@ async def test_every_step_leaves_its_input_untouched(backend: Any, clock: Any, n
 
 def test_mutating_a_returned_document_does_not_reach_the_input(clock: Any, now: datetime) -> None:
     first = documents(now)
-    out = TemporalDecay(clock=clock).invoke(first)
-    again = AccessPopularity().invoke(out)
+    out = TemporalDecayRunnable(clock=clock).invoke(first)
+    again = AccessPopularityRunnable().invoke(out)
     again[0].metadata["graphfuse"]["signals"]["temporal"] = 0.0
     assert out[0].metadata["graphfuse"]["signals"]["temporal"] == pytest.approx(0.5)
     assert "graphfuse" not in first[0].metadata

@@ -10,13 +10,13 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda, RunnableParallel
 from langchain_graphfuse import (
-    AccessPopularity,
-    GraphExpansion,
+    AccessPopularityRunnable,
+    GraphExpansionRunnable,
     GraphFuseRetriever,
-    PageRank,
-    Rerank,
+    PageRankRunnable,
+    RerankRunnable,
     StageRunnable,
-    TemporalDecay,
+    TemporalDecayRunnable,
     WeightedFusion,
     with_query,
 )
@@ -52,76 +52,76 @@ def test_temporal_decay_half_life_and_missing(clock: Any, now: datetime) -> None
         doc("epoch", created_at=(now - timedelta(days=180)).timestamp()),
         doc("none"),
     ]
-    out = TemporalDecay(clock=clock).invoke(docs)
+    out = TemporalDecayRunnable(clock=clock).invoke(docs)
     assert [d.id for d in out] == ["new", "half", "epoch", "none"]
     assert signals(out, "temporal") == pytest.approx([1.0, 0.5, 0.25, 0.5])
     assert out[0].metadata["created_at"] == now.isoformat()  # the input metadata is kept
     assert "graphfuse" not in docs[0].metadata  # inputs are not mutated
-    assert signals(TemporalDecay(clock=clock, missing="zero").invoke(docs), "temporal")[3] == 0.0
+    assert signals(TemporalDecayRunnable(clock=clock, missing="zero").invoke(docs), "temporal")[3] == 0.0
     with pytest.raises(StageFailed, match="has no created_at") as err:
-        TemporalDecay(clock=clock, missing="error").invoke(docs)
+        TemporalDecayRunnable(clock=clock, missing="error").invoke(docs)
     assert err.value.stage == "temporal"
     assert isinstance(err.value.cause, InvalidInput)
 
 
 def test_temporal_decay_timestamp_key_and_bad_values(clock: Any, now: datetime) -> None:
     docs = [doc("a", published=(now - timedelta(days=30)).isoformat())]
-    out = TemporalDecay(clock=clock, timestamp_key="published", half_life=timedelta(days=30)).invoke(docs)
+    out = TemporalDecayRunnable(clock=clock, timestamp_key="published", half_life=timedelta(days=30)).invoke(docs)
     assert signals(out, "temporal") == pytest.approx([0.5])
     with pytest.raises(InvalidInput, match="ISO 8601"):
-        TemporalDecay(clock=clock).invoke([doc("a", created_at="last tuesday")])
+        TemporalDecayRunnable(clock=clock).invoke([doc("a", created_at="last tuesday")])
     with pytest.raises(InvalidInput, match="must be a datetime"):
-        TemporalDecay(clock=clock).invoke([doc("a", created_at=[2020])])
+        TemporalDecayRunnable(clock=clock).invoke([doc("a", created_at=[2020])])
     with pytest.raises(InvalidInput, match="half_life"):
-        TemporalDecay(half_life=timedelta(0))
+        TemporalDecayRunnable(half_life=timedelta(0))
 
 
 def test_a_zero_signal_stays_zero(clock: Any, now: datetime) -> None:
     zero = doc("z", created_at=now.isoformat(), graphfuse={"signals": {"semantic": 0.0}})
-    out = (TemporalDecay(clock=clock, min_score=0.2) | AccessPopularity(missing="zero")).invoke([zero])
+    out = (TemporalDecayRunnable(clock=clock, min_score=0.2) | AccessPopularityRunnable(missing="zero")).invoke([zero])
     assert out[0].metadata["graphfuse"]["signals"] == {"semantic": 0.0, "temporal": 1.0, "access": 0.0}
 
 
 def test_access_popularity(backend: Any) -> None:
     docs = [doc("a", access_count=500), doc("b", access_count="250"), doc("c"), doc("d", access_count=5000)]
-    out = AccessPopularity().invoke(docs)
+    out = AccessPopularityRunnable().invoke(docs)
     assert signals(out, "access") == pytest.approx([0.5, 0.25, 0.5, 1.0])
     with pytest.raises(StageFailed, match="non-negative number"):
-        AccessPopularity().invoke([doc("a", access_count=-1)])
+        AccessPopularityRunnable().invoke([doc("a", access_count=-1)])
     with pytest.raises(StageFailed, match="has no 'access_count'"):
-        AccessPopularity(missing="error").invoke([doc("c")])
+        AccessPopularityRunnable(missing="error").invoke([doc("c")])
 
 
 def test_pagerank_keep_or_error_for_unknown_ids(backend: Any) -> None:
     docs = [doc("engine"), doc("ghost")]
-    out = PageRank(backend.graph_store, default=0.3).invoke(docs)
+    out = PageRankRunnable(backend.graph_store, default=0.3).invoke(docs)
     ranks = signals(out, "pagerank")
     assert 0.0 < ranks[0] <= 1.0
     assert ranks[1] == 0.3
     with pytest.raises(InvalidInput, match="'ghost'"):
-        PageRank(backend.graph_store, unknown="error").invoke(docs)
+        PageRankRunnable(backend.graph_store, unknown="error").invoke(docs)
     with pytest.raises(InvalidInput, match="unknown must be"):
-        PageRank(backend.graph_store, unknown="drop")  # type: ignore[arg-type]
+        PageRankRunnable(backend.graph_store, unknown="drop")  # type: ignore[arg-type]
 
 
 def test_graph_expansion_runnable_and_filter(backend: Any) -> None:
-    out = GraphExpansion(backend.graph_store, depth=1).invoke([doc("engine", tenant="acme")])
+    out = GraphExpansionRunnable(backend.graph_store, depth=1).invoke([doc("engine", tenant="acme")])
     assert [d.id for d in out] == ["engine", "babbage", "jacquard"]
     assert out[1].metadata["tenant"] == "acme"
     assert out[1].metadata["created_at"].startswith("2025-12-02")
-    scoped = GraphExpansion(backend.graph_store, depth=1, filter={"tenant": "globex"})
+    scoped = GraphExpansionRunnable(backend.graph_store, depth=1, filter={"tenant": "globex"})
     assert [d.id for d in scoped.invoke([doc("engine")])] == ["engine"]
     carried = {"query": "q", "documents": [doc("engine")], "filter": {"tenant": "globex"}}
-    assert [d.id for d in GraphExpansion(backend.graph_store, depth=1).invoke(carried)] == ["engine"]
+    assert [d.id for d in GraphExpansionRunnable(backend.graph_store, depth=1).invoke(carried)] == ["engine"]
 
 
 def test_inputs_and_query_travel(clock: Any) -> None:
-    temporal = TemporalDecay(clock=clock)
+    temporal = TemporalDecayRunnable(clock=clock)
     assert temporal.invoke([]) == []
     assert temporal.invoke({"query": "q", "documents": []}) == []
     out = temporal.invoke({"query": "what?", "documents": [doc("a")]})
     assert out[0].metadata["graphfuse"]["query"] == "what?"
-    assert AccessPopularity().invoke(out)[0].metadata["graphfuse"]["query"] == "what?"
+    assert AccessPopularityRunnable().invoke(out)[0].metadata["graphfuse"]["query"] == "what?"
     with pytest.raises(InvalidInput, match="list of Documents"):
         temporal.invoke("just a string")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="found a dict"):
@@ -139,7 +139,7 @@ def test_inputs_and_query_travel(clock: Any) -> None:
 
 def test_duplicates_and_anonymous_documents(clock: Any) -> None:
     docs = [doc("a"), doc("a"), Document(page_content="same"), Document(page_content="same"), doc("b")]
-    out = TemporalDecay(clock=clock).invoke(docs)
+    out = TemporalDecayRunnable(clock=clock).invoke(docs)
     assert [d.id for d in out] == ["a", None, "b"]
     assert signals(out, "retrieval") == pytest.approx([1.0, 2 / 3, 1 / 3])
 
@@ -148,11 +148,11 @@ def test_rerank_needs_the_query() -> None:
     reranker = _LengthReranker()
     docs = [doc("a"), Document(id="b", page_content="a much longer text " * 3)]
     with pytest.raises(InvalidInput, match="needs the query"):
-        Rerank(reranker).invoke(docs)
-    out = Rerank(reranker).invoke({"query": "long?", "documents": docs})
+        RerankRunnable(reranker).invoke(docs)
+    out = RerankRunnable(reranker).invoke({"query": "long?", "documents": docs})
     assert [d.id for d in out] == ["b", "a"]
     assert reranker.queries == ["long?"]
-    chain = with_query(RunnableLambda(lambda q: docs)) | Rerank(reranker)
+    chain = with_query(RunnableLambda(lambda q: docs)) | RerankRunnable(reranker)
     assert [d.id for d in chain.invoke("longest?")] == ["b", "a"]
     assert reranker.queries[-1] == "longest?"
 
@@ -173,7 +173,9 @@ def test_stage_runnable_by_registered_name_and_instance(backend: Any, clock: Any
 
 
 async def test_ainvoke_runs_natively(backend: Any, clock: Any, now: datetime) -> None:
-    chain = TemporalDecay(clock=clock) | PageRank(backend.graph_store) | WeightedFusion({"temporal": 1.0})
+    chain = (
+        TemporalDecayRunnable(clock=clock) | PageRankRunnable(backend.graph_store) | WeightedFusion({"temporal": 1.0})
+    )
     out = await chain.ainvoke([doc("ada", created_at=now.isoformat()), doc("loom")])
     assert [d.id for d in out] == ["ada", "loom"]
     batched = await chain.abatch([[doc("loom")]] * 5, config={"max_concurrency": 2})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, cast
 
 from llama_index.core.bridge.pydantic import Field, ValidationError
@@ -53,6 +54,17 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     )
 
     def __init__(self, **data: Any) -> None:
+        unknown = sorted(set(data) - set(type(self).model_fields))
+        if unknown:
+            known = sorted(n for n in type(self).model_fields if n != "callback_manager")
+            hints = [
+                f"{u!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, known, 1)) else repr(u)
+                for u in unknown
+            ]
+            raise InvalidInput(
+                f"{type(self).__name__} got unknown keyword argument(s) {', '.join(hints)}; "
+                f"it takes: {', '.join(known)}"
+            )
         try:
             super().__init__(**data)
         except ValidationError as exc:

@@ -11,6 +11,14 @@ A node's GraphFuse identity and data come from the node itself:
   key is added to the node's excluded embed and LLM metadata keys, so signals never reach an
   embedding model or an LLM prompt).
 
+Nodes GraphFuse builds for its documents (:class:`GraphFuseNode`, a ``TextNode``) carry the
+document id as ``id_``, the parent document as ``ref_doc_id`` (the document itself when it was
+not split into chunks), the user metadata (GraphFuse's internal ``graphfuse_*`` bookkeeping
+keys never leave the store) and the signals under ``signals_key``. Their ``hash`` (what
+LlamaIndex de-duplicates by, e.g. in ``QueryFusionRetriever``) is computed like a
+``TextNode``'s over the text and the user metadata only, so the same passage from GraphFuse and
+from a plain vector index is one node.
+
 The first time GraphFuse sees a node (no signals under ``signals_key`` yet) its retriever
 score becomes the ``score_signal`` signal (``semantic`` by default). A score of 0.0 stays
 0.0; a negative score (cosine below zero) becomes 0.0, as in the semantic stage; a score
@@ -24,16 +32,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from hashlib import sha256
 from typing import Any
 
-from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, TextNode
+from llama_index.core.bridge.pydantic import PrivateAttr
+from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
 from graphfuse import Candidate, Document, InvalidInput, Result
 from graphfuse.validation import check_id, check_signal
 
 __all__ = [
+    "CONTRIBUTIONS_KEY",
+    "INTERNAL_PREFIX",
+    "PARENT_KEY",
     "SIGNALS_KEY",
     "Converted",
+    "GraphFuseNode",
+    "user_metadata",
     "NodeMapping",
     "from_candidates",
     "graph_id",
@@ -47,6 +62,33 @@ __all__ = [
 ]
 
 SIGNALS_KEY = "graphfuse_signals"
+CONTRIBUTIONS_KEY = "graphfuse_contributions"
+INTERNAL_PREFIX = "graphfuse_"
+"""Metadata keys starting with this are GraphFuse's own (indexer bookkeeping): never copied onto nodes."""
+PARENT_KEY = "parent_id"
+"""Metadata key naming the document a chunk belongs to (what the GraphFuse indexer writes)."""
+
+
+def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """``metadata`` without GraphFuse's internal keys (those starting with ``graphfuse_``)."""
+    return {k: v for k, v in metadata.items() if not (isinstance(k, str) and k.startswith(INTERNAL_PREFIX))}
+
+
+class GraphFuseNode(TextNode):
+    """A ``TextNode`` for a GraphFuse document.
+
+    Its ``hash`` leaves out the metadata keys GraphFuse adds (signals, contributions), so the
+    same text with the same user metadata hashes the same whether it came from GraphFuse or
+    from any other LlamaIndex retriever; its graph id is its ``id_`` (a chunk keeps its own id,
+    while ``ref_doc_id`` names its parent document).
+    """
+
+    _graphfuse_keys: frozenset[str] = PrivateAttr(default=frozenset({SIGNALS_KEY, CONTRIBUTIONS_KEY}))
+
+    @property
+    def hash(self) -> str:
+        shown = {k: v for k, v in self.metadata.items() if k not in self._graphfuse_keys}
+        return str(sha256((str(self.text) + str(shown)).encode("utf-8", "surrogatepass")).hexdigest())
 
 
 @dataclass(frozen=True)
@@ -72,6 +114,8 @@ class NodeMapping:
 
 def graph_id(node: BaseNode, id_key: str | None) -> str:
     """The graph id of ``node`` (see the module docstring)."""
+    if id_key is None and isinstance(node, GraphFuseNode):
+        return check_id(node.node_id, f"node {node.node_id!r} id")
     if id_key is not None:
         if id_key not in node.metadata:
             raise InvalidInput(f"node {node.node_id!r} has no metadata key {id_key!r} (the configured id_key)")
@@ -202,33 +246,43 @@ def node_from_document(
     mapping: NodeMapping,
     extra: Mapping[str, Any] | None = None,
 ) -> NodeWithScore:
-    """A new ``TextNode`` (id = document id) for a document GraphFuse found."""
-    metadata: dict[str, Any] = dict(document.metadata)
+    """A new :class:`GraphFuseNode` (id = document id) for a document GraphFuse found."""
+    metadata = user_metadata(document.metadata)
     if document.created_at is not None:
-        metadata[mapping.created_at_key] = document.created_at.isoformat()
+        metadata.setdefault(mapping.created_at_key, document.created_at.isoformat())
     if document.updated_at is not None:
-        metadata[mapping.updated_at_key] = document.updated_at.isoformat()
+        metadata.setdefault(mapping.updated_at_key, document.updated_at.isoformat())
+    parent = metadata.get(PARENT_KEY)
+    source = parent if isinstance(parent, str) and parent else document.id
     metadata.update(extra or {})
     metadata[mapping.signals_key] = dict(signals)
     hidden = [mapping.signals_key, *(extra or {})]
-    node = TextNode(
+    # mypy's view of TextNode's (pydantic) constructor misses the inherited fields on a subclass.
+    node = GraphFuseNode(  # type: ignore[call-arg]
         id_=document.id,
         text=document.content or "",
         metadata=metadata,
         excluded_embed_metadata_keys=hidden,
         excluded_llm_metadata_keys=hidden,
+        relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=source)},
     )
+    node._graphfuse_keys = frozenset(hidden)
     return NodeWithScore(node=node, score=score)
 
 
-def node_from_result(result: Result, mapping: NodeMapping) -> NodeWithScore:
-    """A ``NodeWithScore`` for a pipeline result: signals and score contributions in excluded metadata."""
+def node_from_result(result: Result, mapping: NodeMapping, score_signal: str | None = None) -> NodeWithScore:
+    """A ``NodeWithScore`` for a pipeline result: signals and score contributions in excluded metadata.
+
+    The score is the pipeline's fused score, or with ``score_signal`` that signal's value (0.0
+    when the result lacks it).
+    """
+    score = result.score if score_signal is None else result.signals.get(score_signal, 0.0)
     return node_from_document(
         result.document,
         result.signals,
-        result.score,
+        score,
         mapping,
-        {"graphfuse_contributions": dict(result.contributions)},
+        {CONTRIBUTIONS_KEY: dict(result.contributions)},
     )
 
 
