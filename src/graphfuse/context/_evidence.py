@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..indexing._extractors import normalize
 from ._items import Item
 from ._text import content_terms, sentence_spans
 
-__all__ = ["Sentence", "entity_pattern", "score_sentences"]
+__all__ = ["Sentence", "SentenceScorer", "entity_pattern", "score_sentences"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
@@ -43,10 +43,7 @@ def _key(text: str) -> str:
 
 def entity_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
     """A regex matching any of ``names`` as whole words in a normalised text (``_key`` form)."""
-    keys = sorted({k for n in names if len(k := _key(_PAREN.sub("", n))) >= 3}, key=len, reverse=True)
-    if not keys:
-        return None
-    return re.compile(r"\b(?:" + "|".join(re.escape(k) for k in keys) + r")\b")
+    return _pattern(k for n in names if (k := _name_key(n)))
 
 
 def _expects(query: str) -> tuple[bool, bool]:
@@ -66,7 +63,13 @@ _WEIGHTS = {
 
 
 def score_sentences(query: str, items: Sequence[Item]) -> list[list[Sentence]]:
-    """Every sentence of every item, scored for ``query`` (higher is more useful), by item.
+    """Every sentence of every item, scored for ``query`` (see :class:`SentenceScorer`), by item."""
+    scorer = SentenceScorer(query, items)
+    return [scorer.sentences(i) for i in range(len(items))]
+
+
+class SentenceScorer:
+    """Scores the sentences of ``items`` for ``query``; an item's sentences are scored when first asked for.
 
     A sentence's score is its item's rank weight ``1 / (1 + decay * rank)`` times the sum of:
     its share of the query's content terms (each weighted by how few items contain it), a
@@ -75,53 +78,95 @@ def score_sentences(query: str, items: Sequence[Item]) -> list[list[Sentence]]:
     subject-defining first sentence, and a small one for a date/number where the question asks
     when/how many. A document whose subject a better-ranked document (or the query) names is
     a bridge document: its rank weight is raised towards that document's, by ``linked``.
+    Names are matched as whole words, longest first (a title inside a longer title that the
+    text names does not count on its own).
     """
-    w = _WEIGHTS
-    q_terms = content_terms(query)
-    q_key = _key(query)
-    titles = [it.title or "" for it in items]
-    patterns = [entity_pattern([t]) if t else None for t in titles]
-    in_query = [p is not None and p.search(q_key) is not None for p in patterns]
-    keys = [_key(it.text) for it in items]
-    item_terms = [content_terms(it.text) | content_terms(it.title or "") for it in items]
-    df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
-    n_items = max(1, len(items))
-    weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
-    norm = sum(weight.values()) or 1.0
-    wants_time, wants_number = _expects(query)
-    query_entities = entity_pattern([t for t, q in zip(titles, in_query, strict=True) if q])
-    rank_weight = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
-    # Bridge documents: named by a better-ranked document; they inherit part of its weight.
-    for j, p in enumerate(patterns):
-        if p is None or in_query[j]:
-            continue
-        for i in range(j):
-            if p.search(keys[i]):
-                rank_weight[j] = max(rank_weight[j], w["linked"] * rank_weight[i])
-                break
-    # One pattern for every bridge title; a match counts for item i when it names another item.
-    owners: dict[str, set[int]] = {}
-    for j, t in enumerate(titles):
-        if t and not in_query[j]:
-            for name in {_key(t), _key(_PAREN.sub("", t))}:
-                owners.setdefault(name, set()).add(j)
-    every = entity_pattern([t for j, t in enumerate(titles) if t and not in_query[j]])
-    out: list[list[Sentence]] = []
-    for i, item in enumerate(items):
-        sentences = []
+
+    __slots__ = (
+        "_cache",
+        "_every",
+        "_items",
+        "_norm",
+        "_owners",
+        "_q_terms",
+        "_query_entities",
+        "_rank",
+        "_wants",
+        "_weight",
+    )
+
+    def __init__(self, query: str, items: Sequence[Item]) -> None:
+        w = _WEIGHTS
+        self._items = items
+        self._cache: dict[int, list[Sentence]] = {}
+        self._q_terms = q_terms = content_terms(query)
+        titles = [it.title or "" for it in items]
+        names = [_name_key(t) if t else None for t in titles]
+        every_title = _pattern(n for n in names if n)
+        in_text = (lambda key: set(every_title.findall(key))) if every_title is not None else (lambda key: set())
+        in_query_names = in_text(_key(query))
+        in_query = [n is not None and n in in_query_names for n in names]
+        item_terms = [content_terms(it.text) | content_terms(it.title or "") for it in items]
+        df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
+        n_items = max(1, len(items))
+        self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
+        self._norm = sum(self._weight.values()) or 1.0
+        self._wants = _expects(query)
+        self._query_entities = _pattern(n for n, q in zip(names, in_query, strict=True) if n and q)
+        rank = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
+        # Bridge documents: named by a better-ranked document; they inherit part of its weight.
+        first_naming: dict[str, int] = {}
+        for i, it in enumerate(items):
+            for name in in_text(_key(it.text)):
+                first_naming.setdefault(name, i)
+        for j, name in enumerate(names):
+            if name is None or in_query[j]:
+                continue
+            i = first_naming.get(name, j)
+            if i < j:
+                rank[j] = max(rank[j], w["linked"] * rank[i])
+        self._rank = rank
+        # A bridge match counts for item i when the name belongs to another item.
+        self._owners: dict[str, set[int]] = {}
+        for j, name in enumerate(names):
+            if name and not in_query[j]:
+                self._owners.setdefault(name, set()).add(j)
+        self._every = _pattern(self._owners)
+
+    def sentences(self, i: int) -> list[Sentence]:
+        """The scored sentences of item ``i``, in text order."""
+        found = self._cache.get(i)
+        if found is not None:
+            return found
+        w = _WEIGHTS
+        item = self._items[i]
+        wants_time, wants_number = self._wants
+        weight, q_terms, norm = self._weight, self._q_terms, self._norm
+        out = []
         for k, (start, end) in enumerate(sentence_spans(item.text)):
             text = item.text[start:end]
             key = _key(text)
-            terms = content_terms(text)
-            score = sum(weight[t] for t in terms & q_terms) / norm
-            if query_entities is not None and query_entities.search(key):
+            score = sum(weight[t] for t in content_terms(text) & q_terms) / norm
+            if self._query_entities is not None and self._query_entities.search(key):
                 score += w["query_entity"]
-            if every is not None and any(owners.get(m, {i}) - {i} for m in every.findall(key)):
+            if self._every is not None and any(self._owners[m] - {i} for m in self._every.findall(key)):
                 score += w["bridge"]
             if k == 0:
                 score += w["subject"]
             if (wants_time and _YEAR.search(text)) or (wants_number and _NUMBER.search(text)):
                 score += w["cue"]
-            sentences.append(Sentence(i, k, text, score * rank_weight[i]))
-        out.append(sentences)
-    return out
+            out.append(Sentence(i, k, text, score * self._rank[i]))
+        self._cache[i] = out
+        return out
+
+
+def _name_key(name: str) -> str | None:
+    key = _key(_PAREN.sub("", name))
+    return key if len(key) >= 3 else None
+
+
+def _pattern(keys: Iterable[str]) -> re.Pattern[str] | None:
+    ordered = sorted(set(keys), key=lambda k: (-len(k), k))
+    if not ordered:
+        return None
+    return re.compile(r"\b(?:" + "|".join(re.escape(k) for k in ordered) + r")\b")

@@ -122,6 +122,8 @@ def serialize_graph(
         edges.append(((max(s, t), min(s, t), rel.type), s, t, rel))
     edges.sort(key=lambda e: (e[0], -e[3].weight))
     n_edges = 0
+    patterns: dict[int, re.Pattern[str] | None] = {}
+    keyed: dict[int, list[tuple[str, str]]] = {}
     for order, s, t, rel in edges:
         pair = (min(s, t), max(s, t))
         if pair in seen_pairs or n_edges >= caps.max_relations:
@@ -129,10 +131,13 @@ def serialize_graph(
         seen_pairs.add(pair)
         n_edges += 1
         context = ""
-        pattern = entity_pattern([names[t]])
+        if t not in patterns:
+            patterns[t] = entity_pattern([names[t]])
+        pattern = patterns[t]
         if pattern is not None:
-            for sentence in _sentences(entities[s].text):
-                key = _key(sentence)
+            if s not in keyed:
+                keyed[s] = [(sentence, _key(sentence)) for sentence in _sentences(entities[s].text)]
+            for sentence, key in keyed[s]:
                 if key not in used and pattern.search(key):
                     used.add(key)
                     context = _clip(sentence, caps.context_chars)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ._counters import TokenCounter, checked_count
-from ._evidence import Sentence, score_sentences
+from ._evidence import Sentence, SentenceScorer, score_sentences
 from ._items import Item
 from ._text import cut_to
 from ._types import ContextSource, DroppedSource
@@ -21,15 +21,20 @@ Packed = tuple[str, list[ContextSource], list[DroppedSource]]
 class Budgeter:
     """Counts with one counter and answers "does this fit?" against one budget."""
 
-    __slots__ = ("budget", "counter", "sep_cost")
+    __slots__ = ("_counts", "budget", "counter", "sep_cost")
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
         self.budget = budget
+        self._counts: dict[str, int] = {}
         self.sep_cost = checked_count(counter, _SEP)
 
     def count(self, text: str) -> int:
-        return checked_count(self.counter, text)
+        # Packers ask for the same short strings (heads, sentences) again and again.
+        found = self._counts.get(text)
+        if found is None:
+            found = self._counts[text] = checked_count(self.counter, text)
+        return found
 
     def fits(self, text: str) -> bool:
         return self.count(text) <= self.budget
@@ -62,7 +67,7 @@ def pack_passages(query: str, items: Sequence[Item], b: Budgeter) -> Packed:
     sources: list[ContextSource] = []
     dropped: list[DroppedSource] = []
     used = 0
-    scored: list[list[Sentence]] | None = None
+    scorer: SentenceScorer | None = None
     for pos, item in enumerate(items):
         n = len(parts) + 1
         head = _head(n, item.title, "\n")
@@ -75,9 +80,9 @@ def pack_passages(query: str, items: Sequence[Item], b: Budgeter) -> Packed:
             sources.append(ContextSource(item.id, item.title, item.score))
             used += cost + extra
             continue
-        if scored is None:
-            scored = score_sentences(query, items)
-        short = _shorten(head, scored[pos], b, left)
+        if scorer is None:
+            scorer = SentenceScorer(query, items)
+        short = _shorten(head, scorer.sentences(pos), b, left)
         if short is None and not parts:
             cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
             short = (cut, b.count(cut)) if cut.startswith(head) and len(cut) > len(head) + 1 else None
@@ -153,11 +158,16 @@ def pack_evidence(query: str, items: Sequence[Item], b: Budgeter, *, min_share: 
         cut = cut_to(head + s.text, b.fits)
         if cut.startswith(head) and len(cut) > len(head) + 1:
             chosen[s.item] = [Sentence(s.item, s.index, cut[len(head) :], s.score)]
-    return render_evidence(items, chosen, b)
+    return render_evidence(items, chosen, b, [sum(len(s.text) for s in group) for group in scored])
 
 
-def render_evidence(items: Sequence[Item], chosen: dict[int, list[Sentence]], b: Budgeter) -> Packed:
-    """Render selected sentences per passage and enforce the budget (dropping the weakest sentences)."""
+def render_evidence(
+    items: Sequence[Item], chosen: dict[int, list[Sentence]], b: Budgeter, lengths: Sequence[int]
+) -> Packed:
+    """Render selected sentences per passage and enforce the budget (dropping the weakest sentences).
+
+    ``lengths[i]`` is the length of all of item ``i``'s sentences: a passage is shortened when less is kept.
+    """
     while True:
         order = sorted(chosen)
         parts = []
@@ -166,7 +176,7 @@ def render_evidence(items: Sequence[Item], chosen: dict[int, list[Sentence]], b:
             item = items[i]
             body = " ".join(s.text for s in sorted(chosen[i], key=lambda s: s.index))
             parts.append(_head(n, item.title, ": ") + body)
-            full = sum(len(s.text) for s in chosen[i]) >= sum(e - s for s, e in _all_sentences(item))
+            full = sum(len(s.text) for s in chosen[i]) >= lengths[i]
             sources.append(ContextSource(item.id, item.title, item.score, shortened=not full))
         text = _SEP.join(parts)
         if not parts or b.fits(text):
@@ -177,12 +187,6 @@ def render_evidence(items: Sequence[Item], chosen: dict[int, list[Sentence]], b:
             del chosen[weakest[0]]
     dropped = [DroppedSource(it.id, it.title, it.score, "budget") for i, it in enumerate(items) if i not in chosen]
     return (text if parts else empty_text(b)), sources, dropped
-
-
-def _all_sentences(item: Item) -> list[tuple[int, int]]:
-    from ._text import sentence_spans
-
-    return sentence_spans(item.text)
 
 
 CountFn = Callable[[str], int]

@@ -81,11 +81,7 @@ def stem(word: str) -> str:
 def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
     """The stems of ``text``'s content words (stopwords and one-character words left out)."""
     stop = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
-    out = set()
-    for w in _WORD.findall(normalize(text)):
-        if len(w) > 1 and w not in stop:
-            out.add(stem(w))
-    return out
+    return {stem(w) for w in set(_WORD.findall(normalize(text))) - stop if len(w) > 1}
 
 
 def cut_to(text: str, fits: object, *, ellipsis: str = "\u2026") -> str:

@@ -15,7 +15,7 @@ from graphfuse.scoring import reciprocal_rank_fusion
 from graphfuse.validation import check_choice, check_positive_int
 
 from ._instrumentation import get_dispatcher
-from ._nodes import score_as_signal
+from .nodes import score_as_signal
 
 __all__ = ["FusionRetriever"]
 

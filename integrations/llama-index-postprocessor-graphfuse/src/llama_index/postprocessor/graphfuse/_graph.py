@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse._expansion import Expansion
+from llama_index.retrievers.graphfuse.nodes import Expansion
 
 from graphfuse import GraphStore
 

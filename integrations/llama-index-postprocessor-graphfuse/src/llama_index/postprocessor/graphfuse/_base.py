@@ -8,8 +8,7 @@ from typing import Any, cast
 from llama_index.core.bridge.pydantic import Field, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse._instrumentation import get_dispatcher
-from llama_index.retrievers.graphfuse._nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
+from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
 
 from graphfuse import (
     GraphFuseError,
@@ -22,6 +21,8 @@ from graphfuse import (
     run_stage,
     run_sync,
 )
+
+from ._instrumentation import get_dispatcher
 
 __all__ = ["GraphFusePostprocessor", "StageRunner"]
 

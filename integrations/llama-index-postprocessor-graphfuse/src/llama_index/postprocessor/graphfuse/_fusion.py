@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse._nodes import carries_signals, node_with_signals, to_candidates
+from llama_index.retrievers.graphfuse.nodes import carries_signals, node_with_signals, to_candidates
 
 from graphfuse import InvalidInput, Scorer
 from graphfuse.scoring import ReciprocalRankFusion, WeightedScorer

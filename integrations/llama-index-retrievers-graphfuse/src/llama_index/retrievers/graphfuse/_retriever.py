@@ -12,7 +12,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from graphfuse import FilterLike, InvalidInput, MetadataFilter, Pipeline, Result
 
 from ._instrumentation import get_dispatcher
-from ._nodes import SIGNALS_KEY, NodeMapping, node_from_result
+from .nodes import SIGNALS_KEY, NodeMapping, node_from_result
 
 __all__ = ["DEFAULT_TOP_K", "GraphFuseRetriever"]
 

@@ -10,9 +10,8 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from graphfuse import FilterLike, GraphStore, InvalidInput, run_sync
 
-from ._expansion import Expansion
 from ._instrumentation import get_dispatcher
-from ._nodes import SIGNALS_KEY, NodeMapping
+from .nodes import SIGNALS_KEY, Expansion, NodeMapping
 
 __all__ = ["GraphExpansionRetriever"]
 

@@ -6,7 +6,7 @@ import copy
 from datetime import timedelta, timezone
 
 import pytest
-from _llamaindex_corpus import NOW, clock
+from _llamaindex_post_corpus import NOW, clock
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.postprocessor.graphfuse import (
     AccessPostprocessor,

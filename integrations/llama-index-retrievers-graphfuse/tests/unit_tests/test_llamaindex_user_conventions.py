@@ -3,14 +3,13 @@
 - Internal ``graphfuse_*`` bookkeeping never reaches a node, the LLM prompt or the embedded text.
 - The same passage from GraphFuse and from a plain ``VectorStoreIndex`` is one node in
   ``QueryFusionRetriever``; chunks carry their parent document as ``ref_doc_id``.
-- ``similarity_top_k``, ``SimilarityPostprocessor`` cut-offs by the semantic similarity,
-  postprocessors refusing unknown keyword arguments, ``half_life`` with an explicit unit.
+- ``similarity_top_k`` and ``SimilarityPostprocessor`` cut-offs by the semantic similarity (the
+  postprocessor side: test_llamaindex_postprocessor_conventions.py in llama-index-postprocessor-graphfuse).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor import SimilarityPostprocessor
 from llama_index.core.retrievers import QueryFusionRetriever
 from llama_index.core.schema import MetadataMode, TextNode
-from llama_index.postprocessor.graphfuse import AccessPostprocessor, TemporalDecayPostprocessor
 from llama_index.retrievers.graphfuse import SIGNALS_KEY, GraphFuseRetriever
 
 from graphfuse import InvalidInput, Pipeline, presets
@@ -120,30 +118,3 @@ async def test_similarity_top_k_and_a_cut_off_by_the_semantic_similarity(store: 
     assert [n.node.node_id for n in kept] == ["reactor"]  # graph neighbours without a cosine are cut
     fused = await GraphFuseRetriever(pipeline, similarity_top_k=10).aretrieve("Alpha reactors power the northern grid")
     assert [n.node.node_id for n in fused] == [n.node.node_id for n in nodes]  # same order either way
-
-
-@pytest.mark.parametrize(
-    ("make", "message"),
-    [
-        (
-            lambda: TemporalDecayPostprocessor(halflife=timedelta(days=30)),
-            "'halflife' \\(did you mean 'half_life'\\?\\)",
-        ),
-        (lambda: AccessPostprocessor(max_acess_count=10), "'max_acess_count' \\(did you mean 'max_access_count'\\?\\)"),
-        (lambda: TemporalDecayPostprocessor(half_life=30), "a bare number has no unit, use half_life_days=30"),
-        (lambda: TemporalDecayPostprocessor(half_life="30"), "a bare number has no unit"),
-        (lambda: TemporalDecayPostprocessor(half_life=timedelta(days=3), half_life_days=3), "not both"),
-    ],
-    ids=["halflife-typo", "max_acess_count-typo", "bare-number", "numeric-string", "both"],
-)
-def test_postprocessors_refuse_typos_and_unitless_half_lives(make: object, message: str) -> None:
-    with pytest.raises(InvalidInput, match=message):
-        make()  # type: ignore[operator]
-
-
-def test_half_life_in_days_or_as_a_duration() -> None:
-    assert TemporalDecayPostprocessor(half_life_days=30).half_life == timedelta(days=30)
-    assert TemporalDecayPostprocessor(half_life="P30D").half_life == timedelta(days=30)
-    post = TemporalDecayPostprocessor(half_life=timedelta(days=3))
-    assert '"half_life": "P3D"' in post.to_json()
-    assert TemporalDecayPostprocessor.from_json(post.to_json()).half_life == timedelta(days=3)

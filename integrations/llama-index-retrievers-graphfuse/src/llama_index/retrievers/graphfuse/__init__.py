@@ -8,6 +8,9 @@
 - :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
 - :class:`LlamaIndexGenerator` / :class:`LlamaIndexAnswerPipeline`: a LlamaIndex ``LLM``, and a
   retriever or query engine, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
+- :mod:`llama_index.retrievers.graphfuse.nodes`: the public converters between LlamaIndex nodes
+  and GraphFuse candidates, shared with ``llama-index-postprocessor-graphfuse`` and open to any
+  LlamaIndex component built on GraphFuse.
 
 GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`
 (``"graphfuse_signals"``) and a retriever's score contributions under
@@ -21,9 +24,9 @@ from ._compare import LlamaIndexAnswerPipeline, LlamaIndexGenerator
 from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
 from ._expansion_retriever import GraphExpansionRetriever
 from ._fusion import FusionRetriever
-from ._nodes import CONTRIBUTIONS_KEY, SIGNALS_KEY, GraphFuseNode
 from ._retriever import GraphFuseRetriever
 from ._vector_store import LlamaIndexVectorStore, to_metadata_filters
+from .nodes import CONTRIBUTIONS_KEY, SIGNALS_KEY, GraphFuseNode
 
 __all__ = [
     "CONTRIBUTIONS_KEY",

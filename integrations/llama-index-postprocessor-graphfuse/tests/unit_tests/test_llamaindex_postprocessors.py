@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
-from _llamaindex_corpus import DOCS, NOW, clock
+from _llamaindex_post_corpus import DOCS, NOW, clock
 from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent

@@ -8,12 +8,12 @@ from typing import Any
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse._instrumentation import get_dispatcher
 
 from graphfuse import Candidate, Reranker, Stage
 from graphfuse.stages import Rerank
 
 from ._base import StageRunner
+from ._instrumentation import get_dispatcher
 
 __all__ = ["RerankPostprocessor"]
 
