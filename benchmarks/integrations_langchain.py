@@ -10,7 +10,9 @@ reversed). Measured per call, p50 over many repetitions, in one run:
 - ``graphfuse_rrf_sources``: RunnableParallel(a, b) | WeightedFusion(mode="rrf");
 - ``ensemble``: langchain_classic's EnsembleRetriever([a, b]) (weighted RRF).
 
-Overhead = p50 minus the baseline's p50. Writes benchmarks/results/integrations_langchain.json.
+The synchronous variants are timed round-robin (one call of each per round), so load from
+other processes on a shared machine hits them alike. Overhead = p50 minus the baseline's p50.
+Writes benchmarks/results/integrations_langchain.json.
 Run: python benchmarks/integrations_langchain.py [--repeats 300]
 """
 
@@ -66,15 +68,25 @@ def corpus(rng: random.Random) -> tuple[list[LCDocument], InMemoryGraphStore]:
     return docs, store
 
 
-def p50_sync(fn: Callable[[], Any], repeats: int) -> float:
+def p50_sync(fns: dict[str, Callable[[], Any]], repeats: int) -> dict[str, float]:
+    """p50 of each function, timed round-robin (one call of each per round, order rotated).
+
+    Interleaving keeps the comparison fair on a shared machine: a burst of load from another
+    process slows every variant alike instead of whichever happened to be running.
+    """
+    names = list(fns)
     for _ in range(min(20, repeats)):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name in names:
+            fns[name]()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeats):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = fns[name]
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def p50_async(fn: Callable[[], Awaitable[Any]], repeats: int) -> float:
@@ -116,13 +128,16 @@ def main() -> None:
     assert len(ensemble.invoke(query)) == N_DOCS
 
     r = args.repeats
-    timings = {
-        "baseline": p50_sync(lambda: a.invoke(query), r),
-        "graphfuse_chain": p50_sync(lambda: chain.invoke(query), r),
-        "graphfuse_chain_async": p50_async(lambda: chain.ainvoke(query), r),
-        "graphfuse_rrf_sources": p50_sync(lambda: sources.invoke(query), r),
-        "ensemble": p50_sync(lambda: ensemble.invoke(query), r),
-    }
+    timings = p50_sync(
+        {
+            "baseline": lambda: a.invoke(query),
+            "graphfuse_chain": lambda: chain.invoke(query),
+            "graphfuse_rrf_sources": lambda: sources.invoke(query),
+            "ensemble": lambda: ensemble.invoke(query),
+        },
+        r,
+    )
+    timings["graphfuse_chain_async"] = p50_async(lambda: chain.ainvoke(query), r)
     base = timings["baseline"]
     overhead_ms = {k: round((v - base) * 1000, 3) for k, v in timings.items() if k != "baseline"}
     ens = overhead_ms["ensemble"]

@@ -12,7 +12,7 @@ from pydantic import ConfigDict, PrivateAttr
 from graphfuse import InvalidInput, MetadataFilter, Pipeline, Query, Scorer, Stage, run_sync
 from graphfuse.scoring import WeightedScorer
 
-from ._documents import DocumentMapping, combine_filters, to_candidates, to_documents
+from ._documents import combine_filters, mapping_for, to_candidates, to_documents
 from ._execution import run_stages
 from ._fusion import FUSION_WEIGHTS, rank
 
@@ -61,13 +61,20 @@ class GraphFuseCompressor(BaseDocumentCompressor):
         """Run the stages and keep the ``top_n`` best documents (best first)."""
         if not documents:
             return []
-        mapping = DocumentMapping(id_key=self.id_key)
+        mapping = mapping_for(self.id_key)
         filter = combine_filters(self.filter)
         candidates, originals = to_candidates(list(documents), mapping)
         out = await run_stages(self._pipeline, Query(query, filter), candidates)
         ranked, scores, shares = rank(out, self._pipeline.scorer, self.top_n)
         return to_documents(
-            ranked, originals, query=query, filter=filter, mapping=mapping, scores=scores, contributions=shares
+            ranked,
+            originals,
+            query=query,
+            filter=filter,
+            mapping=mapping,
+            scores=scores,
+            contributions=shares,
+            inputs=candidates,
         )
 
     def compress_documents(

@@ -33,6 +33,7 @@ __all__ = [
     "StageInput",
     "combine_filters",
     "from_graphfuse",
+    "mapping_for",
     "parse_input",
     "to_candidates",
     "to_documents",
@@ -72,6 +73,16 @@ class DocumentMapping:
         if doc.id:
             return doc.id
         return "content:" + hashlib.sha256(doc.page_content.encode("utf-8")).hexdigest()[:32]
+
+
+def mapping_for(
+    id_key: str | None = None, created_at_key: str = "created_at", updated_at_key: str = "updated_at"
+) -> DocumentMapping:
+    """The shared :class:`DocumentMapping` for these keys (one object per settings: compared by identity)."""
+    return _mapping(id_key, created_at_key, updated_at_key)
+
+
+_mapping = lru_cache(maxsize=256)(DocumentMapping)
 
 
 def combine_filters(*filters: graphfuse.MetadataFilter | Mapping[str, Any] | None) -> MetadataFilter | None:
@@ -175,6 +186,55 @@ def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | 
     return query, combine_filters(carried, MetadataFilter.parse(explicit_filter)), docs  # type: ignore[arg-type]
 
 
+# A runnable's output, remembered so that the next runnable of a chain (which gets that very list)
+# takes its candidates instead of converting every document again. Taken only after checking each
+# document against its candidate: same id and content, the same metadata values (by identity: the
+# candidate's document was made from them) and the same signals. Bounded: the last _KEPT outputs,
+# keyed by their first document's id(); an entry holds the candidates, not the documents.
+_KEPT = 8
+_OUTPUTS: dict[int, tuple[tuple[Candidate, ...], DocumentMapping]] = {}
+_MISSING = object()
+
+
+def _remember(docs: Sequence[Document], candidates: Sequence[Candidate], mapping: DocumentMapping) -> None:
+    if not docs:
+        return
+    _OUTPUTS[id(docs[0])] = (tuple(candidates), mapping)
+    while len(_OUTPUTS) > _KEPT:
+        try:
+            del _OUTPUTS[next(iter(_OUTPUTS))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread got there first
+            break
+
+
+def _recall(docs: Sequence[Document], mapping: DocumentMapping) -> tuple[Candidate, ...] | None:
+    """The candidates a runnable made ``docs`` from, if ``docs`` still show exactly them."""
+    entry = _OUTPUTS.get(id(docs[0])) if docs else None
+    if entry is None:
+        return None
+    candidates, made_with = entry
+    if made_with is not mapping or len(candidates) != len(docs):
+        return None
+    plain_ids = mapping.id_key is None
+    for doc, c in zip(docs, candidates, strict=True):
+        source = c.document
+        if doc.page_content is not source.content:
+            return None
+        if (doc.id if plain_ids and doc.id else mapping.doc_id(doc)) != source.id:
+            return None
+        metadata = doc.metadata
+        kept = source.metadata
+        if type(metadata) is not dict or len(metadata) != len(kept) + 1:
+            return None
+        for key, value in kept.items():
+            if metadata.get(key, _MISSING) is not value:
+                return None
+        ns = metadata.get(METADATA_KEY)
+        if type(ns) is not dict or ns.get("signals") != c.signals:
+            return None
+    return candidates
+
+
 def to_candidates(
     docs: Sequence[Document], mapping: DocumentMapping, *, source: str | None = None
 ) -> tuple[list[Candidate], dict[str, Document]]:
@@ -184,7 +244,13 @@ def to_candidates(
     Documents without GraphFuse signals (from any other retriever) get the ``retrieval``
     signal from their rank: ``(n - rank) / n``, 1.0 for the first. With ``source``, every
     document gets only the signal named ``source`` from its rank (its own signals are dropped).
+
+    A runnable's output, unchanged since, is not converted again: its candidates are taken as
+    the runnable made them (same documents, ids, contents, metadata and signals).
     """
+    known = _recall(docs, mapping) if source is None else None
+    if known is not None:
+        return list(known), {c.id: doc for c, doc in zip(known, docs, strict=True)}
     originals: dict[str, Document] = {}
     signals: dict[str, dict[str, float]] = {}
     foreign: list[str] = []
@@ -237,6 +303,45 @@ def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphf
     return graphfuse.Document.trusted(doc_id, content, metadata, created, updated)
 
 
+_FIELDS_SET = frozenset({"id", "metadata", "page_content"})
+
+
+def _new_document(doc_id: str, content: str, metadata: dict[str, Any]) -> Document:
+    """``Document(id=doc_id, page_content=content, metadata=metadata)`` without pydantic's validation.
+
+    For values already known to be valid (a str id and content, a fresh metadata dict): the same
+    object ``Document(...)`` builds (same ``__dict__``, fields set, no extras), at a fraction of
+    the cost, since every runnable builds one per document per call.
+    """
+    doc = object.__new__(Document)
+    _set = object.__setattr__
+    _set(doc, "__dict__", {"id": doc_id, "metadata": metadata, "page_content": content, "type": "Document"})
+    _set(doc, "__pydantic_fields_set__", set(_FIELDS_SET))
+    _set(doc, "__pydantic_extra__", None)
+    _set(doc, "__pydantic_private__", None)
+    return doc
+
+
+def _with_metadata(original: Document, metadata: dict[str, Any]) -> Document:
+    """A copy of ``original`` with ``metadata``: ``original.model_copy(update={"metadata": metadata})``.
+
+    ``model_copy`` goes through ``copy.copy`` of every part; for a plain LangChain ``Document``
+    (the only type this shortcut takes; subclasses go through ``model_copy``) the copy is one
+    dict and one set. The original is not touched.
+    """
+    if type(original) is not Document or original.__pydantic_extra__ or original.__pydantic_private__:
+        return original.model_copy(update={"metadata": metadata})
+    state = original.__dict__.copy()
+    state["metadata"] = metadata
+    doc = object.__new__(Document)
+    _set = object.__setattr__
+    _set(doc, "__dict__", state)
+    _set(doc, "__pydantic_fields_set__", original.__pydantic_fields_set__ | {"metadata"})
+    _set(doc, "__pydantic_extra__", None)
+    _set(doc, "__pydantic_private__", None)
+    return doc
+
+
 def _namespace_for(
     query: str | None,
     filter: MetadataFilter | None,
@@ -286,7 +391,7 @@ def from_graphfuse(
     if mapping.id_key is not None:
         metadata.setdefault(mapping.id_key, doc.id)
     metadata[METADATA_KEY] = _namespace_for(query, filter, signals, score, contributions)
-    return Document(id=doc.id, page_content=doc.content, metadata=metadata)
+    return _new_document(doc.id, doc.content, metadata)
 
 
 def to_documents(
@@ -298,14 +403,21 @@ def to_documents(
     mapping: DocumentMapping,
     scores: Sequence[float] | None = None,
     contributions: Sequence[Mapping[str, float]] | None = None,
+    inputs: Sequence[Candidate] | None = None,
 ) -> list[Document]:
-    """Convert candidates back: known ids keep their original document (copied), new ones are built."""
+    """Convert candidates back: known ids keep their original document (copied), new ones are built.
+
+    ``inputs``: the candidates ``to_candidates`` made from ``originals``. When every output
+    document is a copy whose candidate still carries that GraphFuse document, the output is
+    remembered, so that the next runnable does not convert it again.
+    """
+    converted = {c.id: c.document for c in inputs} if inputs is not None else None
     out: list[Document] = []
     for i, c in enumerate(candidates):
-        score = None if scores is None else scores[i]
-        shares = None if contributions is None else contributions[i]
         original = originals.get(c.id)
+        score = None if scores is None else scores[i]
         if original is None:
+            converted = None  # a new document: its conversion back differs (timestamps written as text)
             out.append(
                 from_graphfuse(
                     c.document,
@@ -314,11 +426,27 @@ def to_documents(
                     signals=c.signals,
                     mapping=mapping,
                     score=score,
-                    contributions=shares,
+                    contributions=None if contributions is None else contributions[i],
                 )
             )
             continue
-        metadata = dict(original.metadata)
-        metadata[METADATA_KEY] = _namespace_for(query, filter, c.signals, score, shares)
-        out.append(original.model_copy(update={"metadata": metadata}))
+        # _namespace_for and _with_metadata, inlined: this loop runs for every document of every call.
+        signals = dict(c.signals)
+        ns: dict[str, Any] = {}
+        if query is not None:
+            ns["query"] = query
+        if filter is not None:
+            ns["filter"] = filter.to_dict()
+        ns["signals"] = signals
+        if score is not None:
+            ns["score"] = score
+            ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+        metadata = original.metadata.copy()
+        metadata[METADATA_KEY] = ns
+        doc = _with_metadata(original, metadata)
+        out.append(doc)
+        if converted is not None and converted.get(c.id) is not c.document:
+            converted = None  # the stage replaced the document: what the copy shows is not c's
+    if converted is not None:
+        _remember(out, candidates, mapping)
     return out

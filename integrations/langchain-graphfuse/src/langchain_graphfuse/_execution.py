@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast
 
 from langchain_core.documents import Document
 
@@ -12,12 +13,38 @@ from graphfuse import run_stages as run_stages_core
 
 from ._documents import DocumentMapping, to_candidates, to_documents
 
-__all__ = ["NO_QUERY", "Unknown", "check_known", "run_stages", "run_stages_on_documents"]
+__all__ = ["NO_QUERY", "Unknown", "check_known", "presigned", "run_stages", "run_stages_on_documents"]
 
 Unknown = Literal["keep", "error"]
+R = TypeVar("R")
 
 # A stage that does not read the query text still receives a Query; this stands in for it.
 NO_QUERY = "(no query)"
+
+
+def presigned(fn: Callable[..., R]) -> Callable[..., R]:
+    """``fn`` (a bound method) with its signature computed once, for ``Runnable._call_with_config``.
+
+    LangChain asks ``inspect.signature`` on every call whether the function takes
+    ``run_manager``/``config``; for a bound method that costs as much as a small stage run. The
+    wrapper carries the signature, so the question is answered without inspecting again.
+    """
+    sig = inspect.signature(fn)
+    wrapper: Callable[..., R]
+    if inspect.iscoroutinefunction(fn):
+
+        async def acall(*args: Any, **kwargs: Any) -> Any:
+            return await fn(*args, **kwargs)
+
+        wrapper = cast("Callable[..., R]", acall)
+    else:
+
+        def call(*args: Any, **kwargs: Any) -> R:
+            return fn(*args, **kwargs)
+
+        wrapper = call
+    wrapper.__signature__ = sig  # type: ignore[attr-defined]
+    return wrapper
 
 
 async def run_stages(pipeline: Pipeline, query: Query, candidates: list[Candidate]) -> list[Candidate]:
@@ -74,4 +101,4 @@ async def run_stages_on_documents(
     if unknown == "error" and graph_store is not None:
         await check_known(graph_store, [c.id for c in candidates], what=what)
     out = await run_stages(pipeline, Query(text, filter, options or {}), candidates)
-    return to_documents(out, originals, query=query, filter=filter, mapping=mapping)
+    return to_documents(out, originals, query=query, filter=filter, mapping=mapping, inputs=candidates)

@@ -12,7 +12,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer
 from graphfuse.scoring import DEFAULT_WEIGHTS, ReciprocalRankFusion, WeightedScorer
 
-from ._documents import RETRIEVAL_SIGNAL, DocumentMapping, combine_filters, parse_input, to_candidates, to_documents
+from ._documents import RETRIEVAL_SIGNAL, combine_filters, mapping_for, parse_input, to_candidates, to_documents
+from ._execution import presigned
 
 __all__ = ["FUSION_WEIGHTS", "FusionInput", "WeightedFusion", "rank"]
 
@@ -68,10 +69,12 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
         self._mode = mode
         self._k = k
         self._top_n = top_n
-        self._mapping = DocumentMapping(id_key=id_key)
+        self._mapping = mapping_for(id_key)
         # Built once here so bad weights or k fail at construction.
         self._scorer: Scorer = self._make_scorer(weights)
         self.name = "graphfuse.fusion"
+        self._invoke_fn = presigned(self._fuse)
+        self._ainvoke_fn = presigned(self._afuse)
 
     def _make_scorer(self, weights: Mapping[str, float] | None) -> Scorer:
         if self._mode == "rrf":
@@ -125,7 +128,14 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
             return []
         ranked, scores, shares = rank(candidates, scorer, self._top_n)
         return to_documents(
-            ranked, originals, query=query, filter=filter, mapping=self._mapping, scores=scores, contributions=shares
+            ranked,
+            originals,
+            query=query,
+            filter=filter,
+            mapping=self._mapping,
+            scores=scores,
+            contributions=shares,
+            inputs=candidates,
         )
 
     async def _afuse(self, value: FusionInput) -> list[Document]:
@@ -134,8 +144,8 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
 
     def invoke(self, input: FusionInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Fuse and sort the documents."""
-        return self._call_with_config(self._fuse, input, config)
+        return self._call_with_config(self._invoke_fn, input, config)
 
     async def ainvoke(self, input: FusionInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Fuse and sort the documents (async)."""
-        return await self._acall_with_config(self._afuse, input, config)
+        return await self._acall_with_config(self._ainvoke_fn, input, config)

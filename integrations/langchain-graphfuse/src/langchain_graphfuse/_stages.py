@@ -19,9 +19,10 @@ from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel,
 import graphfuse.stages as gs
 from graphfuse import FilterLike, GraphStore, InvalidInput, Pipeline, Reranker, Scorer, Stage, run_sync, stage_traits
 from graphfuse.plugins import Components, get_registry
+from graphfuse.stores import InMemoryGraphStore
 
-from ._documents import DocumentMapping, StageInput, combine_filters, parse_input
-from ._execution import Unknown, run_stages_on_documents
+from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, parse_input
+from ._execution import Unknown, presigned, run_stages_on_documents
 
 __all__ = [
     "AccessPopularityRunnable",
@@ -91,15 +92,18 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         self._stage = built
         traits = stage_traits(built)  # what the stage declares: whether it reads the query, does I/O
         self._requires_query = traits.reads_query if requires_query is None else bool(requires_query)
-        self._inline = traits.in_memory_only
         self._filter = combine_filters(filter)
         self._mapping = self._document_mapping(id_key)
         self._unknown: Unknown = unknown
         self._graph_store: GraphStore | None = components.graph_store if components is not None else None
+        # Pure in-memory work never suspends: a sync call runs it on the caller's thread.
+        self._inline = traits.in_memory_only and self._graph_store is None
         self.name = f"graphfuse.{built.name}"
+        self._invoke_fn = presigned(self._run)
+        self._ainvoke_fn = presigned(self._arun)
 
     def _document_mapping(self, id_key: str | None) -> DocumentMapping:
-        return DocumentMapping(id_key=id_key)
+        return mapping_for(id_key)
 
     @property
     def stage(self) -> Stage:
@@ -125,8 +129,8 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         )
 
     def _run(self, value: StageInput) -> list[Document]:
-        if self._inline and self._graph_store is None:
-            # Pure in-memory work never suspends: run it on the caller's thread, no hop to GraphFuse's loop.
+        if self._inline:
+            # Nothing to wait for: run it on the caller's thread, no hop to GraphFuse's loop.
             coro = self._arun(value)
             try:
                 coro.send(None)
@@ -137,11 +141,11 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (sync)."""
-        return self._call_with_config(self._run, input, config)
+        return self._call_with_config(self._invoke_fn, input, config)
 
     async def ainvoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (async, on the caller's loop)."""
-        return await self._acall_with_config(self._arun, input, config)
+        return await self._acall_with_config(self._ainvoke_fn, input, config)
 
 
 class TemporalDecayRunnable(StageRunnable):
@@ -183,7 +187,7 @@ class TemporalDecayRunnable(StageRunnable):
         super().__init__(stage, requires_query=False, id_key=id_key)
 
     def _document_mapping(self, id_key: str | None) -> DocumentMapping:
-        return DocumentMapping(id_key=id_key, created_at_key=self._timestamp_key, updated_at_key="updated_at")
+        return mapping_for(id_key, self._timestamp_key, "updated_at")
 
 
 def _half_life(half_life: object, days: object) -> timedelta:
@@ -205,6 +209,16 @@ def _half_life(half_life: object, days: object) -> timedelta:
             )
         )
     return half_life
+
+
+def _never_suspends(graph_store: GraphStore) -> bool:
+    """Whether the store answers without suspending: the embedded ``InMemoryGraphStore`` does.
+
+    Its methods are ``async`` for the protocol's sake but compute under a thread lock and never
+    await, so a sync call may run a stage reading only it on the caller's thread (an attempt
+    that suspends after all is abandoned and re-run on GraphFuse's loop).
+    """
+    return isinstance(graph_store, InMemoryGraphStore)
 
 
 class PageRankRunnable(StageRunnable):
@@ -231,6 +245,7 @@ class PageRankRunnable(StageRunnable):
             id_key=id_key,
             unknown=unknown,
         )
+        self._inline = _never_suspends(graph_store)
 
 
 class AccessPopularityRunnable(StageRunnable):
@@ -288,6 +303,7 @@ class GraphExpansionRunnable(StageRunnable):
             id_key=id_key,
             unknown=unknown,
         )
+        self._inline = _never_suspends(graph_store)
 
 
 class RerankRunnable(StageRunnable):

@@ -1,0 +1,131 @@
+"""Runnables hand their candidates to the next runnable of a chain; a change in between is always seen."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import langchain_graphfuse._documents as conversions
+import pytest
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableLambda
+from langchain_graphfuse import AccessPopularityRunnable, TemporalDecayRunnable, WeightedFusion
+
+
+def documents(now: datetime) -> list[Document]:
+    return [
+        Document(
+            id=f"d{i}",
+            page_content=f"text {i}",
+            metadata={"created_at": (now - timedelta(days=90 * i)).isoformat(), "access_count": 10 * (i + 1)},
+        )
+        for i in range(3)
+    ]
+
+
+def _conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record each document converted afresh (not handed over by the previous runnable)."""
+    seen: list[str] = []
+    real = conversions.to_graphfuse
+
+    def counting(doc_id: str, doc: Document, mapping: Any) -> Any:
+        seen.append(doc_id)
+        return real(doc_id, doc, mapping)
+
+    monkeypatch.setattr(conversions, "to_graphfuse", counting)
+    return seen
+
+
+def test_an_unchanged_output_is_not_converted_again(monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime) -> None:
+    seen = _conversions(monkeypatch)
+    chain = TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion()
+    out = chain.invoke(documents(now))
+    assert seen == ["d0", "d1", "d2"]  # once, by the first runnable
+    signals = {d.id: d.metadata["graphfuse"]["signals"] for d in out}
+    assert signals["d1"]["temporal"] == pytest.approx(0.5)
+    assert signals["d2"]["access"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "metadata value",
+        "metadata key added",
+        "signal",
+        "content",
+        "id",
+        "order",
+        "replaced by an equal copy",
+    ],
+)
+def test_a_change_between_runnables_is_seen(
+    monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime, change: str
+) -> None:
+    first = TemporalDecayRunnable(clock=clock).invoke(documents(now))
+    seen = _conversions(monkeypatch)
+    if change == "metadata value":
+        first[0].metadata["access_count"] = 1000
+    elif change == "metadata key added":
+        first[0].metadata["extra"] = 1
+    elif change == "signal":
+        first[0].metadata["graphfuse"]["signals"]["temporal"] = 0.0
+    elif change == "content":
+        first[0].page_content = "changed"
+    elif change == "id":
+        first[0].id = "other"
+    elif change == "order":
+        first[1], first[2] = first[2], first[1]  # the first stays: the same list, in another order
+    else:
+        first[1] = first[1].model_copy(update={"metadata": dict(first[1].metadata)})
+    out = AccessPopularityRunnable().invoke(first)
+    by_id = {d.id: d for d in out}
+    if change == "replaced by an equal copy":
+        assert seen == []  # the same values: the handed-over candidates still hold
+    elif change == "order":
+        assert seen  # position by position, the documents no longer match the candidates
+        assert [d.id for d in out] == ["d0", "d2", "d1"]
+    else:
+        assert seen  # converted again, from what the documents now say
+    if change == "metadata value":
+        assert by_id["d0"].metadata["graphfuse"]["signals"]["access"] == 1.0
+        assert by_id["d2"].metadata["graphfuse"]["signals"]["access"] == pytest.approx(0.03)
+    if change == "signal":
+        assert by_id["d0"].metadata["graphfuse"]["signals"]["temporal"] == 0.0
+    if change == "content":
+        assert by_id["d0"].page_content == "changed"
+    if change == "id":
+        assert "other" in by_id
+
+
+def test_a_document_changed_inside_the_chain_is_seen(clock: Any, now: datetime) -> None:
+    def zero_access(docs: list[Document]) -> list[Document]:
+        for doc in docs:
+            doc.metadata["access_count"] = 0  # in place, on the list the previous runnable returned
+        return docs
+
+    chain = TemporalDecayRunnable(clock=clock) | RunnableLambda(zero_access) | AccessPopularityRunnable()
+    assert {d.metadata["graphfuse"]["signals"]["access"] for d in chain.invoke(documents(now))} == {0.0}
+
+
+async def test_handoff_holds_for_async_and_batch(clock: Any, now: datetime) -> None:
+    chain = TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion(top_n=2)
+    sync = chain.invoke(documents(now))
+    assert [d.id for d in await chain.ainvoke(documents(now))] == [d.id for d in sync]
+    batched = chain.batch([documents(now) for _ in range(12)])
+    assert all([d.id for d in out] == [d.id for d in sync] for out in batched)
+    assert len(conversions._OUTPUTS) <= conversions._KEPT
+
+
+def test_document_copies_equal_pydantic_copies() -> None:
+    original = Document(id="a", page_content="x", metadata={"k": 1})
+    fast = conversions._with_metadata(original, {"k": 2})
+    slow = original.model_copy(update={"metadata": {"k": 2}})
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.__pydantic_fields_set__ == slow.__pydantic_fields_set__
+    assert original.metadata == {"k": 1}
+    built = conversions._new_document("b", "y", {"m": 1})
+    assert built == Document(id="b", page_content="y", metadata={"m": 1})
+    assert (
+        built.__pydantic_fields_set__ == Document(id="b", page_content="y", metadata={"m": 1}).__pydantic_fields_set__
+    )
