@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from langchain_core.documents import Document
@@ -336,7 +337,8 @@ def _with_metadata(original: Document, metadata: dict[str, Any]) -> Document:
     doc = object.__new__(Document)
     _set = object.__setattr__
     _set(doc, "__dict__", state)
-    _set(doc, "__pydantic_fields_set__", original.__pydantic_fields_set__ | {"metadata"})
+    fields_set = original.__pydantic_fields_set__
+    _set(doc, "__pydantic_fields_set__", fields_set.copy() if "metadata" in fields_set else fields_set | {"metadata"})
     _set(doc, "__pydantic_extra__", None)
     _set(doc, "__pydantic_private__", None)
     return doc
@@ -431,7 +433,9 @@ def to_documents(
             )
             continue
         # _namespace_for and _with_metadata, inlined: this loop runs for every document of every call.
-        signals = dict(c.signals)
+        held = c.signals
+        # A candidate's signals are a read-only view of a dict: copying that dict is the fast way.
+        signals: dict[str, float] = held.copy() if type(held) is MappingProxyType else dict(held)
         ns: dict[str, Any] = {}
         if query is not None:
             ns["query"] = query
