@@ -36,6 +36,7 @@ __all__ = [
     "from_graphfuse",
     "mapping_for",
     "parse_input",
+    "source_ranks",
     "to_candidates",
     "to_documents",
     "to_graphfuse",
@@ -288,6 +289,30 @@ def to_candidates(
         Candidate.trusted(to_graphfuse(doc_id, doc, mapping), signals[doc_id]) for doc_id, doc in originals.items()
     ]
     return candidates, originals
+
+
+def source_ranks(
+    docs: Sequence[Document], mapping: DocumentMapping, source: str
+) -> tuple[dict[str, float], dict[str, Document]]:
+    """One source's ranking as its signal: ``(n - rank) / n`` per distinct id, and its first documents.
+
+    What ``to_candidates(docs, mapping, source=source)`` gives as signals, without converting
+    the documents (a document several sources list is converted once, by the caller). The
+    signals the documents carried are checked, then left out.
+    """
+    originals: dict[str, Document] = {}
+    for doc in docs:
+        doc_id = mapping.doc_id(doc)
+        raw = _namespace(doc).get("signals", {})
+        if type(raw) is not dict and not isinstance(raw, Mapping):
+            raise InvalidInput(f"document {doc_id!r}: metadata[{METADATA_KEY!r}]['signals'] must be a mapping")
+        for name, v in raw.items():
+            check_signal(name, v)
+        originals.setdefault(doc_id, doc)
+    n = len(originals)
+    if n:
+        check_signal(source, 0.0)  # the name; rank values are in (0, 1] by construction
+    return {doc_id: (n - rank) / n for rank, doc_id in enumerate(originals)}, originals
 
 
 def to_graphfuse(doc_id: str, doc: Document, mapping: DocumentMapping) -> graphfuse.Document:

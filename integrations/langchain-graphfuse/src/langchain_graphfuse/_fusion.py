@@ -12,7 +12,16 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer
 from graphfuse.scoring import DEFAULT_WEIGHTS, ReciprocalRankFusion, WeightedScorer
 
-from ._documents import RETRIEVAL_SIGNAL, combine_filters, mapping_for, parse_input, to_candidates, to_documents
+from ._documents import (
+    RETRIEVAL_SIGNAL,
+    combine_filters,
+    mapping_for,
+    parse_input,
+    source_ranks,
+    to_candidates,
+    to_documents,
+    to_graphfuse,
+)
 from ._execution import presigned
 
 __all__ = ["FUSION_WEIGHTS", "FusionInput", "WeightedFusion", "rank"]
@@ -93,7 +102,7 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
             sources = {k: v for k, v in value.items() if k != "query"}
             if not sources:
                 raise InvalidInput(f"{what}: no sources given (keys: {sorted(value)})")
-            merged: dict[str, Candidate] = {}
+            signals: dict[str, dict[str, float]] = {}
             originals: dict[str, Document] = {}
             texts: set[str] = set()
             filters: list[MetadataFilter | None] = []
@@ -102,22 +111,25 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 if q is not None:
                     texts.add(q)
                 filters.append(f)
-                cands, origs = to_candidates(parsed, self._mapping, source=name)
-                for c in cands:
-                    have = merged.get(c.id)
-                    if have is None:
-                        merged[c.id] = c
-                        originals[c.id] = origs[c.id]
+                ranks, firsts = source_ranks(parsed, self._mapping, name)
+                for doc_id, ranked in ranks.items():
+                    got = signals.get(doc_id)
+                    if got is None:
+                        signals[doc_id] = {name: ranked}
+                        originals[doc_id] = firsts[doc_id]
                     else:
-                        merged[c.id] = have.with_signals(
-                            {n: max(v, have.signals.get(n, v)) for n, v in c.signals.items()}
-                        )
+                        got[name] = ranked
+            # Each document converted once, however many sources list it (every signal was checked).
+            merged = [
+                Candidate.trusted(to_graphfuse(doc_id, doc, self._mapping), signals[doc_id])
+                for doc_id, doc in originals.items()
+            ]
             if query is None and len(texts) == 1:
                 query = next(iter(texts))
             if query is not None and (not isinstance(query, str) or not query.strip()):
                 raise InvalidInput(f"{what}: 'query' must be a non-empty string, got {query!r}")
             scorer = self._scorer if self._weights is not None else self._make_scorer(dict.fromkeys(sources, 1.0))
-            return query, combine_filters(*filters), list(merged.values()), originals, scorer
+            return query, combine_filters(*filters), merged, originals, scorer
         query, filter, docs = parse_input(value, what)
         candidates, originals = to_candidates(docs, self._mapping)
         return query, filter, candidates, dict(originals), self._scorer
