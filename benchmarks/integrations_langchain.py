@@ -8,7 +8,9 @@ reversed). Measured per call, p50 over many repetitions, in one run:
 - ``graphfuse_chain``: retriever | TemporalDecayRunnable | PageRankRunnable | AccessPopularityRunnable | WeightedFusion
   (sync ``invoke`` and async ``ainvoke``);
 - ``graphfuse_rrf_sources``: RunnableParallel(a, b) | WeightedFusion(mode="rrf");
-- ``ensemble``: langchain_classic's EnsembleRetriever([a, b]) (weighted RRF).
+- ``ensemble``: langchain_classic's EnsembleRetriever([a, b]) (weighted RRF);
+- ``noop_chain``: the retriever and four runnables that return their input (LangChain's own
+  per-step cost: callbacks, config, the sequence), the floor under any four-runnable chain.
 
 The synchronous variants are timed round-robin (one call of each per round), so load from
 other processes on a shared machine hits them alike. Overhead = p50 minus the baseline's p50.
@@ -33,7 +35,7 @@ from typing import Any
 import langchain_core
 from langchain_classic.retrievers import EnsembleRetriever
 from langchain_core.documents import Document as LCDocument
-from langchain_core.runnables import RunnableLambda, RunnableParallel
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda, RunnableParallel
 from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
 
 import graphfuse
@@ -103,6 +105,17 @@ def p50_async(fn: Callable[[], Awaitable[Any]], repeats: int) -> float:
     return asyncio.run(run())
 
 
+class Noop(Runnable[Any, Any]):
+    """A runnable that returns its input, run the way every runnable is (callbacks, config)."""
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        return self._call_with_config(_same, input, config)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=300)
@@ -120,6 +133,7 @@ def main() -> None:
     )
     sources = RunnableParallel(a=a, b=b) | WeightedFusion(mode="rrf")
     ensemble = EnsembleRetriever(retrievers=[a, b], weights=[0.5, 0.5])
+    noop = a | Noop() | Noop() | Noop() | Noop()
     query = "topic 3"
 
     # Sanity: everything returns the 50 documents.
@@ -134,6 +148,7 @@ def main() -> None:
             "graphfuse_chain": lambda: chain.invoke(query),
             "graphfuse_rrf_sources": lambda: sources.invoke(query),
             "ensemble": lambda: ensemble.invoke(query),
+            "noop_chain": lambda: noop.invoke(query),
         },
         r,
     )
@@ -149,6 +164,8 @@ def main() -> None:
         "p50_ms": {k: round(v * 1000, 3) for k, v in timings.items()},
         "p50_overhead_ms": overhead_ms,
         "overhead_ratio_vs_ensemble": ratios,
+        # What the four GraphFuse runnables add above four runnables that do nothing.
+        "graphfuse_chain_above_noop_ms": round(overhead_ms["graphfuse_chain"] - overhead_ms["noop_chain"], 3),
         "ensemble_from": "langchain_classic.retrievers.EnsembleRetriever",
         "versions": {
             "graphfuse": graphfuse.__version__,
