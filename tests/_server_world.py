@@ -12,6 +12,7 @@ import httpx
 
 from graphfuse import Relation
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.multihop import CorpusCache
 from graphfuse.server import KeyFile, Limits, Service, create_app
 from graphfuse.stores import LocalStore
 
@@ -56,12 +57,18 @@ class Served:
 
 @asynccontextmanager
 async def served(
-    tmp_path: Path, *, with_keys: bool = True, limits: Limits | None = None, corpus: bool = True
+    tmp_path: Path,
+    *,
+    with_keys: bool = True,
+    limits: Limits | None = None,
+    corpus: bool = True,
+    corpus_cache: bool = False,
 ) -> AsyncIterator[Served]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
     await store.use_embedder(embedder)
-    service = Service(store.graph, store.vectors, embedder, limits=limits or Limits())
+    cache = CorpusCache(tmp_path / "store") if corpus_cache else None
+    service = Service(store.graph, store.vectors, embedder, limits=limits or Limits(), corpus_cache=cache)
     keys = KeyFile(tmp_path / "keys.json")
     key = {}
     if with_keys:

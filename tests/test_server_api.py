@@ -134,8 +134,9 @@ async def test_ingest_is_idempotent_durable_and_deletable(tmp_path: Path) -> Non
         assert "a1" not in {x["id"] for x in r.json()["results"]}
 
 
-async def test_ingest_while_querying(tmp_path: Path) -> None:
-    async with served(tmp_path) as w:
+@pytest.mark.parametrize("corpus_cache", [False, True], ids=["corpus-read-back", "persisted-corpus-cache"])
+async def test_ingest_while_querying(tmp_path: Path, corpus_cache: bool) -> None:
+    async with served(tmp_path, corpus_cache=corpus_cache) as w:
         auth = w.auth("acme")
 
         async def query(i: int) -> int:
@@ -158,6 +159,16 @@ async def test_ingest_while_querying(tmp_path: Path) -> None:
             "/v1/retrieve", json={"query": "note 3 4", "preset": "multihop", "top_k": 50}, headers=auth
         )
         assert "n3-4" in {x["id"] for x in r.json()["results"]}
+        cache_file = tmp_path / "store" / "corpus_index.npz"
+        assert cache_file.exists() is corpus_cache
+        if corpus_cache:
+            # The multihop pipeline was rebuilt from the file after the ingests, which kept it current.
+            stamp = cache_file.stat().st_mtime_ns
+            r = await w.client.post(
+                "/v1/retrieve", json={"query": "note 1 2", "preset": "multihop", "top_k": 50}, headers=auth
+            )
+            assert "n1-2" in {x["id"] for x in r.json()["results"]}
+            assert cache_file.stat().st_mtime_ns == stamp
 
 
 class _Failing:

@@ -74,6 +74,7 @@ async def _serve(
 ) -> None:
     import uvicorn
 
+    from ..multihop import CorpusCache
     from ..server import KeyFile, Limits, Service, create_app, install_prometheus_exporter
 
     keys = KeyFile(keys_path) if keys_path is not None else None
@@ -99,6 +100,8 @@ async def _serve(
     install_prometheus_exporter()
     store = await open_store(store_dir, create=False)
     try:
+        # The embedded store keeps multihop's BM25/title indexes on disk; plugin stores are read back.
+        cache = CorpusCache(store.path) if await store.refresh_corpus_indexes() else None
         service = Service(
             store.graph,
             store.vectors,
@@ -108,6 +111,7 @@ async def _serve(
             generator=generator,
             judge=judge_generator,
             description={"store": str(store.path), **store.components},
+            corpus_cache=cache,
         )
         await service.pipeline(preset)  # fail before listening, and warm the model up
         if questions is None:

@@ -27,6 +27,7 @@ from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._types import Result
 from ..indexing import CO_MENTION, LINKS_TO, MENTIONS, PART_OF, Indexer, SourceRecord, TitleLinker
+from ..multihop import CorpusCache
 from ..plugins import Components, build_pipeline, get_registry
 from ..rerankers import EmbeddingReranker
 from ._problems import Problem
@@ -105,7 +106,13 @@ class _Writer:
 
 @dataclass
 class Service:
-    """One store's components and what the endpoints do with them."""
+    """One store's components and what the endpoints do with them.
+
+    ``corpus_cache`` (a :class:`~graphfuse.multihop.CorpusCache` of the store directory) lets
+    presets that read the corpus (``multihop``) load their BM25 index and title linker from the
+    persisted file, refreshed incrementally after ingests, instead of re-reading the whole
+    corpus; ``graphfuse serve`` passes one for the embedded store.
+    """
 
     graph: GraphStore
     vectors: VectorStore
@@ -126,6 +133,7 @@ class Service:
     basic_preset: str = "minimal"
     graph_preset: str = "multihop"
     max_answer_tokens: int = 256
+    corpus_cache: CorpusCache | None = None
 
     # -- pipelines -------------------------------------------------------------------------
 
@@ -140,8 +148,16 @@ class Service:
         reads_corpus = "corpus_indexes" in preset.inputs
         generation = self._generation if reads_corpus else None
         reranker = self._reranker() if "reranker" in preset.inputs else None
+        options: dict[str, Any] = {}
+        if reads_corpus and self.corpus_cache is not None:
+            options["bm25"], options["linker"] = await self.corpus_cache.indexes(self.graph)
         pipeline = await presets.abuild(
-            name, graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=reranker
+            name,
+            graph_store=self.graph,
+            vector_store=self.vectors,
+            embedder=self.embedder,
+            reranker=reranker,
+            **options,
         )
         return _Built(pipeline, generation)
 

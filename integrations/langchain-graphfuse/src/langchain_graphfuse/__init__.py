@@ -11,6 +11,9 @@
   ``AccessPopularity``, ``GraphExpansion`` and ``Rerank`` still import, with a
   ``DeprecationWarning``, and will be removed in 0.3.)
 - :class:`GraphFuseCompressor`: stages as a document compressor.
+- :class:`GraphFuseContextFormatter`: retrieved documents (or a query, retrieved) packed into an
+  LLM context within a token budget, in place of ``format_docs``;
+  :class:`GraphFuseContextWithSources` (``.with_sources()``) keeps the sources for citation.
 - :class:`LangChainGenerator`, :class:`LangChainAnswerPipeline`: a chat model, and a retriever
   or runnable, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 - :class:`LangChainEmbedder`, :class:`LangChainVectorStore`, :class:`LangChainSearch`: LangChain
@@ -27,6 +30,7 @@ from typing import Any
 
 from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
+from ._context import GraphFuseContextFormatter, GraphFuseContextWithSources
 from ._documents import METADATA_KEY, RETRIEVAL_SIGNAL
 from ._embedder import LangChainEmbedder
 from ._embeddings import GraphFuseEmbeddings
@@ -55,6 +59,8 @@ __all__ = [
     "GraphExpansionRetriever",
     "GraphExpansionRunnable",
     "GraphFuseCompressor",
+    "GraphFuseContextFormatter",
+    "GraphFuseContextWithSources",
     "GraphFuseEmbeddings",
     "GraphFuseRetriever",
     "LangChainAnswerPipeline",

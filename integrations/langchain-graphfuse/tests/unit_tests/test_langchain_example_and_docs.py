@@ -10,6 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "langchain_chain.py"
+CONTEXT_EXAMPLE = ROOT / "examples" / "langchain_context.py"
 DOCS = ROOT / "docs" / "integrations" / "langchain.md"
 
 
@@ -32,6 +33,26 @@ def test_example_prints_ranked_ids_with_signals_and_an_answer() -> None:
     scores = [float(line.split("score=")[1].split()[0]) for line in retrieved]
     assert scores == sorted(scores, reverse=True)
     assert lines[-1] == "answer: The projection fell behind the event stream; back-pressure fixed it."
+
+
+def test_context_example_packs_the_evidence_within_the_budget_and_cites() -> None:
+    done = subprocess.run([sys.executable, str(CONTEXT_EXAMPLE)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    whole = int(re.search(r"^format_docs: (\d+) tokens$", out, flags=re.M).group(1))  # type: ignore[union-attr]
+    packed = re.search(r"^evidence: (\d+) tokens \(budget 80, counter (\S+)\)$", out, flags=re.M)
+    assert packed is not None, out
+    assert int(packed.group(1)) <= 80 < whole
+    evidence = out.split("\nanswer: ")[0].split(")\n", 1)[1]
+    assert "Her mother was the painter Liv Dahl." in evidence
+    assert "lighthouse keeper" not in evidence  # a sentence without the question's facts is left out
+    assert "answer: Liv Dahl, the mother of Anna Berg [1]." in out
+    sources = re.findall(r"^source \[(\d)\] (\w+) ", out, flags=re.M)
+    assert sources[0] == ("1", "berg")
+    assert ("2", "harbour") in sources
+    assert "[1] Anna Berg: " in evidence  # marker [n] is the n-th source
+    graph = out.split("## ENTITIES", 1)[1]
+    assert "-[CHILD_OF]-> Liv Dahl" in graph
 
 
 def test_docs_snippets_run() -> None:

@@ -1,0 +1,339 @@
+"""Retrieved documents packed into an LLM context within a token budget: ``format_docs`` for LCEL.
+
+:class:`GraphFuseContextFormatter` replaces the ``format_docs`` function of a LangChain RAG
+chain: ``retriever | GraphFuseContextFormatter(budget=600, format="evidence")`` gives the
+context string, never over the budget, in one of :mod:`graphfuse.context`'s formats.
+:meth:`~GraphFuseContextFormatter.with_sources` gives the same as a
+:class:`graphfuse.context.Context` (text, tokens, counter, sources for citation, what was
+dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
+from langchain_core.documents import Document
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import patch_config
+
+import graphfuse
+from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result, run_sync
+from graphfuse.context import FORMATS, Context, GraphCaps, TokenBudget, TokenCounter, abuild_context, get_token_counter
+
+from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input
+from ._execution import NO_QUERY
+from ._retriever import check_k
+
+__all__ = ["ContextInput", "GraphFuseContextFormatter", "GraphFuseContextWithSources"]
+
+ContextInput = str | Sequence[Document] | Mapping[str, Any]
+"""A query (with ``retriever=`` or ``pipeline=``), a list of documents, or ``{"query"|"question", "documents"}``."""
+
+_KEYS = ("query", "question", "documents", "filter")
+_WHAT = "runnable 'graphfuse.context'"
+
+
+def _check_budget(budget: object) -> int | TokenBudget:
+    if isinstance(budget, TokenBudget):
+        return budget
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise InvalidInput(f"budget must be a positive int (context tokens) or a TokenBudget, got {budget!r}")
+    if budget <= 0:
+        raise InvalidInput(f"budget must be a positive number of tokens, got {budget}")
+    return budget
+
+
+def _check_counter(counter: object) -> TokenCounter:
+    if isinstance(counter, str):
+        return get_token_counter(counter)
+    name = getattr(counter, "name", None)
+    if not isinstance(name, str) or not name or not callable(getattr(counter, "count", None)):
+        raise InvalidInput(
+            f"counter must be a token counter name or a TokenCounter (a 'name' string and a 'count' method), "
+            f"got {counter!r}"
+        )
+    return cast("TokenCounter", counter)
+
+
+class _ContextAssembly:
+    """The settings and the work shared by the text and the with-sources forms."""
+
+    name: str | None
+
+    def __init__(
+        self,
+        *,
+        budget: int | TokenBudget,
+        format: str = "passages",
+        counter: TokenCounter | str | None = None,
+        graph_store: GraphStore | None = None,
+        filter: FilterLike | None = None,
+        caps: GraphCaps | None = None,
+        retriever: Runnable[str, Sequence[Document]] | None = None,
+        pipeline: Pipeline | None = None,
+        k: int | None = None,
+        id_key: str | None = None,
+        title_key: str = "title",
+        name: str = "graphfuse.context",
+    ) -> None:
+        self._budget = _check_budget(budget)
+        if not isinstance(format, str) or format not in FORMATS:
+            raise InvalidInput(f"unknown context format {format!r}; formats are: {', '.join(FORMATS)}")
+        self._format = format
+        self._counter = get_token_counter() if counter is None else _check_counter(counter)
+        if retriever is not None and pipeline is not None:
+            raise InvalidInput("give retriever= or pipeline= (what a query input retrieves with), not both")
+        if retriever is not None and not isinstance(retriever, Runnable):
+            raise InvalidInput(f"retriever must be a LangChain Runnable (e.g. a retriever), got {retriever!r}")
+        if pipeline is not None and not isinstance(pipeline, Pipeline):
+            raise InvalidInput(f"pipeline must be a graphfuse.Pipeline, got {type(pipeline).__name__}")
+        if format == "graph" and graph_store is None and pipeline is None:
+            raise InvalidInput(
+                "the 'graph' context format needs a graph store for the relations: pass graph_store=... "
+                "(or pipeline=..., whose own graph store is used)"
+            )
+        if caps is not None and not isinstance(caps, GraphCaps):
+            raise InvalidInput(f"caps must be a graphfuse.context.GraphCaps, got {type(caps).__name__}")
+        if not isinstance(title_key, str) or not title_key:
+            raise InvalidInput(f"title_key must be a non-empty metadata key, got {title_key!r}")
+        self._graph_store = graph_store
+        self._filter = combine_filters(filter)
+        self._caps = caps
+        self._retriever = retriever
+        self._pipeline = pipeline
+        self._k = None if k is None else check_k(k)
+        self._mapping = DocumentMapping(id_key=id_key)
+        self._title_key = title_key
+        self._settings: dict[str, Any] = {
+            "budget": budget,
+            "format": format,
+            "counter": self._counter,
+            "graph_store": graph_store,
+            "filter": filter,
+            "caps": caps,
+            "retriever": retriever,
+            "pipeline": pipeline,
+            "k": k,
+            "id_key": id_key,
+            "title_key": title_key,
+            "name": name,
+        }
+        self.name = name
+
+    @property
+    def format(self) -> str:
+        """The context format: ``"passages"``, ``"evidence"`` or ``"graph"``."""
+        return self._format
+
+    @property
+    def counter(self) -> TokenCounter:
+        """The token counter the budget is measured with."""
+        return self._counter
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(budget={self._budget!r}, format={self._format!r}, counter={self._counter.name!r})"
+        )
+
+    # --- input -------------------------------------------------------------------------------
+
+    def _split(self, value: object) -> tuple[str | None, MetadataFilter | None, list[Document]]:
+        if isinstance(value, Mapping):
+            keys = set(value)
+            if "documents" not in keys or keys - set(_KEYS) or {"query", "question"} <= keys:
+                raise InvalidInput(
+                    f"{_WHAT} takes a query string, a list of Documents, or a mapping with 'documents' and "
+                    f"'query' (or 'question'), optionally 'filter'; got a mapping with keys {sorted(map(str, keys))}"
+                )
+            value = {
+                "query": value.get("query", value.get("question")),
+                "documents": value["documents"],
+                "filter": value.get("filter"),
+            }
+        query, flt, docs = parse_input(value, _WHAT)
+        return query, combine_filters(self._filter, flt), docs
+
+    def _query_text(self, value: str) -> str:
+        if not value.strip():
+            raise InvalidInput(f"{_WHAT}: the query must be a non-empty string")
+        if self._retriever is None and self._pipeline is None:
+            raise InvalidInput(
+                f"{_WHAT} got a query string but has nothing to retrieve with: build it with retriever=... or "
+                "pipeline=..., or give it documents (retriever | formatter)"
+            )
+        return value
+
+    def _results(self, docs: Sequence[Document]) -> list[Result]:
+        """Documents as ranked results: their GraphFuse score when all have one, else their rank."""
+        if self._k is not None:
+            docs = docs[: self._k]
+        scores: list[float] = []
+        for doc in docs:
+            ns = doc.metadata.get(METADATA_KEY)
+            score = ns.get("score") if isinstance(ns, Mapping) else None
+            if isinstance(score, bool) or not isinstance(score, (int, float)):
+                break
+            scores.append(float(score))
+        n = len(docs)
+        if len(scores) < n:
+            scores = [(n - rank) / n for rank in range(n)]
+        return [Result(self._document(doc), score, {}) for doc, score in zip(docs, scores, strict=True)]
+
+    def _document(self, doc: Document) -> graphfuse.Document:
+        metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
+        if self._title_key != "title":
+            title = metadata.get(self._title_key)
+            if title is not None:
+                metadata["title"] = str(title)
+        return graphfuse.Document(self._mapping.doc_id(doc), doc.page_content, metadata)
+
+    def _assemble(
+        self, query: str | None, flt: MetadataFilter | None, docs: Sequence[Document]
+    ) -> Coroutine[Any, Any, Context]:
+        if query is None and docs and self._format != "passages":
+            raise InvalidInput(
+                f"{_WHAT}: the {self._format!r} format selects by the query, and none came with the documents: use "
+                "GraphFuseRetriever (its documents carry the query), wrap another retriever with "
+                "with_query(retriever), invoke with {'question': ..., 'documents': [...]}, or build the formatter "
+                "with retriever=... and invoke it with the query"
+            )
+        return abuild_context(
+            query if query is not None else NO_QUERY,
+            self._results(docs),
+            budget=self._budget,
+            format=self._format,
+            counter=self._counter,
+            graph_store=self._graph_store,
+            filter=flt,
+            caps=self._caps,
+        )
+
+    # --- sync / async ------------------------------------------------------------------------
+
+    def _context(self, value: ContextInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Context:
+        if isinstance(value, str):
+            query = self._query_text(value)
+            if self._pipeline is not None:
+                return self._pipeline.context(query, **self._pipeline_call())
+            assert self._retriever is not None
+            docs = self._retriever.invoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
+            value = {"query": query, "documents": docs}
+        coro = self._assemble(*self._split(value))
+        if self._format != "graph":
+            # Passages and evidence are pure computation that never suspends: run it on this thread.
+            try:
+                coro.send(None)
+            except StopIteration as done:
+                return cast("Context", done.value)
+            coro.close()  # it suspended after all (nothing was written): run it again on GraphFuse's loop
+            coro = self._assemble(*self._split(value))
+        return run_sync(coro)
+
+    async def _acontext(
+        self, value: ContextInput, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> Context:
+        if isinstance(value, str):
+            query = self._query_text(value)
+            if self._pipeline is not None:
+                return await self._pipeline.acontext(query, **self._pipeline_call())
+            assert self._retriever is not None
+            docs = await self._retriever.ainvoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
+            value = {"query": query, "documents": docs}
+        return await self._assemble(*self._split(value))
+
+    def _pipeline_call(self) -> dict[str, Any]:
+        return {
+            "budget": self._budget,
+            "format": self._format,
+            "top_k": self._k,
+            "filter": self._filter,
+            "counter": self._counter,
+            "graph_store": self._graph_store,
+            "caps": self._caps,
+        }
+
+
+class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):
+    """The retrieved documents as one LLM context string within a token budget (replaces ``format_docs``).
+
+    ::
+
+        chain = (
+            {"context": retriever | GraphFuseContextFormatter(budget=600, format="evidence"),
+             "question": RunnablePassthrough()}
+            | prompt | model | StrOutputParser()
+        )
+
+    ``budget``: context tokens (an int) or a :class:`graphfuse.context.TokenBudget`; the text
+    never has more tokens than that by ``counter`` (a :class:`~graphfuse.context.TokenCounter`
+    or a registered counter name; default :func:`graphfuse.context.get_token_counter`).
+    ``format``: ``"passages"`` (whole passages, numbered ``[n] Title``), ``"evidence"`` (the
+    sentences carrying the query's facts) or ``"graph"`` (entities, relationships and supporting
+    text, which needs ``graph_store``; its neighbours are read within ``filter``). See
+    :mod:`graphfuse.context`.
+
+    Input, each form giving a ``str``:
+
+    - a ``list[Document]`` (any retriever's output). Documents keep their order; the query is
+      the one :class:`GraphFuseRetriever` and the runnables write into
+      ``metadata["graphfuse"]["query"]``. ``evidence`` and ``graph`` need it; ``passages`` does
+      without (a passage that does not fit whole is then cut or dropped, not selected by the query).
+    - ``{"question": ..., "documents": [...]}`` (or ``"query"``, optionally ``"filter"``), such as
+      :func:`with_query` produces.
+    - a query ``str``, when built with ``retriever=`` (any runnable ``str -> list[Document]``,
+      run as a child run) or ``pipeline=`` (a GraphFuse :class:`~graphfuse.Pipeline`, through
+      :meth:`~graphfuse.Pipeline.acontext`; ``k`` results, default 10; the graph format then
+      uses the pipeline's own graph store).
+
+    Scores: a document's ``metadata["graphfuse"]["score"]`` when every document has one, else
+    its rank. ``k`` keeps the first k documents; ``id_key`` names the metadata key holding the
+    GraphFuse id (default ``Document.id``); ``title_key`` the key shown as the title (default
+    ``"title"``; ``"source"`` for documents from LangChain loaders). ``filter`` drops documents
+    outside it (and bounds the graph format's neighbours), ANDed with a filter that came with
+    the documents. No documents give ``"No retrieved context for this query."``.
+
+    ``invoke``/``batch`` run on the caller's thread (the graph format's store reads on
+    GraphFuse's private loop); ``ainvoke``/``abatch`` on the caller's loop. Bad settings and
+    input raise :class:`~graphfuse.InvalidInput`. :meth:`with_sources` gives the whole
+    :class:`~graphfuse.context.Context`, for citations.
+    """
+
+    def with_sources(self) -> GraphFuseContextWithSources:
+        """The same formatter returning the :class:`~graphfuse.context.Context` (text, sources, dropped)."""
+        return GraphFuseContextWithSources(**self._settings)
+
+    def _text(self, value: ContextInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> str:
+        return self._context(value, run_manager, config).text
+
+    async def _atext(
+        self, value: ContextInput, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
+    ) -> str:
+        return (await self._acontext(value, run_manager, config)).text
+
+    def invoke(self, input: ContextInput, config: RunnableConfig | None = None, **kwargs: Any) -> str:
+        """The context text for the documents (or for the query, retrieved)."""
+        return self._call_with_config(self._text, input, config)
+
+    async def ainvoke(self, input: ContextInput, config: RunnableConfig | None = None, **kwargs: Any) -> str:
+        """The context text (async, on the caller's loop)."""
+        return await self._acall_with_config(self._atext, input, config)
+
+
+class GraphFuseContextWithSources(_ContextAssembly, Runnable[ContextInput, Context]):
+    """:class:`GraphFuseContextFormatter`'s twin returning the :class:`~graphfuse.context.Context`.
+
+    ``ctx.text`` is the string, ``ctx.sources`` the cited documents (marker ``[n]`` in the text
+    is ``ctx.sources[n - 1]``: ``id``, ``title``, ``score``), ``ctx.dropped`` what did not fit,
+    ``ctx.tokens`` and ``ctx.counter`` the cost. Same settings and input as the formatter;
+    usually built with ``GraphFuseContextFormatter(...).with_sources()``.
+    """
+
+    def invoke(self, input: ContextInput, config: RunnableConfig | None = None, **kwargs: Any) -> Context:
+        """The context for the documents (or for the query, retrieved)."""
+        return self._call_with_config(self._context, input, config)
+
+    async def ainvoke(self, input: ContextInput, config: RunnableConfig | None = None, **kwargs: Any) -> Context:
+        """The context (async, on the caller's loop)."""
+        return await self._acall_with_config(self._acontext, input, config)
