@@ -103,7 +103,10 @@ class SentenceScorer:
         titles = [it.title or "" for it in items]
         names = [_name_key(t) if t else None for t in titles]
         every_title = _pattern(n for n in names if n)
-        in_text = (lambda key: set(every_title.findall(key))) if every_title is not None else (lambda key: set())
+
+        def in_text(key: str) -> set[str]:
+            return set(every_title.findall(key)) if every_title is not None else set()
+
         in_query_names = in_text(_key(query))
         in_query = [n is not None and n in in_query_names for n in names]
         item_terms = [content_terms(it.text) | content_terms(it.title or "") for it in items]
@@ -117,20 +120,20 @@ class SentenceScorer:
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
         first_naming: dict[str, int] = {}
         for i, it in enumerate(items):
-            for name in in_text(_key(it.text)):
-                first_naming.setdefault(name, i)
-        for j, name in enumerate(names):
-            if name is None or in_query[j]:
+            for named in in_text(_key(it.text)):
+                first_naming.setdefault(named, i)
+        for j, own in enumerate(names):
+            if own is None or in_query[j]:
                 continue
-            i = first_naming.get(name, j)
+            i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
         self._rank = rank
         # A bridge match counts for item i when the name belongs to another item.
         self._owners: dict[str, set[int]] = {}
-        for j, name in enumerate(names):
-            if name and not in_query[j]:
-                self._owners.setdefault(name, set()).add(j)
+        for j, own in enumerate(names):
+            if own and not in_query[j]:
+                self._owners.setdefault(own, set()).add(j)
         self._every = _pattern(self._owners)
 
     def sentences(self, i: int) -> list[Sentence]:
