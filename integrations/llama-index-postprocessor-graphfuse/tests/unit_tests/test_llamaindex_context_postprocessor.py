@@ -242,3 +242,12 @@ async def test_the_query_is_needed() -> None:
         post.context(make_nodes(), "  ")
     with pytest.raises(InvalidInput, match="expected NodeWithScore"):
         post.context([TextNode(text="x")], QUESTION)  # type: ignore[list-item]
+
+
+def test_settings_round_trip_through_json() -> None:
+    post = ContextPostprocessor(budget=60, format="evidence", output="context", filter={"title": "Anna Berg"})
+    again = ContextPostprocessor.from_json(post.to_json())
+    settings = (again.budget, again.format, again.output, again.filter)
+    assert settings == (60, "evidence", "context", {"title": "Anna Berg"})
+    nodes = make_nodes()
+    assert [s.id for s in again.context(nodes, QUESTION).sources] == ["berg"]  # the filter kept only Anna Berg
