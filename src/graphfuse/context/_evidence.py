@@ -35,6 +35,8 @@ class Sentence:
     index: int
     text: str
     score: float
+    gain: float = 0.0  # the query-term share not multiplied by the rank weight (for coverage)
+    terms: frozenset[str] = frozenset()  # the query's content terms the sentence holds
 
 
 def _key(text: str) -> str:
@@ -136,6 +138,10 @@ class SentenceScorer:
                 self._owners.setdefault(own, set()).add(j)
         self._every = _pattern(self._owners)
 
+    def term_weight(self, term: str) -> float:
+        """The normalised weight of one of the query's content terms (0 for any other term)."""
+        return self._weight.get(term, 0.0) / self._norm
+
     def sentences(self, i: int) -> list[Sentence]:
         """The scored sentences of item ``i``, in text order."""
         found = self._cache.get(i)
@@ -149,7 +155,8 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(item.text)):
             text = item.text[start:end]
             key = _key(text)
-            score = sum(weight[t] for t in content_terms(text) & q_terms) / norm
+            shared = frozenset(content_terms(text) & q_terms)
+            score = sum(weight[t] for t in shared) / norm
             if self._query_entities is not None and self._query_entities.search(key):
                 score += w["query_entity"]
             if self._every is not None and any(self._owners[m] - {i} for m in self._every.findall(key)):
@@ -158,7 +165,7 @@ class SentenceScorer:
                 score += w["subject"]
             if (wants_time and _YEAR.search(text)) or (wants_number and _NUMBER.search(text)):
                 score += w["cue"]
-            out.append(Sentence(i, k, text, score * self._rank[i]))
+            out.append(Sentence(i, k, text, score * self._rank[i], 0.0, shared))
         self._cache[i] = out
         return out
 
