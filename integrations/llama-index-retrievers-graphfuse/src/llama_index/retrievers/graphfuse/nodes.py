@@ -373,10 +373,10 @@ UNKNOWN_CHOICES = ("keep", "error")
 _MAX_DEPTH = 3
 
 
-@dataclass(frozen=True)
 _INF = math.inf
 
 
+@dataclass(frozen=True)
 class Expansion:
     """Validated expansion settings and the expansion itself.
 
