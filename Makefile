@@ -7,8 +7,9 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export NO_MKDOCS_2_WARNING := 1
 
-PLUGINS := $(wildcard plugins/*)
-INTEGRATIONS := $(wildcard integrations/*)
+# Package directories are those with a pyproject.toml (a leftover directory, e.g. after a rename, is skipped).
+PLUGINS := $(patsubst %/pyproject.toml,%,$(wildcard plugins/*/pyproject.toml))
+INTEGRATIONS := $(patsubst %/pyproject.toml,%,$(wildcard integrations/*/pyproject.toml))
 PACKAGES := $(PLUGINS) $(INTEGRATIONS)
 STAMP := $(VENV)/.installed
 

@@ -1,8 +1,11 @@
 """Overhead of GraphFuse's LlamaIndex postprocessor chain vs LlamaIndex's TimeWeightedPostprocessor.
 
 Same 50 nodes, same run: each postprocessor alone and our chain (temporal + PageRank + access +
-weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. Reports the p50
-per call in milliseconds and the ratios; writes ``benchmarks/results/integrations_llamaindex.json``. Reports only.
+weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. Also
+``ContextPostprocessor`` packing 50 passages (~80 tokens each) into a 4000-token context, beside
+the core's ``build_context`` on the same passages as results (the adapter's own cost is the
+difference). Reports the p50 per call in milliseconds and the ratios; writes
+``benchmarks/results/integrations_llamaindex.json``. Reports only.
 
 Run: ``python benchmarks/integrations_llamaindex.py [--repeat 200]``
 """
@@ -25,12 +28,14 @@ from llama_index.core.postprocessor import TimeWeightedPostprocessor
 from llama_index.core.schema import NodeWithScore, TextNode
 from llama_index.postprocessor.graphfuse import (
     AccessPostprocessor,
+    ContextPostprocessor,
     PageRankPostprocessor,
     TemporalDecayPostprocessor,
     WeightedFusionPostprocessor,
 )
 
-from graphfuse import Document, Relation
+from graphfuse import Document, Relation, Result
+from graphfuse.context import build_context, get_token_counter
 from graphfuse.stores import InMemoryGraphStore
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -47,6 +52,35 @@ def make_nodes(n: int, rng: random.Random) -> list[NodeWithScore]:
             "access_count": rng.randint(0, 2000),
         }
         out.append(NodeWithScore(node=TextNode(id_=f"n{i}", text=f"passage {i}", metadata=meta), score=rng.random()))
+    return out
+
+
+QUERY = "Which station did the engineer who rebuilt the harbour crane work at?"
+WORDS = [
+    "harbour",
+    "crane",
+    "engineer",
+    "station",
+    "rebuilt",
+    "river",
+    "turbine",
+    "council",
+    "flood",
+    "bridge",
+    "tower",
+    "north",
+]
+
+
+def make_passages(n: int, rng: random.Random) -> list[NodeWithScore]:
+    """``n`` passages of five sentences (~80 tokens) each, best first."""
+    out = []
+    for i in range(n):
+        sentences = [
+            " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + f" in year {1900 + i}." for _ in range(5)
+        ]
+        node = TextNode(id_=f"p{i}", text=" ".join(sentences), metadata={"title": f"Passage {i}"})
+        out.append(NodeWithScore(node=node, score=1.0 - i / (2 * n)))
     return out
 
 
@@ -128,6 +162,29 @@ def main() -> None:
     }
     ours = p50_ms(ours_sync, args.repeat)
     ours_a = asyncio.run(p50_ms_async(ours_async, args.repeat))
+    # Context packing: the postprocessor vs the core's build_context on the same passages.
+    passages = make_passages(args.nodes, rng)
+    as_results = [
+        Result(Document(p.node.node_id, p.node.get_content(), dict(p.node.metadata)), p.score or 0.0, {})
+        for p in passages
+    ]
+    counter = get_token_counter()
+    context_ms: dict[str, dict[str, float]] = {}
+    for fmt in ("passages", "evidence"):
+        packer = ContextPostprocessor(budget=4000, format=fmt, counter=counter)
+        context_ms[fmt] = {
+            "context_postprocessor": round(
+                p50_ms(lambda packer=packer: packer.postprocess_nodes(passages, query_str=QUERY), args.repeat), 4
+            ),
+            "core_build_context": round(
+                p50_ms(
+                    lambda fmt=fmt: build_context(QUERY, as_results, budget=4000, format=fmt, counter=counter),
+                    args.repeat,
+                ),
+                4,
+            ),
+        }
+    packed = ContextPostprocessor(budget=4000, counter=counter).context(passages, QUERY)
     result = {
         "benchmark": "integrations_llamaindex",
         "nodes": args.nodes,
@@ -142,6 +199,12 @@ def main() -> None:
         "ratio_each_vs_time_weighted": {k: round(v / theirs, 2) for k, v in each.items()},
         "ratio_sync_vs_time_weighted": round(ours / theirs, 2),
         "ratio_async_vs_time_weighted": round(ours_a / theirs, 2),
+        "context_4000_tokens_from_passages": {
+            "counter": counter.name,
+            "context_tokens": packed.tokens,
+            "sources": len(packed.sources),
+            "p50_ms": context_ms,
+        },
         "note": "our chain computes four signals (temporal, PageRank from the graph store, access, fusion); "
         "TimeWeightedPostprocessor computes one recency term",
     }
@@ -152,6 +215,11 @@ def main() -> None:
         print(f"ratio ({name} / TimeWeightedPostprocessor): {ratio}x")
     print(f"ratio (sync chain / TimeWeightedPostprocessor): {result['ratio_sync_vs_time_weighted']}x")
     print(f"ratio (async chain / TimeWeightedPostprocessor): {result['ratio_async_vs_time_weighted']}x")
+    for fmt, ms in context_ms.items():
+        print(
+            f"ContextPostprocessor {fmt}: {ms['context_postprocessor']} ms "
+            f"(core build_context {ms['core_build_context']} ms)"
+        )
 
 
 if __name__ == "__main__":

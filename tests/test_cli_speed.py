@@ -140,3 +140,61 @@ def test_cli_eval_runs_with_its_progress_bars(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "vector" in result.stdout
+
+
+async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_entities(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from datetime import datetime, timezone
+
+    from graphfuse.indexing import Indexer, SourceRecord, TextEntityExtractor, TitleLinker
+    from graphfuse.multihop import entity_matcher
+    from graphfuse.timeaware import Timeline
+
+    store = await open_store(tmp_path / "store", create=True, embedder="hashing")
+    try:
+        chats = [
+            "Wolfgang Schulz booked the Harbor Hall for the spring concert.",
+            "LiHua asked WolfgangSchulz whether the Harbor Hall has a piano.",
+            "Adam Smith moved the book club to Friday evening.",
+            "LiHua and Adam Smith planned a trip to Lake Como in May.",
+        ]
+        records = [
+            SourceRecord(id=f"m{i}", text=t, created_at=datetime(2026, 3, i + 1, 9, tzinfo=timezone.utc))
+            for i, t in enumerate(chats)
+        ] + [SourceRecord(id="undated", text="Wolfgang Schulz keeps notes without dates.")]
+        indexer = Indexer(
+            store.graph,
+            store.vectors,
+            store.embedder,
+            extractors=[TitleLinker(), TextEntityExtractor()],
+            entity_graph=True,
+        )
+        await indexer.aindex(records)
+        assert await store.refresh_corpus_indexes() is True
+        cached = await CorpusCache(store.path).inputs(store.graph)
+        fresh_timeline = await Timeline.from_store(store.graph)
+        assert repr(cached["timeline"]) == repr(fresh_timeline) == "Timeline(4 dated, 1 undated)"
+        fresh_entities = await entity_matcher(store.graph)
+        assert len(cached["entities"]) == len(fresh_entities) > 0
+        question = "What did wolfgang schulz book at the Harbor Hall?"
+        assert cached["entities"].match(question) == fresh_entities.match(question) != []
+
+        reads = 0
+        real = store.graph.iter_documents
+
+        def counting(**kwargs: Any) -> AsyncIterator[Document]:
+            nonlocal reads
+            reads += 1
+            result: AsyncIterator[Document] = real(**kwargs)
+            return result
+
+        monkeypatch.setattr(store.graph, "iter_documents", counting)
+        pipeline = await store.pipeline("multihop")
+        assert reads == 0  # BM25, titles, timeline and entity nodes all came from the file
+        names = [stage.name for stage in pipeline.stages]
+        assert {"time", "text_entity"} <= set(names)
+        results = await pipeline.aretrieve(question, top_k=3)
+        assert results[0].id in {"m0", "m1"}
+    finally:
+        await store.close()

@@ -12,16 +12,40 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .._errors import InvalidInput
 from .._sync import run_sync
-from ..indexing import Indexer, IndexReport, SourceRecord, TitleLinker, read_sources
+from ..indexing import (
+    EntityExtractor,
+    Indexer,
+    IndexReport,
+    SourceRecord,
+    TextEntityExtractor,
+    TitleLinker,
+    read_sources,
+    wants_entity_graph,
+)
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
 __all__ = ["index_records", "index_sources", "register"]
 
 
-async def index_records(store: StoreDirectory, records: Sequence[SourceRecord], console: Console) -> IndexReport:
-    """Index ``records`` into an opened store, with a progress bar on ``console``."""
-    indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
+async def index_records(
+    store: StoreDirectory, records: Sequence[SourceRecord], console: Console, *, entity_graph: bool | None = None
+) -> IndexReport:
+    """Index ``records`` into an opened store, with a progress bar on ``console``.
+
+    ``entity_graph``: build entity nodes from the text (``Indexer(entity_graph=True)``);
+    ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled records).
+    """
+    if entity_graph is None:
+        entity_graph = wants_entity_graph(records)
+    extractors: list[EntityExtractor] = [TitleLinker(), TextEntityExtractor()] if entity_graph else [TitleLinker()]
+    indexer = Indexer(
+        store.graph,
+        store.vectors,
+        store.embedder,
+        extractors=extractors,
+        entity_graph=entity_graph,
+    )
     with Progress(
         TextColumn("indexing"),
         BarColumn(),
@@ -43,13 +67,14 @@ async def index_sources(
     vector_store: str | None = None,
     console: Console,
     prune: bool = False,
+    entity_graph: bool | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
-    the report's ``pruned``).
+    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`.
     """
     records = list(read_sources(paths))
     if prune and not records:
@@ -60,7 +85,7 @@ async def index_sources(
     try:
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        report = await index_records(store, records, console)
+        report = await index_records(store, records, console, entity_graph=entity_graph)
         if prune:
             indexer = Indexer(store.graph, store.vectors, store.embedder)
             report.pruned = await indexer.aprune(r.id for r in records)
@@ -90,6 +115,14 @@ def index(
             "--prune", help="Delete indexed documents that are no longer in the sources (with their relations)."
         ),
     ] = False,
+    entity_graph: Annotated[
+        bool | None,
+        typer.Option(
+            "--entity-graph/--no-entity-graph",
+            help="Build entity nodes from the text (default: when most documents have no title).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
@@ -102,6 +135,7 @@ def index(
             vector_store=vector_store,
             console=console,
             prune=prune,
+            entity_graph=entity_graph,
         )
     )
     typer.echo(

@@ -35,6 +35,8 @@ class Sentence:
     index: int
     text: str
     score: float
+    gain: float = 0.0  # the query-term share not multiplied by the rank weight (for coverage)
+    terms: frozenset[str] = frozenset()  # the query's content terms the sentence holds
 
 
 def _key(text: str) -> str:
@@ -103,7 +105,10 @@ class SentenceScorer:
         titles = [it.title or "" for it in items]
         names = [_name_key(t) if t else None for t in titles]
         every_title = _pattern(n for n in names if n)
-        in_text = (lambda key: set(every_title.findall(key))) if every_title is not None else (lambda key: set())
+
+        def in_text(key: str) -> set[str]:
+            return set(every_title.findall(key)) if every_title is not None else set()
+
         in_query_names = in_text(_key(query))
         in_query = [n is not None and n in in_query_names for n in names]
         item_terms = [content_terms(it.text) | content_terms(it.title or "") for it in items]
@@ -117,21 +122,25 @@ class SentenceScorer:
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
         first_naming: dict[str, int] = {}
         for i, it in enumerate(items):
-            for name in in_text(_key(it.text)):
-                first_naming.setdefault(name, i)
-        for j, name in enumerate(names):
-            if name is None or in_query[j]:
+            for named in in_text(_key(it.text)):
+                first_naming.setdefault(named, i)
+        for j, own in enumerate(names):
+            if own is None or in_query[j]:
                 continue
-            i = first_naming.get(name, j)
+            i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
         self._rank = rank
         # A bridge match counts for item i when the name belongs to another item.
         self._owners: dict[str, set[int]] = {}
-        for j, name in enumerate(names):
-            if name and not in_query[j]:
-                self._owners.setdefault(name, set()).add(j)
+        for j, own in enumerate(names):
+            if own and not in_query[j]:
+                self._owners.setdefault(own, set()).add(j)
         self._every = _pattern(self._owners)
+
+    def term_weight(self, term: str) -> float:
+        """The normalised weight of one of the query's content terms (0 for any other term)."""
+        return self._weight.get(term, 0.0) / self._norm
 
     def sentences(self, i: int) -> list[Sentence]:
         """The scored sentences of item ``i``, in text order."""
@@ -146,7 +155,8 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(item.text)):
             text = item.text[start:end]
             key = _key(text)
-            score = sum(weight[t] for t in content_terms(text) & q_terms) / norm
+            shared = frozenset(content_terms(text) & q_terms)
+            score = sum(weight[t] for t in shared) / norm
             if self._query_entities is not None and self._query_entities.search(key):
                 score += w["query_entity"]
             if self._every is not None and any(self._owners[m] - {i} for m in self._every.findall(key)):
@@ -155,7 +165,7 @@ class SentenceScorer:
                 score += w["subject"]
             if (wants_time and _YEAR.search(text)) or (wants_number and _NUMBER.search(text)):
                 score += w["cue"]
-            out.append(Sentence(i, k, text, score * self._rank[i]))
+            out.append(Sentence(i, k, text, score * self._rank[i], 0.0, shared))
         self._cache[i] = out
         return out
 

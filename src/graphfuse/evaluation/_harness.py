@@ -20,6 +20,7 @@ from ..indexing import (
     TextEntityExtractor,
     TitleLinker,
     TokenChunker,
+    wants_entity_graph,
 )
 from ._context import ContextReport
 from ._data import EvalQuery
@@ -195,8 +196,7 @@ async def evaluate(
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
     # Titles that name entities give the graph; without them (chats, title-stripped sets) the
     # graph comes from the proper nouns of the text: entity nodes.
-    titled = sum(1 for r in corpus if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title))
-    text_graph = titled < len(corpus) / 2
+    text_graph = wants_entity_graph(corpus)
     extractors: list[Any] = [linker, TextEntityExtractor()] if text_graph else [linker]
     indexer = Indexer(
         graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph

@@ -24,7 +24,7 @@ from ._indexer import (
 )
 from ._llm_extractor import LLMEntityExtractor
 from ._records import SourceRecord, read_sources
-from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants
+from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 
 __all__ = [
     "CO_MENTION",
@@ -52,4 +52,5 @@ __all__ = [
     "entity_key",
     "merge_variants",
     "read_sources",
+    "wants_entity_graph",
 ]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
 from ._extractors import STOPWORDS, Mention, normalize
+
+if TYPE_CHECKING:
+    from ._records import SourceRecord
 
 __all__ = ["EntityMatcher", "TextEntityExtractor", "entity_key", "merge_variants"]
 
@@ -267,3 +270,21 @@ class EntityMatcher:
             else:
                 i += 1
         return out
+
+
+def wants_entity_graph(records: Sequence[SourceRecord]) -> bool:
+    """Whether ``records`` need a graph built from their text (``Indexer(entity_graph=True)``).
+
+    True when fewer than half of them carry a title that names something (a title with
+    letters that the :class:`~graphfuse.indexing.TitleLinker` can match): chat logs, tickets,
+    notes and title-stripped passages get their graph from the proper nouns of the text, while
+    titled corpora (Wikipedia-like) link through their titles. ``graphfuse index`` and
+    ``graphfuse eval`` decide this way unless told.
+    """
+    from ._extractors import TitleLinker
+
+    if not records:
+        return False
+    linker = TitleLinker()
+    titled = sum(1 for r in records if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title))
+    return titled < len(records) / 2

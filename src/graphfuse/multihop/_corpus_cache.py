@@ -10,6 +10,11 @@ with the graph store's write generation:
   tokenised (a content hash per document tells), deleted ones dropped, and the file is
   rewritten (to a temporary file, then renamed: a crash leaves the old one or none).
 
+The file also keeps what else ``multihop`` reads from the whole store when it is built: each
+document's ``created_at`` (its :class:`~graphfuse.timeaware.Timeline`) and the entity nodes
+of a store indexed with ``entity_graph=True`` (its :class:`~graphfuse.indexing.EntityMatcher`),
+so that a warm build reads no document at all.
+
 A cache written with another tokeniser (:func:`bm25_tokens` changed) is rebuilt in full.
 """
 
@@ -23,6 +28,7 @@ import os
 import secrets
 import zipfile
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +38,9 @@ import scipy.sparse as sp
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore
-from ..indexing import TitleLinker
+from ..indexing import ENTITY_PREFIX, EntityMatcher, TitleLinker
+from ..indexing._indexer import _KIND
+from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import corpus_item
 
@@ -40,7 +48,7 @@ __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: timeline and entity nodes
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 
@@ -67,6 +75,8 @@ class _Snapshot:
         self.indices: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self.counts: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lengths: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        self.timeline: list[tuple[str, str | None]] = []  # every non-entity node: (id, ISO created_at)
+        self.entities: dict[str, str] = {}  # entity key -> entity node id
 
     def matrix(self) -> sp.csr_matrix:
         return sp.csr_matrix(
@@ -104,6 +114,19 @@ class CorpusCache:
         snapshot = await self._current(graph_store)
         return await asyncio.to_thread(self._indexes, snapshot)
 
+    async def inputs(self, graph_store: GraphStore) -> dict[str, Any]:
+        """What ``multihop`` reads from the whole store: ``bm25``, ``linker``, ``timeline``, ``entities``.
+
+        Pass them to :func:`graphfuse.presets.abuild` (or the preset factory) as keyword
+        arguments; the file is refreshed first if it is stale.
+        """
+        snapshot = await self._current(graph_store)
+        bm25, linker = await asyncio.to_thread(self._indexes, snapshot)
+        timeline = Timeline(
+            (doc_id, None if moment is None else datetime.fromisoformat(moment)) for doc_id, moment in snapshot.timeline
+        )
+        return {"bm25": bm25, "linker": linker, "timeline": timeline, "entities": EntityMatcher(snapshot.entities)}
+
     async def refresh(self, graph_store: GraphStore) -> None:
         """Bring the file up to date with the store (a no-op when it already is)."""
         await self._current(graph_store)
@@ -138,13 +161,22 @@ class CorpusCache:
             return stored[1]
         previous = stored[1] if stored is not None else _Snapshot()
         fresh: list[tuple[str, str, Mapping[str, Any], str | None, str]] = []
+        timeline: list[tuple[str, str | None]] = []
+        entities: dict[str, str] = {}
         async for doc in iterate(batch_size=2000):
+            # The same selection as Timeline.from_store and entity_matcher make.
+            if doc.metadata.get(_KIND) == "entity":
+                if doc.id.startswith(ENTITY_PREFIX):
+                    entities[doc.id[len(ENTITY_PREFIX) :]] = doc.id
+            else:
+                timeline.append((doc.id, None if doc.created_at is None else doc.created_at.isoformat()))
             item = corpus_item(doc)
             if item is not None:
                 text, own, title = item
                 fresh.append((doc.id, text, own, title, _digest(text, own, title)))
         # Documents written while we read make the next call refresh again: stamp the older generation.
         snapshot = await asyncio.to_thread(self._update, previous, fresh)
+        snapshot.timeline, snapshot.entities = timeline, entities
         await asyncio.to_thread(self._save, snapshot, generation)
         return snapshot
 
@@ -194,6 +226,8 @@ class CorpusCache:
             "metadata": snapshot.metadata,
             "titles": snapshot.titles,
             "vocabulary": list(snapshot.vocabulary),
+            "timeline": snapshot.timeline,
+            "entities": snapshot.entities,
         }
         blob = json.dumps(header, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
         buffer = io.BytesIO()
@@ -239,11 +273,13 @@ class CorpusCache:
             snapshot.metadata = list(header["metadata"])
             snapshot.titles = list(header["titles"])
             snapshot.vocabulary = {t: i for i, t in enumerate(header["vocabulary"])}
+            snapshot.timeline = [(str(i), None if m is None else str(m)) for i, m in header["timeline"]]
+            snapshot.entities = {str(k): str(v) for k, v in dict(header["entities"]).items()}
             snapshot.indptr = arrays["indptr"].astype(np.int64)
             snapshot.indices = arrays["indices"].astype(np.int32)
             snapshot.counts = arrays["counts"].astype(np.float32)
             snapshot.lengths = arrays["lengths"].astype(np.float64)
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, ValueError):
             return None
         n = len(snapshot.ids)
         if not (

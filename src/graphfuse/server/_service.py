@@ -150,7 +150,7 @@ class Service:
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
-            options["bm25"], options["linker"] = await self.corpus_cache.indexes(self.graph)
+            options.update(await self.corpus_cache.inputs(self.graph))
         pipeline = await presets.abuild(
             name,
             graph_store=self.graph,

@@ -208,7 +208,7 @@ class StoreDirectory:
         if wants and self._cacheable():
             from ..multihop import CorpusCache
 
-            options["bm25"], options["linker"] = await CorpusCache(self.path).indexes(self.graph)
+            options = {**await CorpusCache(self.path).inputs(self.graph), **options}
         return await presets.abuild(
             preset,
             graph_store=self.graph,

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 
 from .._errors import InvalidInput, NotFound
 from .._filters import FilterLike

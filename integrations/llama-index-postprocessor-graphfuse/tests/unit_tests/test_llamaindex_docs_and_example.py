@@ -38,3 +38,24 @@ def test_example_prints_ids_with_signals() -> None:
     assert all("temporal=" in line and "pagerank=" in line and "graph=" in line for line in lines)
     scores = [float(re.search(r"score=([0-9.]+)", line).group(1)) for line in lines]  # type: ignore[union-attr]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_context_example_packs_within_the_budget_and_keeps_the_sources() -> None:
+    example = ROOT / "examples" / "llama_index_context.py"
+    done = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    formats = {line.split()[0]: line for line in lines[:3]}
+    assert set(formats) == {"passages", "evidence", "graph"}
+    for line in formats.values():
+        used, budget = map(int, re.search(r"tokens=(\d+)/(\d+)", line).groups())  # type: ignore[union-attr]
+        assert 0 < used <= budget
+    assert "## ENTITIES" in done.stdout
+    assert "## RELATIONSHIPS" in done.stdout
+    answer = next(line for line in lines if line.startswith("--- answer:"))
+    assert "Liv Dahl" in answer
+    cited = [line.split()[1].strip("[]") for line in lines if line.startswith("cited [")]
+    held = next(line for line in lines if line.startswith("source nodes:")).split()[2:]
+    assert cited
+    assert held == [c for c in cited if c in held]
+    assert "berg" in held

@@ -319,3 +319,20 @@ async def test_stage_postprocessor_filter_reaches_the_stage(graph_store: object)
     nodes[1].node.metadata["tenant"] = "other"
     post = StagePostprocessor("hydrate", Components(graph_store=graph_store), filter={"tenant": "acme"})
     assert [n.node.node_id for n in await post.apostprocess_nodes(nodes)] == ["a"]
+
+
+async def test_graph_expansion_min_seed_score_keeps_weak_hits_from_spreading(graph_store: object) -> None:
+    # "a" is a strong hit, "b" a weak one (cosine 0.05): only "a" is a seed.
+    nodes = make_nodes(("a", "b"), (0.8, 0.05))
+    out = await GraphExpansionPostprocessor(graph_store, depth=1, min_seed_score=0.3).apostprocess_nodes(nodes)
+    got = signals(out)
+    assert got["a"]["graph"] == 1.0
+    assert "graph" not in got["b"]  # a weak hit gets no graph boost
+    everything = await GraphExpansionPostprocessor(graph_store, depth=1).apostprocess_nodes(nodes)
+    assert signals(everything)["b"]["graph"] == 1.0  # without the threshold every known node is a seed
+    unscored = [NodeWithScore(node=n.node, score=None) for n in nodes]
+    out = await GraphExpansionPostprocessor(graph_store, depth=1, min_seed_score=0.3).apostprocess_nodes(unscored)
+    assert [n.node.node_id for n in out] == ["a", "b"]  # no score, no seed: nothing expanded
+    for bad in (float("nan"), float("inf"), "high"):
+        with pytest.raises(InvalidInput, match="min_seed_score"):
+            GraphExpansionPostprocessor(graph_store, min_seed_score=bad)

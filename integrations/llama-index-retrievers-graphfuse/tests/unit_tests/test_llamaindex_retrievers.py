@@ -108,6 +108,21 @@ async def test_graph_expansion_retriever_ids_from_metadata_and_unknown_nodes(gra
         await GraphExpansionRetriever(inner, graph_store, id_key="missing").aretrieve("q")
 
 
+async def test_graph_expansion_retriever_min_seed_score(graph_store: object) -> None:
+    class MetaRetriever(FixedRetriever):
+        def _nodes(self) -> list[NodeWithScore]:
+            return [NodeWithScore(node=TextNode(id_="chunk-1", text="t", metadata={"doc": "d"}), score=0.2)]
+
+    weak = MetaRetriever([], sync_raises=True)
+    strict = await GraphExpansionRetriever(weak, graph_store, id_key="doc", depth=1, min_seed_score=0.5).aretrieve("q")
+    assert [n.node.node_id for n in strict] == ["chunk-1"]  # below the threshold: not expanded from
+    loose = await GraphExpansionRetriever(weak, graph_store, id_key="doc", depth=1, min_seed_score=0.1).aretrieve("q")
+    assert [n.node.node_id for n in loose] == ["chunk-1", "c"]
+    for bad in (True, float("nan"), "0.5"):
+        with pytest.raises(InvalidInput, match="min_seed_score"):
+            GraphExpansionRetriever(weak, graph_store, min_seed_score=bad)  # type: ignore[arg-type]
+
+
 async def test_fusion_rrf_honours_weights_and_counts_a_duplicate_once() -> None:
     vector = FixedRetriever([("a", 0.9), ("b", 0.8), ("c", 0.7)], sync_raises=True)
     keyword = FixedRetriever([("c", 0.9), ("c", 0.85), ("b", 0.5)], sync_raises=True)

@@ -33,6 +33,9 @@ class GraphExpansionPostprocessor(GraphFusePostprocessor):
     decay: float = Field(default=0.5, description="Graph signal per hop: decay ** distance.")
     filter: dict[str, Any] | None = Field(default=None, description="GraphFuse metadata filter, every hop.")
     unknown: Literal["keep", "error"] = Field(default="keep", description="Nodes the graph store does not know.")
+    min_seed_score: float | None = Field(
+        default=None, description="Only nodes scoring at least this are seeds (get graph 1.0, are expanded from)."
+    )
 
     _graph_store: GraphStore = PrivateAttr()
 
@@ -55,6 +58,7 @@ class GraphExpansionPostprocessor(GraphFusePostprocessor):
             filter=self.filter,
             unknown=self.unknown,
             signal="graph",
+            min_seed_score=self.min_seed_score,
         )
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:

@@ -26,6 +26,8 @@ class GraphExpansionRetriever(BaseRetriever):
     documents within ``depth`` hops (1-3) of them, at most ``max_expansion``, nearest first, as new
     ``TextNode`` objects with ``graph = decay ** distance`` and the score
     ``seed score * decay ** distance``. ``filter`` is applied on every hop (scope isolation).
+    With ``min_seed_score``, only nodes scoring at least that are seeds (weak hits get no
+    ``graph`` signal and are not expanded from).
 
     A node's graph id is ``node.metadata[id_key]`` when ``id_key`` is set, else its
     ``ref_doc_id`` (the source document id), else its node id. Nodes the graph store does not
@@ -51,6 +53,7 @@ class GraphExpansionRetriever(BaseRetriever):
         unknown: str = "keep",
         signals_key: str = SIGNALS_KEY,
         score_signal: str | None = "semantic",
+        min_seed_score: float | None = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
@@ -66,6 +69,7 @@ class GraphExpansionRetriever(BaseRetriever):
             filter=filter,
             unknown=unknown,
             signal="graph",
+            min_seed_score=min_seed_score,
         )
         self._mapping = NodeMapping(id_key=id_key, signals_key=signals_key, score_signal=score_signal)
         super().__init__(callback_manager=callback_manager, verbose=verbose)

@@ -373,12 +373,17 @@ UNKNOWN_CHOICES = ("keep", "error")
 _MAX_DEPTH = 3
 
 
+_INF = math.inf
+
+
 @dataclass(frozen=True)
 class Expansion:
     """Validated expansion settings and the expansion itself.
 
-    Every node whose graph id the store knows (and whose document passes ``filter``) is a seed
-    and gets the ``graph`` signal 1.0; the store's ``related`` adds documents within ``depth``
+    Every node whose graph id the store knows (and whose document passes ``filter``) and whose
+    score is at least ``min_seed_score`` (when one is set; a node without a score then is no
+    seed) is a seed and gets the ``graph`` signal 1.0, so a weak hit neither spreads to its
+    neighbours nor gets the graph boost of a fused score; the store's ``related`` adds documents within ``depth``
     hops, at most ``max_expansion``, nearest first, each with ``graph = decay ** distance`` and
     the score ``seed score * decay ** distance`` (``None`` when the seed had no score). The
     filter is applied on every hop, so a document outside it is never returned nor walked
@@ -394,6 +399,7 @@ class Expansion:
     filter: MetadataFilter | None = None
     unknown: str = "keep"
     signal: str = "graph"
+    min_seed_score: float | None = None
 
     @classmethod
     def build(
@@ -407,6 +413,7 @@ class Expansion:
         filter: FilterLike | None,
         unknown: str,
         signal: str,
+        min_seed_score: float | None = None,
     ) -> Expansion:
         """Validate the settings (raises :class:`~graphfuse.InvalidInput` naming the argument)."""
         for method in ("related", "get_documents"):
@@ -421,6 +428,7 @@ class Expansion:
             MetadataFilter.parse(filter),
             check_choice(unknown, "unknown", UNKNOWN_CHOICES),
             signal,
+            None if min_seed_score is None else check_unit(min_seed_score, "min_seed_score", low=-_INF, high=_INF),
         )
 
     async def expand(self, nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> list[NodeWithScore]:
@@ -438,6 +446,10 @@ class Expansion:
                 "pass unknown='keep' to keep them unexpanded, or set id_key to the metadata key holding graph ids"
             )
         seeds = [i for i in ids if i in existing and (self.filter is None or self.filter.matches(existing[i].metadata))]
+        if self.min_seed_score is not None:
+            strength = _seed_scores(nodes, converted.groups)
+            threshold = self.min_seed_score
+            seeds = [i for i in seeds if (value := strength.get(i)) is not None and value >= threshold]
         seed_set = set(seeds)
         out = [c.with_signal(self.signal, 1.0) if c.id in seed_set else c for c in converted.candidates]
         if not seeds:

@@ -1,0 +1,295 @@
+"""ContextPostprocessor: pack the nodes into a token budget with graphfuse.context, sources kept for citation."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from hashlib import sha256
+from typing import Any
+
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.graphfuse.nodes import PARENT_KEY, graph_id, user_metadata
+
+from graphfuse import Document, GraphFuseError, GraphStore, InvalidInput, Result, run_sync
+from graphfuse.context import FORMATS, Context, TokenCounter, abuild_context, get_token_counter
+
+from ._base import GraphFusePostprocessor
+
+__all__ = ["CONTEXT_KEY", "OUTPUTS", "ContextPostprocessor", "ContextSourceNode"]
+
+CONTEXT_KEY = "graphfuse_context"
+"""Node metadata key of the context information (excluded from embedding and LLM text)."""
+
+OUTPUTS = ("nodes", "context")
+"""What :class:`ContextPostprocessor` returns: one node per source, or one context node plus the cited nodes."""
+
+
+class ContextSourceNode(TextNode):
+    """A node cited by a context node: it keeps the source's id, text, metadata and score for citation,
+    and shows the LLM nothing (its LLM content is empty), since the context node already carries its part.
+
+    Response synthesizers read ``node.get_content(metadata_mode=MetadataMode.LLM)``; the compact
+    (default), ``simple_summarize`` and ``tree_summarize`` modes skip empty chunks, so the prompt
+    is the context node's text alone while ``response.source_nodes`` lists every source.
+    """
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ContextSourceNode"
+
+    def get_content(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> str:
+        if metadata_mode == MetadataMode.LLM:
+            return ""
+        return super().get_content(metadata_mode)
+
+    def get_content_blocks(self, metadata_mode: MetadataMode = MetadataMode.NONE) -> list[Any]:
+        if metadata_mode == MetadataMode.LLM:
+            return []
+        return list(super().get_content_blocks(metadata_mode))
+
+
+class ContextPostprocessor(GraphFusePostprocessor):
+    """Pack the nodes, after any retriever, into a token budget with :mod:`graphfuse.context`.
+
+    The nodes are taken best first, in the order they come (what LlamaIndex retrievers and
+    rerankers hand on); each becomes a GraphFuse result (chunks of one document, i.e. nodes
+    sharing a graph id or a ``parent_id``, are merged into one passage). ``budget`` is the
+    number of context tokens by ``counter`` (a :class:`~graphfuse.context.TokenCounter` or a
+    registered counter name; default: :func:`~graphfuse.context.get_token_counter`).
+    ``format``: ``"passages"``, ``"evidence"`` or ``"graph"`` (``graph`` needs ``graph_store``;
+    neighbours are read within ``filter`` only). The query text is needed (``query_bundle``).
+
+    ``output="nodes"`` (passages and evidence): the nodes whose source made it into the
+    context, one per source in context order, each a copy whose text is its part of the context
+    (``"[n] Title..."``, shortened when it did not fit whole), keeping its id, metadata and
+    score; joined with blank lines, the texts are the context's text. The LLM reads exactly
+    that: the returned nodes hide their metadata from the LLM (a title is in its part's head). ``output="context"`` (any
+    format): first one node whose text is the whole context, then every input node the context
+    cites as a :class:`ContextSourceNode` (its LLM content is empty, so a response synthesizer
+    reads the context once, and ``response.source_nodes`` keeps the sources). Every returned
+    node has ``metadata["graphfuse_context"]`` (excluded from embedding and LLM text): the
+    marker ``[n]`` and source id for a source, the context's tokens, counter, format, budget,
+    sources and dropped results for the context node. Nodes that did not fit are not returned.
+
+    Bad settings (a budget below 1, an unknown format or output, the graph format without a graph
+    store or with ``output="nodes"``) raise :class:`~graphfuse.InvalidInput` when it is built.
+    :meth:`context` / :meth:`acontext` return the :class:`~graphfuse.context.Context` itself.
+    """
+
+    budget: int = Field(description="Context tokens, by the counter.")
+    format: str = Field(default="passages", description="'passages', 'evidence' or 'graph'.")
+    output: str = Field(default="nodes", description="'nodes': one node per source; 'context': one context node.")
+    filter: dict[str, Any] | None = Field(default=None, description="GraphFuse metadata filter.")
+
+    _counter: TokenCounter | None = PrivateAttr(default=None)
+    _graph_store: GraphStore | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        budget: int | None = None,
+        *,
+        counter: TokenCounter | str | None = None,
+        graph_store: GraphStore | None = None,
+        **data: Any,
+    ) -> None:
+        if budget is None:
+            raise InvalidInput("ContextPostprocessor needs budget= (the number of context tokens)")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+            raise InvalidInput(f"budget must be a positive number of tokens, got {budget!r}")
+        super().__init__(budget=budget, **data)
+        if self.format not in FORMATS:
+            raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}, got {self.format!r}")
+        if self.output not in OUTPUTS:
+            raise InvalidInput(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {self.output!r}")
+        if self.format == "graph":
+            if graph_store is None:
+                raise InvalidInput("the 'graph' context format needs a graph store (graph_store=...) for the relations")
+            if self.output == "nodes":
+                raise InvalidInput(
+                    "a 'graph' context is one text (entities, relationships, supporting text), not one part per "
+                    "node: use output='context'"
+                )
+        if graph_store is not None and not all(
+            callable(getattr(graph_store, m, None)) for m in ("related", "get_documents")
+        ):
+            raise InvalidInput(f"graph_store must be a GraphStore, got {graph_store!r}")
+        self._graph_store = graph_store
+        self._counter = get_token_counter(counter) if isinstance(counter, str) else counter
+        if self._counter is not None and not (
+            isinstance(getattr(self._counter, "name", None), str) and callable(getattr(self._counter, "count", None))
+        ):
+            raise InvalidInput(f"counter must be a TokenCounter or a counter name, got {counter!r}")
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "ContextPostprocessor"
+
+    def _in_memory_only(self) -> bool:
+        return self.format != "graph"  # passages and evidence only compute over the nodes
+
+    # -- the Context itself -------------------------------------------------------------------
+
+    def context(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
+        """The :class:`~graphfuse.context.Context` the nodes make for ``query_str`` (sync form of :meth:`acontext`)."""
+        return run_sync(self.acontext(nodes, query_str))
+
+    async def acontext(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
+        """The :class:`~graphfuse.context.Context` the nodes make for ``query_str``."""
+        return (await self._build(list(nodes), query_str))[0]
+
+    async def _build(self, nodes: list[NodeWithScore], query_str: str | None) -> tuple[Context, list[str]]:
+        if not isinstance(query_str, str) or not query_str.strip():
+            raise InvalidInput(
+                "ContextPostprocessor needs the query text to build a context: pass query_bundle= or "
+                "query_str= to postprocess_nodes"
+            )
+        results, keys = self._results(nodes)
+        ctx = await abuild_context(
+            query_str,
+            results,
+            budget=self.budget,
+            format=self.format,
+            counter=self._counter,
+            graph_store=self._graph_store,
+            filter=self.filter,
+        )
+        return ctx, keys
+
+    def _results(self, nodes: list[NodeWithScore]) -> tuple[list[Result], list[str]]:
+        """One result per node (id = node id; the graph id as ``parent_id`` when it differs), and each
+        node's source key (what the context calls the source)."""
+        mapping = self._mapping()
+        results: list[Result] = []
+        keys: list[str] = []
+        for i, nws in enumerate(nodes):
+            if not isinstance(nws, NodeWithScore):
+                raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
+            node = nws.node
+            metadata = user_metadata(node.metadata)
+            metadata.pop(mapping.signals_key, None)
+            gid = graph_id(node, mapping.id_key)
+            parent = metadata.get(PARENT_KEY)
+            if not (isinstance(parent, str) and parent) and gid != node.node_id:
+                metadata[PARENT_KEY] = parent = gid
+            keys.append(parent if isinstance(parent, str) and parent else node.node_id)
+            content = node.get_content(metadata_mode=MetadataMode.NONE)
+            score = nws.score
+            value = float(score) if isinstance(score, (int, float)) and math.isfinite(score) else 0.0
+            results.append(Result(Document(node.node_id, content, metadata), value, {}))
+        return results, keys
+
+    # -- the nodes returned -------------------------------------------------------------------
+
+    async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        ctx, keys = await self._build(nodes, query_bundle.query_str if query_bundle is not None else None)
+        members: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            members.setdefault(key, []).append(i)
+        if self.output == "nodes":
+            return self._source_nodes(ctx, nodes, members)
+        return self._context_nodes(ctx, nodes, members)
+
+    def _source_nodes(
+        self, ctx: Context, nodes: list[NodeWithScore], members: dict[str, list[int]]
+    ) -> list[NodeWithScore]:
+        parts = split_parts(ctx.text, len(ctx.sources))
+        out = []
+        for n, (source, part) in enumerate(zip(ctx.sources, parts, strict=True), start=1):
+            group = members.get(source.id, [])
+            if not group:  # pragma: no cover - passages and evidence cite input documents only
+                raise GraphFuseError(f"context source {source.id!r} matches no input node")
+            best = max(group, key=lambda i: (_score(nodes[i]), -i))
+            info = {
+                "marker": n,
+                "source_id": source.id,
+                "shortened": source.shortened,
+                "node_ids": [nodes[i].node.node_id for i in group],
+            }
+            node = _tagged(nodes[best].node, info)
+            node.set_content(part)
+            out.append(NodeWithScore(node=node, score=nodes[best].score))
+        return out
+
+    def _context_nodes(
+        self, ctx: Context, nodes: list[NodeWithScore], members: dict[str, list[int]]
+    ) -> list[NodeWithScore]:
+        if ctx.is_empty:
+            return []
+        info = ctx.to_dict()
+        del info["text"]
+        digest = sha256(ctx.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        context_node = TextNode(
+            id_=f"graphfuse-context-{digest}",
+            text=ctx.text,
+            metadata={CONTEXT_KEY: info},
+            excluded_embed_metadata_keys=[CONTEXT_KEY],
+            excluded_llm_metadata_keys=[CONTEXT_KEY],
+        )
+        cited = []
+        for n, source in enumerate(ctx.sources, start=1):
+            for i in members.get(source.id, []):  # a graph neighbour the nodes did not hold is in the metadata only
+                info_i = {"marker": n, "source_id": source.id, "shortened": source.shortened}
+                cited.append(NodeWithScore(node=_cited(nodes[i].node, info_i), score=nodes[i].score))
+        best = max((s.score for s in ctx.sources), default=None)
+        return [NodeWithScore(node=context_node, score=best), *cited]
+
+
+def split_parts(text: str, count: int) -> list[str]:
+    """The ``count`` parts of a passages or evidence context text: part ``n`` starts at marker ``[n]``."""
+    if count == 0:
+        return []
+    if not text.startswith("[1] "):
+        raise GraphFuseError("context text does not start with the marker [1]")
+    starts = [0]
+    for n in range(2, count + 1):
+        at = text.find(f"\n\n[{n}] ", starts[-1])
+        if at < 0:
+            raise GraphFuseError(f"context text has no marker [{n}]")
+        starts.append(at + 2)
+    ends = [s - 2 for s in starts[1:]] + [len(text)]
+    return [text[s:e] for s, e in zip(starts, ends, strict=True)]
+
+
+def _score(nws: NodeWithScore) -> float:
+    s = nws.score
+    return float(s) if isinstance(s, (int, float)) and math.isfinite(s) else -math.inf
+
+
+def _hidden(node: BaseNode, metadata: dict[str, Any]) -> dict[str, Any]:
+    """The update hiding :data:`CONTEXT_KEY` from embeddings and every metadata key from the LLM: the LLM
+    reads the context's text exactly (a source's title is in its part's head)."""
+    embed = node.excluded_embed_metadata_keys
+    return {
+        "metadata": metadata,
+        "excluded_embed_metadata_keys": embed if CONTEXT_KEY in embed else [*embed, CONTEXT_KEY],
+        "excluded_llm_metadata_keys": list(metadata),
+    }
+
+
+def _tagged(node: BaseNode, info: dict[str, Any]) -> BaseNode:
+    """A copy of ``node`` carrying ``info`` under :data:`CONTEXT_KEY` (hidden from embed and LLM text)."""
+    metadata = {**node.metadata, CONTEXT_KEY: info}
+    return node.model_copy(update=_hidden(node, metadata))
+
+
+def _cited(node: BaseNode, info: dict[str, Any]) -> ContextSourceNode:
+    metadata = {**node.metadata, CONTEXT_KEY: info}
+    hidden = _hidden(node, metadata)
+    fields: dict[str, Any] = {
+        "id_": node.node_id,
+        "text": node.get_content(metadata_mode=MetadataMode.NONE),
+        "metadata": metadata,
+        "excluded_embed_metadata_keys": hidden["excluded_embed_metadata_keys"],
+        "excluded_llm_metadata_keys": hidden["excluded_llm_metadata_keys"],
+        "relationships": dict(node.relationships),
+    }
+    if isinstance(node, TextNode):
+        fields.update(
+            start_char_idx=node.start_char_idx,
+            end_char_idx=node.end_char_idx,
+            metadata_template=node.metadata_template,
+            metadata_separator=node.metadata_separator,
+            text_template=node.text_template,
+        )
+    return ContextSourceNode(**fields)

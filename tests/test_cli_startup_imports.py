@@ -1,0 +1,24 @@
+"""The CLI starts without importing what a command may not need (issue 15: start-up time)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("scipy", "torch", "sentence_transformers", "tiktoken", "faiss", "fastapi", "uvicorn", "matplotlib")
+
+
+def _loaded_after(code: str) -> set[str]:
+    probe = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(set(m.split('.')[0] for m in sys.modules))))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_cli_and_opening_stores_module_loads_no_heavy_package() -> None:
+    loaded = _loaded_after("import graphfuse.cli, graphfuse.stores")
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_the_probe_sees_a_heavy_import() -> None:
+    assert "scipy" in _loaded_after("import graphfuse.multihop")
