@@ -1,7 +1,11 @@
-"""Runnables hand their candidates to the next runnable of a chain; a change in between is always seen."""
+"""The chain's fast paths: runnables hand their candidates to the next runnable (a change in between is
+always seen), document copies equal pydantic's, in-memory graph stages run on the caller's thread."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -9,7 +13,11 @@ import langchain_graphfuse._documents as conversions
 import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
-from langchain_graphfuse import AccessPopularityRunnable, TemporalDecayRunnable, WeightedFusion
+from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
+
+from graphfuse import Document as GDocument
+from graphfuse import Relation, run_sync
+from graphfuse.stores import InMemoryGraphStore
 
 
 def documents(now: datetime) -> list[Document]:
@@ -129,3 +137,34 @@ def test_document_copies_equal_pydantic_copies() -> None:
     assert (
         built.__pydantic_fields_set__ == Document(id="b", page_content="y", metadata={"m": 1}).__pydantic_fields_set__
     )
+
+
+class _ThreadRecordingStore(InMemoryGraphStore):
+    """An in-memory store noting the thread each PageRank read runs on; ``suspend`` makes it await once."""
+
+    def __init__(self, *, suspend: bool = False) -> None:
+        super().__init__()
+        self.threads: list[int] = []
+        self._suspend = suspend
+
+    async def pagerank(self, ids: Sequence[str] | None = None) -> dict[str, float]:
+        self.threads.append(threading.get_ident())
+        if self._suspend:
+            await asyncio.sleep(0)
+        return await super().pagerank(ids)
+
+
+@pytest.mark.parametrize("suspend", [False, True])
+def test_in_memory_graph_store_stage_runs_on_the_callers_thread(suspend: bool) -> None:
+    store = _ThreadRecordingStore(suspend=suspend)
+    run_sync(store.store_documents([GDocument("a", "x", {}), GDocument("b", "y", {})]))
+    run_sync(store.create_relations([Relation("a", "b")]))
+    out = PageRankRunnable(store).invoke([Document(id="a", page_content="x"), Document(id="b", page_content="y")])
+    assert [d.id for d in out] == ["a", "b"]
+    assert all(0.0 <= d.metadata["graphfuse"]["signals"]["pagerank"] <= 1.0 for d in out)
+    if suspend:
+        # It suspended: the attempt on this thread was abandoned and the stage re-run on GraphFuse's loop.
+        assert store.threads[0] == threading.get_ident()
+        assert store.threads[-1] != threading.get_ident()
+    else:
+        assert store.threads == [threading.get_ident()]
