@@ -457,7 +457,7 @@ def to_documents(
                 )
             )
             continue
-        # _namespace_for and _with_metadata, inlined: this loop runs for every document of every call.
+        # _namespace_for, inlined: this loop runs for every document of every call.
         held = c.signals
         # A candidate's signals are a read-only view of a dict: copying that dict is the fast way.
         signals: dict[str, float] = held.copy() if type(held) is MappingProxyType else dict(held)
