@@ -22,7 +22,7 @@ from ._documents import (
     to_documents,
     to_graphfuse,
 )
-from ._execution import presigned
+from ._execution import ainvoke_leaf, invoke_leaf
 
 __all__ = ["FUSION_WEIGHTS", "FusionInput", "WeightedFusion", "rank"]
 
@@ -82,8 +82,6 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
         # Built once here so bad weights or k fail at construction.
         self._scorer: Scorer = self._make_scorer(weights)
         self.name = "graphfuse.fusion"
-        self._invoke_fn = presigned(self._fuse)
-        self._ainvoke_fn = presigned(self._afuse)
 
     def _make_scorer(self, weights: Mapping[str, float] | None) -> Scorer:
         if self._mode == "rrf":
@@ -156,8 +154,8 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
 
     def invoke(self, input: FusionInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Fuse and sort the documents."""
-        return self._call_with_config(self._invoke_fn, input, config)
+        return invoke_leaf(self, self._fuse, input, config)  # pure arithmetic: starts no run of its own
 
     async def ainvoke(self, input: FusionInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Fuse and sort the documents (async)."""
-        return await self._acall_with_config(self._ainvoke_fn, input, config)
+        return await ainvoke_leaf(self, self._afuse, input, config)

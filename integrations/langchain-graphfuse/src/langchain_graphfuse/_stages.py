@@ -22,7 +22,7 @@ from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
 from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, parse_input
-from ._execution import Unknown, presigned, run_stages_on_documents
+from ._execution import Unknown, ainvoke_leaf, invoke_leaf, presigned, run_stages_on_documents
 
 __all__ = [
     "AccessPopularityRunnable",
@@ -141,10 +141,14 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (sync)."""
+        if self._inline:  # nothing it runs can start a LangChain run of its own
+            return invoke_leaf(self, self._run, input, config)
         return self._call_with_config(self._invoke_fn, input, config)
 
     async def ainvoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (async, on the caller's loop)."""
+        if self._inline:
+            return await ainvoke_leaf(self, self._arun, input, config)
         return await self._acall_with_config(self._ainvoke_fn, input, config)
 
 

@@ -8,15 +8,17 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
+from uuid import UUID
 
 import langchain_graphfuse._documents as conversions
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
 
 from graphfuse import Document as GDocument
-from graphfuse import Relation, run_sync
+from graphfuse import Relation, StageFailed, run_sync
 from graphfuse.stores import InMemoryGraphStore
 
 
@@ -168,3 +170,61 @@ def test_in_memory_graph_store_stage_runs_on_the_callers_thread(suspend: bool) -
         assert store.threads[-1] != threading.get_ident()
     else:
         assert store.threads == [threading.get_ident()]
+
+
+class _Runs(BaseCallbackHandler):
+    """Records chain runs: name -> (run id, parent id), and errors by name."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[UUID, UUID | None]] = {}
+        self.ended: list[str] = []
+        self.errors: dict[str, BaseException] = {}
+        self._names: dict[UUID, str] = {}
+
+    def on_chain_start(
+        self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kw: Any
+    ) -> None:
+        name = kw.get("name") or "?"
+        self.runs[name] = (run_id, parent_run_id)
+        self._names[run_id] = name
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
+        self.ended.append(self._names[run_id])
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
+        self.errors[self._names[run_id]] = error
+
+
+@pytest.mark.parametrize("call", ["sync", "async"])
+async def test_runnables_report_their_runs_under_the_chain(clock: Any, now: datetime, call: str) -> None:
+    chain = (TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion(top_n=2)).with_config(
+        run_name="outer"
+    )
+    runs = _Runs()
+    config: Any = {"callbacks": [runs], "run_name": "outer"}
+    out = (
+        chain.invoke(documents(now), config=config)
+        if call == "sync"
+        else await chain.ainvoke(documents(now), config=config)
+    )
+    assert len(out) == 2
+    outer = runs.runs["outer"][0]
+    for name in ("graphfuse.temporal", "graphfuse.access", "graphfuse.fusion"):
+        assert runs.runs[name][1] == outer
+        assert name in runs.ended
+    strict = TemporalDecayRunnable(clock=clock, missing="error")
+    failing = [Document(id="x", page_content="no timestamp")]
+    with pytest.raises(StageFailed):
+        strict.invoke(failing, config={"callbacks": [runs]}) if call == "sync" else await strict.ainvoke(
+            failing, config={"callbacks": [runs]}
+        )
+    assert isinstance(runs.errors["graphfuse.temporal"], StageFailed)
+
+
+async def test_astream_events_sees_every_runnable(clock: Any, now: datetime) -> None:
+    chain = TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion()
+    events = [e async for e in chain.astream_events(documents(now), version="v2")]
+    ends = {e["name"]: e["data"].get("output") for e in events if e["event"] == "on_chain_end"}
+    for name in ("graphfuse.temporal", "graphfuse.access", "graphfuse.fusion"):
+        assert len(ends[name]) == 3
+    assert [d.id for d in ends["graphfuse.fusion"]] == [d.id for d in events[-1]["data"]["output"]]
