@@ -172,6 +172,7 @@ class Pipeline:
         caps: GraphCaps | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        embedder: Any = None,
     ) -> Context:
         """Sync form of :meth:`acontext`."""
         return run_sync(
@@ -186,6 +187,7 @@ class Pipeline:
                 caps=caps,
                 options=options,
                 timeout=timeout,
+                embedder=embedder,
             )
         )
 
@@ -202,6 +204,7 @@ class Pipeline:
         caps: GraphCaps | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        embedder: Any = None,
     ) -> Context:
         """Retrieve for ``query`` and assemble the results into a :class:`~graphfuse.context.Context`.
 
@@ -210,6 +213,8 @@ class Pipeline:
         ``top_k`` results are retrieved (default 10) with ``filter``, ``options`` and ``timeout``
         as in :meth:`aretrieve`. The graph format reads relations from ``graph_store``, by
         default the pipeline's own (the one its hydrate/graph stages use), within the filter.
+        Sentences are also scored by similarity to the query with ``embedder``, by default the
+        pipeline's own (its semantic stage's); pass ``embedder=False`` to score by words only.
         Budget and format are checked before retrieval.
         """
         from .context import TokenBudget, abuild_context
@@ -221,6 +226,7 @@ class Pipeline:
             resolve_budget(budget)
         q = Query.of(query, filter=filter, options=options)
         store = graph_store if graph_store is not None else self._graph_store()
+        sentence_embedder = None if embedder is False else embedder if embedder is not None else self._embedder()
         results = await self.aretrieve(q, top_k if top_k is not None else 10, timeout=timeout)
         if store is not None and any(r.document.content is None for r in results):
             results = await _hydrate_results(store, results, q)
@@ -233,7 +239,15 @@ class Pipeline:
             graph_store=store,
             filter=q.filter,
             caps=caps,
+            embedder=sentence_embedder,
         )
+
+    def _embedder(self) -> Any:
+        for stage in self._stages:
+            embedder = getattr(stage, "embedder", None) or getattr(stage, "_embedder", None)
+            if embedder is not None and callable(getattr(embedder, "embed_query", None)):
+                return embedder
+        return None
 
     def _graph_store(self) -> Any:
         for stage in self._stages:

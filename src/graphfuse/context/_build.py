@@ -5,9 +5,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 
-from .._errors import InvalidInput, PluginError
+import numpy as np
+
+from .._errors import GraphFuseError, InvalidInput, PluginError
 from .._filters import FilterLike, MetadataFilter
-from .._protocols import GraphStore
+from .._protocols import Embedder, GraphStore
 from .._sync import run_sync
 from .._types import Relation, Result
 from ._budget import TokenBudget, resolve_budget
@@ -15,9 +17,10 @@ from ._counters import TokenCounter, check_counter, checked_count, get_token_cou
 from ._graph import GraphCaps, serialize_graph
 from ._items import Item, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
+from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
 
-__all__ = ["abuild_context", "build_context", "check_format", "fetch_neighbourhood"]
+__all__ = ["abuild_context", "build_context", "check_format", "fetch_neighbourhood", "sentence_similarity"]
 
 
 def check_format(format: object) -> str:
@@ -37,6 +40,7 @@ def build_context(
     graph_store: GraphStore | None = None,
     filter: FilterLike | None = None,
     caps: GraphCaps | None = None,
+    embedder: Embedder | None = None,
 ) -> Context:
     """Sync form of :func:`abuild_context`."""
     return run_sync(
@@ -49,6 +53,7 @@ def build_context(
             graph_store=graph_store,
             filter=filter,
             caps=caps,
+            embedder=embedder,
         )
     )
 
@@ -63,6 +68,7 @@ async def abuild_context(
     graph_store: GraphStore | None = None,
     filter: FilterLike | None = None,
     caps: GraphCaps | None = None,
+    embedder: Embedder | None = None,
 ) -> Context:
     """Assemble ``results`` (best first) into a :class:`Context` for ``query`` within ``budget``.
 
@@ -74,12 +80,20 @@ async def abuild_context(
     which needs ``graph_store`` for the relations; neighbours are read within ``filter``
     only). ``counter`` defaults to :func:`get_token_counter`. The text never has more than
     the budget's tokens by that counter.
+
+    With an ``embedder`` (the one the pipeline searches with, say), sentences are also scored
+    by their similarity to the query, which finds answers worded unlike the question; it
+    embeds every sentence of the results once per call.
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query text must be a non-empty string")
     fmt = check_format(format)
     counter = get_token_counter() if counter is None else check_counter(counter)
     flt = MetadataFilter.parse(filter)
+    if embedder is not None and not (
+        callable(getattr(embedder, "embed_documents", None)) and callable(getattr(embedder, "embed_query", None))
+    ):
+        raise InvalidInput(f"embedder must be a graphfuse Embedder (embed_query, embed_documents), got {embedder!r}")
     if caps is not None and not isinstance(caps, GraphCaps):
         raise InvalidInput(f"caps must be a GraphCaps, got {type(caps).__name__}")
     query_tokens = checked_count(counter, query) if isinstance(budget, TokenBudget) else None
@@ -96,23 +110,44 @@ async def abuild_context(
     else:
         outside = []
     sections: dict[str, int] = {}
+    similarity = await sentence_similarity(embedder, query, items) if embedder is not None and items else None
     if fmt == "passages":
-        text, sources, dropped = pack_passages(query, items, b)
+        text, sources, dropped = pack_passages(query, items, b, similarity)
     elif fmt == "evidence":
-        text, sources, dropped = pack_evidence(query, items, b)
+        text, sources, dropped = pack_evidence(query, items, b, similarity)
     else:
         if graph_store is None:
             raise InvalidInput("the 'graph' context format needs a graph store (graph_store=...) for the relations")
         caps = caps or GraphCaps()
         room = max(0, caps.max_entities - len(items))
         neighbours, relations = await fetch_neighbourhood(graph_store, items, flt, max_neighbours=room)
-        text, sources, dropped, sections = serialize_graph(query, items, neighbours, relations, b, caps)
+        text, sources, dropped, sections = serialize_graph(query, items, neighbours, relations, b, caps, similarity)
     dropped += [DroppedSource(r.id, _title(r), float(r.score), "no content") for r in missing]
     dropped += [DroppedSource(it.id, it.title, it.score, "filter") for it in outside]
     n = b.count(text)
     if n > tokens:  # pragma: no cover - every packer checks the final text; a guard, not a path
         raise PluginError(f"context of {n} tokens exceeds the budget of {tokens} (counter {counter.name!r})")
     return Context(text, n, counter.name, fmt, tuple(sources), tuple(dropped), tokens, allocation, sections)
+
+
+async def sentence_similarity(embedder: Embedder, query: str, items: Sequence[Item]) -> dict[str, float]:
+    """Each distinct sentence of ``items`` -> its cosine similarity to ``query`` by ``embedder``."""
+    texts = list(dict.fromkeys(it.text[s:e] for it in items for s, e in sentence_spans(it.text)))
+    if not texts:
+        return {}
+    who = type(embedder).__name__
+    try:
+        q = np.asarray(await embedder.embed_query(query), dtype=np.float64)
+        m = np.asarray(await embedder.embed_documents(texts), dtype=np.float64)
+    except GraphFuseError:
+        raise
+    except Exception as exc:
+        raise PluginError(f"embedder {who} failed while scoring context sentences: {exc}") from exc
+    if m.ndim != 2 or m.shape[0] != len(texts) or q.ndim != 1 or m.shape[1] != q.shape[0]:
+        raise PluginError(f"embedder {who} returned vectors of the wrong shape for {len(texts)} sentences")
+    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
+    cos = (m @ q) / np.where(norms == 0, 1.0, norms)
+    return {t: float(c) for t, c in zip(texts, cos, strict=True)}
 
 
 def _title(result: Result) -> str | None:

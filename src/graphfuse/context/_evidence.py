@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..indexing._extractors import normalize
@@ -61,12 +61,15 @@ _WEIGHTS = {
     "subject": 0.6,
     "linked": 0.8,  # a bridge document keeps this share of the weight of the document naming it
     "cue": 0.2,
+    "semantic": 1.0,  # times the sentence's cosine similarity to the query, when an embedder is given
 }
 
 
-def score_sentences(query: str, items: Sequence[Item]) -> list[list[Sentence]]:
+def score_sentences(
+    query: str, items: Sequence[Item], similarity: Mapping[str, float] | None = None
+) -> list[list[Sentence]]:
     """Every sentence of every item, scored for ``query`` (see :class:`SentenceScorer`), by item."""
-    scorer = SentenceScorer(query, items)
+    scorer = SentenceScorer(query, items, similarity)
     return [scorer.sentences(i) for i in range(len(items))]
 
 
@@ -80,6 +83,9 @@ class SentenceScorer:
     subject-defining first sentence, and a small one for a date/number where the question asks
     when/how many. A document whose subject a better-ranked document (or the query) names is
     a bridge document: its rank weight is raised towards that document's, by ``linked``.
+    With ``similarity`` (a sentence's text -> its cosine similarity to the query, from an
+    embedder), ``semantic`` times the similarity is added too: it finds the sentences that
+    answer in other words than the question's (*born in* for *place of birth*).
     Names are matched as whole words, longest first (a title inside a longer title that the
     text names does not count on its own).
     """
@@ -93,13 +99,15 @@ class SentenceScorer:
         "_q_terms",
         "_query_entities",
         "_rank",
+        "_similarity",
         "_wants",
         "_weight",
     )
 
-    def __init__(self, query: str, items: Sequence[Item]) -> None:
+    def __init__(self, query: str, items: Sequence[Item], similarity: Mapping[str, float] | None = None) -> None:
         w = _WEIGHTS
         self._items = items
+        self._similarity = similarity
         self._cache: dict[int, list[Sentence]] = {}
         self._q_terms = q_terms = content_terms(query)
         titles = [it.title or "" for it in items]
@@ -165,6 +173,8 @@ class SentenceScorer:
                 score += w["subject"]
             if (wants_time and _YEAR.search(text)) or (wants_number and _NUMBER.search(text)):
                 score += w["cue"]
+            if self._similarity is not None:
+                score += w["semantic"] * max(0.0, self._similarity.get(text, 0.0))
             out.append(Sentence(i, k, text, score * self._rank[i], 0.0, shared))
         self._cache[i] = out
         return out

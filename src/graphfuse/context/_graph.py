@@ -77,6 +77,7 @@ def serialize_graph(
     relations: Sequence[Relation],
     b: Budgeter,
     caps: GraphCaps,
+    similarity: Mapping[str, float] | None = None,
 ) -> tuple[str, list[ContextSource], list[DroppedSource], dict[str, int]]:
     """The retrieved documents (and neighbours within the filter) as a compact, deterministic subgraph.
 
@@ -147,7 +148,7 @@ def serialize_graph(
         lines.append(_Line(1, (float(order[0]), 1, n_edges), text, -1))
 
     # SUPPORTING TEXT: the query-relevant sentences of the best documents, capped in characters.
-    scored = score_sentences(query, entities[:retrieved]) if retrieved else []
+    scored = score_sentences(query, entities[:retrieved], similarity) if retrieved else []
     for i in range(min(caps.max_documents, retrieved)):
         picked = []
         length = 0

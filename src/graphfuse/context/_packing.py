@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ._counters import TokenCounter, checked_count
 from ._evidence import Sentence, SentenceScorer
@@ -60,7 +60,9 @@ def _head(n: int, title: str | None, sep: str) -> str:
     return f"[{n}] {title}{sep}" if title else f"[{n}] "
 
 
-def pack_passages(query: str, items: Sequence[Item], b: Budgeter) -> Packed:
+def pack_passages(
+    query: str, items: Sequence[Item], b: Budgeter, similarity: Mapping[str, float] | None = None
+) -> Packed:
     """Whole passages by score; one that does not fit is cut to its query-relevant sentences, else dropped.
 
     A passage too long for the space left, whose best sentence alone does not fit either, is
@@ -85,7 +87,7 @@ def pack_passages(query: str, items: Sequence[Item], b: Budgeter) -> Packed:
             used += cost + extra
             continue
         if scorer is None:
-            scorer = SentenceScorer(query, items)
+            scorer = SentenceScorer(query, items, similarity)
         short = _shorten(head, scorer.sentences(pos), b, left)
         if short is None and not parts:
             cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
@@ -125,7 +127,14 @@ def _finish(parts: list[str], sources: list[ContextSource], dropped: list[Droppe
     return text, sources, dropped
 
 
-def pack_evidence(query: str, items: Sequence[Item], b: Budgeter, *, min_share: float = 0.0) -> Packed:
+def pack_evidence(
+    query: str,
+    items: Sequence[Item],
+    b: Budgeter,
+    similarity: Mapping[str, float] | None = None,
+    *,
+    min_share: float = 0.0,
+) -> Packed:
     """The best-scoring sentences across all passages within the budget, grouped under their passage.
 
     Sentences are taken greedily by their score (see
@@ -135,7 +144,7 @@ def pack_evidence(query: str, items: Sequence[Item], b: Budgeter, *, min_share: 
     fits; the selection is rendered per passage in rank order (``[n] Title: s1 s2``) and the
     text is checked against the budget, dropping the last sentences if needed.
     """
-    scorer = SentenceScorer(query, items)
+    scorer = SentenceScorer(query, items, similarity)
     scored = [scorer.sentences(i) for i in range(len(items))]
     costs = {(s.item, s.index): b.count(s.text) + 1 for group in scored for s in group}
     pool = sorted((s for group in scored for s in group), key=lambda s: (-s.score, s.item, s.index))

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import InvalidInput
-from .._protocols import GraphStore
+from .._protocols import Embedder, GraphStore
 from .._types import Document, Result
 from ..context import TokenCounter, abuild_context
 from ..indexing import SourceRecord
@@ -114,6 +114,30 @@ class ContextReport:
         }
 
 
+class _Memo:
+    """An embedder that embeds each distinct text once (contexts at several budgets share sentences)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._documents: dict[str, list[float]] = {}
+        self._queries: dict[str, list[float]] = {}
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._documents))
+        if missing:
+            self._documents.update(zip(missing, await self._inner.embed_documents(missing), strict=True))
+        return [self._documents[t] for t in texts]
+
+    async def embed_query(self, text: str) -> list[float]:
+        if text not in self._queries:
+            self._queries[text] = await self._inner.embed_query(text)
+        return self._queries[text]
+
+
 def _results(ids: Sequence[str], records: Mapping[str, SourceRecord]) -> list[Result]:
     out = []
     for rank, doc_id in enumerate(ids):
@@ -136,6 +160,7 @@ async def evaluate_contexts(
     counter: TokenCounter,
     graph_store: GraphStore,
     formats: Sequence[str] = CONTEXT_FORMATS,
+    embedder: Embedder | None = None,
 ) -> ContextReport:
     """Context metrics for every pipeline and format.
 
@@ -144,7 +169,11 @@ async def evaluate_contexts(
     and yes/no questions are left out (and counted). ``<pipeline>/passages`` is the top
     :data:`PASSAGES_TOP` passages whole; ``evidence`` and ``graph`` use each budget (an int,
     or a float share of ``vector/passages``' mean tokens, which needs the ``vector`` pipeline).
+    With ``embedder``, sentences are also scored by similarity to the question, as
+    :meth:`~graphfuse.Pipeline.context` does with the pipeline's embedder (each distinct
+    sentence is embedded once for the whole evaluation).
     """
+    sentences = _Memo(embedder) if embedder is not None else None
     usable = {qid: (q, a) for qid, (q, a) in questions.items() if a and normalize_answer(a) not in _YES_NO}
     yes_no = sum(1 for _, a in questions.values() if a and normalize_answer(a) in _YES_NO)
     no_answer = sum(1 for _, a in questions.values() if not a)
@@ -180,7 +209,13 @@ async def evaluate_contexts(
                 for qid, (question, answer) in usable.items():
                     results = _results(list(per_query.get(qid, ())), records)
                     ctx = await abuild_context(
-                        question, results, budget=budget, format=fmt, counter=counter, graph_store=graph_store
+                        question,
+                        results,
+                        budget=budget,
+                        format=fmt,
+                        counter=counter,
+                        graph_store=graph_store,
+                        embedder=sentences,
                     )
                     hits += answer_in_text(answer or "", ctx.text)
                     tokens += ctx.tokens

@@ -182,7 +182,8 @@ async def evaluate(
 
     ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
     context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
-    ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`).
+    ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`), sentences scored
+    with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does).
     """
     from ..multihop import BM25Index, entity_matcher
     from ..timeaware import Timeline
@@ -280,6 +281,7 @@ async def evaluate(
             context_budgets,
             counter=token_counter or get_token_counter(),
             graph_store=graph_store,
+            embedder=embedder,
         )
     return EvalReport(
         results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report, context=context

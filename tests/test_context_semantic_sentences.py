@@ -1,0 +1,95 @@
+"""Evidence sentences scored by similarity to the query when an embedder is given."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from graphfuse import Document, InvalidInput, PluginError, Result, presets
+from graphfuse.context import RegexTokenCounter, abuild_context
+from graphfuse.indexing import Indexer, SourceRecord
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+# Concepts by the words that express them: "place of birth" and "born in" share a dimension.
+CONCEPTS = [
+    {"birth", "born", "native"},
+    {"film", "directed", "director", "drama"},
+    {"award", "prize", "won"},
+    {"painter", "paint", "painted"},
+]
+
+
+class ConceptEmbedder:
+    """A tiny offline embedder of the Embedder protocol: one dimension per concept word group."""
+
+    dimension = len(CONCEPTS) + 1
+
+    def _vector(self, text: str) -> list[float]:
+        words = {w.strip(".,?!:;\"'").lower() for w in text.split()}
+        return [float(len(words & group)) for group in CONCEPTS] + [0.1]
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    async def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+QUESTION = "What is the place of birth of the director of Quiet Harbour?"
+FILM = "Quiet Harbour is a 1961 drama film directed by Anna Berg."
+BERG = (
+    "Anna Berg (1920 - 1990) was a film maker. She won three awards in Oslo. "
+    "Her studio stood by the harbour for forty years. Berg was born in Bergen."
+)
+
+
+def _results() -> list[Result]:
+    return [
+        Result(Document("film", FILM, {"title": "Quiet Harbour"}), 0.9, {}),
+        Result(Document("berg", BERG, {"title": "Anna Berg"}), 0.8, {}),
+    ]
+
+
+async def test_a_sentence_worded_unlike_the_question_is_found_with_an_embedder() -> None:
+    counter = RegexTokenCounter()
+    words_only = await abuild_context(QUESTION, _results(), budget=50, format="evidence", counter=counter)
+    assert "Bergen" not in words_only.text  # "born in" shares no word with "place of birth"
+    with_meaning = await abuild_context(
+        QUESTION, _results(), budget=50, format="evidence", counter=counter, embedder=ConceptEmbedder()
+    )
+    assert "born in Bergen" in with_meaning.text
+    assert with_meaning.tokens <= 50
+
+
+class Broken(ConceptEmbedder):
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        raise RuntimeError("model server down")
+
+
+class Short(ConceptEmbedder):
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts[:-1]]
+
+
+async def test_bad_embedders_are_named() -> None:
+    with pytest.raises(InvalidInput, match="embedder must be a graphfuse Embedder"):
+        await abuild_context(QUESTION, _results(), budget=50, format="evidence", embedder="minilm")  # type: ignore[arg-type]
+    with pytest.raises(PluginError, match="Broken failed while scoring context sentences: model server down"):
+        await abuild_context(QUESTION, _results(), budget=50, format="evidence", embedder=Broken())
+    with pytest.raises(PluginError, match="Short returned vectors of the wrong shape"):
+        await abuild_context(QUESTION, _results(), budget=50, format="evidence", embedder=Short())
+
+
+async def test_pipeline_context_scores_with_its_own_embedder_unless_told_not_to() -> None:
+    graph, embedder = InMemoryGraphStore(), ConceptEmbedder()
+    vectors = LocalVectorStore(dimension=embedder.dimension)
+    await Indexer(graph, vectors, embedder).aindex(
+        [SourceRecord("film", FILM, title="Quiet Harbour"), SourceRecord("berg", BERG, title="Anna Berg")]
+    )
+    pipeline = presets.build("minimal", graph_store=graph, vector_store=vectors, embedder=embedder)
+    counter = RegexTokenCounter()
+    default = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter)
+    assert "born in Bergen" in default.text
+    off = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter, embedder=False)
+    assert "Bergen" not in off.text
