@@ -7,7 +7,9 @@ Usage (from the project root)::
 Times ``graphfuse.context.abuild_context`` (retrieval excluded) with the cl100k_base counter:
 ``passages`` and ``evidence`` over 50 synthetic results (about 120 tokens each) into a 4,000-token
 budget, and ``graph`` over 10 retrieved documents whose neighbourhood in an in-memory graph store
-holds 100 nodes. Writes ``benchmarks/results/context_assembly.json``; asserts nothing.
+holds 100 nodes; and ``evidence`` over 10 results scored with the local MiniLM embedder's
+sentence similarity (embedding every sentence: what ``Pipeline.context`` does by default).
+Writes ``benchmarks/results/context_assembly.json``; asserts nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import time
 
 from _common import arguments, latency_ms, write_results
 
-from graphfuse import Document, Relation, Result
+from graphfuse import Document, Embedder, GraphFuseError, Relation, Result
 from graphfuse.context import GraphCaps, abuild_context, get_token_counter
+from graphfuse.plugins import get_registry
 from graphfuse.stores import InMemoryGraphStore
 
 WORDS = "river city film director born museum painter harbour station league team album novel war".split()  # noqa: SIM905
@@ -50,13 +53,24 @@ async def main() -> None:
         ("evidence, 50 results, 4000 tokens", results, 4000, "evidence", None),
         ("graph, 100-node neighbourhood", results[:10], 4000, "graph", GraphCaps(max_entities=100, max_relations=200)),
     ]
+    embedders: dict[str, Embedder] = {}
+    try:
+        embedders["evidence + sentence similarity (local MiniLM), 10 results, 600 tokens"] = get_registry().create(
+            "embedder", "local"
+        )
+    except GraphFuseError as exc:  # graphfuse[local] not installed: the case is left out, and said so
+        print(f"no local embedder ({exc}); the sentence-similarity case is skipped")
+    for label in embedders:
+        cases.append((label, results[:10], 600, "evidence", None))
     for label, rs, budget, fmt, caps in cases:
         samples = []
         ctx = None
-        for _ in range(args.repeats):
+        embedder = embedders.get(label)
+        repeats = args.repeats if embedder is None else max(3, args.repeats // 20)
+        for _ in range(repeats):
             started = time.perf_counter()
             ctx = await abuild_context(
-                query, rs, budget=budget, format=fmt, counter=counter, graph_store=store, caps=caps
+                query, rs, budget=budget, format=fmt, counter=counter, graph_store=store, caps=caps, embedder=embedder
             )
             samples.append(time.perf_counter() - started)
         assert ctx is not None
