@@ -134,3 +134,22 @@ async def test_multihop_walks_through_entities_the_question_names() -> None:
     assert not any(i.startswith(ENTITY_PREFIX) for i in ids)  # walked through, never returned
     plain = multihop(graph, vectors, embedder, entities=EntityMatcher({}))
     assert "text_entity" not in [s.name for s in plain.stages]
+
+
+async def test_one_word_matches_in_lower_case_are_common_words_not_names() -> None:
+    from graphfuse import Query, StageRunContext
+    from graphfuse.multihop import TextEntitySeeds
+
+    matcher = EntityMatcher({"place": "n:place", "wolfgang": "n:wolfgang", "harbor hall": "n:hall"})
+    assert [s for _, _, s in matcher.match_surface("the place where WolfgangSchulz met")] == ["place", "Wolfgang"]
+    stage = TextEntitySeeds(matcher)
+
+    async def seeds(question: str) -> set[str]:
+        context = StageRunContext()
+        await stage.run(Query.of(question), [], context)
+        return set(context.values.get("graph_seeds", {}))
+
+    assert await seeds("What is the place where Wolfgang played?") == {"n:wolfgang"}
+    assert await seeds("Which place near the harbor hall did Wolfgang book?") == {"n:wolfgang", "n:hall"}
+    # A question typed all in lower case says nothing by its case: every match counts.
+    assert await seeds("what is the place where wolfgang played?") == {"n:place", "n:wolfgang"}

@@ -251,10 +251,22 @@ class EntityMatcher:
 
     def match(self, text: str) -> list[tuple[str, Any]]:
         """``(entity key, value)`` for every known entity in ``text``, in order of appearance."""
+        return [(key, value) for key, value, _ in self.match_surface(text)]
+
+    def match_surface(self, text: str) -> list[tuple[str, Any, str]]:
+        """Like :meth:`match`, with the words of ``text`` that matched (``"WolfgangSchulz"``).
+
+        The surface form tells a name from a common word: ``"place"`` in *the place of birth*
+        is written in lower case, ``"Place"`` in *Place Vendôme* is not.
+        """
         pieces: list[str] = []
+        surface: list[str] = []
         for word in _PIECE.findall(text):
-            pieces.extend(normalize(p) for p in _SEAM.split(word) if p)
-        out: list[tuple[str, Any]] = []
+            for p in _SEAM.split(word):
+                if p:
+                    pieces.append(normalize(p))
+                    surface.append(p)
+        out: list[tuple[str, Any, str]] = []
         i = 0
         table = self._table
         while i < len(pieces):
@@ -264,7 +276,7 @@ class EntityMatcher:
                 if hit is None and n == 1 and joined.endswith("s"):
                     hit = table.get(joined[:-1])  # "Wolfgang's" -> "wolfgang", "s"
                 if hit is not None:
-                    out.append(hit)
+                    out.append((hit[0], hit[1], " ".join(surface[i : i + n])))
                     i += n
                     break
             else:

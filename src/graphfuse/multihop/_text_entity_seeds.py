@@ -38,8 +38,10 @@ class TextEntitySeeds:
     ``matcher`` maps entity names to entity node ids (:func:`entity_matcher` reads them from
     a store indexed with ``entity_graph=True``). Each entity found in the query text becomes a
     seed of :class:`PersonalizedPageRank` (``context.values["graph_seeds"]``) with weight
-    ``weight`` (``single_word`` for a one-word name, which is more often ambiguous). The
-    candidates pass unchanged: the walk, not this stage, turns entities into passages.
+    ``weight`` (``single_word`` for a one-word name, which is more often ambiguous). A one-word
+    match that the question writes in lower case (*the place of birth*) is a common word, not
+    a name, and is skipped, unless the whole question is in lower case. The candidates pass
+    unchanged: the walk, not this stage, turns entities into passages.
     """
 
     __slots__ = ("_matcher", "_name", "_single", "_weight")
@@ -69,8 +71,14 @@ class TextEntitySeeds:
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         self.check_options(query.options.get(self._name, {}))
         seeds: dict[str, float] = dict(context.values.get(GRAPH_SEEDS) or {})
-        for key, node in self._matcher.match(query.text):
-            weight = self._weight * (self._single if " " not in key else 1.0)
+        # A one-word match written in lower case is a common word ("the place of birth"), not a
+        # name, unless the whole question is in lower case (then case tells nothing).
+        cased = any(ch.isupper() for ch in query.text)
+        for key, node, surface in self._matcher.match_surface(query.text):
+            single = " " not in key
+            if single and cased and not any(ch.isupper() or ch.isdigit() for ch in surface):
+                continue
+            weight = self._weight * (self._single if single else 1.0)
             seeds[node] = max(seeds.get(node, 0.0), weight)
         if seeds:
             context.values[GRAPH_SEEDS] = seeds
