@@ -134,6 +134,12 @@ async def test_multihop_walks_through_entities_the_question_names() -> None:
     assert not any(i.startswith(ENTITY_PREFIX) for i in ids)  # walked through, never returned
     plain = multihop(graph, vectors, embedder, entities=EntityMatcher({}))
     assert "text_entity" not in [s.name for s in plain.stages]
+    # Over an entity graph the walk goes on longer (a bridge is two steps); options still win.
+    ppr = {s.name: repr(s) for s in pipeline.stages}["ppr"]
+    assert "damping=0.85" in ppr
+    assert "damping=0.5" in {s.name: repr(s) for s in plain.stages}["ppr"]
+    tuned = multihop(graph, vectors, embedder, entities=matcher, ppr={"damping": 0.6})
+    assert "damping=0.6" in {s.name: repr(s) for s in tuned.stages}["ppr"]
 
 
 async def test_one_word_matches_in_lower_case_are_common_words_not_names() -> None:

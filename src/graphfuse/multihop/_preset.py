@@ -22,6 +22,9 @@ from ._text_entity_seeds import TextEntitySeeds
 
 __all__ = ["MULTIHOP_WEIGHTS", "hybrid", "lexical", "multihop"]
 
+_TEXT_GRAPH_DAMPING = 0.85
+"""PageRank damping of the walk over an entity graph built from text (0.5 over title links)."""
+
 MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "time": 1.0, "event": 1.0, "rerank": 0.5}
 )
@@ -112,7 +115,11 @@ def multihop(
     # documents at the end. Without chunks (no ``parent_id``) both aggregations are no-ops.
     stages.append(Hydrate(graph_store, name="hydrate_seeds"))
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
-    ppr_options = {"exclude_prefix": ENTITY_PREFIX, **opts["ppr"]} if text_graph else opts["ppr"]
+    # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
+    # the walk goes on longer (chosen on title-stripped 2Wiki dev: R@5 0.66 -> 0.715 on 150 questions).
+    ppr_options = (
+        {"exclude_prefix": ENTITY_PREFIX, "damping": _TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
+    )
     stages.append(PersonalizedPageRank(graph_store, **ppr_options))
     stages.append(Hydrate(graph_store, name="hydrate_ppr"))
     stages.append(ParentAggregation(**opts["aggregate"]))
