@@ -67,6 +67,10 @@ async def main() -> None:
         ctx = None
         embedder = embedders.get(label)
         repeats = args.repeats if embedder is None else max(3, args.repeats // 20)
+        # One untimed call first: loading the tokenizer or the embedding model is not assembly.
+        await abuild_context(
+            query, rs, budget=budget, format=fmt, counter=counter, graph_store=store, caps=caps, embedder=embedder
+        )
         for _ in range(repeats):
             started = time.perf_counter()
             ctx = await abuild_context(
