@@ -35,7 +35,7 @@ class Sentence:
     index: int
     text: str
     score: float
-    gain: float = 0.0  # the query-term share not multiplied by the rank weight (for coverage)
+    semantic: float = 0.0  # the part of ``score`` that comes from similarity to the query
     terms: frozenset[str] = frozenset()  # the query's content terms the sentence holds
 
 
@@ -173,9 +173,11 @@ class SentenceScorer:
                 score += w["subject"]
             if (wants_time and _YEAR.search(text)) or (wants_number and _NUMBER.search(text)):
                 score += w["cue"]
+            semantic = 0.0
             if self._similarity is not None:
-                score += w["semantic"] * max(0.0, self._similarity.get(text, 0.0))
-            out.append(Sentence(i, k, text, score * self._rank[i], 0.0, shared))
+                semantic = w["semantic"] * max(0.0, self._similarity.get(text, 0.0))
+            rank = self._rank[i]
+            out.append(Sentence(i, k, text, (score + semantic) * rank, semantic * rank, shared))
         self._cache[i] = out
         return out
 

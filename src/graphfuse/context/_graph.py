@@ -154,7 +154,8 @@ def serialize_graph(
         length = 0
         for sent in sorted(scored[i], key=lambda x: (-x.score, x.index)):
             key = _key(sent.text)
-            if key in used or sent.score <= 0:
+            # Supporting text is what the question's words or entities point at; similarity orders it.
+            if key in used or sent.score - sent.semantic <= 0:
                 continue
             if length and length + len(sent.text) > caps.supporting_chars:
                 continue
