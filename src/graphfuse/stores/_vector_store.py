@@ -163,6 +163,23 @@ class LocalVectorStore:
         return None if self._db is None else self._db.path
 
     @property
+    def ef_search(self) -> int:
+        """The HNSW search beam: larger finds more of the true nearest neighbours, more slowly.
+
+        Settable at any time (the index is not rebuilt); a positive integer, else ``InvalidInput``.
+        """
+        return self._ef_search
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidInput(f"ef_search must be a positive integer, got {value!r}")
+        with self._lock:
+            self._ef_search = value
+            if self._hnsw is not None:
+                self._hnsw.ef_search = value
+
+    @property
     def index_kind(self) -> str:
         """``"hnsw"`` while searches use the approximate index, else ``"exact"``."""
         return "exact" if self._hnsw is None else "hnsw"
