@@ -92,7 +92,7 @@ async def test_recall_against_exact_with_and_without_a_tenant_filter() -> None:
 async def test_ef_search_can_be_changed_on_a_built_index() -> None:
     store = await _filled(None)
     queries = _vectors(40, seed=7)
-    assert store.ef_search == 128
+    assert store.ef_search == 192
     store.ef_search = 4  # a narrow beam misses true neighbours...
     narrow = await _recall(store, queries)
     store.ef_search = 128  # ...and a wide one finds them again, without a rebuild
@@ -101,7 +101,7 @@ async def test_ef_search_can_be_changed_on_a_built_index() -> None:
     for bad in (0, -1, True, 2.5, "64"):
         with pytest.raises(InvalidInput, match="ef_search"):
             store.ef_search = bad  # type: ignore[assignment]
-    assert store.ef_search == 128
+    assert store.ef_search == 128  # the last valid value stays
 
 
 async def test_incremental_writes_are_searchable_and_deletes_disappear() -> None:

@@ -72,7 +72,7 @@ def _atomic_write(path: Path, chunks: Any) -> None:
 class HNSWIndex:
     """faiss ``IndexHNSWFlat`` (inner product on unit vectors = cosine) with id mapping and tombstones."""
 
-    def __init__(self, dimension: int, *, m: int = 32, ef_construction: int = 40, ef_search: int = 128) -> None:
+    def __init__(self, dimension: int, *, m: int = 32, ef_construction: int = 40, ef_search: int = 192) -> None:
         faiss = _faiss()
         self.dimension = dimension
         self.m, self.ef_construction, self.ef_search = m, ef_construction, ef_search

@@ -99,7 +99,7 @@ class LocalVectorStore:
         *,
         dimension: int | None = None,
         approximate_threshold: int | None = DEFAULT_APPROXIMATE_THRESHOLD,
-        ef_search: int = 128,
+        ef_search: int = 192,
         readonly: bool = False,
     ) -> None:
         if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
