@@ -243,17 +243,17 @@ class Pipeline:
         )
 
     def _embedder(self) -> Any:
-        for stage in self._stages:
-            embedder = getattr(stage, "embedder", None) or getattr(stage, "_embedder", None)
-            if embedder is not None and callable(getattr(embedder, "embed_query", None)):
-                return embedder
-        return None
+        return self._stage_component("embedder", "embed_query")
 
     def _graph_store(self) -> Any:
+        return self._stage_component("graph_store", "get_documents")
+
+    def _stage_component(self, name: str, method: str) -> Any:
+        """The first stage's ``name`` (or ``_name``) attribute that has ``method``, else ``None``."""
         for stage in self._stages:
-            store = getattr(stage, "graph_store", None) or getattr(stage, "_graph_store", None)
-            if store is not None and callable(getattr(store, "get_documents", None)):
-                return store
+            found = getattr(stage, name, None) or getattr(stage, f"_{name}", None)
+            if found is not None and callable(getattr(found, method, None)):
+                return found
         return None
 
     async def _run(self, q: Query, top_k: int, min_score: float | None) -> list[Result]:

@@ -37,15 +37,24 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from functools import lru_cache
+from datetime import datetime
 from hashlib import sha256
 from typing import Any
 
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
-from graphfuse import Candidate, Document, FilterLike, GraphStore, InvalidInput, MetadataFilter, NotFound, Result
+from graphfuse import (
+    Candidate,
+    Document,
+    FilterLike,
+    GraphStore,
+    InvalidInput,
+    MetadataFilter,
+    NotFound,
+    Result,
+    parse_timestamp,
+)
 from graphfuse.validation import (
     check_choice,
     check_id,
@@ -141,43 +150,6 @@ def graph_id(node: BaseNode, id_key: str | None) -> str:
     return check_id(ref if ref is not None else node.node_id, f"node {node.node_id!r} id")
 
 
-def parse_timestamp(value: object, what: str) -> datetime | None:
-    """A UTC ``datetime`` from a datetime, an ISO 8601 string or a POSIX timestamp (naive values are UTC);
-    ``None`` stays ``None``."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        parsed = _parse_iso(value)
-        if parsed is None:
-            raise InvalidInput(f"{what} is not an ISO 8601 timestamp: {value!r}")
-        return parsed
-    if isinstance(value, datetime):
-        return _as_utc(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
-    raise InvalidInput(f"{what} must be a datetime, an ISO 8601 string or a POSIX timestamp, got {value!r}")
-
-
-def _as_utc(stamp: datetime) -> datetime:
-    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
-
-
-def _parse_iso(value: str) -> datetime | None:
-    # Memoised: every postprocessor of a chain reads the same timestamp strings (datetimes are immutable).
-    # Only short strings are cached, so odd metadata cannot make the cache hold large values.
-    return _parse_iso_cached(value) if len(value) <= 64 else _parse_iso_uncached(value)
-
-
-def _parse_iso_uncached(value: str) -> datetime | None:
-    try:
-        return _as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-    except ValueError:
-        return None
-
-
-_parse_iso_cached = lru_cache(maxsize=4096)(_parse_iso_uncached)
-
-
 def score_as_signal(nws: NodeWithScore, name: str) -> float:
     """The node score as a signal value (see the module docstring)."""
     score = nws.score
@@ -223,10 +195,6 @@ def _node_timestamp(node: BaseNode, metadata: Mapping[str, Any], key: str) -> da
     value = metadata.get(key)
     if value is None:
         return None
-    if type(value) is str:  # the common case, without building the error label
-        parsed = _parse_iso(value)
-        if parsed is not None:
-            return parsed
     return parse_timestamp(value, f"node {node.node_id!r} {key!r}")
 
 
