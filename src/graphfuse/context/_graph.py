@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from .._errors import InvalidInput
 from .._types import Relation
-from ._evidence import _key, entity_pattern, score_sentences
+from ._evidence import SentenceScorer, _key, _name_key
 from ._items import Item
 from ._packing import Budgeter, empty_text
 from ._text import sentence_spans
@@ -66,8 +66,26 @@ class _Line:
     cost: int = 0
 
 
-def _sentences(text: str) -> list[str]:
-    return [text[s:e] for s, e in sentence_spans(text)]
+class _Reader:
+    """Sentences and match keys of the texts of one graph context, each worked out once."""
+
+    __slots__ = ("_keys", "_sentences")
+
+    def __init__(self) -> None:
+        self._sentences: dict[str, list[str]] = {}
+        self._keys: dict[str, str] = {}
+
+    def sentences(self, text: str) -> list[str]:
+        found = self._sentences.get(text)
+        if found is None:
+            found = self._sentences[text] = [text[s:e] for s, e in sentence_spans(text)]
+        return found
+
+    def key(self, text: str) -> str:
+        found = self._keys.get(text)
+        if found is None:
+            found = self._keys[text] = _key(text)
+        return found
 
 
 def serialize_graph(
@@ -100,13 +118,14 @@ def serialize_graph(
     names = [e.title or e.id for e in entities]
     used: set[str] = set()
     lines: list[_Line] = []
+    read = _Reader()
 
     # ENTITIES: name [TYPE]: the subject-defining first sentence.
     for i, e in enumerate(entities):
-        sentences = _sentences(e.text)
+        sentences = read.sentences(e.text)
         description = _clip(sentences[0], caps.description_chars) if sentences else ""
         if sentences:
-            used.add(_key(sentences[0]))
+            used.add(read.key(sentences[0]))
         kind = _type(e.metadata)
         label = f"{names[i]} [{kind}]" if kind else names[i]
         text = f"- [{{n}}] {label}: {description}" if description else f"- [{{n}}] {label}"
@@ -123,7 +142,9 @@ def serialize_graph(
         edges.append(((max(s, t), min(s, t), rel.type), s, t, rel))
     edges.sort(key=lambda e: (e[0], -e[3].weight))
     n_edges = 0
-    patterns: dict[int, re.Pattern[str] | None] = {}
+    # A relationship's context names its target as whole words: " name " in " key " (keys are
+    # words joined by single spaces), what a whole-word regex of the name finds.
+    padded: dict[int, str | None] = {}
     keyed: dict[int, list[tuple[str, str]]] = {}
     for order, s, t, rel in edges:
         pair = (min(s, t), max(s, t))
@@ -132,14 +153,15 @@ def serialize_graph(
         seen_pairs.add(pair)
         n_edges += 1
         context = ""
-        if t not in patterns:
-            patterns[t] = entity_pattern([names[t]])
-        pattern = patterns[t]
-        if pattern is not None:
+        if t not in padded:
+            name_key = _name_key(names[t])
+            padded[t] = f" {name_key} " if name_key else None
+        target = padded[t]
+        if target is not None:
             if s not in keyed:
-                keyed[s] = [(sentence, _key(sentence)) for sentence in _sentences(entities[s].text)]
+                keyed[s] = [(sentence, read.key(sentence)) for sentence in read.sentences(entities[s].text)]
             for sentence, key in keyed[s]:
-                if key not in used and pattern.search(key):
+                if key not in used and target in f" {key} ":
                     used.add(key)
                     context = _clip(sentence, caps.context_chars)
                     break
@@ -148,12 +170,13 @@ def serialize_graph(
         lines.append(_Line(1, (float(order[0]), 1, n_edges), text, -1))
 
     # SUPPORTING TEXT: the query-relevant sentences of the best documents, capped in characters.
-    scored = score_sentences(query, entities[:retrieved], similarity) if retrieved else []
+    # (An item's sentences are scored when first asked for: only the first max_documents are.)
+    scorer = SentenceScorer(query, entities[:retrieved], similarity)
     for i in range(min(caps.max_documents, retrieved)):
         picked = []
         length = 0
-        for sent in sorted(scored[i], key=lambda x: (-x.score, x.index)):
-            key = _key(sent.text)
+        for sent in sorted(scorer.sentences(i), key=lambda x: (-x.score, x.index)):
+            key = scorer.key(sent.text)
             # Supporting text is what the question's words or entities point at; similarity orders it.
             if key in used or sent.score - sent.semantic <= 0:
                 continue

