@@ -209,7 +209,10 @@ async def fetch_neighbourhood(
             Item(key, title if isinstance(title, str) and title else None, doc.content, 0.0, doc.metadata, (doc.id,))
         )
     kept = [
-        Relation(own[r.source], own[r.target], r.type, r.weight)
+        # (A relation between documents, not chunks, is kept as it is: no new Relation to validate.)
+        r
+        if own[r.source] == r.source and own[r.target] == r.target
+        else Relation(own[r.source], own[r.target], r.type, r.weight)
         for r in relations
         if r.source in own and r.target in own and own[r.source] != own[r.target]
     ]

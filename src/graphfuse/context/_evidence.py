@@ -229,17 +229,20 @@ class SentenceScorer:
         item = self._items[i]
         wants_time, wants_number = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
+        query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
+        rank = self._rank[i]
         out = []
         keys = self._keys
-        for k, (start, end) in enumerate(sentence_spans(item.text)):
-            text = item.text[start:end]
+        whole = item.text
+        for k, (start, end) in enumerate(sentence_spans(whole)):
+            text = whole[start:end]
             words = words_of(text)
             keys[text] = " ".join(words)
             shared = frozenset(terms_of(words) & q_terms)
             score = sum(weight[t] for t in shared) / norm
-            if self._query_entities is not None and self._query_entities.search(words):
+            if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
-            if self._every is not None and any(self._owners[m] - {i} for m in self._every.findall(words)):
+            if every is not None and any(owners[m] - {i} for m in every.findall(words)):
                 score += w["bridge"]
             if k == 0:
                 score += w["subject"]
@@ -249,9 +252,8 @@ class SentenceScorer:
             ):
                 score += w["cue"]
             semantic = 0.0
-            if self._similarity is not None:
-                semantic = w["semantic"] * max(0.0, self._similarity.get(text, 0.0))
-            rank = self._rank[i]
+            if similarity is not None:
+                semantic = w["semantic"] * max(0.0, similarity.get(text, 0.0))
             out.append(Sentence(i, k, text, (score + semantic) * rank, semantic * rank, shared))
         self._cache[i] = out
         return out

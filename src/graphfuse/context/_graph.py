@@ -69,10 +69,11 @@ class _Line:
 class _Reader:
     """Sentences and match keys of the texts of one graph context, each worked out once."""
 
-    __slots__ = ("_keys", "_sentences")
+    __slots__ = ("_firsts", "_keys", "_sentences")
 
     def __init__(self) -> None:
         self._sentences: dict[str, list[str]] = {}
+        self._firsts: dict[str, str | None] = {}
         self._keys: dict[str, str] = {}
 
     def sentences(self, text: str) -> list[str]:
@@ -80,6 +81,16 @@ class _Reader:
         if found is None:
             found = self._sentences[text] = [text[s:e] for s, e in sentence_spans(text)]
         return found
+
+    def first(self, text: str) -> str | None:
+        """The first sentence of ``text`` (``None`` without one); the rest is not split."""
+        if text in self._sentences:
+            whole = self._sentences[text]
+            return whole[0] if whole else None
+        if text not in self._firsts:
+            spans = sentence_spans(text, limit=1)
+            self._firsts[text] = text[spans[0][0] : spans[0][1]] if spans else None
+        return self._firsts[text]
 
     def key(self, text: str) -> str:
         found = self._keys.get(text)
@@ -122,10 +133,10 @@ def serialize_graph(
 
     # ENTITIES: name [TYPE]: the subject-defining first sentence.
     for i, e in enumerate(entities):
-        sentences = read.sentences(e.text)
-        description = _clip(sentences[0], caps.description_chars) if sentences else ""
-        if sentences:
-            used.add(read.key(sentences[0]))
+        first = read.first(e.text)
+        description = _clip(first, caps.description_chars) if first is not None else ""
+        if first is not None:
+            used.add(read.key(first))
         kind = _type(e.metadata)
         label = f"{names[i]} [{kind}]" if kind else names[i]
         text = f"- [{{n}}] {label}: {description}" if description else f"- [{{n}}] {label}"
@@ -145,7 +156,6 @@ def serialize_graph(
     # A relationship's context names its target as whole words: " name " in " key " (keys are
     # words joined by single spaces), what a whole-word regex of the name finds.
     padded: dict[int, str | None] = {}
-    keyed: dict[int, list[tuple[str, str]]] = {}
     for order, s, t, rel in edges:
         pair = (min(s, t), max(s, t))
         if pair in seen_pairs or n_edges >= caps.max_relations:
@@ -158,9 +168,8 @@ def serialize_graph(
             padded[t] = f" {name_key} " if name_key else None
         target = padded[t]
         if target is not None:
-            if s not in keyed:
-                keyed[s] = [(sentence, read.key(sentence)) for sentence in read.sentences(entities[s].text)]
-            for sentence, key in keyed[s]:
+            for sentence in read.sentences(entities[s].text):
+                key = read.key(sentence)
                 if key not in used and target in f" {key} ":
                     used.add(key)
                     context = _clip(sentence, caps.context_chars)

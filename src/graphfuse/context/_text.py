@@ -26,17 +26,20 @@ _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, limit: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text``, whitespace trimmed, in order.
 
     A rule-based splitter: ends at ``.``/``!``/``?`` before whitespace (not after an initial,
     a number's decimal point or a known abbreviation such as *Dr.* or *U.S.*), at the CJK full
     stop, exclamation and question marks, and at line breaks. A text without any boundary is
-    one sentence.
+    one sentence. With ``limit``, only the first ``limit`` sentences are returned (and the rest
+    of the text is not read).
     """
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _END.finditer(text):
+        if limit is not None and len(spans) >= limit:
+            return spans
         end = m.end()
         dot = m.start()
         if text[dot] == ".":
@@ -46,7 +49,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 continue
         _add(text, start, end, spans)
         start = end
-    _add(text, start, len(text), spans)
+    if limit is None or len(spans) < limit:
+        _add(text, start, len(text), spans)
     return spans
 
 
