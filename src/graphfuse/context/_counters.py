@@ -149,8 +149,35 @@ class TiktokenCounter:
         """The number of tokens of ``text``."""
         return len(self._encoding.encode_ordinary(text))
 
+    def at_least(self, text: str) -> int:
+        """A lower bound of :meth:`count` read without the tokenizer (a few times faster): for
+        ``cl100k_base``, the number of runs of ASCII letters between ASCII non-letters (or the
+        text's ends); 0 for other encodings.
+
+        Why it holds: such a run is a whole run of letters (``\\p{L}``), and cl100k_base's
+        pre-tokenizer puts the letters of at most one run of letters in one piece (the letter
+        branch takes one non-letter and then a run of letters to its end, the contraction branch
+        an apostrophe and one or two letters, the other branches no letters); every piece is
+        encoded to at least one token. Context assembly uses it to reject a text that cannot fit
+        without encoding it; tests check it against :meth:`count` on random and real texts.
+        """
+        if self.name != "cl100k_base":
+            return 0
+        # In the UTF-8 bytes, ASCII letters become "a", other ASCII " " and non-ASCII bytes "x":
+        # the counted runs are the space-separated pieces made of "a" only (all pieces, less
+        # those holding an "x": what is left of them once the "a"s are taken out).
+        classes = text.encode("utf-8", "surrogatepass").translate(_LETTER_CLASSES)
+        pieces = len(classes.split())
+        return pieces if text.isascii() else pieces - len(classes.replace(b"a", b"").split())
+
     def __repr__(self) -> str:
         return f"TiktokenCounter({self.name!r})"
+
+
+# Byte classes for at_least: ASCII letters "a", other ASCII bytes " ", bytes of non-ASCII characters "x".
+_LETTER_CLASSES = bytes(
+    ord("a") if (i < 0x80 and chr(i).isalpha()) else ord("x") if i >= 0x80 else ord(" ") for i in range(256)
+)
 
 
 _encodings: dict[str, Any] = {}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Mapping, Sequence
 
-from ._counters import TokenCounter, checked_count
+from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._evidence import Sentence, SentenceScorer
 from ._items import Item
-from ._text import cut_to
+from ._text import cut_to, sentence_spans
 from ._types import ContextSource, DroppedSource
 
 __all__ = ["EMPTY_TEXT", "Packed", "fit_parts", "pack_evidence", "pack_passages"]
@@ -25,13 +25,27 @@ Packed = tuple[str, list[ContextSource], list[DroppedSource]]
 class Budgeter:
     """Counts with one counter and answers "does this fit?" against one budget."""
 
-    __slots__ = ("_counts", "budget", "counter", "sep_cost")
+    __slots__ = ("_at_least", "_counts", "budget", "counter", "sep_cost")
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
         self.budget = budget
         self._counts: dict[str, int] = {}
         self.sep_cost = checked_count(counter, _SEP)
+        # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does).
+        self._at_least = counter.at_least if isinstance(counter, TiktokenCounter) else None
+
+    def over(self, text: str, room: int) -> bool:
+        """Whether ``text`` has more than ``room`` tokens; decided without counting when a lower
+        bound of its count already exceeds ``room`` (the answer is the same as ``count > room``)."""
+        if room < 0:
+            return True
+        found = self._counts.get(text)
+        if found is None:
+            if self._at_least is not None and self._at_least(text) > room:
+                return True
+            found = self.count(text)
+        return found > room
 
     def count(self, text: str) -> int:
         # Packers ask for the same short strings (heads, sentences) again and again.
@@ -80,15 +94,17 @@ def pack_passages(
         extra = b.sep_cost if parts else 0
         left = b.budget - used - extra
         whole = head + item.text
-        cost = b.count(whole)
-        if cost <= left:
+        if not b.over(whole, left):
+            cost = b.count(whole)
             parts.append(whole)
             sources.append(ContextSource(item.id, item.title, item.score))
             used += cost + extra
             continue
-        if scorer is None:
-            scorer = SentenceScorer(query, items, similarity)
-        short = _shorten(head, scorer.sentences(pos), b, left)
+        short = None
+        if _one_sentence_fits(head, item.text, b, left):
+            if scorer is None:
+                scorer = SentenceScorer(query, items, similarity)
+            short = _shorten(head, scorer.sentences(pos), b, left)
         if short is None and not parts:
             cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
             short = (cut, b.count(cut)) if cut.startswith(head) and len(cut) > len(head) + 1 else None
@@ -101,6 +117,16 @@ def pack_passages(
     return _finish(parts, sources, dropped, b)
 
 
+def _one_sentence_fits(head: str, text: str, b: Budgeter, left: int) -> bool:
+    """Whether the head and at least one sentence of ``text`` fit in ``left`` tokens.
+
+    When none does, :func:`_shorten` finds nothing whatever the scores: the sentences need not
+    be scored (nor, with a lower bound of the counter, counted).
+    """
+    room = left - b.count(head) - 1
+    return room >= 0 and any(not b.over(text[s:e], room) for s, e in sentence_spans(text))
+
+
 def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -> tuple[str, int] | None:
     """The item's best sentences (by score, kept in text order) that fit in ``left`` tokens."""
     chosen: list[Sentence] = []
@@ -108,10 +134,9 @@ def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -
     for s in sorted(sentences, key=lambda s: (-s.score, s.index)):
         if s.score <= 0:
             break
-        c = b.count(s.text) + 1
-        if cost + c <= left:
+        if not b.over(s.text, left - cost - 1):
             chosen.append(s)
-            cost += c
+            cost += b.count(s.text) + 1
     if not chosen:
         return None
     text = head + " ".join(s.text for s in sorted(chosen, key=lambda s: s.index))
@@ -146,7 +171,6 @@ def pack_evidence(
     """
     scorer = SentenceScorer(query, items, similarity)
     scored = [scorer.sentences(i) for i in range(len(items))]
-    costs = {(s.item, s.index): b.count(s.text) + 1 for group in scored for s in group}
     pool = sorted((s for group in scored for s in group), key=lambda s: (-s.score, s.item, s.index))
     best = max((s.score for s in pool), default=0.0)
     seen: set[str] = set()
@@ -170,11 +194,11 @@ def pack_evidence(
         key = " ".join(s.text.split()).casefold()
         if key in seen:
             continue
-        cost = costs[(s.item, s.index)]
-        if s.item not in chosen:
-            cost += head_cost[s.item] + b.sep_cost
-        if used + cost > b.budget:
+        extra = 1 if s.item in chosen else 1 + head_cost[s.item] + b.sep_cost
+        # (A sentence costs its tokens and a space; a passage's first one its head and separator too.)
+        if b.over(s.text, b.budget - used - extra):
             continue
+        cost = b.count(s.text) + extra
         seen.add(key)
         chosen.setdefault(s.item, []).append(s)
         covered |= s.terms
