@@ -183,7 +183,8 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     node = nws.node
     metadata = node.metadata.copy()
     metadata.pop(mapping.signals_key, None)
-    content = node.get_content(metadata_mode=MetadataMode.NONE)
+    # A TextNode's content without metadata is its text: read it directly (this runs for every node).
+    content = node.text if type(node) in _PLAIN_TYPES else node.get_content(metadata_mode=MetadataMode.NONE)
     created = _node_timestamp(node, metadata, mapping.created_at_key)
     updated = _node_timestamp(node, metadata, mapping.updated_at_key)
     if type(content) is not str:
