@@ -13,6 +13,9 @@ from ._arguments import check_name, check_options, check_unit
 
 __all__ = ["PageRank"]
 
+_STORE_BACKED = StageTraits(reads_query=False)
+_IN_MEMORY = StageTraits(reads_query=False, in_memory_only=True)
+
 
 class PageRank:
     """Set the ``pagerank`` signal from ``graph_store.pagerank(ids)`` (normalised to [0, 1], max 1).
@@ -22,9 +25,6 @@ class PageRank:
     score outside [0, 1] from the store raises :class:`~graphfuse.InvalidInput`. Works on
     id-only candidates; no per-call options.
     """
-
-    traits = StageTraits(reads_query=False)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
     __slots__ = ("_default", "_graph_store", "_name", "_signal")
 
@@ -42,6 +42,13 @@ class PageRank:
     def name(self) -> str:
         """The stage name."""
         return self._name
+
+    @property
+    def traits(self) -> StageTraits:
+        """What this stage declares to hosts (:func:`graphfuse.stage_traits`): in memory only when its
+        graph store declares ``in_memory_only = True`` (its methods never suspend, as
+        :class:`~graphfuse.stores.InMemoryGraphStore`'s)."""
+        return _IN_MEMORY if getattr(type(self._graph_store), "in_memory_only", False) is True else _STORE_BACKED
 
     def __repr__(self) -> str:
         return f"PageRank(default={self._default}, name={self._name!r})"

@@ -38,6 +38,9 @@ class InMemoryGraphStore:
     it shares the same traversal and PageRank code. Nothing is persisted.
     """
 
+    in_memory_only = True
+    """Its async methods never suspend (no I/O, no thread hop): stages over it may run inline."""
+
     def __init__(self) -> None:
         self._documents: dict[str, Document] = {}
         # (source, target, type) -> (relation, metadata JSON)

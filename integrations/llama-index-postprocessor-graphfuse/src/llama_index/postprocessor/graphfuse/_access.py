@@ -36,9 +36,6 @@ class AccessPostprocessor(StageRunner):
     def class_name(cls) -> str:
         return "AccessPostprocessor"
 
-    def _in_memory_only(self) -> bool:
-        return True  # AccessPopularity computes over the nodes only
-
     def _stage(self) -> Stage:
         return AccessPopularity(
             key=self.key, max_access_count=self.max_access_count, missing=self.missing, signal=self.signal

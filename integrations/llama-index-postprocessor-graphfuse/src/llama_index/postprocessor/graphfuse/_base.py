@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
-from llama_index.core.bridge.pydantic import Field, ValidationError
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
@@ -20,6 +21,7 @@ from graphfuse import (
     StageFailed,
     run_stage,
     run_sync,
+    stage_traits,
 )
 
 from ._instrumentation import get_dispatcher
@@ -27,6 +29,13 @@ from ._instrumentation import get_dispatcher
 __all__ = ["GraphFusePostprocessor", "StageRunner"]
 
 dispatcher = get_dispatcher(__name__)
+
+_T = TypeVar("_T")
+
+
+def _without_memo(private: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in private.items() if k != "_memo"}
+
 
 # Query text for stages that never read it (temporal, PageRank, access, graph) when the host
 # passes no query: graphfuse.Query needs a non-empty text.
@@ -54,6 +63,8 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
         default=False, description="Raise graphfuse.NoCandidates on an empty node list instead of returning []."
     )
 
+    _memo: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = PrivateAttr(default_factory=dict)
+
     def __init__(self, **data: Any) -> None:
         unknown = sorted(set(data) - set(type(self).model_fields))
         if unknown:
@@ -77,6 +88,9 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
         return "GraphFusePostprocessor"
 
     def _mapping(self) -> NodeMapping:
+        return self._built("mapping", self._new_mapping)
+
+    def _new_mapping(self) -> NodeMapping:
         return NodeMapping(
             id_key=self.id_key,
             signals_key=self.signals_key,
@@ -84,6 +98,17 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
             created_at_key=self.created_at_key,
             updated_at_key=self.updated_at_key,
         )
+
+    def _built(self, what: str, build: Callable[[], _T]) -> _T:
+        """``build()``, memoised until a field or private attribute of this postprocessor changes
+        (fields can be reassigned after construction, so the memo is checked against them)."""
+        private = self.__pydantic_private__ or {}
+        memo = self._memo.get(what)
+        if memo is not None and memo[0] == self.__dict__ and memo[1] == _without_memo(private):
+            return cast("_T", memo[2])
+        value = build()
+        self._memo[what] = (dict(self.__dict__), _without_memo(private), value)
+        return value
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         raise NotImplementedError
@@ -133,7 +158,14 @@ class StageRunner(GraphFusePostprocessor):
         return False
 
     def _stage(self) -> Stage:
+        """Build the stage from the current settings (memoised by :meth:`_current_stage`)."""
         raise NotImplementedError
+
+    def _current_stage(self) -> Stage:
+        return self._built("stage", self._stage)
+
+    def _in_memory_only(self) -> bool:
+        return stage_traits(self._current_stage()).in_memory_only
 
     def _filter(self) -> MetadataFilter | None:
         return None
@@ -150,7 +182,7 @@ class StageRunner(GraphFusePostprocessor):
         return Query(text, self._filter())
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
-        stage = self._stage()
+        stage = self._current_stage()
         query = self._query(query_bundle, stage.name)
         mapping = self._mapping()
         converted = to_candidates(nodes, mapping)

@@ -93,9 +93,6 @@ class TemporalDecayPostprocessor(StageRunner):
         # An ISO 8601 duration keeps to_dict()/to_json() JSON-safe and unambiguous; read back as a timedelta.
         return str(TypeAdapter(timedelta).dump_python(value, mode="json"))
 
-    def _in_memory_only(self) -> bool:
-        return True  # TemporalDecay computes over the nodes only
-
     def _stage(self) -> Stage:
         return TemporalDecay(
             half_life=self.half_life,

@@ -35,6 +35,7 @@ above 1 is refused, since a signal lives in [0, 1].
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -83,6 +84,7 @@ __all__ = [
     "parse_timestamp",
     "carries_signals",
     "score_as_signal",
+    "scored",
     "to_candidates",
 ]
 
@@ -181,7 +183,8 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     node = nws.node
     metadata = node.metadata.copy()
     metadata.pop(mapping.signals_key, None)
-    content = node.get_content(metadata_mode=MetadataMode.NONE)
+    # A TextNode's content without metadata is its text: read it directly (this runs for every node).
+    content = node.text if type(node) in _PLAIN_TYPES else node.get_content(metadata_mode=MetadataMode.NONE)
     created = _node_timestamp(node, metadata, mapping.created_at_key)
     updated = _node_timestamp(node, metadata, mapping.updated_at_key)
     if type(content) is not str:
@@ -202,16 +205,57 @@ def node_with_signals(node: BaseNode, signals: Mapping[str, float], signals_key:
     """A shallow copy of ``node`` carrying ``signals`` (hidden from embed and LLM text); ``node`` is not mutated.
 
     Copy-on-write: the copy gets a new metadata dict; the excluded-key lists are copied only when
-    the signals key must be added to them, else shared with the input node.
+    the signals key must be added to them, else shared with the input node. The copy is what
+    ``node.model_copy(update=...)`` returns, built without pydantic's generic copy machinery
+    (postprocessors copy every node of every call).
     """
     metadata = node.metadata.copy()
     metadata[signals_key] = dict(signals)
-    update: dict[str, Any] = {"metadata": metadata}
-    for attr in ("excluded_embed_metadata_keys", "excluded_llm_metadata_keys"):
-        keys: list[str] = getattr(node, attr)
-        if signals_key not in keys:
-            update[attr] = [*keys, signals_key]
-    return node.model_copy(update=update)
+    embed_keys: list[str] = node.excluded_embed_metadata_keys
+    llm_keys: list[str] = node.excluded_llm_metadata_keys
+    if signals_key not in embed_keys:
+        embed_keys = [*embed_keys, signals_key]
+    if signals_key not in llm_keys:
+        llm_keys = [*llm_keys, signals_key]
+    return _shallow_copy(node, metadata, embed_keys, llm_keys)
+
+
+_set = object.__setattr__
+_COPIED_FIELDS = frozenset({"metadata", "excluded_embed_metadata_keys", "excluded_llm_metadata_keys"})
+
+
+def _shallow_copy(node: BaseNode, metadata: dict[str, Any], embed_keys: list[str], llm_keys: list[str]) -> BaseNode:
+    # pydantic's own shallow copy (BaseModel.__copy__), with the three fields replaced.
+    copy = object.__new__(type(node))
+    state = node.__dict__.copy()
+    state["metadata"] = metadata
+    state["excluded_embed_metadata_keys"] = embed_keys
+    state["excluded_llm_metadata_keys"] = llm_keys
+    _set(copy, "__dict__", state)
+    _set(copy, "__pydantic_fields_set__", node.__pydantic_fields_set__ | _COPIED_FIELDS)
+    extra = node.__pydantic_extra__
+    _set(copy, "__pydantic_extra__", None if extra is None else dict(extra))
+    private = node.__pydantic_private__
+    _set(copy, "__pydantic_private__", None if private is None else dict(private))
+    return copy
+
+
+# NodeWithScore is a plain two-field model (no private attributes, no extras): when that holds,
+# scored() builds one without re-validating a node and a score that are already valid.
+_PLAIN_NWS = not NodeWithScore.__private_attributes__ and NodeWithScore.model_config.get("extra") != "allow"
+
+
+def scored(node: BaseNode, score: float | None) -> NodeWithScore:
+    """``NodeWithScore(node=node, score=score)`` for a valid node and a float or ``None`` score, built
+    without re-validating them."""
+    if not _PLAIN_NWS:  # pragma: no cover - a future LlamaIndex with a richer NodeWithScore
+        return NodeWithScore(node=node, score=score)
+    nws = object.__new__(NodeWithScore)
+    _set(nws, "__dict__", {"node": node, "score": score})
+    _set(nws, "__pydantic_fields_set__", {"node", "score"})
+    _set(nws, "__pydantic_extra__", None)
+    _set(nws, "__pydantic_private__", None)
+    return nws
 
 
 def carries_signals(node: BaseNode, signals: Mapping[str, float], signals_key: str) -> bool:
@@ -278,6 +322,71 @@ class Converted:
     groups: dict[str, list[int]]
 
 
+# Nodes from_candidates made (copies carrying signals), with what to_candidates would build from
+# them: the next postprocessor of a chain reuses it instead of converting the node again. Keyed by
+# id(node) and cleared when the node is collected (nodes are not hashable); an entry is used only
+# while the node still holds the metadata, text and source it was made with (compared by value,
+# so a caller editing a returned node in place gets it converted afresh).
+class _Ref(weakref.ref):  # type: ignore[type-arg]
+    __slots__ = ("key",)
+    key: int
+
+
+def _drop(ref: _Ref) -> None:
+    _MADE.pop(ref.key, None)
+
+
+# (ref, id_key, signals_key, doc_id, document, signals, metadata, snapshot, text, source): a tuple, as
+# this is built for every node of every call.
+_Made = tuple[_Ref, "str | None", str, str, Document, dict[str, float], dict[str, Any], dict[str, Any], object, object]
+_MADE: dict[int, _Made] = {}
+_PLAIN_TYPES: tuple[type, ...] = (TextNode, GraphFuseNode)
+_SOURCE = NodeRelationship.SOURCE
+
+
+def _remember(node: BaseNode, doc_id: str, document: Document, signals: dict[str, float], mapping: NodeMapping) -> None:
+    if type(node) not in _PLAIN_TYPES:
+        return  # other node types may compute their content from more than their text
+    metadata = node.metadata
+    snapshot = metadata.copy()
+    snapshot[mapping.signals_key] = signals.copy()
+    key = id(node)
+    ref = _Ref(node, _drop)
+    ref.key = key
+    state = node.__dict__
+    _MADE[key] = (
+        ref,
+        mapping.id_key,
+        mapping.signals_key,
+        doc_id,
+        document,
+        signals,
+        metadata,
+        snapshot,
+        state.get("text"),
+        state["relationships"].get(_SOURCE),
+    )
+
+
+def _made(node: BaseNode, mapping: NodeMapping) -> _Made | None:
+    made = _MADE.get(id(node))
+    if made is None:
+        return None
+    state = node.__dict__
+    metadata = state.get("metadata")
+    if (
+        made[0]() is not node
+        or made[1] != mapping.id_key
+        or made[2] != mapping.signals_key
+        or metadata is not made[6]
+        or state.get("text") is not made[8]
+        or state["relationships"].get(_SOURCE) is not made[9]
+        or metadata != made[7]
+    ):
+        return None
+    return made
+
+
 def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Converted:
     """One candidate per distinct graph id (nodes sharing an id are one document, first node's content).
 
@@ -289,14 +398,22 @@ def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Conve
     for i, nws in enumerate(nodes):
         if not isinstance(nws, NodeWithScore):
             raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
-        doc_id = graph_id(nws.node, mapping.id_key)
-        own = _stored_signals(nws.node, mapping.signals_key)
-        if own is None:
-            own = {}
-            if mapping.score_signal is not None and nws.score is not None:
-                own[mapping.score_signal] = score_as_signal(nws, mapping.score_signal)
+        node = nws.node
+        made = _made(node, mapping) if _MADE else None
+        if made is not None:
+            doc_id = made[3]
+            own = made[5].copy()
+        else:
+            doc_id = graph_id(node, mapping.id_key)
+            stored = _stored_signals(node, mapping.signals_key)
+            if stored is None:
+                own = {}
+                if mapping.score_signal is not None and nws.score is not None:
+                    own[mapping.score_signal] = score_as_signal(nws, mapping.score_signal)
+            else:
+                own = stored
         if doc_id not in docs:
-            docs[doc_id] = _document(nws, doc_id, mapping)
+            docs[doc_id] = made[4] if made is not None else _document(nws, doc_id, mapping)
             signals[doc_id] = own  # a fresh dict either way
             groups[doc_id] = [i]
             continue
@@ -319,6 +436,7 @@ def from_candidates(
     id, carrying the candidate's signals); new ids become new nodes with ``scores[id]`` (or
     ``None``). Candidates ``out`` dropped are dropped."""
     result: list[NodeWithScore] = []
+    documents: dict[str, Document] | None = None
     for c in out:
         members = converted.groups.get(c.id)
         if members is None:
@@ -330,7 +448,11 @@ def from_candidates(
             node = nws.node
             if not carries_signals(node, c.signals, mapping.signals_key):
                 node = node_with_signals(node, c.signals, mapping.signals_key)
-            result.append(NodeWithScore(node=node, score=nws.score))
+                if len(members) == 1:  # the candidate's input document is this node's own
+                    if documents is None:
+                        documents = {k.id: k.document for k in converted.candidates}
+                    _remember(node, c.id, documents[c.id], dict(c.signals), mapping)
+            result.append(scored(node, nws.score))
     return result
 
 
