@@ -220,6 +220,10 @@ class SentenceScorer:
         """The normalised weight of one of the query's content terms (0 for any other term)."""
         return self._weight.get(term, 0.0) / self._norm
 
+    def term_weights(self) -> dict[str, float]:
+        """:meth:`term_weight` of each of the query's content terms (the terms a sentence holds)."""
+        return {t: self.term_weight(t) for t in self._weight}
+
     def sentences(self, i: int) -> list[Sentence]:
         """The scored sentences of item ``i``, in text order."""
         found = self._cache.get(i)
@@ -234,9 +238,12 @@ class SentenceScorer:
         out = []
         keys = self._keys
         whole = item.text
+        # ASCII text: normalising is lower-casing, character by character, so each sentence's words
+        # are read from the item's lower-cased text (one normalisation per item).
+        lowered = whole.lower() if whole.isascii() else None
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
-            words = words_of(text)
+            words = words_of(text) if lowered is None else _WORD.findall(lowered, start, end)
             keys[text] = " ".join(words)
             shared = frozenset(terms_of(words) & q_terms)
             score = sum(weight[t] for t in shared) / norm

@@ -179,8 +179,10 @@ def pack_evidence(
     head_cost = {i: b.count(_head(len(items), it.title, ": ")) for i, it in enumerate(items)}
     covered: set[str] = set()
 
+    weight = scorer.term_weights()
+
     def gain(s: Sentence) -> float:
-        return s.score + COVERAGE * sum(scorer.term_weight(t) for t in s.terms - covered)
+        return s.score + COVERAGE * sum(map(weight.__getitem__, s.terms - covered))
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
     heap = [(-gain(s), n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
