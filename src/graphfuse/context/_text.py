@@ -55,12 +55,12 @@ def sentence_spans(text: str, limit: int | None = None) -> list[tuple[int, int]]
 
 
 def _add(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if end > start:
-        spans.append((start, end))
+    # Whitespace trimmed off both ends (str.strip removes what str.isspace calls whitespace).
+    piece = text[start:end]
+    left = start + len(piece) - len(piece.lstrip())
+    right = end - (len(piece) - len(piece.rstrip()))
+    if right > left:
+        spans.append((left, right))
 
 
 _WORD_FIRST = re.compile(r"\W*(\w+)")
