@@ -210,7 +210,7 @@ class SentenceScorer:
         self._keys: dict[str, str] = {}
 
     def key(self, text: str) -> str:
-        """``_key(text)``, remembered for the sentences this scorer has read."""
+        """``_key(text)``, worked out once per text."""
         found = self._keys.get(text)
         if found is None:
             found = self._keys[text] = _key(text)
@@ -236,7 +236,6 @@ class SentenceScorer:
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
         out = []
-        keys = self._keys
         whole = item.text
         # ASCII text: normalising is lower-casing, character by character, so each sentence's words
         # are read from the item's lower-cased text (one normalisation per item).
@@ -244,7 +243,6 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
             words = words_of(text) if lowered is None else _WORD.findall(lowered, start, end)
-            keys[text] = " ".join(words)
             shared = frozenset(terms_of(words) & q_terms)
             score = sum(weight[t] for t in shared) / norm
             if query_entities is not None and query_entities.search(words):

@@ -32,8 +32,9 @@ class Budgeter:
         self.budget = budget
         self._counts: dict[str, int] = {}
         self.sep_cost = checked_count(counter, _SEP)
-        # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does).
-        self._at_least = counter.at_least if isinstance(counter, TiktokenCounter) else None
+        # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does; not
+        # a subclass, whose count may differ).
+        self._at_least = counter.at_least if type(counter) is TiktokenCounter else None
 
     def over(self, text: str, room: int) -> bool:
         """Whether ``text`` has more than ``room`` tokens; decided without counting when a lower
