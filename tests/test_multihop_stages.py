@@ -14,6 +14,7 @@ from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 from graphfuse.multihop import (
     BM25Index,
     BM25Search,
+    BridgeSearch,
     EntitySeeds,
     PersonalizedPageRank,
     multihop,
@@ -178,6 +179,7 @@ async def test_multihop_preset_finds_the_second_hop() -> None:
         "entity",
         "hydrate_seeds",
         "aggregate_seeds",
+        "bridge",
         "ppr",
         "hydrate_ppr",
         "aggregate",
@@ -188,7 +190,7 @@ async def test_multihop_preset_finds_the_second_hop() -> None:
     assert [r.id for r in results] == ["film", "mandoki"]
     assert results[1].document.content is not None
     no_extras = multihop(graph, vectors, embedder)
-    assert [s.name for s in no_extras.stages] == [n for n in full if n not in ("bm25", "entity")]
+    assert [s.name for s in no_extras.stages] == [n for n in full if n not in ("bm25", "entity", "bridge")]
     with pytest.raises(InvalidInput, match="unknown stage"):
         multihop(graph, vectors, embedder, rerank={"top_k": 3})
 
@@ -197,7 +199,7 @@ def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from graphfuse.plugins import Components, get_registry
 
     registry = get_registry()
-    assert {"bm25", "entity_seeds", "ppr"} <= set(registry.names("stage"))
+    assert {"bm25", "entity_seeds", "bridge", "ppr"} <= set(registry.names("stage"))
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"id": "a", "title": "Alpha Centauri", "text": "a star"}\n', encoding="utf-8")
     components = Components(graph_store=InMemoryGraphStore())
@@ -209,6 +211,9 @@ def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert entity.name == "entity"
     assert "1 titles" in repr(entity)
     assert registry.build_stage("ppr", components, damping=0.6).name == "ppr"
+    bridge = registry.build_stage("bridge", Components(), corpus=str(corpus), seeds=1)
+    assert isinstance(bridge, BridgeSearch)
+    assert "1 documents" in repr(bridge)
     with pytest.raises(InvalidInput, match="stage 'ppr' needs a graph_store"):
         registry.build_stage("ppr", Components())
     with pytest.raises(InvalidInput, match="stage 'entity_seeds' needs a graph_store"):
@@ -356,3 +361,63 @@ async def test_multihop_preset_opt_in_recency_popularity_and_centrality() -> Non
         multihop(graph, vectors, embedder, temporal={})  # no weight for its signal
     with pytest.raises(InvalidInput, match="pagerank"):
         multihop(graph, vectors, embedder, weights=weights, pagerank={})
+
+
+_BRIDGE_CORPUS = [
+    ("film", "Forced Vengeance is a 1982 action film directed by James Fargo.", {"lang": "en"}),
+    ("fargo", "James Fargo is an American director, born in Republic, Washington.", {"lang": "en"}),
+    ("fargo-de", "James Fargo ist ein Regisseur aus Republic, Washington.", {"lang": "de"}),
+    ("noise", "Westerns were a popular genre of the 1950s.", {"lang": "en"}),
+]
+
+
+def _bridge_candidates() -> list[Candidate]:
+    texts = {i: (t, m) for i, t, m in _BRIDGE_CORPUS}
+    text, meta = texts["film"]
+    return [Candidate(Document("film", text, {**meta, "title": "Forced Vengeance"}), {"semantic": 0.9})]
+
+
+async def test_bridge_reaches_the_passage_the_first_one_names() -> None:
+    index = BM25Index(_BRIDGE_CORPUS)
+    question = "Which town is home to the man who made Forced Vengeance?"
+    # BM25 for the question alone does not reach the director's passage.
+    assert "fargo" not in [i for i, _ in index.search(question, limit=2)]
+    stage = BridgeSearch(index)
+    assert stage.names(_BRIDGE_CORPUS[0][1], question, ["Forced Vengeance"]) == ["James Fargo"]
+    out = await stage.run(Query(question), _bridge_candidates(), _ctx())
+    signals = {c.id: dict(c.signals) for c in out}
+    assert signals["film"] == {"semantic": 0.9}  # a seed gets no bridge signal of its own
+    bridged = {i: s["bridge"] for i, s in signals.items() if i != "film"}
+    assert max(bridged.values()) == 1.0
+    assert min(bridged.values()) > 0.0
+    assert bridged["fargo"] > bridged.get("noise", 0.0)
+    assert next(c for c in out if c.id == "fargo").document.content is None  # ids only: hydrate later
+    # The query filter applies to the second hop.
+    only_de = await stage.run(Query(question, filter={"lang": "de"}), _bridge_candidates(), _ctx())
+    assert {c.id for c in only_de} == {"film", "fargo-de"}
+
+
+async def test_bridge_without_names_or_seeds_changes_nothing() -> None:
+    index = BM25Index(_BRIDGE_CORPUS)
+    stage = BridgeSearch(index)
+    unscored = [Candidate(Document("film", _BRIDGE_CORPUS[0][1]), {"ppr": 1.0})]
+    assert await stage.run(Query("Who directed it?"), unscored, _ctx()) == unscored
+    named = [Candidate(Document("x", "no names in here at all."), {"semantic": 1.0})]
+    assert await stage.run(Query("Who directed it?"), named, _ctx()) == named
+    # Names the question already carries are not a bridge.
+    asked = "Where was James Fargo, director of Forced Vengeance, born?"
+    assert stage.names(_BRIDGE_CORPUS[0][1], asked) == []
+
+
+def test_bridge_rejects_bad_settings() -> None:
+    index = BM25Index(_BRIDGE_CORPUS)
+    with pytest.raises(InvalidInput, match="must be a BM25Index"):
+        BridgeSearch("not an index")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="seeds"):
+        BridgeSearch(index, seeds=0)
+    with pytest.raises(InvalidInput, match="positive weight"):
+        BridgeSearch(index, seed_signals={"semantic": 0.0})
+    with pytest.raises(InvalidInput, match=r"unknown per-call option\(s\) \[.depth.\]"):
+        BridgeSearch(index).check_options({"depth": 2})
+    with pytest.raises(InvalidInput, match="'limit'"):
+        BridgeSearch(index).check_options({"limit": -1})

@@ -27,6 +27,7 @@ BUILTIN_NAMES = {
         "access",
         "aggregate",
         "bm25",
+        "bridge",
         "entity_seeds",
         "graph",
         "hydrate",

@@ -10,7 +10,15 @@ import pytest
 from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageRunContext
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, TokenChunker
-from graphfuse.multihop import MULTIHOP_WEIGHTS, BM25Index, BM25Search, EntitySeeds, PersonalizedPageRank, multihop
+from graphfuse.multihop import (
+    MULTIHOP_WEIGHTS,
+    BM25Index,
+    BM25Search,
+    BridgeSearch,
+    EntitySeeds,
+    PersonalizedPageRank,
+    multihop,
+)
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import Hydrate, ParentAggregation, SemanticSearch
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
@@ -220,6 +228,8 @@ async def test_multihop_aggregation_is_a_no_op_on_an_unchunked_corpus() -> None:
             SemanticSearch(vectors, embedder),
             BM25Search(bm25),
             EntitySeeds(graph, linker),
+            Hydrate(graph, name="hydrate_seeds"),
+            BridgeSearch(bm25),
             PersonalizedPageRank(graph),
             Hydrate(graph),
         ],

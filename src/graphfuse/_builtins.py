@@ -97,12 +97,23 @@ def _corpus_records(corpus: Corpus) -> Any:
     return read_sources([corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus))
 
 
-def _bm25(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
-    from .multihop import BM25Index, BM25Search
+def _bm25_index(corpus: Corpus, k1: float, b: float) -> Any:
+    from .multihop import BM25Index
 
     records = _corpus_records(corpus)
-    index = BM25Index(((r.id, f"{r.title} {r.text}" if r.title else r.text, r.metadata) for r in records), k1=k1, b=b)
-    return BM25Search(index, **options)
+    return BM25Index(((r.id, f"{r.title} {r.text}" if r.title else r.text, r.metadata) for r in records), k1=k1, b=b)
+
+
+def _bm25(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
+    from .multihop import BM25Search
+
+    return BM25Search(_bm25_index(corpus, k1, b), **options)
+
+
+def _bridge(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
+    from .multihop import BridgeSearch
+
+    return BridgeSearch(_bm25_index(corpus, k1, b), **options)
 
 
 def _entity_seeds(components: Components, *, corpus: Corpus, **options: Any) -> Any:
@@ -133,7 +144,8 @@ def _time(components: Components, *, corpus: Corpus | None = None, **options: An
 @hookimpl
 def register_stages(register: Register) -> None:
     """semantic, hydrate, graph, temporal, pagerank, access, rerank, aggregate; bm25 (``corpus``, ``k1``, ``b``,
-    ``limit``), entity_seeds (``corpus``, ``limit``, ...), ppr (the multi-hop stages); time (``corpus``
+    ``limit``), entity_seeds (``corpus``, ``limit``, ...), bridge (``corpus``, ``seeds``, ``limit``, ...), ppr
+    (the multi-hop stages); time (``corpus``
     for its timeline, ``mode``, ``reference``, ...: the time-aware stage).
     """
     register("semantic", _semantic)
@@ -146,6 +158,7 @@ def register_stages(register: Register) -> None:
     register("aggregate", _aggregate)
     register("bm25", _bm25)
     register("entity_seeds", _entity_seeds)
+    register("bridge", _bridge)
     register("ppr", _ppr)
     register("time", _time)
 

@@ -1,0 +1,140 @@
+"""The bridge stage: a second lexical hop through the names the best passages mention."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .._errors import InvalidInput
+from .._protocols import RunContext
+from .._traits import StageTraits
+from .._types import Candidate, Document, Query
+from ..indexing import TextEntityExtractor
+from ..stages._arguments import check_name, check_options, check_positive_int, check_unit
+from ._bm25 import BM25Index
+
+__all__ = ["BridgeSearch"]
+
+_OPTIONS = ("seeds", "limit")
+_DEFAULT_SEED_SIGNALS: Mapping[str, float] = {"semantic": 1.0, "bm25": 0.6, "entity": 1.0}
+
+
+class BridgeSearch:
+    """Find the passages one hop on from the best ones through the names those mention.
+
+    A multi-hop question names the first entity ("the director of *Forced Vengeance*"); the
+    passage about it names the bridge ("... directed by James Fargo") but the question does
+    not, so neither vector nor BM25 search for the question reaches the next passage. This
+    stage takes the ``seeds`` best candidates (by ``sum(seed_signals[name] * signal)``, as
+    :class:`PersonalizedPageRank` picks its seeds), reads the proper-noun phrases each one's
+    text carries that the question does not (:class:`~graphfuse.indexing.TextEntityExtractor`;
+    ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for the
+    question plus those names. The ``limit`` best hits of each search get the ``bridge`` signal
+    ``score / best score`` (the largest over the seeds, the seeds themselves left out); new
+    ones are added with ids only (hydrate later). It works the same with or without titles,
+    which is why it helps most where no title links exist. Needs hydrated seeds (it reads
+    their text); the query's metadata filter applies to the searches.
+
+    Per-call options (``options={"bridge": {...}}``): ``seeds``, ``limit``.
+    """
+
+    traits = StageTraits(needs_stores=False, in_memory_only=True)
+    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+
+    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_name", "_seed_signals", "_seeds", "_signal")
+
+    def __init__(
+        self,
+        index: BM25Index,
+        *,
+        seeds: int = 2,
+        limit: int = 10,
+        max_names: int = 8,
+        seed_signals: Mapping[str, float] | None = None,
+        name: str = "bridge",
+        signal: str = "bridge",
+    ) -> None:
+        if not isinstance(index, BM25Index):
+            raise InvalidInput(f"index must be a BM25Index, got {index!r}")
+        self._index = index
+        self._seeds = check_positive_int(seeds, "seeds")
+        self._limit = check_positive_int(limit, "limit")
+        self._max_names = check_positive_int(max_names, "max_names")
+        weights = dict(_DEFAULT_SEED_SIGNALS if seed_signals is None else seed_signals)
+        for key, w in weights.items():
+            check_name(key, "seed_signals key")
+            check_unit(w, f"seed_signals[{key!r}]", high=1e6)
+        if not any(weights.values()):
+            raise InvalidInput("seed_signals needs at least one positive weight")
+        self._seed_signals = weights
+        self._extractor = TextEntityExtractor()
+        self._name = check_name(name, "name")
+        self._signal = check_name(signal, "signal")
+
+    @property
+    def name(self) -> str:
+        """The stage name (key of its per-call options)."""
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"BridgeSearch({self._index!r}, seeds={self._seeds}, limit={self._limit}, name={self._name!r})"
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Validate this stage's per-call options (raises :class:`~graphfuse.InvalidInput`)."""
+        self._settings(options)
+
+    def _settings(self, options: Mapping[str, Any]) -> tuple[int, int]:
+        check_options(self._name, options, _OPTIONS)
+        prefix = f"stage {self._name!r} option"
+        return (
+            check_positive_int(options.get("seeds", self._seeds), f"{prefix} 'seeds'"),
+            check_positive_int(options.get("limit", self._limit), f"{prefix} 'limit'"),
+        )
+
+    def names(self, text: str, question: str, exclude: Sequence[str] = ()) -> list[str]:
+        """The proper-noun phrases of ``text`` (in order, once each) that ``question`` does not contain."""
+        asked = question.casefold()
+        skip = {e.casefold() for e in exclude}
+        out: dict[str, None] = {}
+        for mention in self._extractor.extract(text):
+            if mention.start < 0:
+                continue
+            surface = text[mention.start : mention.end]
+            folded = surface.casefold()
+            if folded in asked or folded in skip:
+                continue
+            out.setdefault(surface, None)
+            if len(out) >= self._max_names:
+                break
+        return list(out)
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        n_seeds, limit = self._settings(query.options.get(self._name, {}))
+        weighted = [
+            (sum(w * c.signals.get(k, 0.0) for k, w in self._seed_signals.items()), c.id, c)
+            for c in candidates
+            if c.document.content
+        ]
+        seeds = sorted((s for s in weighted if s[0] > 0), key=lambda s: (-s[0], s[1]))[:n_seeds]
+        seed_ids = {i for _, i, _ in seeds}
+        bridge: dict[str, float] = {}
+        for _, _, c in seeds:
+            title = c.document.metadata.get("title")
+            names = self.names(c.document.content or "", query.text, [title] if isinstance(title, str) else ())
+            if not names:
+                continue
+            hits = self._index.search(f"{query.text} {' '.join(names)}", limit + n_seeds, filter=query.filter)
+            hits = [(i, s) for i, s in hits if i not in seed_ids][:limit]
+            if not hits:
+                continue
+            top = hits[0][1]
+            for doc_id, score in hits:
+                value = min(1.0, score / top)
+                if value > bridge.get(doc_id, 0.0):
+                    bridge[doc_id] = value
+        if not bridge:
+            return list(candidates)
+        out = [c.with_signal(self._signal, bridge[c.id]) if c.id in bridge else c for c in candidates]
+        present = {c.id for c in candidates}
+        out.extend(Candidate(Document(i), {self._signal: v}) for i, v in bridge.items() if i not in present)
+        return out
