@@ -19,7 +19,8 @@ from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
 from graphfuse.context._evidence import NameMatcher, _pattern
 from graphfuse.context._packing import Budgeter
-from graphfuse.context._text import _END, _word_before, sentence_spans
+from graphfuse.context._text import _END, _word_before, ascii_word_map, sentence_spans, words_of
+from graphfuse.indexing._extractors import normalize
 from graphfuse.stores import InMemoryGraphStore
 
 CL100K = TiktokenCounter("cl100k_base")
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # The splitter's regex as it was first written (a plain alternation): the faster one must match the same.
 PLAIN_END = re.compile(r"""(?:[.!?]+["')\]\u201d\u2019]*(?=\s))|[\u3002\uff01\uff1f]+|\n+""")
 PLAIN_LAST_WORD = re.compile(r"(\w+)\W*$")
+PLAIN_WORD = re.compile(r"\w+")
 
 _tricky = st.lists(
     st.sampled_from([*"ab .!?\n\t\"')]_9é東。\uff01\uff1f\u201d\u2019\u0301²", "Dr", "U.S", " J"]),
@@ -53,6 +55,16 @@ def test_word_before_a_period_matches_the_regex_search(text: str, data: Any) -> 
 @given(text=_tricky, limit=st.integers(min_value=0, max_value=4))
 def test_sentence_spans_with_a_limit_is_a_prefix(text: str, limit: int) -> None:
     assert sentence_spans(text, limit) == sentence_spans(text)[:limit]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)) | _tricky, data=st.data())
+def test_words_read_without_a_regex_are_the_regex_words(text: str, data: Any) -> None:
+    assert words_of(text) == PLAIN_WORD.findall(normalize(text))
+    if text.isascii():  # any slice of the mapped text splits into the words of that slice
+        start = data.draw(st.integers(min_value=0, max_value=len(text)))
+        end = data.draw(st.integers(min_value=start, max_value=len(text)))
+        assert ascii_word_map(text.lower())[start:end].split() == PLAIN_WORD.findall(text.lower(), start, end)
 
 
 _name_words = st.sampled_from(["a", "b", "c", "ab", "abc", "x", "é", "東京", "a_b"])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..indexing._extractors import normalize
 from ._items import Item
-from ._text import content_terms, sentence_spans, terms_of, words_of
+from ._text import ascii_word_map, content_terms, sentence_spans, terms_of, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "score_sentences"]
 
@@ -40,7 +40,7 @@ class Sentence:
 
 
 def _key(text: str) -> str:
-    return " ".join(_WORD.findall(normalize(text)))
+    return " ".join(words_of(text))
 
 
 class NameMatcher:
@@ -238,11 +238,11 @@ class SentenceScorer:
         out = []
         whole = item.text
         # ASCII text: normalising is lower-casing, character by character, so each sentence's words
-        # are read from the item's lower-cased text (one normalisation per item).
-        lowered = whole.lower() if whole.isascii() else None
+        # are read from the item's lower-cased text, its non-word characters made spaces (once per item).
+        mapped = ascii_word_map(whole.lower()) if whole.isascii() else None
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
-            words = words_of(text) if lowered is None else _WORD.findall(lowered, start, end)
+            words = words_of(text) if mapped is None else mapped[start:end].split()
             shared = frozenset(terms_of(words) & q_terms)
             score = sum(weight[t] for t in shared) / norm
             if query_entities is not None and query_entities.search(words):

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from ..indexing._extractors import STOPWORDS, normalize
 
-__all__ = ["content_terms", "cut_to", "sentence_spans", "stem", "terms_of", "words_of"]
+__all__ = ["ascii_word_map", "content_terms", "cut_to", "sentence_spans", "stem", "terms_of", "words_of"]
 
 # A sentence ends at . ! ? (and their CJK forms), closing quotes/brackets included, before
 # whitespace; CJK terminators end a sentence without whitespace. Newlines end one too.
@@ -104,7 +104,19 @@ def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str
 
 def words_of(text: str) -> list[str]:
     """The words (``\\w+``) of ``text`` once normalised: what :func:`content_terms` and the match keys read."""
+    if text.isascii():
+        return ascii_word_map(text.lower()).split()
     return _WORD.findall(normalize(text))
+
+
+# ASCII bytes: a word character (letter, digit, underscore: what \w matches in ASCII) kept, any other a space.
+_ASCII_WORD_MAP = bytes(i if i < 0x80 and (chr(i).isalnum() or chr(i) == "_") else 0x20 for i in range(256))
+
+
+def ascii_word_map(text: str) -> str:
+    """ASCII ``text`` with every non-word character replaced by a space: its ``split()`` is the
+    ``\\w+`` runs (of any slice too), several times faster than a regex ``findall``."""
+    return text.encode("ascii").translate(_ASCII_WORD_MAP).decode("ascii")
 
 
 def terms_of(words: Iterable[str], *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
