@@ -19,6 +19,7 @@ from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
 from graphfuse.context._evidence import NameMatcher, _pattern
 from graphfuse.context._packing import Budgeter
+from graphfuse.context._text import _ABBREVIATIONS as ABBREVIATIONS
 from graphfuse.context._text import _END, _word_before, ascii_word_map, sentence_spans, words_of
 from graphfuse.indexing._extractors import normalize
 from graphfuse.stores import InMemoryGraphStore
@@ -49,6 +50,46 @@ def test_word_before_a_period_matches_the_regex_search(text: str, data: Any) -> 
     dot = data.draw(st.sampled_from([i for i, c in enumerate(text) if c == "."]))
     found = PLAIN_LAST_WORD.search(text, max(0, dot - 40), dot + 1)
     assert _word_before(text, dot) == (found.group(1) if found else "")
+
+
+def plain_sentence_spans(text: str) -> list[tuple[int, int]]:
+    """The sentence splitter as first written: plain regexes and character loops."""
+    spans: list[tuple[int, int]] = []
+
+    def add(start: int, end: int) -> None:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end > start:
+            spans.append((start, end))
+
+    start = 0
+    for m in PLAIN_END.finditer(text):
+        if m.group()[0] == ".":
+            word = PLAIN_LAST_WORD.search(text, max(0, m.start() - 40), m.start() + 1)
+            before = word.group(1) if word else ""
+            if (len(before) == 1 and before.isalpha()) or before.casefold() in ABBREVIATIONS:
+                continue
+        add(start, m.end())
+        start = m.end()
+    add(start, len(text))
+    return spans
+
+
+_prose = st.lists(
+    st.sampled_from([" ", ".", ". ", "!", "\n", "\u3002", "Dr", "U.S", "J", "approx", "Approx", "Washington", "x_y"])
+    | st.sampled_from(
+        ["\ufb05" * 7, "\u0130" * 7, "1234567", "sept", "\u00e9t\u00e9", "\u6771\u4eac", "\u00a0", "\u2028"]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_tricky | _prose)
+def test_sentence_spans_match_the_splitter_as_first_written(text: str) -> None:
+    assert sentence_spans(text) == plain_sentence_spans(text)
 
 
 @settings(max_examples=200, deadline=None)

@@ -23,6 +23,7 @@ _END = re.compile(
 _ABBREVIATION_TEXT = """mr mrs ms dr prof st jr sr vs etc eg ie no nos vol pp inc ltd co corp fig gen gov col lt
     sgt capt rev mt ft jan feb mar apr jun jul aug sep sept oct nov dec approx est ca cf al op"""
 _ABBREVIATIONS = frozenset(_ABBREVIATION_TEXT.split())
+_LONGER = max(map(len, _ABBREVIATIONS)) + 1
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -42,7 +43,9 @@ def sentence_spans(text: str, limit: int | None = None) -> list[tuple[int, int]]
             return spans
         end = m.end()
         dot = m.start()
-        if text[dot] == ".":
+        # (Seven letters or digits before the period: a word longer than any abbreviation, whose
+        # case folding cannot shorten it, so the word need not be read.)
+        if text[dot] == "." and not (dot >= _LONGER and text[dot - _LONGER : dot].isalnum()):
             before = _word_before(text, dot)
             # Initials (J. R. R.), abbreviations (Dr., U.S.) and single letters do not end sentences.
             if (len(before) == 1 and before.isalpha()) or before.casefold() in _ABBREVIATIONS:
