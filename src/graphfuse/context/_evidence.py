@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..indexing._extractors import normalize
+from ..indexing._extractors import STOPWORDS, normalize
 from ._items import Item
-from ._text import ascii_word_map, content_terms, sentence_spans, terms_of, words_of
+from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "score_sentences"]
 
@@ -243,8 +243,9 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
-            shared = frozenset(terms_of(words) & q_terms)
-            score = sum(weight[t] for t in shared) / norm
+            # terms_of(words) & q_terms, inlined (the same set, built the same way).
+            shared = frozenset({stem(word) for word in set(words) - STOPWORDS if len(word) > 1} & q_terms)
+            score = sum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
             if every is not None and any(owners[m] - {i} for m in every.findall(words)):
