@@ -43,7 +43,9 @@ class Budgeter:
             return True
         found = self._counts.get(text)
         if found is None:
-            if self._at_least is not None and self._at_least(text) > room:
+            # (k separate runs of letters take 2k - 1 characters: a text of at most 2 * room
+            # characters has a bound of at most room, not worth working out.)
+            if self._at_least is not None and len(text) > 2 * room and self._at_least(text) > room:
                 return True
             found = self.count(text)
         return found > room
