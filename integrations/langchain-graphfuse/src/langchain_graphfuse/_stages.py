@@ -96,8 +96,11 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         self._mapping = self._document_mapping(id_key)
         self._unknown: Unknown = unknown
         self._graph_store: GraphStore | None = components.graph_store if components is not None else None
-        # Pure in-memory work never suspends: a sync call runs it on the caller's thread.
-        self._inline = traits.in_memory_only and self._graph_store is None
+        # Pure in-memory work never suspends: a sync call runs it on the caller's thread. A graph
+        # store that declares in_memory_only (InMemoryGraphStore) never suspends either.
+        self._inline = traits.in_memory_only and (
+            self._graph_store is None or getattr(type(self._graph_store), "in_memory_only", False) is True
+        )
         self.name = f"graphfuse.{built.name}"
         self._invoke_fn = presigned(self._run)
         self._ainvoke_fn = presigned(self._arun)

@@ -226,3 +226,29 @@ def test_fusion_of_parallel_retrievers(backend: Any) -> None:
     assert out[0].page_content.startswith("Alan Turing")  # the first source's document is kept
     assert set(out[0].metadata["graphfuse"]["contributions"]) == {"graph", "other"}
     assert out[0].metadata["graphfuse"]["query"] == "Alan Turing universal machine"
+
+
+def test_pagerank_over_a_store_that_never_suspends_runs_on_the_callers_thread(
+    backend: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from langchain_graphfuse import _stages
+
+    from graphfuse import run_sync
+    from graphfuse.stores import SQLiteGraphStore
+
+    hops: list[object] = []
+
+    def counting_run_sync(coro: Any) -> Any:
+        hops.append(coro)
+        return run_sync(coro)
+
+    monkeypatch.setattr(_stages, "run_sync", counting_run_sync)
+    out = PageRankRunnable(backend.graph_store).invoke([doc("engine"), doc("ghost")])  # an InMemoryGraphStore
+    assert signals(out, "pagerank")[1] == 0.5
+    assert hops == []
+    sqlite = SQLiteGraphStore(str(tmp_path / "g.db"))
+    try:
+        assert signals(PageRankRunnable(sqlite).invoke([doc("engine")]), "pagerank") == [0.5]
+        assert len(hops) == 1  # a store doing I/O runs on GraphFuse's loop
+    finally:
+        run_sync(sqlite.close())
