@@ -113,7 +113,8 @@ def test_fast_copies_equal_pydantics() -> None:
     assert copy == expected
     assert copy.model_fields_set == expected.model_fields_set
     copy.metadata["x"] = 1
-    assert "x" not in node.metadata and SIGNALS_KEY not in node.metadata
+    assert "x" not in node.metadata
+    assert SIGNALS_KEY not in node.metadata
     assert scored(node, 0.25) == NodeWithScore(node=node, score=0.25)
     assert scored(node, None).model_dump() == NodeWithScore(node=node, score=None).model_dump()
 
