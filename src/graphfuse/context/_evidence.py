@@ -183,7 +183,8 @@ class SentenceScorer:
         df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
-        self._norm = sum(self._weight.values()) or 1.0
+        # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
+        self._norm = math.fsum(self._weight.values()) or 1.0
         self._wants = _expects(query)
         query_entities = NameMatcher(n for n, q in zip(names, in_query, strict=True) if n and q)
         self._query_entities = query_entities if query_entities else None
@@ -245,7 +246,7 @@ class SentenceScorer:
             words = words_of(text) if mapped is None else mapped[start:end].split()
             # terms_of(words) & q_terms, inlined (the same set, built the same way).
             shared = frozenset({stem(word) for word in set(words) - STOPWORDS if len(word) > 1} & q_terms)
-            score = sum(map(weight.__getitem__, shared)) / norm
+            score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
             if every is not None and any(owners[m] - {i} for m in every.findall(words)):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
@@ -185,7 +186,8 @@ def pack_evidence(
     weight = scorer.term_weights()
 
     def gain(s: Sentence) -> float:
-        return s.score + COVERAGE * sum(map(weight.__getitem__, s.terms - covered))
+        # fsum is exact: the gain does not depend on the hash-seeded order of the set of terms.
+        return s.score + COVERAGE * math.fsum(map(weight.__getitem__, s.terms - covered))
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
     heap = [(-gain(s), n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
