@@ -10,13 +10,13 @@ from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..indexing import TextEntityExtractor
-from ..stages._arguments import check_name, check_options, check_positive_int, check_unit
+from ..stages._arguments import check_name, check_options, check_positive_int
 from ._bm25 import BM25Index
+from ._ppr import checked_seed_signals, top_seeds
 
 __all__ = ["BridgeSearch"]
 
 _OPTIONS = ("seeds", "limit")
-_DEFAULT_SEED_SIGNALS: Mapping[str, float] = {"semantic": 1.0, "bm25": 0.6, "entity": 1.0}
 
 
 class BridgeSearch:
@@ -60,13 +60,7 @@ class BridgeSearch:
         self._seeds = check_positive_int(seeds, "seeds")
         self._limit = check_positive_int(limit, "limit")
         self._max_names = check_positive_int(max_names, "max_names")
-        weights = dict(_DEFAULT_SEED_SIGNALS if seed_signals is None else seed_signals)
-        for key, w in weights.items():
-            check_name(key, "seed_signals key")
-            check_unit(w, f"seed_signals[{key!r}]", high=1e6)
-        if not any(weights.values()):
-            raise InvalidInput("seed_signals needs at least one positive weight")
-        self._seed_signals = weights
+        self._seed_signals = checked_seed_signals(seed_signals)
         self._extractor = TextEntityExtractor()
         self._name = check_name(name, "name")
         self._signal = check_name(signal, "signal")
@@ -110,15 +104,10 @@ class BridgeSearch:
 
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         n_seeds, limit = self._settings(query.options.get(self._name, {}))
-        weighted = [
-            (sum(w * c.signals.get(k, 0.0) for k, w in self._seed_signals.items()), c.id, c)
-            for c in candidates
-            if c.document.content
-        ]
-        seeds = sorted((s for s in weighted if s[0] > 0), key=lambda s: (-s[0], s[1]))[:n_seeds]
-        seed_ids = {i for _, i, _ in seeds}
+        seeds = [c for _, c in top_seeds([c for c in candidates if c.document.content], self._seed_signals, n_seeds)]
+        seed_ids = {c.id for c in seeds}
         bridge: dict[str, float] = {}
-        for _, _, c in seeds:
+        for c in seeds:
             title = c.document.metadata.get("title")
             names = self.names(c.document.content or "", query.text, [title] if isinstance(title, str) else ())
             if not names:

@@ -7,6 +7,7 @@ import inspect
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,29 @@ async def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> t
     return ids, matrix
 
 
+DEFAULT_SEED_SIGNALS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "bm25": 0.6, "entity": 1.0})
+"""How the walk (and the bridge stage) weigh a candidate's signals to pick its seeds."""
+
+
+def checked_seed_signals(seed_signals: Mapping[str, float] | None) -> dict[str, float]:
+    """``seed_signals`` (default :data:`DEFAULT_SEED_SIGNALS`) validated: signal names, weights >= 0, one > 0."""
+    weights = dict(DEFAULT_SEED_SIGNALS if seed_signals is None else seed_signals)
+    for key, w in weights.items():
+        check_name(key, "seed_signals key")
+        check_unit(w, f"seed_signals[{key!r}]", high=1e6)
+    if not any(weights.values()):
+        raise InvalidInput("seed_signals needs at least one positive weight")
+    return weights
+
+
+def top_seeds(
+    candidates: Sequence[Candidate], seed_signals: Mapping[str, float], n: int
+) -> list[tuple[float, Candidate]]:
+    """The ``n`` candidates with the highest positive ``sum(seed_signals[name] * signal)``, best first (ties by id)."""
+    weighted = [(sum(w * c.signals.get(k, 0.0) for k, w in seed_signals.items()), c) for c in candidates]
+    return sorted((s for s in weighted if s[0] > 0), key=lambda s: (-s[0], s[1].id))[:n]
+
+
 class PersonalizedPageRank:
     """Spread the candidates' relevance over the graph; emit the ``ppr`` signal and new candidates.
 
@@ -185,13 +209,7 @@ class PersonalizedPageRank:
             raise InvalidInput(f"graph_store must be a GraphStore (with 'related'), got {graph_store!r}")
         self._graph_store = graph_store
         self._damping = _check_damping(damping, "damping")
-        weights = {"semantic": 1.0, "bm25": 0.6, "entity": 1.0} if seed_signals is None else dict(seed_signals)
-        for key, w in weights.items():
-            check_name(key, "seed_signals key")
-            check_unit(w, f"seed_signals[{key!r}]", high=1e6)
-        if not any(weights.values()):
-            raise InvalidInput("seed_signals needs at least one positive weight")
-        self._seed_signals = weights
+        self._seed_signals = checked_seed_signals(seed_signals)
         self._seeds = check_positive_int(seeds, "seeds")
         self._seed_power = check_unit(seed_power, "seed_power", high=10.0, open_low=True)
         self._degree_exponent = check_unit(degree_exponent, "degree_exponent", high=2.0)
@@ -234,9 +252,7 @@ class PersonalizedPageRank:
 
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         damping, n_seeds, limit = self._settings(query.options.get(self._name, {}))
-        weighted = [(sum(w * c.signals.get(k, 0.0) for k, w in self._seed_signals.items()), c.id) for c in candidates]
-        seeds = sorted((w, i) for w, i in weighted if w > 0)[::-1]
-        seeds = sorted(seeds, key=lambda s: (-s[0], s[1]))[:n_seeds]
+        seeds = [(w, c.id) for w, c in top_seeds(candidates, self._seed_signals, n_seeds)]
         extra = context.values.get(GRAPH_SEEDS) if isinstance(context.values, Mapping) else None
         extra = dict(extra) if isinstance(extra, Mapping) else {}
         if not seeds and not extra:
