@@ -126,3 +126,12 @@ async def test_pagerank_runs_inline_only_over_a_store_that_never_suspends(tmp_pa
         assert not stage_traits(PageRank(store)).in_memory_only
     finally:
         await store.close()
+
+
+def test_a_step_reading_another_timestamp_key_converts_afresh() -> None:
+    meta = {"created_at": (NOW - timedelta(days=90)).isoformat(), "published": (NOW - timedelta(days=180)).isoformat()}
+    nodes = [NodeWithScore(node=TextNode(id_="a", text="alpha", metadata=meta), score=0.8)]
+    out = TemporalDecayPostprocessor(clock=clock).postprocess_nodes(nodes)
+    assert temporal(out) == pytest.approx(0.5)
+    again = TemporalDecayPostprocessor(clock=clock, created_at_key="published").postprocess_nodes(out)
+    assert temporal(again) == pytest.approx(0.25)

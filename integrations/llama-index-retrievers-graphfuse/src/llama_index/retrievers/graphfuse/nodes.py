@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
@@ -184,7 +184,7 @@ def _document(nws: NodeWithScore, doc_id: str, mapping: NodeMapping) -> Document
     metadata = node.metadata.copy()
     metadata.pop(mapping.signals_key, None)
     # A TextNode's content without metadata is its text: read it directly (this runs for every node).
-    content = node.text if type(node) in _PLAIN_TYPES else node.get_content(metadata_mode=MetadataMode.NONE)
+    content = cast("TextNode", node).text if type(node) in _PLAIN_TYPES else node.get_content(MetadataMode.NONE)
     created = _node_timestamp(node, metadata, mapping.created_at_key)
     updated = _node_timestamp(node, metadata, mapping.updated_at_key)
     if type(content) is not str:
@@ -336,9 +336,18 @@ def _drop(ref: _Ref) -> None:
     _MADE.pop(ref.key, None)
 
 
-# (ref, id_key, signals_key, doc_id, document, signals, metadata, snapshot, text, source): a tuple, as
-# this is built for every node of every call.
-_Made = tuple[_Ref, "str | None", str, str, Document, dict[str, float], dict[str, Any], dict[str, Any], object, object]
+class _Made(NamedTuple):
+    ref: _Ref
+    mapping: NodeMapping
+    doc_id: str
+    document: Document
+    signals: dict[str, float]
+    metadata: dict[str, Any]  # the node's metadata dict when it was made
+    snapshot: dict[str, Any]  # a copy of it (signals copied too), to notice edits in place
+    text: object
+    source: object
+
+
 _MADE: dict[int, _Made] = {}
 _PLAIN_TYPES: tuple[type, ...] = (TextNode, GraphFuseNode)
 _SOURCE = NodeRelationship.SOURCE
@@ -354,17 +363,18 @@ def _remember(node: BaseNode, doc_id: str, document: Document, signals: dict[str
     ref = _Ref(node, _drop)
     ref.key = key
     state = node.__dict__
-    _MADE[key] = (
-        ref,
-        mapping.id_key,
-        mapping.signals_key,
-        doc_id,
-        document,
-        signals,
-        metadata,
-        snapshot,
-        state.get("text"),
-        state["relationships"].get(_SOURCE),
+    source = state["relationships"].get(_SOURCE)
+    _MADE[key] = _Made(ref, mapping, doc_id, document, signals, metadata, snapshot, state.get("text"), source)
+
+
+def _same_reading(a: NodeMapping, b: NodeMapping) -> bool:
+    # The conversion depends on where the id, signals and timestamps are read (not on score_signal:
+    # a node made here carries its signals).
+    return a is b or (
+        a.id_key == b.id_key
+        and a.signals_key == b.signals_key
+        and a.created_at_key == b.created_at_key
+        and a.updated_at_key == b.updated_at_key
     )
 
 
@@ -375,13 +385,12 @@ def _made(node: BaseNode, mapping: NodeMapping) -> _Made | None:
     state = node.__dict__
     metadata = state.get("metadata")
     if (
-        made[0]() is not node
-        or made[1] != mapping.id_key
-        or made[2] != mapping.signals_key
-        or metadata is not made[6]
-        or state.get("text") is not made[8]
-        or state["relationships"].get(_SOURCE) is not made[9]
-        or metadata != made[7]
+        made.ref() is not node
+        or not _same_reading(made.mapping, mapping)
+        or metadata is not made.metadata
+        or state.get("text") is not made.text
+        or state["relationships"].get(_SOURCE) is not made.source
+        or metadata != made.snapshot
     ):
         return None
     return made
@@ -401,8 +410,8 @@ def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Conve
         node = nws.node
         made = _made(node, mapping) if _MADE else None
         if made is not None:
-            doc_id = made[3]
-            own = made[5].copy()
+            doc_id = made.doc_id
+            own = made.signals.copy()
         else:
             doc_id = graph_id(node, mapping.id_key)
             stored = _stored_signals(node, mapping.signals_key)
@@ -413,7 +422,7 @@ def to_candidates(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Conve
             else:
                 own = stored
         if doc_id not in docs:
-            docs[doc_id] = made[4] if made is not None else _document(nws, doc_id, mapping)
+            docs[doc_id] = made.document if made is not None else _document(nws, doc_id, mapping)
             signals[doc_id] = own  # a fresh dict either way
             groups[doc_id] = [i]
             continue
