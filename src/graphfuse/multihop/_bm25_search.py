@@ -9,7 +9,8 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ..stages._arguments import check_name, check_options, check_positive_int
+from ..stages._arguments import check_options, check_positive_int
+from ..stages._named import NamedStage
 from ._bm25 import BM25Index
 
 __all__ = ["BM25Search"]
@@ -17,7 +18,7 @@ __all__ = ["BM25Search"]
 _OPTIONS = ("limit",)
 
 
-class BM25Search:
+class BM25Search(NamedStage):
     """Lexical (Okapi BM25) search for the query over a :class:`BM25Index`.
 
     The best ``limit`` documents become candidates (ids only, like semantic search: hydrate
@@ -32,20 +33,14 @@ class BM25Search:
     traits = StageTraits(needs_stores=False)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_index", "_limit", "_name", "_signal")
+    __slots__ = ("_index", "_limit")
 
     def __init__(self, index: BM25Index, *, limit: int = 50, name: str = "bm25", signal: str = "bm25") -> None:
         if not isinstance(index, BM25Index):
             raise InvalidInput(f"index must be a BM25Index, got {index!r}")
         self._index = index
         self._limit = check_positive_int(limit, "limit")
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return f"BM25Search({self._index!r}, limit={self._limit}, name={self._name!r})"

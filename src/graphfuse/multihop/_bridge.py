@@ -10,7 +10,8 @@ from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..indexing import TextEntityExtractor
-from ..stages._arguments import check_name, check_options, check_positive_int
+from ..stages._arguments import check_options, check_positive_int
+from ..stages._named import NamedStage
 from ._bm25 import BM25Index
 from ._ppr import checked_seed_signals, top_seeds
 
@@ -19,7 +20,7 @@ __all__ = ["BridgeSearch"]
 _OPTIONS = ("seeds", "limit")
 
 
-class BridgeSearch:
+class BridgeSearch(NamedStage):
     """Find the passages one hop on from the best ones through the names those mention.
 
     A multi-hop question names the first entity ("the director of *Forced Vengeance*"); the
@@ -41,7 +42,7 @@ class BridgeSearch:
     traits = StageTraits(needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_name", "_seed_signals", "_seeds", "_signal")
+    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_seed_signals", "_seeds")
 
     def __init__(
         self,
@@ -62,13 +63,7 @@ class BridgeSearch:
         self._max_names = check_positive_int(max_names, "max_names")
         self._seed_signals = checked_seed_signals(seed_signals)
         self._extractor = TextEntityExtractor()
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return f"BridgeSearch({self._index!r}, seeds={self._seeds}, limit={self._limit}, name={self._name!r})"

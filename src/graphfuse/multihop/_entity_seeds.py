@@ -10,12 +10,13 @@ from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..indexing import EntityExtractor
-from ..stages._arguments import check_name, check_options, check_positive_int, check_unit
+from ..stages._arguments import check_options, check_positive_int, check_unit
+from ..stages._named import NamedStage
 
 __all__ = ["EntitySeeds"]
 
 
-class EntitySeeds:
+class EntitySeeds(NamedStage):
     """Add the documents about entities the query mentions, with a strong ``entity`` signal.
 
     ``linker`` is an entity extractor whose mentions carry ``targets`` (a
@@ -31,7 +32,7 @@ class EntitySeeds:
     traits = StageTraits()
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_graph_store", "_limit", "_linker", "_name", "_signal", "_single")
+    __slots__ = ("_graph_store", "_limit", "_linker", "_single")
 
     def __init__(
         self,
@@ -51,13 +52,7 @@ class EntitySeeds:
         self._linker = linker
         self._limit = check_positive_int(limit, "limit")
         self._single = check_unit(single_word, "single_word")
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return f"EntitySeeds({self._linker!r}, limit={self._limit}, name={self._name!r})"

@@ -21,6 +21,7 @@ from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
+from ..stages._named import NamedStage
 
 __all__ = ["PersonalizedPageRank", "personalized_pagerank"]
 
@@ -126,7 +127,7 @@ def top_seeds(
     return sorted((s for s in weighted if s[0] > 0), key=lambda s: (-s[0], s[1].id))[:n]
 
 
-class PersonalizedPageRank:
+class PersonalizedPageRank(NamedStage):
     """Spread the candidates' relevance over the graph; emit the ``ppr`` signal and new candidates.
 
     The ``seeds`` candidates with the highest seed weight (``sum(seed_signals[name] *
@@ -177,13 +178,11 @@ class PersonalizedPageRank:
         "_limit",
         "_lock",
         "_max_nodes",
-        "_name",
         "_relation_types",
         "_reverse_weight",
         "_seed_power",
         "_seed_signals",
         "_seeds",
-        "_signal",
     )
 
     def __init__(
@@ -219,18 +218,12 @@ class PersonalizedPageRank:
         self._reverse_weight = check_unit(reverse_weight, "reverse_weight", open_low=True)
         self._hops = check_positive_int(hops, "hops", high=3)
         self._max_nodes = check_positive_int(max_nodes, "max_nodes")
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
+        self._set_names(name, signal)
         if exclude_prefix is not None and (not isinstance(exclude_prefix, str) or not exclude_prefix):
             raise InvalidInput(f"exclude_prefix must be a non-empty string or None, got {exclude_prefix!r}")
         self._exclude_prefix = exclude_prefix
         self._cache: tuple[weakref.ref[Any], _Graph] | None = None
         self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
 
     def __repr__(self) -> str:
         return (

@@ -11,7 +11,8 @@ from .._protocols import GraphStore, RunContext
 from .._types import Candidate, Query
 from ..indexing import ENTITY_PREFIX, EntityMatcher
 from ..indexing._indexer import _KIND
-from ..stages._arguments import check_name, check_options, check_unit
+from ..stages._arguments import check_options, check_unit
+from ..stages._named import NamedStage
 from ._ppr import GRAPH_SEEDS
 
 __all__ = ["TextEntitySeeds", "entity_matcher"]
@@ -32,7 +33,7 @@ async def entity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) -> 
     return EntityMatcher(names)
 
 
-class TextEntitySeeds:
+class TextEntitySeeds(NamedStage):
     """Find the entities a question names (tolerant of spacing and case) and seed the walk with them.
 
     ``matcher`` maps entity names to entity node ids (:func:`entity_matcher` reads them from
@@ -44,7 +45,7 @@ class TextEntitySeeds:
     unchanged: the walk, not this stage, turns entities into passages.
     """
 
-    __slots__ = ("_matcher", "_name", "_single", "_weight")
+    __slots__ = ("_matcher", "_single", "_weight")
 
     def __init__(
         self, matcher: EntityMatcher, *, weight: float = 1.0, single_word: float = 0.6, name: str = "text_entity"
@@ -54,12 +55,7 @@ class TextEntitySeeds:
         self._matcher = matcher
         self._weight = check_unit(weight, "weight", high=10.0)
         self._single = check_unit(single_word, "single_word")
-        self._name = check_name(name, "name")
-
-    @property
-    def name(self) -> str:
-        """The stage name."""
-        return self._name
+        self._set_names(name)
 
     def __repr__(self) -> str:
         return f"TextEntitySeeds({self._matcher!r}, name={self._name!r})"

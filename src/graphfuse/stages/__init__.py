@@ -4,6 +4,8 @@ Each stage has a ``name`` (the key of its per-call options, changeable with ``na
 pipeline can hold two of a kind) and writes one signal (named after the stage kind, changeable
 with ``signal=``). Constructor arguments are validated (:class:`~graphfuse.InvalidInput`
 naming the argument); per-call options are validated by ``check_options`` before a run starts.
+They (and the multi-hop and time-aware stages) derive from :class:`NamedStage`, which a
+third-party stage may derive from too.
 
 ================== ============ =========== ==============================================
 class              name         signal      what it does
@@ -23,6 +25,7 @@ from ._access import AccessPopularity
 from ._aggregate import ParentAggregation
 from ._graph import GraphExpansion
 from ._hydrate import Hydrate
+from ._named import NamedStage
 from ._pagerank import PageRank
 from ._rerank import Rerank
 from ._semantic import SemanticSearch
@@ -32,6 +35,7 @@ __all__ = [
     "AccessPopularity",
     "GraphExpansion",
     "Hydrate",
+    "NamedStage",
     "PageRank",
     "ParentAggregation",
     "Rerank",

@@ -11,7 +11,8 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import check_choice, check_name, check_options, check_unit, require_hydrated
+from ._arguments import check_choice, check_options, check_unit, require_hydrated
+from ._named import NamedStage
 
 __all__ = ["AccessPopularity"]
 
@@ -19,7 +20,7 @@ _MISSING = ("neutral", "zero", "error")
 NEUTRAL = 0.5
 
 
-class AccessPopularity:
+class AccessPopularity(NamedStage):
     """Set the ``access`` signal from a metadata counter (``access_count``); more access = higher.
 
     Each count is capped at ``max_access_count`` (1000) and divided by the largest capped count
@@ -36,7 +37,7 @@ class AccessPopularity:
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_cap", "_key", "_missing", "_name", "_signal")
+    __slots__ = ("_cap", "_key", "_missing")
 
     def __init__(
         self,
@@ -52,13 +53,7 @@ class AccessPopularity:
         self._key = key
         self._cap = check_unit(max_access_count, "max_access_count", high=math.inf, open_low=True)
         self._missing = check_choice(missing, "missing", _MISSING)
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return (

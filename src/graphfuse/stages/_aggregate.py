@@ -9,7 +9,8 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ._arguments import check_choice, check_name, check_options, require_hydrated
+from ._arguments import check_choice, check_options, require_hydrated
+from ._named import NamedStage
 
 __all__ = ["ParentAggregation"]
 
@@ -33,7 +34,7 @@ def _mean(values: list[float]) -> float:
 _REDUCERS: Mapping[str, Callable[[list[float]], float]] = {"max": _max, "sum": _sum, "mean": _mean}
 
 
-class ParentAggregation:
+class ParentAggregation(NamedStage):
     """Group chunks with their parent document and combine their signals: one candidate per document.
 
     A candidate whose metadata holds ``key`` (the :class:`~graphfuse.indexing.Indexer` writes
@@ -69,7 +70,7 @@ class ParentAggregation:
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_keep", "_key", "_name", "_reduce")
+    __slots__ = ("_keep", "_key", "_reduce")
 
     def __init__(
         self, *, key: str = "parent_id", reduce: str = "max", keep: str = "parent", name: str = "aggregate"
@@ -79,12 +80,7 @@ class ParentAggregation:
         self._key = key
         self._reduce = check_choice(reduce, "reduce", _REDUCE)
         self._keep = check_choice(keep, "keep", _KEEP)
-        self._name = check_name(name, "name")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name)
 
     def __repr__(self) -> str:
         return (

@@ -10,6 +10,7 @@ from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
+from ._named import NamedStage
 
 __all__ = ["GraphExpansion"]
 
@@ -17,7 +18,7 @@ _OPTIONS = ("depth", "max_expansion", "relation_types", "min_seed_score")
 _MAX_DEPTH = 3
 
 
-class GraphExpansion:
+class GraphExpansion(NamedStage):
     """Add documents within ``depth`` hops (1-3) of the current candidates.
 
     The current candidates are the seeds: ``graph_store.related`` is asked once for all of
@@ -49,10 +50,8 @@ class GraphExpansion:
         "_graph_store",
         "_max_expansion",
         "_min_seed_score",
-        "_name",
         "_relation_types",
         "_seed_signal",
-        "_signal",
     )
 
     def __init__(
@@ -77,13 +76,7 @@ class GraphExpansion:
         self._decay = check_unit(decay, "decay", open_low=True)
         self._seed_signal = None if seed_signal is None else check_name(seed_signal, "seed_signal")
         self._min_seed_score = check_unit(min_seed_score, "min_seed_score")
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return (

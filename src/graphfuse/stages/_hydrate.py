@@ -9,14 +9,15 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import check_name, check_options
+from ._arguments import check_options
+from ._named import NamedStage
 
 __all__ = ["Hydrate"]
 
 PENDING_KEY = "graphfuse_state"
 
 
-class Hydrate:
+class Hydrate(NamedStage):
     """Replace id-only candidates by their full documents from the graph store, keeping signals.
 
     One ``get_documents`` call per run, with the query's filter. Candidates that already
@@ -29,18 +30,13 @@ class Hydrate:
     traits = StageTraits(reads_query=False)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_graph_store", "_name")
+    __slots__ = ("_graph_store",)
 
     def __init__(self, graph_store: GraphStore, *, name: str = "hydrate") -> None:
         if not callable(getattr(graph_store, "get_documents", None)):
             raise InvalidInput(f"graph_store must be a GraphStore (with 'get_documents'), got {graph_store!r}")
         self._graph_store = graph_store
-        self._name = check_name(name, "name")
-
-    @property
-    def name(self) -> str:
-        """The stage name."""
-        return self._name
+        self._set_names(name)
 
     def __repr__(self) -> str:
         return f"Hydrate(name={self._name!r})"

@@ -9,7 +9,8 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import check_name, check_options, check_unit
+from ._arguments import check_options, check_unit
+from ._named import NamedStage
 
 __all__ = ["PageRank"]
 
@@ -17,7 +18,7 @@ _STORE_BACKED = StageTraits(reads_query=False)
 _IN_MEMORY = StageTraits(reads_query=False, in_memory_only=True)
 
 
-class PageRank:
+class PageRank(NamedStage):
     """Set the ``pagerank`` signal from ``graph_store.pagerank(ids)`` (normalised to [0, 1], max 1).
 
     One call per run for the candidates' ids. A candidate the store has no score for (a
@@ -26,7 +27,7 @@ class PageRank:
     id-only candidates; no per-call options.
     """
 
-    __slots__ = ("_default", "_graph_store", "_name", "_signal")
+    __slots__ = ("_default", "_graph_store")
 
     def __init__(
         self, graph_store: GraphStore, *, default: float = 0.5, name: str = "pagerank", signal: str = "pagerank"
@@ -35,13 +36,7 @@ class PageRank:
             raise InvalidInput(f"graph_store must be a GraphStore (with 'pagerank'), got {graph_store!r}")
         self._graph_store = graph_store
         self._default = check_unit(default, "default")
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name."""
-        return self._name
+        self._set_names(name, signal)
 
     @property
     def traits(self) -> StageTraits:

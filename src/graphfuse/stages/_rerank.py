@@ -10,14 +10,15 @@ from .._protocols import Reranker, RunContext, Scorer
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..scoring import WeightedScorer, as_scorer
-from ._arguments import check_name, check_options, check_positive_int, require_hydrated
+from ._arguments import check_options, check_positive_int, require_hydrated
+from ._named import NamedStage
 
 __all__ = ["Rerank"]
 
 _OPTIONS = ("top_k",)
 
 
-class Rerank:
+class Rerank(NamedStage):
     """Set the ``rerank`` signal on the ``top_k`` (20) best candidates and move them first.
 
     "Best" is by the current score under ``scorer`` (default: ``WeightedScorer()`` with the
@@ -34,7 +35,7 @@ class Rerank:
     traits = StageTraits()
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_name", "_reranker", "_scorer", "_signal", "_top_k")
+    __slots__ = ("_reranker", "_scorer", "_top_k")
 
     def __init__(
         self,
@@ -50,13 +51,7 @@ class Rerank:
         self._reranker = reranker
         self._top_k = check_positive_int(top_k, "top_k")
         self._scorer: Scorer = WeightedScorer() if scorer is None else as_scorer(scorer)
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return f"Rerank(top_k={self._top_k}, scorer={self._scorer!r}, name={self._name!r})"

@@ -12,14 +12,15 @@ from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, RunContext, VectorStore
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ._arguments import check_name, check_options, check_positive_int, check_unit, combine_filters
+from ._arguments import check_options, check_positive_int, check_unit, combine_filters
+from ._named import NamedStage
 
 __all__ = ["SemanticSearch"]
 
 _OPTIONS = ("limit", "min_score")
 
 
-class SemanticSearch:
+class SemanticSearch(NamedStage):
     """Vector search for the query; the entry stage of most pipelines.
 
     The query is embedded with ``embedder.embed_query`` and searched with cosine similarity in
@@ -35,7 +36,7 @@ class SemanticSearch:
     traits = StageTraits()
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_embedder", "_filter", "_limit", "_min_score", "_name", "_signal", "_vector_store")
+    __slots__ = ("_embedder", "_filter", "_limit", "_min_score", "_vector_store")
 
     def __init__(
         self,
@@ -57,13 +58,7 @@ class SemanticSearch:
         self._limit = check_positive_int(limit, "limit")
         self._min_score = None if min_score is None else check_unit(min_score, "min_score", low=-1.0)
         self._filter = MetadataFilter.parse(filter)
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return f"SemanticSearch(limit={self._limit}, min_score={self._min_score}, name={self._name!r})"

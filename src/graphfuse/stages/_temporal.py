@@ -12,12 +12,12 @@ from .._traits import StageTraits
 from .._types import Candidate, Query
 from ._arguments import (
     check_choice,
-    check_name,
     check_options,
     check_timedelta,
     check_unit,
     require_hydrated,
 )
+from ._named import NamedStage
 
 __all__ = ["TemporalDecay"]
 
@@ -31,7 +31,7 @@ def _utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-class TemporalDecay:
+class TemporalDecay(NamedStage):
     """Set the ``temporal`` signal to ``0.5 ** (age / half_life)``.
 
     ``age`` is ``clock() - document.<timestamp>`` (``timestamp`` is ``"created_at"`` or
@@ -51,7 +51,7 @@ class TemporalDecay:
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_clock", "_half_life", "_min_score", "_missing", "_name", "_signal", "_timestamp")
+    __slots__ = ("_clock", "_half_life", "_min_score", "_missing", "_timestamp")
 
     def __init__(
         self,
@@ -71,13 +71,7 @@ class TemporalDecay:
         self._clock = clock or _utc_now
         self._timestamp = check_choice(timestamp, "timestamp", _TIMESTAMPS)
         self._missing = check_choice(missing, "missing", _MISSING)
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
+        self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return (

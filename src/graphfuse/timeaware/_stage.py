@@ -10,6 +10,7 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int
+from ..stages._named import NamedStage
 from ._expressions import TimeWindow, parse_time
 from ._timeline import Timeline
 
@@ -38,7 +39,7 @@ def _mode(value: object, what: str) -> str:
     return str(value)
 
 
-class TimeAware:
+class TimeAware(NamedStage):
     """Favour candidates created when the question says; fetch both events of an ordering question.
 
     The query text is read with :func:`~graphfuse.timeaware.parse_time` against the
@@ -67,9 +68,7 @@ class TimeAware:
         "_event_signal",
         "_keep_undated",
         "_mode",
-        "_name",
         "_reference",
-        "_signal",
         "_timeline",
         "_window_limit",
     )
@@ -101,14 +100,8 @@ class TimeAware:
         self._keep_undated = keep_undated
         self._window_limit = check_positive_int(window_limit, "window_limit", low=0)
         self._event_limit = check_positive_int(event_limit, "event_limit", low=0)
-        self._name = check_name(name, "name")
-        self._signal = check_name(signal, "signal")
+        self._set_names(name, signal)
         self._event_signal = check_name(event_signal, "event_signal")
-
-    @property
-    def name(self) -> str:
-        """The stage name (key of its per-call options)."""
-        return self._name
 
     def __repr__(self) -> str:
         return f"TimeAware(timeline={self._timeline!r}, mode={self._mode!r}, name={self._name!r})"
