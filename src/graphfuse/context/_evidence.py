@@ -24,6 +24,9 @@ _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _NUMBER = re.compile(r"\d")
 _TIME_WORDS = frozenset({"when", "year", "date", "born", "die", "died", "founded", "old", "age", "older", "younger"})
 _QUANTITY_WORDS = frozenset({"many", "much", "number", "long", "far", "tall", "high", "population"})
+_PLACE_WORDS = frozenset({"where", "place", "city", "country", "town", "located", "location", "born", "died", "buried"})
+# "in Detroit", "at Ukiah", "of Port of Spain": a place named after a locative preposition.
+_PLACE = re.compile(r"\b(?:in|at|near|of)\s+(?:the\s+)?[A-Z][\w\-]+")
 _PAREN = re.compile(r"\s*\([^()]*\)\s*$")
 
 
@@ -106,9 +109,9 @@ def entity_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
     return _pattern(k for n in names if (k := _name_key(n)))
 
 
-def _expects(query: str) -> tuple[bool, bool]:
+def _expects(query: str) -> tuple[bool, bool, bool]:
     words = {normalize(w) for w in _WORD.findall(query)}
-    return bool(words & _TIME_WORDS), bool(words & _QUANTITY_WORDS)
+    return bool(words & _TIME_WORDS), bool(words & _QUANTITY_WORDS), bool(words & _PLACE_WORDS)
 
 
 # Chosen on the dev questions of three multi-hop sets (docs/context.md has the table).
@@ -232,7 +235,7 @@ class SentenceScorer:
             return found
         w = _WEIGHTS
         item = self._items[i]
-        wants_time, wants_number = self._wants
+        wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
@@ -254,8 +257,10 @@ class SentenceScorer:
             if k == 0:
                 score += w["subject"]
             # (A year has a 1 or a 2: the plain tests skip the regex scan for most sentences.)
-            if (wants_time and ("1" in text or "2" in text) and _YEAR.search(text)) or (
-                wants_number and _NUMBER.search(text)
+            if (
+                (wants_time and ("1" in text or "2" in text) and _YEAR.search(text))
+                or (wants_number and _NUMBER.search(text))
+                or (wants_place and _PLACE.search(text))
             ):
                 score += w["cue"]
             semantic = 0.0
