@@ -366,3 +366,27 @@ def test_context_never_exceeds_the_budget(
     assert cited.isdisjoint(d.id for d in ctx.dropped if d.id.startswith("d") and d.reason != "cap")
     for n in range(1, len(ctx.sources) + 1):
         assert f"[{n}]" in ctx.text
+
+
+def test_a_place_question_prefers_the_sentence_that_names_a_place() -> None:
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    text = "Ada Brook was a composer. Brook died of a stroke at home. Brook died of a stroke in Ukiah."
+    item = Item("p", "Ada Brook", text, 1.0, {}, ("p",))
+    for question in ("Where did Ada Brook die?", "What was the place of death of Ada Brook?"):
+        at_home, in_ukiah = SentenceScorer(question, [item]).sentences(0)[1:]
+        assert in_ukiah.score > at_home.score, question
+        assert "die" in in_ukiah.terms  # "death" in the question, "died" in the text
+    # No place asked for: the two score the same.
+    at_home, in_ukiah = SentenceScorer("Why did Ada Brook die?", [item]).sentences(0)[1:]
+    assert in_ukiah.score == at_home.score
+
+
+def test_relation_words_match_their_forms_in_the_text() -> None:
+    from graphfuse.context._text import content_terms
+
+    assert content_terms("place of death") & content_terms("she died in Ukiah")
+    assert content_terms("date of birth") & content_terms("he was born in 1901")
+    assert content_terms("Who is his spouse?") & content_terms("He married Ann Lee.")
+    assert content_terms("Who is her child?") & content_terms("Her daughter Eva sang.")

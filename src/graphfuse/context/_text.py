@@ -97,7 +97,25 @@ def stem(word: str) -> str:
     else:
         if w.endswith("ed") and len(w) == 4:  # died -> die
             w = w[:-1]
-    return w[:6]
+    w = w[:6]
+    return _RELATION_STEMS.get(w, w)
+
+
+# Words that name one family/biographical relation in a question and another in the text that
+# states it (*place of death* / *died in*, *spouse* / *married*, *child* / *son*).
+_RELATION_STEMS = {
+    "death": "die",
+    "birth": "born",
+    "marry": "spouse",
+    "marria": "spouse",
+    "wife": "spouse",
+    "husban": "spouse",
+    "son": "child",
+    "daught": "child",
+    "childr": "child",
+    "broth": "siblin",
+    "sist": "siblin",
+}
 
 
 def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
