@@ -11,7 +11,7 @@ from graphfuse.context import RegexTokenCounter, abuild_context
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
-# Concepts by the words that express them: "place of birth" and "born in" share a dimension.
+# Concepts by the words that express them: "prize" and "won" share a dimension.
 CONCEPTS = [
     {"birth", "born", "native"},
     {"film", "directed", "director", "drama"},
@@ -36,11 +36,11 @@ class ConceptEmbedder:
         return self._vector(text)
 
 
-QUESTION = "What is the place of birth of the director of Quiet Harbour?"
+QUESTION = "Which prize went to the director of Quiet Harbour?"
 FILM = "Quiet Harbour is a 1961 drama film directed by Anna Berg."
 BERG = (
-    "Anna Berg (1920 - 1990) was a film maker. She won three awards in Oslo. "
-    "Her studio stood by the harbour for forty years. Berg was born in Bergen."
+    "Anna Berg (1920 - 1990) was a film maker. She lived in Oslo for thirty years. "
+    "Her studio stood by the harbour for forty years. Berg won the Golden Lion."
 )
 
 
@@ -54,11 +54,11 @@ def _results() -> list[Result]:
 async def test_a_sentence_worded_unlike_the_question_is_found_with_an_embedder() -> None:
     counter = RegexTokenCounter()
     words_only = await abuild_context(QUESTION, _results(), budget=50, format="evidence", counter=counter)
-    assert "Bergen" not in words_only.text  # "born in" shares no word with "place of birth"
+    assert "Golden Lion" not in words_only.text  # "won" shares no word with "prize"
     with_meaning = await abuild_context(
         QUESTION, _results(), budget=50, format="evidence", counter=counter, embedder=ConceptEmbedder()
     )
-    assert "born in Bergen" in with_meaning.text
+    assert "won the Golden Lion" in with_meaning.text
     assert with_meaning.tokens <= 50
 
 
@@ -90,6 +90,6 @@ async def test_pipeline_context_scores_with_its_own_embedder_unless_told_not_to(
     pipeline = presets.build("minimal", graph_store=graph, vector_store=vectors, embedder=embedder)
     counter = RegexTokenCounter()
     default = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter)
-    assert "born in Bergen" in default.text
+    assert "won the Golden Lion" in default.text
     off = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter, embedder=False)
-    assert "Bergen" not in off.text
+    assert "Golden Lion" not in off.text
