@@ -136,6 +136,7 @@ _WEIGHTS = {
     "shared": 0.5,
 }
 _SHARED_DF = 2
+_SHARED_AMONG = 10
 
 
 def relation_query(query: str, items: Sequence[Item]) -> str | None:
@@ -344,13 +345,13 @@ _EXTRACTOR = TextEntityExtractor()
 
 
 def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
-    """The items after the first that share with it a proper-noun phrase the query does not
-    contain and at most ``_SHARED_DF`` items hold."""
+    """The items among the first ``_SHARED_AMONG`` that share with the first a proper-noun phrase
+    the query does not contain and at most ``_SHARED_DF`` of them hold."""
     if len(items) < 2:
         return []
     asked = f" {' '.join(words_of(query))} "
     names: list[set[str]] = []
-    for it in items:
+    for it in items[:_SHARED_AMONG]:
         keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(it.text)}
         names.append({k for k in keys if len(k) >= 3 and f" {k} " not in asked})
     df: dict[str, int] = {}
@@ -358,7 +359,7 @@ def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
         for k in keys:
             df[k] = df.get(k, 0) + 1
     first = {k for k in names[0] if df[k] <= _SHARED_DF}
-    return [j for j in range(1, len(items)) if not first.isdisjoint(names[j])]
+    return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
 
 
 def _name_key(name: str) -> str | None:

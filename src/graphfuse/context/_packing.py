@@ -195,11 +195,12 @@ def pack_evidence(
     covered: set[str] = set()
 
     weight = scorer.term_weights()
+    cost_scale = {id(s): float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY) for s in pool}
 
     def gain(s: Sentence) -> float:
         # fsum is exact: the gain does not depend on the hash-seeded order of the set of terms.
         value = s.score + COVERAGE * math.fsum(map(weight.__getitem__, s.terms - covered))
-        return value / float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY)
+        return value / cost_scale[id(s)]
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
     heap = [(-gain(s), n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
