@@ -196,8 +196,10 @@ class SentenceScorer:
     score. A document sharing a rare proper-noun phrase (found by
     :class:`~graphfuse.indexing.TextEntityExtractor`, not in the question) with the best-ranked
     document is a bridge document too, at the ``shared`` share of its weight: the hop that no
-    title links. Names are matched as whole words, longest first (a title inside a longer title that the
-    text names does not count on its own).
+    title links (``shared_names=False`` leaves this out: it scales each document's sentences
+    alike, so ranking one document's sentences does not need it). Names are matched as whole
+    words, longest first (a title inside a longer title that the text names does not count on
+    its own).
     """
 
     __slots__ = (
@@ -223,6 +225,8 @@ class SentenceScorer:
         items: Sequence[Item],
         similarity: Mapping[str, float] | None = None,
         relation_similarity: Mapping[str, float] | None = None,
+        *,
+        shared_names: bool = True,
     ) -> None:
         w = _WEIGHTS
         self._items = items
@@ -261,7 +265,7 @@ class SentenceScorer:
             i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
-        for j in _sharing_names_with_first(query, items):
+        for j in _sharing_names_with_first(query, items) if shared_names else ():
             if not in_query[j]:
                 rank[j] = max(rank[j], w["shared"] * rank[0])
         self._rank = rank

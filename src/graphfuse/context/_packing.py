@@ -116,7 +116,8 @@ def pack_passages(
         short = None
         if _one_sentence_fits(head, item.text, b, left):
             if scorer is None:
-                scorer = SentenceScorer(query, items, similarity, relation_similarity)
+                # (Only one passage's sentences are ranked here: no cross-document weights needed.)
+                scorer = SentenceScorer(query, items, similarity, relation_similarity, shared_names=False)
             short = _shorten(head, scorer.sentences(pos), b, left)
         if short is None and not parts:
             cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
