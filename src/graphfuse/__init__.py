@@ -15,6 +15,7 @@ from ._capabilities import (
     SignalInput,
     SignalScorer,
     SignalStage,
+    as_signal_stage,
 )
 from ._deadline import deadline
 from ._errors import (
@@ -88,6 +89,7 @@ __all__ = [
     "VectorRecord",
     "VectorStore",
     "__version__",
+    "as_signal_stage",
     "deadline",
     "parse_timestamp",
     "run_signal_stage",

@@ -36,6 +36,7 @@ __all__ = [
     "SignalInput",
     "SignalScorer",
     "SignalStage",
+    "as_signal_stage",
 ]
 
 
@@ -143,6 +144,22 @@ class SignalStage(Protocol):
     async def signal_values(
         self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext
     ) -> list[float]: ...
+
+
+def as_signal_stage(stage: object) -> SignalStage | None:
+    """``stage`` when a host may call its ``signal_values`` instead of its ``run``, else ``None``.
+
+    That is: it is a :class:`SignalStage` and its ``run`` comes from the class that defines its
+    ``signal_values`` (a subclass overriding only one of them is run as a plain stage, so its
+    override is honoured). Check once per stage object, not per call.
+    """
+    if not isinstance(stage, SignalStage):
+        return None
+    mro = type(stage).__mro__
+    run_owner = next((c for c in mro if "run" in c.__dict__), None)
+    values_owner = next((c for c in mro if "signal_values" in c.__dict__), None)
+    # A subclass overriding one of the two (not both) may have made them disagree: run it as a stage.
+    return stage if run_owner is not None and run_owner is values_owner else None
 
 
 @runtime_checkable

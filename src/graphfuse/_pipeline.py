@@ -434,7 +434,9 @@ def _signal_values(stage: SignalStage, values: object, expected: int) -> list[fl
         got = f"{len(values)} values" if isinstance(values, list) else type(values).__name__
         raise InvalidInput(f"signal_values returned {got}, expected a list of {expected} floats")
     signal = stage.signal
-    return [check_signal(signal, v) for v in values]
+    check_signal(signal, 0.0)  # the name, once
+    # check_signal per value; the common case (a float in [0, 1]) inline.
+    return [v if type(v) is float and 0.0 <= v <= 1.0 else check_signal(signal, v) for v in values]
 
 
 async def _hydrate_results(store: Any, results: list[Result], q: Query) -> list[Result]:

@@ -110,7 +110,8 @@ class TemporalDecay(NamedStage):
         self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext | None = None
     ) -> list[float]:
         """The signal for each id from its timestamp (``values``: UTC datetimes or ``None``), as ``run`` sets it."""
-        half_life = self._half_life_for(query.options.get(self._name, {})).total_seconds()
+        options = query.options.get(self._name)
+        half_life = self._half_life.total_seconds() if not options else self._half_life_for(options).total_seconds()
         return self._values(half_life, ids, values)
 
     def _values(self, half_life: float, ids: Sequence[str], stamps: Sequence[datetime | None]) -> list[float]:
