@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer
+from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer, SignalScorer
 from graphfuse.scoring import DEFAULT_WEIGHTS, ReciprocalRankFusion, WeightedScorer
 
 from ._documents import (
@@ -17,6 +17,8 @@ from ._documents import (
     combine_filters,
     mapping_for,
     parse_input,
+    read_records,
+    record_documents,
     source_ranks,
     to_candidates,
     to_documents,
@@ -133,6 +135,25 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
         return query, filter, candidates, dict(originals), self._scorer
 
     def _fuse(self, value: FusionInput) -> list[Document]:
+        scorer = self._scorer
+        if not (isinstance(value, Mapping) and "documents" not in value) and isinstance(scorer, SignalScorer):
+            # One list of documents: scored from their signals, no candidates.
+            query, filter, docs = parse_input(value, "runnable 'graphfuse.fusion'")
+            if not docs:
+                return []
+            records = read_records(docs, self._mapping)
+            ids = records.ids
+            scores = scorer.score_signals(ids, records.signals)
+            shares = scorer.explain_signals(ids, records.signals)
+            order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[: self._top_n]
+            return record_documents(
+                records,
+                order,
+                query=query,
+                filter=filter,
+                scores=[float(scores[i]) for i in order],
+                contributions=[shares[i] for i in order],
+            )
         query, filter, candidates, originals, scorer = self._candidates(value)
         if not candidates:
             return []
