@@ -1,7 +1,9 @@
 """Overhead of GraphFuse's LlamaIndex postprocessor chain vs LlamaIndex's TimeWeightedPostprocessor.
 
 Same 50 nodes, same run: each postprocessor alone and our chain (temporal + PageRank + access +
-weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. Also
+weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. The synchronous
+variants are timed round-robin (one call of each per round, order rotated), so load from other
+processes on a shared machine hits them alike; the load average is recorded. Also
 ``ContextPostprocessor`` packing 50 passages (~80 tokens each) into a 4000-token context, beside
 the core's ``build_context`` on the same passages as results (the adapter's own cost is the
 difference). Reports the p50 per call in milliseconds and the ratios; writes
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import statistics
@@ -104,6 +107,23 @@ def p50_ms(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(samples)
 
 
+def p50_ms_round_robin(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """p50 of each function in ms, timed round-robin (one call of each per round, order rotated)."""
+    names = list(fns)
+    for _ in range(5):
+        for name in names:
+            fns[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = fns[name]
+            started = time.perf_counter()
+            fn()
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 async def p50_ms_async(fn: Callable[[], Any], repeat: int) -> float:
     for _ in range(5):
         await fn()
@@ -150,17 +170,18 @@ def main() -> None:
             out = await post.apostprocess_nodes(out)
         return out
 
-    theirs = p50_ms(lambda: baseline.postprocess_nodes(nodes), args.repeat)
+    load_before = os.getloadavg()
     # Each postprocessor alone on the same 50 nodes (fusion on the chain's output, which carries signals).
     fused_input = ours_sync_upto(chain[:-1], nodes)
-    each = {
-        type(post).__name__: p50_ms(
-            lambda post=post, inp=(fused_input if post is chain[-1] else nodes): post.postprocess_nodes(inp),
-            args.repeat,
-        )
-        for post in chain
-    }
-    ours = p50_ms(ours_sync, args.repeat)
+    timed: dict[str, Callable[[], Any]] = {"TimeWeightedPostprocessor": lambda: baseline.postprocess_nodes(nodes)}
+    for post in chain:
+        inp = fused_input if post is chain[-1] else nodes
+        timed[type(post).__name__] = lambda post=post, inp=inp: post.postprocess_nodes(inp)
+    timed["chain"] = ours_sync
+    p50s = p50_ms_round_robin(timed, args.repeat)
+    theirs = p50s.pop("TimeWeightedPostprocessor")
+    ours = p50s.pop("chain")
+    each = p50s
     ours_a = asyncio.run(p50_ms_async(ours_async, args.repeat))
     # Context packing: the postprocessor vs the core's build_context on the same passages.
     passages = make_passages(args.nodes, rng)
@@ -190,6 +211,7 @@ def main() -> None:
         "nodes": args.nodes,
         "repeat": args.repeat,
         "python": platform.python_version(),
+        "load_average_1_5_15": [round(x, 2) for x in load_before],
         "p50_ms": {
             "graphfuse_chain_sync": round(ours, 4),
             "graphfuse_chain_async": round(ours_a, 4),

@@ -50,7 +50,7 @@ class WeightedScorer:
     def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]:
         """:meth:`score` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
         w = self._weights
-        return [sum(w[n] * v for n, v in s.items() if n in w) for s in signals]
+        return [sum([w[n] * v for n, v in s.items() if n in w]) for s in signals]
 
     def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
         """:meth:`explain` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""

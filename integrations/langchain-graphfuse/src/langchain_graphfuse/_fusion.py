@@ -34,6 +34,7 @@ FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType({**DEFAULT_WEIGHTS, RETRI
 FusionInput = Sequence[Document] | Mapping[str, Any]
 
 _MODES = ("weighted", "rrf")
+_SUMMED: tuple[type, ...] = (WeightedScorer, ReciprocalRankFusion)  # scorers whose score is the sum of the shares
 
 
 def rank(
@@ -143,8 +144,12 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 return []
             records = read_records(docs, self._mapping)
             ids = records.ids
-            scores = scorer.score_signals(ids, records.signals)
             shares = scorer.explain_signals(ids, records.signals)
+            if type(scorer) in _SUMMED:
+                # Their score is the sum of the shares, added in the same order: one pass, the same floats.
+                scores = [sum(parts.values()) for parts in shares]
+            else:
+                scores = scorer.score_signals(ids, records.signals)
             order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[: self._top_n]
             return record_documents(
                 records,

@@ -679,6 +679,7 @@ def read_records(
     values: list[Any] = []
     index: dict[str, int] = {}
     valid_ids = _VALID_IDS
+    valid_names = _VALID_NAMES
     stamps = _STAMPS
     plain_types = _PLAIN_TYPES
     source_key = _SOURCE
@@ -691,7 +692,12 @@ def read_records(
         state = node.__dict__
         # graph_id, inline for plain nodes; each id checked once.
         doc_id: str
-        if plain and id_key is None and (type(node) is GraphFuseNode or source_key not in state["relationships"]):
+        # (An empty relationships dict is tested first: hashing the enum key costs a Python call.)
+        if (
+            plain
+            and id_key is None
+            and (type(node) is GraphFuseNode or not (rels := state["relationships"]) or source_key not in rels)
+        ):
             doc_id = state["id_"]
             if doc_id not in valid_ids:
                 graph_id(node, id_key)
@@ -711,7 +717,15 @@ def read_records(
                         score if type(score) is float and 0.0 < score <= 1.0 else score_as_signal(nws, score_signal)
                     )
         else:
-            own = _checked_signals(node, raw, signals_key)
+            own = None  # type: ignore[assignment]
+            if type(raw) is dict:  # _checked_signals' common case, inline
+                for name, value in raw.items():
+                    if type(value) is not float or not 0.0 <= value <= 1.0 or name not in valid_names:
+                        break
+                else:
+                    own = raw.copy()
+            if own is None:
+                own = _checked_signals(node, raw, signals_key)
         k = index.get(doc_id)
         if k is not None:
             merged = signals[k]
@@ -753,11 +767,16 @@ _NWS_FIELDS = {"node", "score"}  # shared: NodeWithScore has no other field to a
 
 
 def _copies(
-    nodes: Sequence[NodeWithScore], picks: Sequence[tuple[int, float | None, dict[str, float] | None]], key: str
+    nodes: Sequence[NodeWithScore],
+    picks: Sequence[tuple[int, float | None, dict[str, float] | None]],
+    key: str,
+    *,
+    share: bool = False,
 ) -> list[NodeWithScore]:
     """For each ``(i, score, signals)``: ``scored(node_with_signals(nodes[i].node, signals, key), score)``,
     or ``scored(nodes[i].node, score)`` when the node carries ``signals`` already (or ``signals`` is None).
-    ``signals`` dicts are taken over, not copied. The copies are built inline (this runs per node per step)."""
+    ``signals`` dicts are taken over (``share``: they may be shared, so a copy carries a copy of them).
+    The copies are built inline (this runs per node per step)."""
     out: list[NodeWithScore] = []
     append = out.append
     new = object.__new__
@@ -781,7 +800,7 @@ def _copies(
                     node = node_with_signals(node, signals, key)
             elif not (metadata.get(key) == signals and key in embed_keys and key in llm_keys):
                 metadata = metadata.copy()
-                metadata[key] = signals
+                metadata[key] = signals.copy() if share else signals
                 fresh = state.copy()
                 fresh["metadata"] = metadata
                 if key not in embed_keys:
@@ -856,4 +875,4 @@ def fuse_nodes(
         fused = fused[:top_n]
     all_signals = records.signals
     # A node carrying exactly its merged signals (every node a GraphFuse step returned) is not copied.
-    return _copies(nodes, [(i, score, dict(all_signals[k])) for score, _, i, k in fused], mapping.signals_key)
+    return _copies(nodes, [(i, score, all_signals[k]) for score, _, i, k in fused], mapping.signals_key, share=True)
