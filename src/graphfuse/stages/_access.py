@@ -106,7 +106,16 @@ class AccessPopularity(NamedStage):
         return min(value, self._cap)
 
     def _values(self, ids: Sequence[str], metadata: Sequence[Mapping[str, Any]]) -> list[float]:
-        counts = [self._count(doc_id, m) for doc_id, m in zip(ids, metadata, strict=True)]
+        key = self._key
+        cap = self._cap
+        counts: list[float | None] = []
+        for doc_id, m in zip(ids, metadata, strict=True):
+            raw = m.get(key)
+            # _count's common case inline: a finite non-negative int or float (NaN fails the test).
+            if (type(raw) is int or type(raw) is float) and 0 <= raw < math.inf:
+                counts.append(min(float(raw), cap))
+            else:
+                counts.append(self._count(doc_id, m))
         top = max((n for n in counts if n is not None), default=0.0)
         return [NEUTRAL if n is None else (n / top if top > 0 else 0.0) for n in counts]
 

@@ -81,6 +81,9 @@ class PageRank(NamedStage):
             value = scores.get(doc_id)
             if value is None:
                 value = default
+            elif type(value) is float and 0.0 <= value <= 1.0:
+                out.append(value)
+                continue
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InvalidInput(
                     f"graph store {type(self._graph_store).__name__} returned PageRank {value!r} for "

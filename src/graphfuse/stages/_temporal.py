@@ -125,8 +125,8 @@ class TemporalDecay(NamedStage):
                     raise InvalidInput(f"document {doc_id!r} has no {self._timestamp} (stage {self._name!r})")
                 value = NEUTRAL if missing == "neutral" else 0.0
             else:
-                age = max(0.0, (now - stamp).total_seconds())
-                value = 0.5 ** (age / half_life)
+                age = (now - stamp).total_seconds()
+                value = 0.5 ** ((age if age > 0.0 else 0.0) / half_life)  # max(0.0, age), without the call
                 if floor is not None:
                     value = max(value, floor)
             out.append(value)

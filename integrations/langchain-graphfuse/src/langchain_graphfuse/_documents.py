@@ -175,9 +175,13 @@ def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | 
     queries: set[str] = set()
     filters: list[Any] = []
     for item in docs:
-        if not isinstance(item, Document):
+        if type(item) is not Document and not isinstance(item, Document):
             raise InvalidInput(f"{what} takes a list of Documents, found a {type(item).__name__}")
-        ns = _namespace(item)
+        ns = item.metadata.get(METADATA_KEY)  # _namespace, inline (this runs per document per step)
+        if ns is None:
+            continue
+        if type(ns) is not dict and not isinstance(ns, Mapping):
+            raise InvalidInput(f"metadata[{METADATA_KEY!r}] must be a mapping, got {type(ns).__name__}")
         if ns:
             if isinstance(q := ns.get("query"), str):
                 queries.add(q)
@@ -500,6 +504,7 @@ class Records(NamedTuple):
 
 _VALID_NAMES: set[str] = set()  # signal names check_signal accepted (bounded)
 _STAMPS: dict[str, datetime] = {}  # ISO strings _timestamp parsed (short ones, bounded)
+_VALID_IDS: set[str] = set()  # ids that passed to_graphfuse's id check (bounded)
 _MAX_STAMPS = 65536
 
 
@@ -570,10 +575,15 @@ def read_records(
         own[RETRIEVAL_SIGNAL] = max((n - rank) / n, own.get(RETRIEVAL_SIGNAL, 0.0))
     # What to_graphfuse checks for each id's first document (after all signals, as to_candidates does):
     # the id and content, and both timestamps.
+    valid_ids = _VALID_IDS
     for doc_id, doc in zip(ids, firsts, strict=True):
         metadata = doc.metadata
-        if type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512 or type(doc.page_content) is not str:
+        if type(doc.page_content) is not str or (
+            doc_id not in valid_ids and (type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512)
+        ):
             to_graphfuse(doc_id, doc, mapping)  # raises, naming the problem
+        if doc_id not in valid_ids and len(valid_ids) < _MAX_STAMPS:
+            valid_ids.add(doc_id)
         created = None
         if created_key is not None and (raw_created := metadata.get(created_key)) is not None:
             created = stamps.get(raw_created) if type(raw_created) is str else None
@@ -621,12 +631,16 @@ def record_documents(
     new = object.__new__
     set_ = object.__setattr__
     for i, k in enumerate(range(len(firsts)) if order is None else order):
-        ns: dict[str, Any] = {}
-        if query is not None:
-            ns["query"] = query
-        if filter is not None:
-            ns["filter"] = filter.to_dict()
-        ns["signals"] = all_signals[k]
+        ns: dict[str, Any]
+        if query is None and filter is None:
+            ns = {"signals": all_signals[k]}
+        else:
+            ns = {}
+            if query is not None:
+                ns["query"] = query
+            if filter is not None:
+                ns["filter"] = filter.to_dict()
+            ns["signals"] = all_signals[k]
         if scores is not None:
             ns["score"] = scores[i]
             ns["contributions"] = dict(contributions[i]) if contributions is not None else {}

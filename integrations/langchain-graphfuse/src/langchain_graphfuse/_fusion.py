@@ -41,8 +41,13 @@ def rank(
     candidates: Sequence[Candidate], scorer: Scorer, top_n: int | None
 ) -> tuple[list[Candidate], list[float], list[dict[str, float]]]:
     """Score and sort (best first, ties by id), keeping at most ``top_n``."""
-    scores = scorer.score(candidates)
-    shares = scorer.explain(candidates)
+    if type(scorer) in _SUMMED:
+        # The built-in scorers' score is the sum of the shares, added in the same order: one pass, the same floats.
+        shares = scorer.explain(candidates)
+        scores = [sum(parts.values()) for parts in shares]
+    else:
+        scores = scorer.score(candidates)
+        shares = scorer.explain(candidates)
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))[:top_n]
     return [candidates[i] for i in order], [float(scores[i]) for i in order], [dict(shares[i]) for i in order]
 
