@@ -768,14 +768,16 @@ _NWS_FIELDS = {"node", "score"}  # shared: NodeWithScore has no other field to a
 
 def _copies(
     nodes: Sequence[NodeWithScore],
-    picks: Sequence[tuple[int, float | None, dict[str, float] | None]],
+    order: Sequence[int],
+    signals: Sequence[dict[str, float]],
     key: str,
+    scores: Sequence[float] | None = None,
     *,
     share: bool = False,
 ) -> list[NodeWithScore]:
-    """For each ``(i, score, signals)``: ``scored(node_with_signals(nodes[i].node, signals, key), score)``,
-    or ``scored(nodes[i].node, score)`` when the node carries ``signals`` already (or ``signals`` is None).
-    ``signals`` dicts are taken over (``share``: they may be shared, so a copy carries a copy of them).
+    """For each ``i = order[j]``: ``scored(node_with_signals(nodes[i].node, signals[j], key), score)`` with
+    ``score`` ``scores[j]`` (default ``nodes[i].score``), or the node itself when it carries ``signals[j]``
+    already. The signal dicts are taken over (``share``: they may be shared, so a copy carries a copy).
     The copies are built inline (this runs per node per step)."""
     out: list[NodeWithScore] = []
     append = out.append
@@ -783,46 +785,48 @@ def _copies(
     setattr_ = _set
     copied = _COPIED_FIELDS
     nws_fields = _NWS_FIELDS if _PLAIN_NWS else None
-    for i, score, signals in picks:
-        node = nodes[i].node
-        if signals is not None:
-            state = node.__dict__
-            metadata = state.get("metadata")
-            embed_keys = state.get("excluded_embed_metadata_keys")
-            llm_keys = state.get("excluded_llm_metadata_keys")
-            if (
-                type(metadata) is not dict
-                or type(embed_keys) is not list
-                or type(llm_keys) is not list
-                or node.__pydantic_extra__ is not None
-            ):
-                if not carries_signals(node, signals, key):
-                    node = node_with_signals(node, signals, key)
-            elif not (metadata.get(key) == signals and key in embed_keys and key in llm_keys):
-                metadata = metadata.copy()
-                metadata[key] = signals.copy() if share else signals
-                fresh = state.copy()
-                fresh["metadata"] = metadata
-                if key not in embed_keys:
-                    fresh["excluded_embed_metadata_keys"] = [*embed_keys, key]
-                if key not in llm_keys:
-                    fresh["excluded_llm_metadata_keys"] = [*llm_keys, key]
-                copy = new(type(node))
-                setattr_(copy, "__dict__", fresh)
-                setattr_(copy, "__pydantic_fields_set__", node.__pydantic_fields_set__ | copied)
-                setattr_(copy, "__pydantic_extra__", None)
-                private = node.__pydantic_private__
-                setattr_(copy, "__pydantic_private__", None if private is None else dict(private))
-                node = copy
+    for j, i in enumerate(order):
+        nws = nodes[i]
+        node = nws.node
+        node_signals = signals[j]
+        score = nws.score if scores is None else scores[j]
+        state = node.__dict__
+        metadata = state.get("metadata")
+        embed_keys = state.get("excluded_embed_metadata_keys")
+        llm_keys = state.get("excluded_llm_metadata_keys")
+        if (
+            type(metadata) is not dict
+            or type(embed_keys) is not list
+            or type(llm_keys) is not list
+            or node.__pydantic_extra__ is not None
+        ):
+            if not carries_signals(node, node_signals, key):
+                node = node_with_signals(node, node_signals, key)
+        elif not (metadata.get(key) == node_signals and key in embed_keys and key in llm_keys):
+            metadata = metadata.copy()
+            metadata[key] = node_signals.copy() if share else node_signals
+            fresh = state.copy()
+            fresh["metadata"] = metadata
+            if key not in embed_keys:
+                fresh["excluded_embed_metadata_keys"] = [*embed_keys, key]
+            if key not in llm_keys:
+                fresh["excluded_llm_metadata_keys"] = [*llm_keys, key]
+            copy = new(type(node))
+            setattr_(copy, "__dict__", fresh)
+            setattr_(copy, "__pydantic_fields_set__", node.__pydantic_fields_set__ | copied)
+            setattr_(copy, "__pydantic_extra__", None)
+            private = node.__pydantic_private__
+            setattr_(copy, "__pydantic_private__", None if private is None else dict(private))
+            node = copy
         if nws_fields is None:  # pragma: no cover - a future LlamaIndex with a richer NodeWithScore
             append(NodeWithScore(node=node, score=score))
             continue
-        nws = new(NodeWithScore)
-        setattr_(nws, "__dict__", {"node": node, "score": score})
-        setattr_(nws, "__pydantic_fields_set__", nws_fields)
-        setattr_(nws, "__pydantic_extra__", None)
-        setattr_(nws, "__pydantic_private__", None)
-        append(nws)
+        made = new(NodeWithScore)
+        setattr_(made, "__dict__", {"node": node, "score": score})
+        setattr_(made, "__pydantic_fields_set__", nws_fields)
+        setattr_(made, "__pydantic_extra__", None)
+        setattr_(made, "__pydantic_private__", None)
+        append(made)
     return out
 
 
@@ -832,14 +836,19 @@ def with_record_signals(
     """The nodes in record order (each id's nodes together), each carrying its id's ``records.signals``:
     what :func:`from_candidates` returns for candidates with those ids and signals, in that order.
     The signal dicts of ``records`` are taken over by the copies."""
-    picks: list[tuple[int, float | None, dict[str, float] | None]] = []
-    for signals, members in zip(records.signals, records.groups, strict=True):
+    groups = records.groups
+    if len(groups) == len(nodes):  # every id once: one node per record, its signals taken over
+        return _copies(nodes, [g[0] for g in groups], records.signals, mapping.signals_key)
+    order: list[int] = []
+    signals: list[dict[str, float]] = []
+    for own, members in zip(records.signals, groups, strict=True):
         if len(members) == 1:
-            i = members[0]
-            picks.append((i, nodes[i].score, signals))
+            order.append(members[0])
+            signals.append(own)
         else:
-            picks.extend((i, nodes[i].score, dict(signals)) for i in members)
-    return _copies(nodes, picks, mapping.signals_key)
+            order.extend(members)
+            signals.extend(dict(own) for _ in members)
+    return _copies(nodes, order, signals, mapping.signals_key)
 
 
 async def apply_signal_stage(
@@ -875,4 +884,11 @@ def fuse_nodes(
         fused = fused[:top_n]
     all_signals = records.signals
     # A node carrying exactly its merged signals (every node a GraphFuse step returned) is not copied.
-    return _copies(nodes, [(i, score, all_signals[k]) for score, _, i, k in fused], mapping.signals_key, share=True)
+    return _copies(
+        nodes,
+        [t[2] for t in fused],
+        [all_signals[t[3]] for t in fused],
+        mapping.signals_key,
+        [t[0] for t in fused],
+        share=True,
+    )
