@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.documents import Document
@@ -129,30 +130,33 @@ def test_a_signal_stage_on_documents_equals_the_candidate_path(
     assert _shown(docs) == _shown(before)  # copy-on-write
 
 
+def _generic_fusion(fusion: WeightedFusion, value: Any) -> list[Document]:
+    """WeightedFusion's candidate path, as it was."""
+    query, filter, candidates, originals, scorer = fusion._candidates(value)
+    if not candidates:
+        return []
+    ranked, scores, shares = rank(candidates, scorer, fusion._top_n)
+    return to_documents(
+        ranked,
+        originals,
+        query=query,
+        filter=filter,
+        mapping=fusion._mapping,
+        scores=scores,
+        contributions=shares,
+        inputs=candidates,
+    )
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=document_lists(), rrf=st.booleans(), top_n=st.one_of(st.none(), st.integers(1, 4)))
 def test_fusion_on_documents_equals_the_candidate_path(docs: list[Document], rrf: bool, top_n: int | None) -> None:
     fusion = WeightedFusion(mode="rrf", k=3, top_n=top_n) if rrf else WeightedFusion(top_n=top_n)
 
-    def generic() -> list[Document]:
-        # WeightedFusion's candidate path, as it was.
-        query, filter, candidates, originals, scorer = fusion._candidates(copy.deepcopy(docs))
-        if not candidates:
-            return []
-        ranked, scores, shares = rank(candidates, scorer, top_n)
-        return to_documents(
-            ranked,
-            originals,
-            query=query,
-            filter=filter,
-            mapping=mapping_for(None),
-            scores=scores,
-            contributions=shares,
-            inputs=candidates,
-        )
-
     before = copy.deepcopy(docs)
-    assert _outcome(lambda: _shown(fusion.invoke(docs))) == _outcome(lambda: _shown(generic()))
+    assert _outcome(lambda: _shown(fusion.invoke(docs))) == _outcome(
+        lambda: _shown(_generic_fusion(fusion, copy.deepcopy(docs)))
+    )
     assert _shown(docs) == _shown(before)
 
 
@@ -175,3 +179,52 @@ def test_a_chain_equals_the_candidate_chain(docs: list[Document]) -> None:
         | WeightedFusion(top_n=5)
     )
     assert _outcome(lambda: _shown(fast.invoke(docs))) == _outcome(lambda: _shown(slow.invoke(copy.deepcopy(docs))))
+
+
+class _MyDocument(Document):
+    """A user's own document type."""
+
+
+class _Opaque:
+    def __init__(self, stage: Stage) -> None:
+        self.name = stage.name
+        self._stage = stage
+        self.traits = stage.traits  # type: ignore[attr-defined]
+
+    async def run(self, query: Any, candidates: Any, context: Any) -> Any:
+        return await self._stage.run(query, candidates, context)
+
+
+def _odd_documents() -> list[Document]:
+    stamp = (NOW - timedelta(days=30)).isoformat()
+    return [
+        _MyDocument(id="a", page_content="mine", metadata={"created_at": stamp, "access_count": 4, "key": "k1"}),
+        Document(page_content="anonymous", metadata={"access_count": 8, "key": "k2"}),
+        Document(page_content="anonymous", metadata={"access_count": 1}),  # the same content: one document
+        Document(id="b", page_content="b", metadata={"graphfuse": {"signals": {"graph": 0.5}, "query": "q"}}),
+    ]
+
+
+@pytest.mark.parametrize("which", range(len(STAGES)))
+@pytest.mark.parametrize("id_key", [None, "key"])
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_other_document_types_id_keys_and_filters_match_the_candidate_path(
+    which: int, id_key: str | None, wrapped: bool
+) -> None:
+    stage = STAGES[which]
+    fast = StageRunnable(stage, id_key=id_key, filter={"tenant": "acme"})
+    slow = StageRunnable(_Opaque(stage), id_key=id_key, filter={"tenant": "acme"})
+    assert as_signal_stage(fast.stage) is not None
+    assert as_signal_stage(slow.stage) is None
+    docs = _odd_documents()
+
+    def value(d: list[Document]) -> Any:
+        return {"query": "q2", "documents": d, "filter": {"lang": "en"}} if wrapped else d
+
+    expected = _outcome(lambda: _shown(slow.invoke(value(copy.deepcopy(docs)))))
+    got = _outcome(lambda: _shown(fast.invoke(value(docs))))
+    assert got == expected
+    fusion = WeightedFusion(top_n=3, id_key=id_key)
+    if got[0] == "ok":
+        out = fast.invoke(value(docs))
+        assert _shown(fusion.invoke(out)) == _shown(_generic_fusion(fusion, copy.deepcopy(out)))

@@ -269,3 +269,50 @@ def test_the_fast_path_reads_the_configured_timestamp_key(when: datetime) -> Non
     out = TemporalDecayPostprocessor(clock=clock, created_at_key="published").postprocess_nodes([node])
     assert out[0].node.metadata["graphfuse_signals"]["temporal"] == pytest.approx(0.5)
     assert when.tzinfo is None or when.tzinfo == timezone.utc
+
+
+class _Subclass(TextNode):
+    """A user's own node type (its content may come from more than its text)."""
+
+
+def _odd_nodes() -> list[NodeWithScore]:
+    from llama_index.core.schema import ImageNode, IndexNode
+    from llama_index.retrievers.graphfuse import GraphFuseNode
+
+    stamp = (NOW - timedelta(days=30)).isoformat()
+    chunk = TextNode(id_="c1", text="chunk", metadata={"created_at": stamp, "access_count": 3, "doc": "a"})
+    chunk.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id="a")
+    return [
+        NodeWithScore(node=ImageNode(id_="img", text="caption", metadata={"created_at": stamp, "doc": "b"}), score=0.4),
+        NodeWithScore(node=IndexNode(id_="idx", text="index", index_id="i", metadata={"doc": "c"}), score=0.2),
+        NodeWithScore(node=_Subclass(id_="sub", text="own", metadata={"access_count": 9, "doc": "d"}), score=None),
+        NodeWithScore(node=GraphFuseNode(id_="a", text="doc a", metadata={"doc": "a"}), score=0.9),
+        NodeWithScore(node=chunk, score=0.7),  # shares graph id "a" with the GraphFuseNode (by source)
+    ]
+
+
+@pytest.mark.parametrize("which", range(len(_stages())))
+@pytest.mark.parametrize("id_key", [None, "doc"])
+def test_other_node_types_and_id_keys_match_the_candidate_path(which: int, id_key: str | None) -> None:
+    stage = _stages()[which]
+    signal_stage = as_signal_stage(stage)
+    assert signal_stage is not None
+    mapping = NodeMapping(id_key=id_key)
+    nodes = _odd_nodes()
+    expected = _outcome(lambda: _shown(generic_stage(stage, copy.deepcopy(nodes), mapping)))
+    got = _outcome(lambda: _shown(_run(apply_signal_stage(signal_stage, Query("(no query)"), nodes, mapping))))
+    assert got == expected
+    scorer = WeightedScorer({"semantic": 0.5, "access": 0.5})
+    assert _outcome(lambda: _shown(fuse_nodes(nodes, scorer, mapping, 3))) == _outcome(
+        lambda: _shown(generic_fusion(copy.deepcopy(nodes), scorer, mapping, 3))
+    )
+
+
+def test_a_node_missing_the_id_key_is_refused_like_before() -> None:
+    nodes = [NodeWithScore(node=TextNode(id_="n", text="x"), score=0.5)]
+    mapping = NodeMapping(id_key="doc")
+    stage = AccessPopularity()
+    expected = _outcome(lambda: _shown(generic_stage(stage, copy.deepcopy(nodes), mapping)))
+    got = _outcome(lambda: _shown(_run(apply_signal_stage(stage, Query("(no query)"), nodes, mapping))))
+    assert got == expected
+    assert got[0] == "InvalidInput"
