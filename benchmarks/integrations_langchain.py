@@ -13,7 +13,8 @@ reversed). Measured per call, p50 over many repetitions, in one run:
   per-step cost: callbacks, config, the sequence), the floor under any four-runnable chain.
 
 The synchronous variants are timed round-robin (one call of each per round), so load from
-other processes on a shared machine hits them alike. Overhead = p50 minus the baseline's p50.
+other processes on a shared machine hits them alike. Overhead = p50 minus the baseline's p50;
+the load average at the start is recorded.
 Writes benchmarks/results/integrations_langchain.json.
 Run: python benchmarks/integrations_langchain.py [--repeats 300]
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import statistics
@@ -142,6 +144,7 @@ def main() -> None:
     assert len(ensemble.invoke(query)) == N_DOCS
 
     r = args.repeats
+    load = os.getloadavg()
     timings = p50_sync(
         {
             "baseline": lambda: a.invoke(query),
@@ -161,6 +164,7 @@ def main() -> None:
         "benchmark": "integrations_langchain",
         "documents": N_DOCS,
         "repeats": r,
+        "load_average_1_5_15": [round(x, 2) for x in load],
         "p50_ms": {k: round(v * 1000, 3) for k, v in timings.items()},
         "p50_overhead_ms": overhead_ms,
         "overhead_ratio_vs_ensemble": ratios,

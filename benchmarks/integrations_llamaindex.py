@@ -1,10 +1,14 @@
 """Overhead of GraphFuse's LlamaIndex postprocessor chain vs LlamaIndex's TimeWeightedPostprocessor.
 
 Same 50 nodes, same run: each postprocessor alone and our chain (temporal + PageRank + access +
-weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. Also
+weighted fusion, sync and async paths) against ``TimeWeightedPostprocessor``. The synchronous
+variants are timed round-robin (one call of each per round, order rotated), so load from other
+processes on a shared machine hits them alike; the load average is recorded. Also
 ``ContextPostprocessor`` packing 50 passages (~80 tokens each) into a 4000-token context, beside
 the core's ``build_context`` on the same passages as results (the adapter's own cost is the
-difference). Reports the p50 per call in milliseconds and the ratios; writes
+difference). Also the floor of copy-on-write: a postprocessor that only copies each node with one
+more signal, and four such steps (three copies, then new ``NodeWithScore`` objects, as fusion makes).
+Reports the p50 per call in milliseconds and the ratios; writes
 ``benchmarks/results/integrations_llamaindex.json``. Reports only.
 
 Run: ``python benchmarks/integrations_llamaindex.py [--repeat 200]``
@@ -15,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import random
 import statistics
@@ -25,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.postprocessor import TimeWeightedPostprocessor
-from llama_index.core.schema import NodeWithScore, TextNode
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.postprocessor.graphfuse import (
     AccessPostprocessor,
     ContextPostprocessor,
@@ -33,6 +39,7 @@ from llama_index.postprocessor.graphfuse import (
     TemporalDecayPostprocessor,
     WeightedFusionPostprocessor,
 )
+from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, node_with_signals, scored
 
 from graphfuse import Document, Relation, Result
 from graphfuse.context import build_context, get_token_counter
@@ -40,6 +47,28 @@ from graphfuse.stores import InMemoryGraphStore
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 RESULTS = Path(__file__).resolve().parent / "results" / "integrations_llamaindex.json"
+
+
+class CopyOnly(BaseNodePostprocessor):
+    """The floor of any copy-on-write postprocessor: a copy of each node carrying one more signal, nothing else."""
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        out = []
+        for n in nodes:
+            signals = {**n.node.metadata.get(SIGNALS_KEY, {}), "copy": 0.5}
+            out.append(scored(node_with_signals(n.node, signals, SIGNALS_KEY), n.score))
+        return out
+
+
+class Rewrap(BaseNodePostprocessor):
+    """The floor of a fusion step: new ``NodeWithScore`` objects (the nodes reused), sorted."""
+
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        return sorted((scored(n.node, n.score) for n in nodes), key=lambda n: -(n.score or 0.0))
 
 
 def make_nodes(n: int, rng: random.Random) -> list[NodeWithScore]:
@@ -104,6 +133,23 @@ def p50_ms(fn: Callable[[], Any], repeat: int) -> float:
     return statistics.median(samples)
 
 
+def p50_ms_round_robin(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """p50 of each function in ms, timed round-robin (one call of each per round, order rotated)."""
+    names = list(fns)
+    for _ in range(5):
+        for name in names:
+            fns[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        shift = i % len(names)
+        for name in names[shift:] + names[:shift]:
+            fn = fns[name]
+            started = time.perf_counter()
+            fn()
+            samples[name].append((time.perf_counter() - started) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 async def p50_ms_async(fn: Callable[[], Any], repeat: int) -> float:
     for _ in range(5):
         await fn()
@@ -150,17 +196,23 @@ def main() -> None:
             out = await post.apostprocess_nodes(out)
         return out
 
-    theirs = p50_ms(lambda: baseline.postprocess_nodes(nodes), args.repeat)
+    load_before = os.getloadavg()
     # Each postprocessor alone on the same 50 nodes (fusion on the chain's output, which carries signals).
     fused_input = ours_sync_upto(chain[:-1], nodes)
-    each = {
-        type(post).__name__: p50_ms(
-            lambda post=post, inp=(fused_input if post is chain[-1] else nodes): post.postprocess_nodes(inp),
-            args.repeat,
-        )
-        for post in chain
-    }
-    ours = p50_ms(ours_sync, args.repeat)
+    timed: dict[str, Callable[[], Any]] = {"TimeWeightedPostprocessor": lambda: baseline.postprocess_nodes(nodes)}
+    for post in chain:
+        inp = fused_input if post is chain[-1] else nodes
+        timed[type(post).__name__] = lambda post=post, inp=inp: post.postprocess_nodes(inp)
+    timed["chain"] = ours_sync
+    copy_only, rewrap = CopyOnly(), Rewrap()
+    floor_chain = [copy_only, copy_only, copy_only, rewrap]
+    timed["copy_only"] = lambda: copy_only.postprocess_nodes(nodes)
+    timed["copy_only_chain"] = lambda: ours_sync_upto(floor_chain, nodes)
+    p50s = p50_ms_round_robin(timed, args.repeat)
+    theirs = p50s.pop("TimeWeightedPostprocessor")
+    ours = p50s.pop("chain")
+    floor = {"copy_only": p50s.pop("copy_only"), "copy_only_chain": p50s.pop("copy_only_chain")}
+    each = p50s
     ours_a = asyncio.run(p50_ms_async(ours_async, args.repeat))
     # Context packing: the postprocessor vs the core's build_context on the same passages.
     passages = make_passages(args.nodes, rng)
@@ -190,6 +242,7 @@ def main() -> None:
         "nodes": args.nodes,
         "repeat": args.repeat,
         "python": platform.python_version(),
+        "load_average_1_5_15": [round(x, 2) for x in load_before],
         "p50_ms": {
             "graphfuse_chain_sync": round(ours, 4),
             "graphfuse_chain_async": round(ours_a, 4),
@@ -198,6 +251,9 @@ def main() -> None:
         "p50_ms_each_postprocessor": {k: round(v, 4) for k, v in each.items()},
         "ratio_each_vs_time_weighted": {k: round(v / theirs, 2) for k, v in each.items()},
         "ratio_sync_vs_time_weighted": round(ours / theirs, 2),
+        # What copy-on-write alone costs: one node copy per node (three steps) and a re-wrap (fusion).
+        "p50_ms_copy_on_write_floor": {k: round(v, 4) for k, v in floor.items()},
+        "ratio_copy_on_write_floor_vs_time_weighted": {k: round(v / theirs, 2) for k, v in floor.items()},
         "ratio_async_vs_time_weighted": round(ours_a / theirs, 2),
         "context_4000_tokens_from_passages": {
             "counter": counter.name,
@@ -215,6 +271,8 @@ def main() -> None:
         print(f"ratio ({name} / TimeWeightedPostprocessor): {ratio}x")
     print(f"ratio (sync chain / TimeWeightedPostprocessor): {result['ratio_sync_vs_time_weighted']}x")
     print(f"ratio (async chain / TimeWeightedPostprocessor): {result['ratio_async_vs_time_weighted']}x")
+    for name, ratio in result["ratio_copy_on_write_floor_vs_time_weighted"].items():
+        print(f"ratio ({name}, the copy-on-write floor / TimeWeightedPostprocessor): {ratio}x")
     for fmt, ms in context_ms.items():
         print(
             f"ContextPostprocessor {fmt}: {ms['context_postprocessor']} ms "

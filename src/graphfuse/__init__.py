@@ -6,7 +6,17 @@ rerankers in :mod:`graphfuse.embedders` and :mod:`graphfuse.rerankers`, presets 
 :mod:`graphfuse.presets`, the plugin registry in :mod:`graphfuse.plugins`.
 """
 
-from ._capabilities import AdjacencySource, ChecksOptions, DocumentListing, ExplainsScores, PageRankRefreshing
+from ._capabilities import (
+    AdjacencySource,
+    ChecksOptions,
+    DocumentListing,
+    ExplainsScores,
+    PageRankRefreshing,
+    SignalInput,
+    SignalScorer,
+    SignalStage,
+    as_signal_stage,
+)
 from ._deadline import deadline
 from ._errors import (
     AlreadyExists,
@@ -24,7 +34,7 @@ from ._errors import (
     StoreCorrupted,
 )
 from ._filters import Condition, FilterLike, MetadataFilter
-from ._pipeline import Pipeline, StageRunContext, run_stage, run_stages
+from ._pipeline import Pipeline, StageRunContext, run_signal_stage, run_stage, run_stages
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._sync import run_sync
 from ._timestamps import parse_timestamp
@@ -67,6 +77,9 @@ __all__ = [
     "Result",
     "RunContext",
     "Scorer",
+    "SignalInput",
+    "SignalScorer",
+    "SignalStage",
     "Stage",
     "StageFailed",
     "StageRunContext",
@@ -76,8 +89,10 @@ __all__ = [
     "VectorRecord",
     "VectorStore",
     "__version__",
+    "as_signal_stage",
     "deadline",
     "parse_timestamp",
+    "run_signal_stage",
     "run_stage",
     "run_stages",
     "run_sync",

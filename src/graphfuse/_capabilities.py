@@ -11,18 +11,33 @@ capability                   used by
 :class:`DocumentListing`     :func:`graphfuse.multihop.corpus_indexes`, the ``multihop`` preset
 :class:`AdjacencySource`     :class:`~graphfuse.multihop.PersonalizedPageRank` (whole-graph walk)
 :class:`PageRankRefreshing`  :class:`~graphfuse.indexing.Indexer` (precompute after writes)
+:class:`SignalStage`         integrations score their own records (:func:`~graphfuse.run_signal_stage`)
+:class:`SignalScorer`        integrations fuse signals without building candidates
 ============================ ==================================================================
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from ._errors import InvalidInput
 from ._filters import FilterLike
-from ._types import Candidate, Document
+from ._protocols import RunContext
+from ._types import Candidate, Document, Query
 
-__all__ = ["AdjacencySource", "ChecksOptions", "DocumentListing", "ExplainsScores", "PageRankRefreshing"]
+__all__ = [
+    "AdjacencySource",
+    "ChecksOptions",
+    "DocumentListing",
+    "ExplainsScores",
+    "PageRankRefreshing",
+    "SignalInput",
+    "SignalScorer",
+    "SignalStage",
+    "as_signal_stage",
+]
 
 
 @runtime_checkable
@@ -64,3 +79,99 @@ class PageRankRefreshing(Protocol):
     """A graph store that can precompute its PageRank after writes."""
 
     async def refresh_pagerank(self) -> None: ...
+
+
+_SIGNAL_FIELDS = ("id", "created_at", "updated_at", "metadata")
+
+
+@dataclass(frozen=True, slots=True)
+class SignalInput:
+    """The one part of each document a :class:`SignalStage` computes its signal from.
+
+    ``field`` is ``"id"`` (the value is the document id), ``"created_at"`` or ``"updated_at"``
+    (the UTC ``datetime``, or ``None`` when the document has none) or ``"metadata"`` (the
+    document's metadata mapping, of which the stage reads only ``key``). :meth:`read` gives that
+    value for a :class:`~graphfuse.Document`; a host holding its own records gives the same value
+    from them (for ``"metadata"`` any mapping holding the same entry under ``key``, or lacking it
+    as the document does, e.g. the record's own metadata, not copied).
+    """
+
+    field: str
+    key: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.field not in _SIGNAL_FIELDS:
+            raise InvalidInput(f"SignalInput field must be one of {_SIGNAL_FIELDS}, got {self.field!r}")
+        if (self.field == "metadata") != (isinstance(self.key, str) and bool(self.key)):
+            raise InvalidInput(
+                f"SignalInput key must be a non-empty string for field 'metadata' and None otherwise, got {self.key!r}"
+            )
+
+    def read(self, document: Document) -> Any:
+        """The value of this input for ``document``."""
+        field = self.field
+        if field == "id":
+            return document.id
+        if field == "metadata":
+            return document.metadata
+        return document.created_at if field == "created_at" else document.updated_at
+
+
+@runtime_checkable
+class SignalStage(Protocol):
+    """A stage that sets one signal on each candidate from one part of its document, and does nothing else.
+
+    Its ``run`` returns the candidates it was given, in their order, each with ``signal`` set to
+    the value ``signal_values`` computes for it from ``signal_input.read(candidate.document)``
+    (after the same checks of options and input). A host that keeps its own records (LlamaIndex
+    nodes, LangChain documents) reads that one value from each record and calls
+    :func:`graphfuse.run_signal_stage`, building no :class:`~graphfuse.Document` or
+    :class:`~graphfuse.Candidate`. The built-in :class:`~graphfuse.stages.TemporalDecay`,
+    :class:`~graphfuse.stages.AccessPopularity` and :class:`~graphfuse.stages.PageRank` are
+    signal stages (their ``run`` is ``signal_values`` over candidates); a subclass that changes
+    ``run`` must change ``signal_values`` alike.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def signal(self) -> str: ...
+
+    @property
+    def signal_input(self) -> SignalInput: ...
+
+    async def signal_values(
+        self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext
+    ) -> list[float]: ...
+
+
+def as_signal_stage(stage: object) -> SignalStage | None:
+    """``stage`` when a host may call its ``signal_values`` instead of its ``run``, else ``None``.
+
+    That is: it is a :class:`SignalStage` and its ``run`` comes from the class that defines its
+    ``signal_values`` (a subclass overriding only one of them is run as a plain stage, so its
+    override is honoured). Check once per stage object, not per call.
+    """
+    if not isinstance(stage, SignalStage):
+        return None
+    mro = type(stage).__mro__
+    run_owner = next((c for c in mro if "run" in c.__dict__), None)
+    values_owner = next((c for c in mro if "signal_values" in c.__dict__), None)
+    # A subclass overriding one of the two (not both) may have made them disagree: run it as a stage.
+    return stage if run_owner is not None and run_owner is values_owner else None
+
+
+@runtime_checkable
+class SignalScorer(Protocol):
+    """A scorer that reads only each candidate's id and signals, so it can score them without candidates.
+
+    ``score_signals(ids, signals)`` equals ``score(candidates)`` for candidates with those ids
+    and signals (same order), and ``explain_signals`` equals ``explain``: a host fusing its own
+    records calls these instead. :class:`~graphfuse.scoring.WeightedScorer` and
+    :class:`~graphfuse.scoring.ReciprocalRankFusion` are signal scorers.
+    """
+
+    def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]: ...
+
+    def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]: ...

@@ -7,12 +7,12 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode, get_tracer_provider
 
 from . import _deadline
-from ._capabilities import ChecksOptions, ExplainsScores
+from ._capabilities import ChecksOptions, ExplainsScores, SignalStage
 from ._errors import DeadlineExceeded, EmptyPipeline, GraphFuseError, InvalidInput, NoCandidates, StageFailed
 from ._filters import FilterLike
 from ._observability import (
@@ -25,12 +25,14 @@ from ._observability import (
 )
 from ._protocols import Scorer, Stage
 from ._sync import run_sync
-from ._types import Candidate, Query, Result
+from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
-__all__ = ["Pipeline", "StageRunContext", "run_stage", "run_stages"]
+__all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -320,39 +322,121 @@ async def run_stages(
     return out
 
 
+def _tracing() -> bool:
+    """Whether spans can be recorded: an OpenTelemetry tracer provider is set (in code or the environment).
+
+    Without one every span is a no-op; a stage run then skips creating and entering it (the
+    same logs and metrics), which is most of the cost of a small stage's bookkeeping.
+    """
+    return not isinstance(get_tracer_provider(), ProxyTracerProvider)
+
+
+def _checked(out: list[Candidate]) -> list[Candidate]:
+    seen: set[str] = set()
+    for c in out:
+        if not isinstance(c, Candidate):
+            raise InvalidInput(f"returned {type(c).__name__}, not a Candidate")
+        if c.id in seen:
+            raise InvalidInput(f"returned document {c.id!r} twice")
+        seen.add(c.id)
+    return out
+
+
 async def _run_stage(
     stage: Stage, q: Query, candidates: Sequence[Candidate], context: StageRunContext
 ) -> list[Candidate]:
     name = stage.name
     started = time.perf_counter()
     logger.debug("stage %s start: %d candidates", name, len(candidates))
+    if not _tracing():
+        try:
+            out = _checked(list(await stage.run(q, tuple(candidates), context)))
+        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
+            raise
+        except Exception as exc:
+            logger.warning("stage %s failed: %s", name, exc)
+            raise StageFailed(name, exc) from exc
+        return _finished(name, started, len(out), out)
     with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
         span.set_attribute("graphfuse.stage", name)
         span.set_attribute("graphfuse.candidates_in", len(candidates))
         try:
-            out = list(await stage.run(q, tuple(candidates), context))
-            seen: set[str] = set()
-            for c in out:
-                if not isinstance(c, Candidate):
-                    raise InvalidInput(f"returned {type(c).__name__}, not a Candidate")
-                if c.id in seen:
-                    raise InvalidInput(f"returned document {c.id!r} twice")
-                seen.add(c.id)
-        except (asyncio.CancelledError, DeadlineExceeded):
-            raise
-        except StageFailed:
+            out = _checked(list(await stage.run(q, tuple(candidates), context)))
+        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
             raise
         except Exception as exc:
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, str(exc)))
             logger.warning("stage %s failed: %s", name, exc)
             raise StageFailed(name, exc) from exc
-        elapsed = time.perf_counter() - started
         span.set_attribute("graphfuse.candidates_out", len(out))
+    return _finished(name, started, len(out), out)
+
+
+def _finished(name: str, started: float, count: int, out: _T) -> _T:
+    elapsed = time.perf_counter() - started
     STAGE_DURATION.record(elapsed, {"stage": name})
-    STAGE_CANDIDATES.record(len(out), {"stage": name})
-    logger.debug("stage %s end: %d candidates in %.2f ms", name, len(out), elapsed * 1000)
+    STAGE_CANDIDATES.record(count, {"stage": name})
+    logger.debug("stage %s end: %d candidates in %.2f ms", name, count, elapsed * 1000)
     return out
+
+
+async def run_signal_stage(
+    stage: SignalStage,
+    query: Query,
+    ids: Sequence[str],
+    values: Sequence[Any],
+    context: StageRunContext | None = None,
+) -> list[float]:
+    """Run a :class:`~graphfuse.SignalStage` on plain values: one signal value per id, in order.
+
+    ``values[i]`` is ``stage.signal_input`` read from the record with id ``ids[i]`` (ids
+    distinct, as candidates' are). What :func:`run_stage` would set as the stage's signal on
+    candidates built from those records, with the same log lines, metrics, tracing span and
+    error semantics (a failure raised as :class:`StageFailed` naming the stage); each value is
+    checked as a signal (a float in [0, 1]). For hosts that keep their own records (LlamaIndex
+    nodes, LangChain documents): no :class:`~graphfuse.Document` or
+    :class:`~graphfuse.Candidate` is built.
+    """
+    if len(ids) != len(values):
+        raise InvalidInput(f"run_signal_stage got {len(ids)} ids and {len(values)} values")
+    ctx = StageRunContext() if context is None else context
+    name = stage.name
+    started = time.perf_counter()
+    logger.debug("stage %s start: %d candidates", name, len(ids))
+    if not _tracing():
+        try:
+            out = _signal_values(stage, await stage.signal_values(query, ids, values, ctx), len(ids))
+        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
+            raise
+        except Exception as exc:
+            logger.warning("stage %s failed: %s", name, exc)
+            raise StageFailed(name, exc) from exc
+        return _finished(name, started, len(out), out)
+    with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
+        span.set_attribute("graphfuse.stage", name)
+        span.set_attribute("graphfuse.candidates_in", len(ids))
+        try:
+            out = _signal_values(stage, await stage.signal_values(query, ids, values, ctx), len(ids))
+        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
+            raise
+        except Exception as exc:
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, str(exc)))
+            logger.warning("stage %s failed: %s", name, exc)
+            raise StageFailed(name, exc) from exc
+        span.set_attribute("graphfuse.candidates_out", len(out))
+    return _finished(name, started, len(out), out)
+
+
+def _signal_values(stage: SignalStage, values: object, expected: int) -> list[float]:
+    if not isinstance(values, list) or len(values) != expected:
+        got = f"{len(values)} values" if isinstance(values, list) else type(values).__name__
+        raise InvalidInput(f"signal_values returned {got}, expected a list of {expected} floats")
+    signal = stage.signal
+    check_signal(signal, 0.0)  # the name, once
+    # check_signal per value; the common case (a float in [0, 1]) inline.
+    return [v if type(v) is float and 0.0 <= v <= 1.0 else check_signal(signal, v) for v in values]
 
 
 async def _hydrate_results(store: Any, results: list[Result], q: Query) -> list[Result]:

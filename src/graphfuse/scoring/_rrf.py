@@ -48,7 +48,8 @@ class ReciprocalRankFusion:
 
     Each weighted signal is a source: the candidates carrying it are ranked by its value
     (ties by id), and each gets ``weight / (k + rank)``. Weights default to 1 for every
-    signal present. Signal values only matter through their order.
+    signal present. Signal values only matter through their order. A
+    :class:`~graphfuse.SignalScorer`: :meth:`score_signals` scores plain ids and signals.
     """
 
     __slots__ = ("_k", "_weights")
@@ -72,18 +73,29 @@ class ReciprocalRankFusion:
         return f"ReciprocalRankFusion(weights={w!r}, k={self._k})"
 
     def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]:
-        sources = sorted({n for c in candidates for n in c.signals})
+        """Each signal's RRF share (``weight / (k + rank)``) per candidate."""
+        return self.explain_signals([c.id for c in candidates], [c.signals for c in candidates])
+
+    def score(self, candidates: Sequence[Candidate]) -> list[float]:
+        """One score per candidate (input order): the sum of its shares."""
+        return [sum(parts.values()) for parts in self.explain(candidates)]
+
+    def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
+        """:meth:`explain` from the candidates' ids and signals alone."""
+        if len(ids) != len(signals):
+            raise InvalidInput(f"explain_signals got {len(ids)} ids and {len(signals)} signal mappings")
+        sources = sorted({n for s in signals for n in s})
         rankings: dict[str, list[int]] = {}
         for name in sources:
-            holders = [i for i, c in enumerate(candidates) if name in c.signals]
-            holders.sort(key=lambda i: (-candidates[i].signals[name], candidates[i].id))
+            holders = [i for i, s in enumerate(signals) if name in s]
+            holders.sort(key=lambda i: (-signals[i][name], ids[i]))
             # Candidates sharing an id (outside a pipeline) are one document: rank by id.
             rankings[name] = holders
-        ids = [c.id for c in candidates]
         fused = reciprocal_rank_fusion(
             {s: [ids[i] for i in idx] for s, idx in rankings.items()}, self._weights, self._k
         )
         return [dict(fused.get(cid, {})) for cid in ids]
 
-    def score(self, candidates: Sequence[Candidate]) -> list[float]:
-        return [sum(parts.values()) for parts in self.explain(candidates)]
+    def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]:
+        """:meth:`score` from the candidates' ids and signals alone."""
+        return [sum(parts.values()) for parts in self.explain_signals(ids, signals)]

@@ -22,6 +22,8 @@ class WeightedScorer:
     are by name, so a plugin's signal is weighted like a built-in one::
 
         WeightedScorer({"semantic": 0.5, "graph": 0.3, "my_signal": 0.2})
+
+    A :class:`~graphfuse.SignalScorer`: :meth:`score_signals` scores plain signal mappings.
     """
 
     __slots__ = ("_weights",)
@@ -38,9 +40,19 @@ class WeightedScorer:
         return f"WeightedScorer({dict(self._weights)!r})"
 
     def score(self, candidates: Sequence[Candidate]) -> list[float]:
-        w = self._weights
-        return [sum(w[n] * v for n, v in c.signals.items() if n in w) for c in candidates]
+        """One score per candidate (input order)."""
+        return self.score_signals((), [c.signals for c in candidates])
 
     def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]:
+        """Each weighted signal's contribution (``weight * value``) per candidate."""
+        return self.explain_signals((), [c.signals for c in candidates])
+
+    def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]:
+        """:meth:`score` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
         w = self._weights
-        return [{n: w[n] * v for n, v in c.signals.items() if n in w} for c in candidates]
+        return [sum([w[n] * v for n, v in s.items() if n in w]) for s in signals]
+
+    def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
+        """:meth:`explain` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
+        w = self._weights
+        return [{n: w[n] * v for n, v in s.items() if n in w} for s in signals]

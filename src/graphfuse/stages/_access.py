@@ -7,6 +7,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._capabilities import SignalInput
 from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
@@ -32,12 +33,13 @@ class AccessPopularity(NamedStage):
     A document without the key gets, by ``missing``: ``"neutral"`` 0.5 (and takes no part in
     the normalisation; the default), ``"zero"`` a count of 0, or ``"error"`` an
     :class:`~graphfuse.InvalidInput` naming it. Needs hydrated candidates; no per-call options.
+    A :class:`~graphfuse.SignalStage`: it reads only the metadata counter.
     """
 
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_cap", "_key", "_missing")
+    __slots__ = ("_cap", "_input", "_key", "_missing")
 
     def __init__(
         self,
@@ -51,6 +53,7 @@ class AccessPopularity(NamedStage):
         if not isinstance(key, str) or not key:
             raise InvalidInput(f"key must be a non-empty string, got {key!r}")
         self._key = key
+        self._input = SignalInput("metadata", key)
         self._cap = check_unit(max_access_count, "max_access_count", high=math.inf, open_low=True)
         self._missing = check_choice(missing, "missing", _MISSING)
         self._set_names(name, signal)
@@ -65,15 +68,33 @@ class AccessPopularity(NamedStage):
         """AccessPopularity takes no per-call options."""
         check_options(self._name, options, ())
 
-    def _count(self, candidate: Candidate) -> float | None:
-        metadata = candidate.document.metadata
+    @property
+    def signal(self) -> str:
+        """The signal this stage sets."""
+        return self._signal
+
+    @property
+    def signal_input(self) -> SignalInput:
+        """What the signal is computed from: the metadata counter ``key``."""
+        return self._input
+
+    async def signal_values(
+        self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext | None = None
+    ) -> list[float]:
+        """The signal for each id from its metadata (``values``: mappings holding the counter), as ``run`` sets it."""
+        self.check_options(query.options.get(self._name, {}))
+        return self._values(ids, values)
+
+    def _count(self, doc_id: str, metadata: Mapping[str, Any]) -> float | None:
         if self._key not in metadata:
             if self._missing == "error":
-                raise InvalidInput(f"document {candidate.id!r} has no {self._key!r} (stage {self._name!r})")
+                raise InvalidInput(f"document {doc_id!r} has no {self._key!r} (stage {self._name!r})")
             return None if self._missing == "neutral" else 0.0
         raw = metadata[self._key]
         value: float | None = None
-        if isinstance(raw, str):
+        if type(raw) is int or type(raw) is float:
+            value = float(raw)
+        elif isinstance(raw, str):
             try:
                 value = float(raw.strip())
             except ValueError:
@@ -81,15 +102,26 @@ class AccessPopularity(NamedStage):
         elif isinstance(raw, numbers.Real) and not isinstance(raw, bool):
             value = float(raw)
         if value is None or not math.isfinite(value) or value < 0:
-            raise InvalidInput(f"document {candidate.id!r}: {self._key!r} must be a non-negative number, got {raw!r}")
+            raise InvalidInput(f"document {doc_id!r}: {self._key!r} must be a non-negative number, got {raw!r}")
         return min(value, self._cap)
+
+    def _values(self, ids: Sequence[str], metadata: Sequence[Mapping[str, Any]]) -> list[float]:
+        key = self._key
+        cap = self._cap
+        counts: list[float | None] = []
+        for doc_id, m in zip(ids, metadata, strict=True):
+            raw = m.get(key)
+            # _count's common case inline: a finite non-negative int or float (NaN fails the test).
+            if (type(raw) is int or type(raw) is float) and 0 <= raw < math.inf:
+                counts.append(min(float(raw), cap))
+            else:
+                counts.append(self._count(doc_id, m))
+        top = max((n for n in counts if n is not None), default=0.0)
+        return [NEUTRAL if n is None else (n / top if top > 0 else 0.0) for n in counts]
 
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         self.check_options(query.options.get(self._name, {}))
         require_hydrated(self._name, candidates)
-        counts = [self._count(c) for c in candidates]
-        top = max((n for n in counts if n is not None), default=0.0)
-        return [
-            c.with_signal(self._signal, NEUTRAL if n is None else (n / top if top > 0 else 0.0))
-            for c, n in zip(candidates, counts, strict=True)
-        ]
+        values = self._values([c.id for c in candidates], [c.document.metadata for c in candidates])
+        signal = self._signal
+        return [c.with_signal(signal, v) for c, v in zip(candidates, values, strict=True)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._capabilities import SignalInput
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
@@ -16,6 +17,7 @@ __all__ = ["PageRank"]
 
 _STORE_BACKED = StageTraits(reads_query=False)
 _IN_MEMORY = StageTraits(reads_query=False, in_memory_only=True)
+_INPUT = SignalInput("id")
 
 
 class PageRank(NamedStage):
@@ -24,7 +26,7 @@ class PageRank(NamedStage):
     One call per run for the candidates' ids. A candidate the store has no score for (a
     document without relations, a store that computed nothing yet) gets ``default`` (0.5). A
     score outside [0, 1] from the store raises :class:`~graphfuse.InvalidInput`. Works on
-    id-only candidates; no per-call options.
+    id-only candidates; no per-call options. A :class:`~graphfuse.SignalStage`: it reads only the id.
     """
 
     __slots__ = ("_default", "_graph_store")
@@ -52,20 +54,46 @@ class PageRank(NamedStage):
         """PageRank takes no per-call options."""
         check_options(self._name, options, ())
 
-    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+    @property
+    def signal(self) -> str:
+        """The signal this stage sets."""
+        return self._signal
+
+    @property
+    def signal_input(self) -> SignalInput:
+        """What the signal is computed from: the document id."""
+        return _INPUT
+
+    async def signal_values(
+        self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext | None = None
+    ) -> list[float]:
+        """The signal for each id (one store call), as ``run`` sets it; ``values`` are the ids again."""
         self.check_options(query.options.get(self._name, {}))
-        if not candidates:
+        return await self._values(ids)
+
+    async def _values(self, ids: Sequence[str]) -> list[float]:
+        if not ids:
             return []
-        scores = await self._graph_store.pagerank([c.id for c in candidates])
-        out: list[Candidate] = []
-        for c in candidates:
-            value = scores.get(c.id)
+        scores = await self._graph_store.pagerank(list(ids))
+        out: list[float] = []
+        default = self._default
+        for doc_id in ids:
+            value = scores.get(doc_id)
             if value is None:
-                value = self._default
+                value = default
+            elif type(value) is float and 0.0 <= value <= 1.0:
+                out.append(value)
+                continue
             elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InvalidInput(
                     f"graph store {type(self._graph_store).__name__} returned PageRank {value!r} for "
-                    f"{c.id!r}; expected a number in [0, 1]"
+                    f"{doc_id!r}; expected a number in [0, 1]"
                 )
-            out.append(c.with_signal(self._signal, float(value)))
+            out.append(float(value))
         return out
+
+    async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
+        self.check_options(query.options.get(self._name, {}))
+        values = await self._values([c.id for c in candidates])
+        signal = self._signal
+        return [c.with_signal(signal, v) for c, v in zip(candidates, values, strict=True)]

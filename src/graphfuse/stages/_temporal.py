@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from .._capabilities import SignalInput
 from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
@@ -25,6 +26,7 @@ _OPTIONS = ("half_life",)
 _TIMESTAMPS = ("created_at", "updated_at")
 _MISSING = ("neutral", "zero", "error")
 NEUTRAL = 0.5
+_INPUTS = {name: SignalInput(name) for name in _TIMESTAMPS}
 
 
 def _utc_now() -> datetime:
@@ -45,7 +47,8 @@ class TemporalDecay(NamedStage):
     :class:`~graphfuse.InvalidInput` naming it. ``clock`` is a callable returning the current
     time (naive values are taken as UTC); inject one in tests.
 
-    Needs hydrated candidates. Per-call option: ``half_life``.
+    Needs hydrated candidates. Per-call option: ``half_life``. A
+    :class:`~graphfuse.SignalStage`: it reads only the timestamp.
     """
 
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
@@ -93,21 +96,46 @@ class TemporalDecay(NamedStage):
             raise InvalidInput(f"clock returned {type(now).__name__}, not a datetime")
         return now.replace(tzinfo=timezone.utc) if now.tzinfo is None else now
 
+    @property
+    def signal(self) -> str:
+        """The signal this stage sets."""
+        return self._signal
+
+    @property
+    def signal_input(self) -> SignalInput:
+        """What the signal is computed from: the ``created_at`` or ``updated_at`` timestamp."""
+        return _INPUTS[self._timestamp]
+
+    async def signal_values(
+        self, query: Query, ids: Sequence[str], values: Sequence[Any], context: RunContext | None = None
+    ) -> list[float]:
+        """The signal for each id from its timestamp (``values``: UTC datetimes or ``None``), as ``run`` sets it."""
+        options = query.options.get(self._name)
+        half_life = self._half_life.total_seconds() if not options else self._half_life_for(options).total_seconds()
+        return self._values(half_life, ids, values)
+
+    def _values(self, half_life: float, ids: Sequence[str], stamps: Sequence[datetime | None]) -> list[float]:
+        now = self._now()
+        floor = self._min_score
+        missing = self._missing
+        out: list[float] = []
+        for doc_id, stamp in zip(ids, stamps, strict=True):
+            if stamp is None:
+                if missing == "error":
+                    raise InvalidInput(f"document {doc_id!r} has no {self._timestamp} (stage {self._name!r})")
+                value = NEUTRAL if missing == "neutral" else 0.0
+            else:
+                age = (now - stamp).total_seconds()
+                value = 0.5 ** ((age if age > 0.0 else 0.0) / half_life)  # max(0.0, age), without the call
+                if floor is not None:
+                    value = max(value, floor)
+            out.append(value)
+        return out
+
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         half_life = self._half_life_for(query.options.get(self._name, {})).total_seconds()
         require_hydrated(self._name, candidates)
-        now = self._now()
-        out: list[Candidate] = []
-        for c in candidates:
-            stamp: datetime | None = getattr(c.document, self._timestamp)
-            if stamp is None:
-                if self._missing == "error":
-                    raise InvalidInput(f"document {c.id!r} has no {self._timestamp} (stage {self._name!r})")
-                value = NEUTRAL if self._missing == "neutral" else 0.0
-            else:
-                age = max(0.0, (now - stamp).total_seconds())
-                value = 0.5 ** (age / half_life)
-                if self._min_score is not None:
-                    value = max(value, self._min_score)
-            out.append(c.with_signal(self._signal, value))
-        return out
+        field = self._timestamp
+        values = self._values(half_life, [c.id for c in candidates], [getattr(c.document, field) for c in candidates])
+        signal = self._signal
+        return [c.with_signal(signal, v) for c, v in zip(candidates, values, strict=True)]

@@ -19,23 +19,26 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.documents import Document
 
 import graphfuse
-from graphfuse import Candidate, InvalidInput, MetadataFilter
+from graphfuse import Candidate, InvalidInput, MetadataFilter, SignalInput
 from graphfuse.validation import check_signal
 
 __all__ = [
     "METADATA_KEY",
     "RETRIEVAL_SIGNAL",
     "DocumentMapping",
+    "Records",
     "StageInput",
     "combine_filters",
     "from_graphfuse",
     "mapping_for",
     "parse_input",
+    "read_records",
+    "record_documents",
     "source_ranks",
     "to_candidates",
     "to_documents",
@@ -172,9 +175,13 @@ def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | 
     queries: set[str] = set()
     filters: list[Any] = []
     for item in docs:
-        if not isinstance(item, Document):
+        if type(item) is not Document and not isinstance(item, Document):
             raise InvalidInput(f"{what} takes a list of Documents, found a {type(item).__name__}")
-        ns = _namespace(item)
+        ns = item.metadata.get(METADATA_KEY)  # _namespace, inline (this runs per document per step)
+        if ns is None:
+            continue
+        if type(ns) is not dict and not isinstance(ns, Mapping):
+            raise InvalidInput(f"metadata[{METADATA_KEY!r}] must be a mapping, got {type(ns).__name__}")
         if ns:
             if isinstance(q := ns.get("query"), str):
                 queries.add(q)
@@ -479,3 +486,181 @@ def to_documents(
     if converted is not None:
         _remember(out, candidates, mapping)
     return out
+
+
+# Signal stages and fusion on documents, without candidates.
+
+
+class Records(NamedTuple):
+    """Documents read as :func:`to_candidates` reads them, one entry per distinct id (first-seen order):
+    the id, its signals (a fresh dict), its first document and, when asked for, the value of a
+    :class:`graphfuse.SignalInput` for it."""
+
+    ids: list[str]
+    signals: list[dict[str, float]]
+    firsts: list[Document]
+    values: list[Any]
+
+
+_VALID_NAMES: set[str] = set()  # signal names check_signal accepted (bounded)
+_STAMPS: dict[str, datetime] = {}  # ISO strings _timestamp parsed (short ones, bounded)
+_VALID_IDS: set[str] = set()  # ids that passed to_graphfuse's id check (bounded)
+_MAX_STAMPS = 65536
+
+
+def read_records(
+    docs: Sequence[Document], mapping: DocumentMapping, signal_input: SignalInput | None = None
+) -> Records:
+    """What ``to_candidates(docs, mapping)`` gives (same ids, signals, ``retrieval`` ranks, checks and
+    errors), without building candidates; with ``signal_input``, also its value for each id."""
+    ids: list[str] = []
+    signals: list[dict[str, float]] = []
+    firsts: list[Document] = []
+    values: list[Any] = []
+    index: dict[str, int] = {}
+    foreign: list[int] = []
+    plain_ids = mapping.id_key is None
+    created_key = None if mapping.created_at_key == METADATA_KEY else mapping.created_at_key
+    updated_key = None if mapping.updated_at_key == METADATA_KEY else mapping.updated_at_key
+    field = signal_input.field if signal_input is not None else None
+    raw_metadata = signal_input is not None and signal_input.key != METADATA_KEY
+    names = _VALID_NAMES
+    stamps = _STAMPS
+    for doc in docs:
+        state = doc.__dict__
+        doc_id = state.get("id")
+        if not (plain_ids and doc_id):
+            doc_id = mapping.doc_id(doc)
+        metadata = doc.metadata
+        ns = metadata.get(METADATA_KEY)
+        if ns is None:
+            raw: Any = {}
+        else:
+            if type(ns) is not dict and not isinstance(ns, Mapping):
+                raise InvalidInput(f"metadata[{METADATA_KEY!r}] must be a mapping, got {type(ns).__name__}")
+            raw = ns.get("signals", {})
+            if type(raw) is not dict and not isinstance(raw, Mapping):
+                raise InvalidInput(f"document {doc_id!r}: metadata[{METADATA_KEY!r}]['signals'] must be a mapping")
+        own: dict[str, float] | None = None
+        if type(raw) is dict:
+            for name, v in raw.items():
+                if type(v) is not float or not 0.0 <= v <= 1.0 or name not in names:
+                    break
+            else:
+                own = raw.copy()
+        if own is None:
+            own = {name: check_signal(name, v) for name, v in raw.items()}
+            if len(names) < 4096:
+                names.update(n for n in own if type(n) is str)
+        k = index.get(doc_id)
+        if k is not None:
+            merged = signals[k]
+            if not merged:
+                signals[k] = own
+                continue
+            for name, value in own.items():
+                merged[name] = max(value, merged.get(name, value))
+            continue
+        index[doc_id] = len(ids)
+        if not raw:
+            foreign.append(len(ids))
+        ids.append(doc_id)
+        signals.append(own)
+        firsts.append(doc)
+    n = len(foreign)
+    if n:
+        check_signal(RETRIEVAL_SIGNAL, 0.0)  # the name; rank values are in (0, 1] by construction
+    for rank, k in enumerate(foreign):
+        own = signals[k]
+        own[RETRIEVAL_SIGNAL] = max((n - rank) / n, own.get(RETRIEVAL_SIGNAL, 0.0))
+    # What to_graphfuse checks for each id's first document (after all signals, as to_candidates does):
+    # the id and content, and both timestamps.
+    valid_ids = _VALID_IDS
+    for doc_id, doc in zip(ids, firsts, strict=True):
+        metadata = doc.metadata
+        if type(doc.page_content) is not str or (
+            doc_id not in valid_ids and (type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512)
+        ):
+            to_graphfuse(doc_id, doc, mapping)  # raises, naming the problem
+        if doc_id not in valid_ids and len(valid_ids) < _MAX_STAMPS:
+            valid_ids.add(doc_id)
+        created = None
+        if created_key is not None and (raw_created := metadata.get(created_key)) is not None:
+            created = stamps.get(raw_created) if type(raw_created) is str else None
+            if created is None:
+                created = _timestamp(doc_id, created_key, raw_created)
+                if type(raw_created) is str and len(raw_created) <= 64 and len(stamps) < _MAX_STAMPS:
+                    stamps[raw_created] = created  # type: ignore[assignment]
+        updated = None
+        if updated_key is not None and (raw_updated := metadata.get(updated_key)) is not None:
+            updated = stamps.get(raw_updated) if type(raw_updated) is str else None
+            if updated is None:
+                updated = _timestamp(doc_id, updated_key, raw_updated)
+                if type(raw_updated) is str and len(raw_updated) <= 64 and len(stamps) < _MAX_STAMPS:
+                    stamps[raw_updated] = updated  # type: ignore[assignment]
+        if field is None:
+            continue
+        if field == "created_at":
+            values.append(created)
+        elif field == "updated_at":
+            values.append(updated)
+        elif field == "id":
+            values.append(doc_id)
+        elif raw_metadata:
+            values.append(metadata)
+        else:  # the stage reads our namespace key, which a converted document never holds
+            values.append({key: v for key, v in metadata.items() if key != METADATA_KEY})
+    return Records(ids, signals, firsts, values)
+
+
+def record_documents(
+    records: Records,
+    order: Sequence[int] | None = None,
+    *,
+    query: str | None,
+    filter: MetadataFilter | None,
+    scores: Sequence[float] | None = None,
+    contributions: Sequence[Mapping[str, float]] | None = None,
+) -> list[Document]:
+    """The first document of each record (``order``: which records, in which order; default all),
+    copied with its signals (taken over, not copied), and ``scores[i]``/``contributions[i]`` for the
+    i-th output: what :func:`to_documents` returns for candidates with those ids and signals."""
+    out: list[Document] = []
+    all_signals = records.signals
+    firsts = records.firsts
+    new = object.__new__
+    set_ = object.__setattr__
+    for i, k in enumerate(range(len(firsts)) if order is None else order):
+        ns: dict[str, Any]
+        if query is None and filter is None:
+            ns = {"signals": all_signals[k]}
+        else:
+            ns = {}
+            if query is not None:
+                ns["query"] = query
+            if filter is not None:
+                ns["filter"] = filter.to_dict()
+            ns["signals"] = all_signals[k]
+        if scores is not None:
+            ns["score"] = scores[i]
+            ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+        original = firsts[k]
+        metadata = original.metadata.copy()
+        metadata[METADATA_KEY] = ns
+        if type(original) is not Document or original.__pydantic_extra__ or original.__pydantic_private__:
+            out.append(_with_metadata(original, metadata))
+            continue
+        # _with_metadata, inline (this runs per document per step).
+        state = original.__dict__.copy()
+        state["metadata"] = metadata
+        doc = new(Document)
+        set_(doc, "__dict__", state)
+        fields_set = original.__pydantic_fields_set__
+        set_(doc, "__pydantic_fields_set__", fields_set.copy() if "metadata" in fields_set else fields_set | _METADATA)
+        set_(doc, "__pydantic_extra__", None)
+        set_(doc, "__pydantic_private__", None)
+        out.append(doc)
+    return out
+
+
+_METADATA = frozenset({"metadata"})

@@ -14,10 +14,19 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from graphfuse import Candidate, GraphStore, InvalidInput, MetadataFilter, Pipeline, Query
+from graphfuse import (
+    Candidate,
+    GraphStore,
+    InvalidInput,
+    MetadataFilter,
+    Pipeline,
+    Query,
+    SignalStage,
+    run_signal_stage,
+)
 from graphfuse import run_stages as run_stages_core
 
-from ._documents import DocumentMapping, to_candidates, to_documents
+from ._documents import DocumentMapping, read_records, record_documents, to_candidates, to_documents
 
 __all__ = [
     "NO_QUERY",
@@ -26,6 +35,7 @@ __all__ = [
     "check_known",
     "invoke_leaf",
     "presigned",
+    "run_signal_stage_on_documents",
     "run_stages",
     "run_stages_on_documents",
 ]
@@ -157,3 +167,31 @@ async def run_stages_on_documents(
         await check_known(graph_store, [c.id for c in candidates], what=what)
     out = await run_stages(pipeline, Query(text, filter, options or {}), candidates)
     return to_documents(out, originals, query=query, filter=filter, mapping=mapping, inputs=candidates)
+
+
+async def run_signal_stage_on_documents(
+    stage: SignalStage,
+    docs: Sequence[Document],
+    *,
+    query: str | None,
+    needs_query: bool,
+    filter: MetadataFilter | None,
+    mapping: DocumentMapping,
+    what: str,
+    graph_store: GraphStore | None = None,
+    unknown: Unknown = "keep",
+) -> list[Document]:
+    """:func:`run_stages_on_documents` for one :class:`graphfuse.SignalStage`, without candidates:
+    the values it reads come from the documents (:func:`graphfuse.run_signal_stage`: the same
+    logging, metrics, tracing and errors), and the same documents come out."""
+    if not docs:
+        return []
+    text = require_query(query, needs_query=needs_query, what=what)
+    records = read_records(docs, mapping, stage.signal_input)
+    if unknown == "error" and graph_store is not None:
+        await check_known(graph_store, records.ids, what=what)
+    values = await run_signal_stage(stage, Query(text, filter), records.ids, records.values)
+    name = stage.signal
+    for signals, value in zip(records.signals, values, strict=True):
+        signals[name] = value
+    return record_documents(records, query=query, filter=filter)

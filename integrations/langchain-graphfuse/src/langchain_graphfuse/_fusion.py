@@ -9,7 +9,7 @@ from typing import Any, Literal
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer
+from graphfuse import Candidate, InvalidInput, MetadataFilter, Scorer, SignalScorer
 from graphfuse.scoring import DEFAULT_WEIGHTS, ReciprocalRankFusion, WeightedScorer
 
 from ._documents import (
@@ -17,6 +17,8 @@ from ._documents import (
     combine_filters,
     mapping_for,
     parse_input,
+    read_records,
+    record_documents,
     source_ranks,
     to_candidates,
     to_documents,
@@ -32,14 +34,20 @@ FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType({**DEFAULT_WEIGHTS, RETRI
 FusionInput = Sequence[Document] | Mapping[str, Any]
 
 _MODES = ("weighted", "rrf")
+_SUMMED: tuple[type, ...] = (WeightedScorer, ReciprocalRankFusion)  # scorers whose score is the sum of the shares
 
 
 def rank(
     candidates: Sequence[Candidate], scorer: Scorer, top_n: int | None
 ) -> tuple[list[Candidate], list[float], list[dict[str, float]]]:
     """Score and sort (best first, ties by id), keeping at most ``top_n``."""
-    scores = scorer.score(candidates)
-    shares = scorer.explain(candidates)
+    if type(scorer) in _SUMMED:
+        # The built-in scorers' score is the sum of the shares, added in the same order: one pass, the same floats.
+        shares = scorer.explain(candidates)
+        scores = [sum(parts.values()) for parts in shares]
+    else:
+        scores = scorer.score(candidates)
+        shares = scorer.explain(candidates)
     order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))[:top_n]
     return [candidates[i] for i in order], [float(scores[i]) for i in order], [dict(shares[i]) for i in order]
 
@@ -133,6 +141,29 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
         return query, filter, candidates, dict(originals), self._scorer
 
     def _fuse(self, value: FusionInput) -> list[Document]:
+        scorer = self._scorer
+        if not (isinstance(value, Mapping) and "documents" not in value) and isinstance(scorer, SignalScorer):
+            # One list of documents: scored from their signals, no candidates.
+            query, filter, docs = parse_input(value, "runnable 'graphfuse.fusion'")
+            if not docs:
+                return []
+            records = read_records(docs, self._mapping)
+            ids = records.ids
+            shares = scorer.explain_signals(ids, records.signals)
+            if type(scorer) in _SUMMED:
+                # Their score is the sum of the shares, added in the same order: one pass, the same floats.
+                scores = [sum(parts.values()) for parts in shares]
+            else:
+                scores = scorer.score_signals(ids, records.signals)
+            order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[: self._top_n]
+            return record_documents(
+                records,
+                order,
+                query=query,
+                filter=filter,
+                scores=[float(scores[i]) for i in order],
+                contributions=[shares[i] for i in order],
+            )
         query, filter, candidates, originals, scorer = self._candidates(value)
         if not candidates:
             return []

@@ -17,12 +17,30 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import FilterLike, GraphStore, InvalidInput, Pipeline, Reranker, Scorer, Stage, run_sync, stage_traits
+from graphfuse import (
+    FilterLike,
+    GraphStore,
+    InvalidInput,
+    Pipeline,
+    Reranker,
+    Scorer,
+    Stage,
+    as_signal_stage,
+    run_sync,
+    stage_traits,
+)
 from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
 from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, parse_input
-from ._execution import Unknown, ainvoke_leaf, invoke_leaf, presigned, run_stages_on_documents
+from ._execution import (
+    Unknown,
+    ainvoke_leaf,
+    invoke_leaf,
+    presigned,
+    run_signal_stage_on_documents,
+    run_stages_on_documents,
+)
 
 __all__ = [
     "AccessPopularityRunnable",
@@ -90,6 +108,8 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             raise InvalidInput(f"unknown must be 'keep' or 'error', got {unknown!r}")
         self._pipeline = Pipeline([built])
         self._stage = built
+        # A stage that sets one signal from one part of each document runs on values read from them.
+        self._signal_stage = as_signal_stage(built)
         traits = stage_traits(built)  # what the stage declares: whether it reads the query, does I/O
         self._requires_query = traits.reads_query if requires_query is None else bool(requires_query)
         self._filter = combine_filters(filter)
@@ -119,6 +139,18 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
     async def _arun(self, value: StageInput) -> list[Document]:
         what = f"runnable {self.name!r}"
         query, carried, docs = parse_input(value, what)
+        if self._signal_stage is not None:
+            return await run_signal_stage_on_documents(
+                self._signal_stage,
+                docs,
+                query=query,
+                needs_query=self._requires_query,
+                filter=combine_filters(self._filter, carried),
+                mapping=self._mapping,
+                what=what,
+                graph_store=self._graph_store,
+                unknown=self._unknown,
+            )
         return await run_stages_on_documents(
             self._pipeline,
             docs,

@@ -1,4 +1,5 @@
-"""The chain's fast paths: runnables hand their candidates to the next runnable (a change in between is
+"""The chain's fast paths: signal runnables convert nothing (they read what their stage needs from the
+documents), other stage runnables hand their candidates to the next runnable (a change in between is
 always seen), document copies equal pydantic's, in-memory graph stages run on the caller's thread."""
 
 from __future__ import annotations
@@ -15,10 +16,17 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
-from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
+from langchain_graphfuse import (
+    AccessPopularityRunnable,
+    PageRankRunnable,
+    StageRunnable,
+    TemporalDecayRunnable,
+    WeightedFusion,
+)
 
 from graphfuse import Document as GDocument
-from graphfuse import Relation, StageFailed, run_sync
+from graphfuse import Query, Relation, Stage, StageFailed, StageTraits, as_signal_stage, run_sync
+from graphfuse.stages import AccessPopularity, TemporalDecay
 from graphfuse.stores import InMemoryGraphStore
 
 
@@ -46,9 +54,40 @@ def _conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
+class _Opaque:
+    """A stage hiding its ``signal_values``: run through candidates (the generic path)."""
+
+    traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
+
+    def __init__(self, stage: Stage) -> None:
+        self.name = stage.name
+        self._stage = stage
+
+    async def run(self, query: Query, candidates: Any, context: Any) -> Any:
+        return await self._stage.run(query, candidates, context)
+
+
+def _temporal(clock: Any) -> StageRunnable:
+    runnable = StageRunnable(_Opaque(TemporalDecay(clock=clock)))
+    assert as_signal_stage(runnable.stage) is None
+    return runnable
+
+
+def _access() -> StageRunnable:
+    return StageRunnable(_Opaque(AccessPopularity()))
+
+
+def test_signal_runnables_convert_nothing(monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime) -> None:
+    seen = _conversions(monkeypatch)
+    fast = (TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion()).invoke(documents(now))
+    assert seen == []
+    slow = (_temporal(clock) | _access() | WeightedFusion()).invoke(documents(now))
+    assert [(d.id, d.metadata) for d in fast] == [(d.id, d.metadata) for d in slow]
+
+
 def test_an_unchanged_output_is_not_converted_again(monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime) -> None:
     seen = _conversions(monkeypatch)
-    chain = TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion()
+    chain = _temporal(clock) | _access() | StageRunnable(_Opaque(AccessPopularity(name="again", signal="again")))
     out = chain.invoke(documents(now))
     assert seen == ["d0", "d1", "d2"]  # once, by the first runnable
     signals = {d.id: d.metadata["graphfuse"]["signals"] for d in out}
@@ -68,10 +107,11 @@ def test_an_unchanged_output_is_not_converted_again(monkeypatch: pytest.MonkeyPa
         "replaced by an equal copy",
     ],
 )
+@pytest.mark.parametrize("fast", [False, True])
 def test_a_change_between_runnables_is_seen(
-    monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime, change: str
+    monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime, change: str, fast: bool
 ) -> None:
-    first = TemporalDecayRunnable(clock=clock).invoke(documents(now))
+    first = (TemporalDecayRunnable(clock=clock) if fast else _temporal(clock)).invoke(documents(now))
     seen = _conversions(monkeypatch)
     if change == "metadata value":
         first[0].metadata["access_count"] = 1000
@@ -87,15 +127,18 @@ def test_a_change_between_runnables_is_seen(
         first[1], first[2] = first[2], first[1]  # the first stays: the same list, in another order
     else:
         first[1] = first[1].model_copy(update={"metadata": dict(first[1].metadata)})
-    out = AccessPopularityRunnable().invoke(first)
+    out = (AccessPopularityRunnable() if fast else _access()).invoke(first)
     by_id = {d.id: d for d in out}
-    if change == "replaced by an equal copy":
+    if fast:
+        assert seen == []  # nothing converted: what the stage needs is read from the documents as they are
+    elif change == "replaced by an equal copy":
         assert seen == []  # the same values: the handed-over candidates still hold
     elif change == "order":
         assert seen  # position by position, the documents no longer match the candidates
-        assert [d.id for d in out] == ["d0", "d2", "d1"]
     else:
         assert seen  # converted again, from what the documents now say
+    if change == "order":
+        assert [d.id for d in out] == ["d0", "d2", "d1"]
     if change == "metadata value":
         assert by_id["d0"].metadata["graphfuse"]["signals"]["access"] == 1.0
         assert by_id["d2"].metadata["graphfuse"]["signals"]["access"] == pytest.approx(0.03)

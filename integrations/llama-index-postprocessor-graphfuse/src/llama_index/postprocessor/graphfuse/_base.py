@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, from_candidates, to_candidates
+from llama_index.retrievers.graphfuse.nodes import (
+    SIGNALS_KEY,
+    NodeMapping,
+    apply_signal_stage,
+    from_candidates,
+    to_candidates,
+)
 
 from graphfuse import (
     GraphFuseError,
@@ -17,8 +23,10 @@ from graphfuse import (
     MetadataFilter,
     NoCandidates,
     Query,
+    SignalStage,
     Stage,
     StageFailed,
+    as_signal_stage,
     run_stage,
     run_sync,
     stage_traits,
@@ -33,8 +41,14 @@ dispatcher = get_dispatcher(__name__)
 _T = TypeVar("_T")
 
 
-def _without_memo(private: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in private.items() if k != "_memo"}
+class _Plan(NamedTuple):
+    """What a stage postprocessor runs with, built once per settings."""
+
+    stage: Stage
+    signal_stage: SignalStage | None  # the stage, when it runs on values read from the nodes
+    mapping: NodeMapping
+    in_memory_only: bool
+    no_query: Query | None  # the query for a call without one; None: the stage needs one
 
 
 # Query text for stages that never read it (temporal, PageRank, access, graph) when the host
@@ -103,11 +117,15 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
         """``build()``, memoised until a field or private attribute of this postprocessor changes
         (fields can be reassigned after construction, so the memo is checked against them)."""
         private = self.__pydantic_private__ or {}
-        memo = self._memo.get(what)
-        if memo is not None and memo[0] == self.__dict__ and memo[1] == _without_memo(private):
+        memos = private.get("_memo")
+        if memos is None:  # pragma: no cover - pydantic always sets the private attributes' defaults
+            return build()
+        memo = memos.get(what)
+        # The private snapshot holds the memo dict itself: compared by identity, so no recursion.
+        if memo is not None and memo[0] == self.__dict__ and memo[1] == private:
             return cast("_T", memo[2])
         value = build()
-        self._memo[what] = (dict(self.__dict__), _without_memo(private), value)
+        memos[what] = (dict(self.__dict__), dict(private), value)
         return value
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
@@ -151,7 +169,9 @@ class StageRunner(GraphFusePostprocessor):
     Nodes become candidates (one per graph id), the stage runs, and its output maps back to
     nodes in the stage's order: known ids to their nodes (with the new signals), new ids to new
     ``TextNode`` objects with no score. A stage error that is not a GraphFuse error is raised as
-    :class:`~graphfuse.StageFailed` naming the stage.
+    :class:`~graphfuse.StageFailed` naming the stage. A :class:`graphfuse.SignalStage` (temporal,
+    access, PageRank) runs on values read from the nodes instead, with the same result
+    (:func:`llama_index.retrievers.graphfuse.nodes.apply_signal_stage`).
     """
 
     def _needs_query(self) -> bool:
@@ -162,31 +182,49 @@ class StageRunner(GraphFusePostprocessor):
         raise NotImplementedError
 
     def _current_stage(self) -> Stage:
-        return self._built("stage", self._stage)
+        return self._plan().stage
+
+    def _plan(self) -> _Plan:
+        return self._built("plan", self._new_plan)
+
+    def _new_plan(self) -> _Plan:
+        stage = self._stage()
+        return _Plan(
+            stage,
+            as_signal_stage(stage),
+            self._mapping(),
+            stage_traits(stage).in_memory_only,
+            None if self._needs_query() else Query(_NO_QUERY_TEXT, self._filter()),
+        )
 
     def _in_memory_only(self) -> bool:
-        return stage_traits(self._current_stage()).in_memory_only
+        return self._plan().in_memory_only
 
     def _filter(self) -> MetadataFilter | None:
         return None
 
-    def _query(self, query_bundle: QueryBundle | None, stage: str) -> Query:
+    def _query(self, query_bundle: QueryBundle | None, stage: str, plan: _Plan | None = None) -> Query:
         text = query_bundle.query_str if query_bundle is not None else ""
         if not text or not text.strip():
-            if self._needs_query():
+            no_query = (plan or self._plan()).no_query
+            if no_query is None:
                 raise InvalidInput(
                     f"{self.class_name()} (stage {stage!r}) needs the query text, but it was called without "
                     "one: pass query_bundle= or query_str= to postprocess_nodes"
                 )
-            text = _NO_QUERY_TEXT
+            return no_query
         return Query(text, self._filter())
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
-        stage = self._current_stage()
-        query = self._query(query_bundle, stage.name)
-        mapping = self._mapping()
-        converted = to_candidates(nodes, mapping)
+        plan = self._plan()
+        stage = plan.stage
+        query = self._query(query_bundle, stage.name, plan)
+        mapping = plan.mapping
         try:
+            if plan.signal_stage is not None:
+                # Values read from the nodes, no candidates: the same nodes and signals, a fraction of the work.
+                return await apply_signal_stage(plan.signal_stage, query, nodes, mapping)
+            converted = to_candidates(nodes, mapping)
             # The core's stage runner: the pipeline's logging, metrics, span and output checks.
             out = await run_stage(stage, query, converted.candidates)
         except StageFailed as exc:

@@ -6,9 +6,9 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse.nodes import carries_signals, node_with_signals, to_candidates
+from llama_index.retrievers.graphfuse.nodes import fuse_nodes
 
-from graphfuse import InvalidInput, Scorer
+from graphfuse import InvalidInput, SignalScorer
 from graphfuse.scoring import ReciprocalRankFusion, WeightedScorer
 
 from ._base import GraphFusePostprocessor
@@ -40,7 +40,7 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
-        self._scorer()
+        self._current_scorer()
         if self.top_n is not None and self.top_n <= 0:
             raise InvalidInput(f"top_n must be a positive integer or None, got {self.top_n!r}")
 
@@ -48,10 +48,13 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
     def class_name(cls) -> str:
         return "WeightedFusionPostprocessor"
 
-    def _scorer(self) -> Scorer:
+    def _scorer(self) -> SignalScorer:
         if self.mode == "rrf":
             return ReciprocalRankFusion(self.weights, k=self.k)
         return WeightedScorer(self.weights)
+
+    def _current_scorer(self) -> SignalScorer:
+        return self._built("scorer", self._scorer)
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         return self._fuse(nodes)
@@ -60,21 +63,4 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
         return True
 
     def _fuse(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
-        mapping = self._mapping()
-        converted = to_candidates(nodes, mapping)
-        candidates = converted.candidates
-        scores = self._scorer().score(candidates)
-        fused: list[tuple[float, str, int]] = []
-        for c, score in zip(candidates, scores, strict=True):
-            fused.extend((score, c.id, i) for i in converted.groups[c.id])
-        fused.sort(key=lambda t: (-t[0], t[1], t[2]))
-        if self.top_n is not None:
-            fused = fused[: self.top_n]
-        signals = {c.id: c.signals for c in candidates}
-        out = []
-        for score, doc_id, i in fused:
-            node = nodes[i].node
-            if not carries_signals(node, signals[doc_id], mapping.signals_key):
-                node = node_with_signals(node, signals[doc_id], mapping.signals_key)
-            out.append(NodeWithScore(node=node, score=score))
-        return out
+        return fuse_nodes(nodes, self._current_scorer(), self._mapping(), self.top_n)

@@ -30,6 +30,13 @@ The first time GraphFuse sees a node (no signals under ``signals_key`` yet) its 
 score becomes the ``score_signal`` signal (``semantic`` by default). A score of 0.0 stays
 0.0; a negative score (cosine below zero) becomes 0.0, as in the semantic stage; a score
 above 1 is refused, since a signal lives in [0, 1].
+
+Stages that only set one signal from one part of each document (a :class:`graphfuse.SignalStage`:
+temporal decay, access popularity, PageRank) and the built-in scorers (a
+:class:`graphfuse.SignalScorer`) run on the nodes without candidates: :func:`read_records` reads
+each distinct graph id's signals and the one value the stage needs, :func:`apply_signal_stage`
+and :func:`fuse_nodes` give the same nodes, signals and order as converting to candidates,
+running the stage or scorer, and mapping back with :func:`from_candidates`.
 """
 
 from __future__ import annotations
@@ -53,8 +60,13 @@ from graphfuse import (
     InvalidInput,
     MetadataFilter,
     NotFound,
+    Query,
     Result,
+    SignalInput,
+    SignalScorer,
+    SignalStage,
     parse_timestamp,
+    run_signal_stage,
 )
 from graphfuse.validation import (
     check_choice,
@@ -74,18 +86,23 @@ __all__ = [
     "Converted",
     "Expansion",
     "GraphFuseNode",
+    "NodeRecords",
     "user_metadata",
     "NodeMapping",
+    "apply_signal_stage",
     "from_candidates",
+    "fuse_nodes",
     "graph_id",
     "node_from_document",
     "node_from_result",
     "node_with_signals",
     "parse_timestamp",
     "carries_signals",
+    "read_records",
     "score_as_signal",
     "scored",
     "to_candidates",
+    "with_record_signals",
 ]
 
 SIGNALS_KEY = "graphfuse_signals"
@@ -170,6 +187,10 @@ def _stored_signals(node: BaseNode, key: str) -> dict[str, float] | None:
     raw = node.metadata.get(key)
     if raw is None:
         return None
+    return _signals_from(node, raw, key)
+
+
+def _signals_from(node: BaseNode, raw: object, key: str) -> dict[str, float]:
     if not isinstance(raw, Mapping):
         raise InvalidInput(f"node {node.node_id!r} metadata {key!r} must be a mapping of signals, got {raw!r}")
     checked: dict[str, float] = {}
@@ -588,3 +609,286 @@ def _seed_scores(nodes: Sequence[NodeWithScore], groups: dict[str, list[int]]) -
         values = [s for s in (nodes[i].score for i in members) if s is not None]
         out[doc_id] = max(values) if values else None
     return out
+
+
+# Signal stages and scorers on nodes, without candidates.
+
+
+class NodeRecords(NamedTuple):
+    """What :func:`read_records` read from nodes: one entry per distinct graph id, first-seen order.
+
+    ``signals[k]`` is a fresh dict (the signals of the nodes sharing ``ids[k]``, merged keeping
+    each signal's largest value, or their incoming score as ``score_signal``), ``groups[k]`` the
+    positions of those nodes, ``values[k]`` the ``SignalInput`` value of the first of them (empty
+    when no input was asked for).
+    """
+
+    ids: list[str]
+    signals: list[dict[str, float]]
+    groups: list[list[int]]
+    values: list[Any]
+
+
+# Checked once per process, so that a chain checks each once (bounded): graph ids (check_id),
+# signal names (check_signal) and parsed timestamp strings (parse_timestamp).
+_VALID_IDS: set[str] = set()
+_VALID_NAMES: set[str] = set()
+_STAMPS: dict[str, datetime] = {}
+_MAX_CACHED = 65536
+
+
+def _checked_signals(node: BaseNode, raw: object, key: str) -> dict[str, float]:
+    # _stored_signals for the common case (a dict of float signals with known names), inline.
+    if type(raw) is dict:
+        for name, value in raw.items():
+            if type(value) is not float or not 0.0 <= value <= 1.0 or name not in _VALID_NAMES:
+                break
+        else:
+            return raw.copy()
+    checked = _signals_from(node, raw, key)
+    if len(_VALID_NAMES) < 4096:
+        _VALID_NAMES.update(n for n in checked if type(n) is str)
+    return checked
+
+
+def _stamp(node: BaseNode, key: str, value: object) -> datetime | None:
+    # parse_timestamp, with ISO strings memoised here too (a dict lookup, no call, on the hot path).
+    parsed = parse_timestamp(value, f"node {node.node_id!r} {key!r}")
+    if type(value) is str and parsed is not None:
+        if len(_STAMPS) >= _MAX_CACHED:
+            _STAMPS.clear()
+        _STAMPS[value] = parsed
+    return parsed
+
+
+def read_records(
+    nodes: Sequence[NodeWithScore], mapping: NodeMapping, signal_input: SignalInput | None = None
+) -> NodeRecords:
+    """Read the nodes as :func:`to_candidates` does (same ids, groups, signals, checks and errors),
+    without building candidates; with ``signal_input``, also its value for each graph id."""
+    id_key = mapping.id_key
+    signals_key = mapping.signals_key
+    score_signal = mapping.score_signal
+    created_key = None if mapping.created_at_key == signals_key else mapping.created_at_key
+    updated_key = None if mapping.updated_at_key == signals_key else mapping.updated_at_key
+    field = signal_input.field if signal_input is not None else None
+    raw_metadata = field == "metadata" and signal_input is not None and signal_input.key != signals_key
+    ids: list[str] = []
+    signals: list[dict[str, float]] = []
+    groups: list[list[int]] = []
+    values: list[Any] = []
+    index: dict[str, int] = {}
+    valid_ids = _VALID_IDS
+    valid_names = _VALID_NAMES
+    stamps = _STAMPS
+    plain_types = _PLAIN_TYPES
+    source_key = _SOURCE
+    nws_type = NodeWithScore
+    for i, nws in enumerate(nodes):
+        if type(nws) is not nws_type and not isinstance(nws, NodeWithScore):
+            raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
+        node = nws.node
+        plain = type(node) in plain_types
+        state = node.__dict__
+        # graph_id, inline for plain nodes; each id checked once.
+        doc_id: str
+        # (An empty relationships dict is tested first: hashing the enum key costs a Python call.)
+        if (
+            plain
+            and id_key is None
+            and (type(node) is GraphFuseNode or not (rels := state["relationships"]) or source_key not in rels)
+        ):
+            doc_id = state["id_"]
+            if doc_id not in valid_ids:
+                graph_id(node, id_key)
+                if len(valid_ids) < _MAX_CACHED:
+                    valid_ids.add(doc_id)
+        else:
+            doc_id = graph_id(node, id_key)
+        metadata = state["metadata"] if plain else node.metadata
+        raw = metadata.get(signals_key)
+        own: dict[str, float]
+        if raw is None:
+            own = {}
+            if score_signal is not None:
+                score = nws.score
+                if score is not None:
+                    own[score_signal] = (
+                        score if type(score) is float and 0.0 < score <= 1.0 else score_as_signal(nws, score_signal)
+                    )
+        else:
+            own = None  # type: ignore[assignment]
+            if type(raw) is dict:  # _checked_signals' common case, inline
+                for name, value in raw.items():
+                    if type(value) is not float or not 0.0 <= value <= 1.0 or name not in valid_names:
+                        break
+                else:
+                    own = raw.copy()
+            if own is None:
+                own = _checked_signals(node, raw, signals_key)
+        k = index.get(doc_id)
+        if k is not None:
+            merged = signals[k]
+            for name, value in own.items():
+                merged[name] = max(value, merged.get(name, value))
+            groups[k].append(i)
+            continue
+        index[doc_id] = len(ids)
+        ids.append(doc_id)
+        signals.append(own)
+        groups.append([i])
+        # What _document checks for the node standing for this id: its content and both timestamps.
+        if type(state.get("text") if plain else node.get_content(MetadataMode.NONE)) is not str:
+            _document(nws, doc_id, mapping)  # raises, naming the problem
+        created: datetime | None = None
+        if created_key is not None and (raw_created := metadata.get(created_key)) is not None:
+            cached = stamps.get(raw_created) if type(raw_created) is str else None
+            created = cached if cached is not None else _stamp(node, created_key, raw_created)
+        updated: datetime | None = None
+        if updated_key is not None and (raw_updated := metadata.get(updated_key)) is not None:
+            cached = stamps.get(raw_updated) if type(raw_updated) is str else None
+            updated = cached if cached is not None else _stamp(node, updated_key, raw_updated)
+        if field is None:
+            continue
+        if field == "created_at":
+            values.append(created)
+        elif field == "updated_at":
+            values.append(updated)
+        elif field == "id":
+            values.append(doc_id)
+        elif raw_metadata:
+            values.append(metadata)
+        else:  # the stage reads the signals key, which a converted document never holds
+            values.append({key: v for key, v in metadata.items() if key != signals_key})
+    return NodeRecords(ids, signals, groups, values)
+
+
+_NWS_FIELDS = {"node", "score"}  # shared: NodeWithScore has no other field to add to it
+
+
+def _copies(
+    nodes: Sequence[NodeWithScore],
+    order: Sequence[int],
+    signals: Sequence[dict[str, float]],
+    key: str,
+    scores: Sequence[float] | None = None,
+    *,
+    share: bool = False,
+) -> list[NodeWithScore]:
+    """For each ``i = order[j]``: ``scored(node_with_signals(nodes[i].node, signals[j], key), score)`` with
+    ``score`` ``scores[j]`` (default ``nodes[i].score``), or the node itself when it carries ``signals[j]``
+    already. The signal dicts are taken over (``share``: they may be shared, so a copy carries a copy).
+    The copies are built inline (this runs per node per step)."""
+    out: list[NodeWithScore] = []
+    append = out.append
+    new = object.__new__
+    setattr_ = _set
+    copied = _COPIED_FIELDS
+    nws_fields = _NWS_FIELDS if _PLAIN_NWS else None
+    for j, i in enumerate(order):
+        nws = nodes[i]
+        node = nws.node
+        node_signals = signals[j]
+        score = nws.score if scores is None else scores[j]
+        state = node.__dict__
+        metadata = state.get("metadata")
+        embed_keys = state.get("excluded_embed_metadata_keys")
+        llm_keys = state.get("excluded_llm_metadata_keys")
+        if (
+            type(metadata) is not dict
+            or type(embed_keys) is not list
+            or type(llm_keys) is not list
+            or node.__pydantic_extra__ is not None
+        ):
+            if not carries_signals(node, node_signals, key):
+                node = node_with_signals(node, node_signals, key)
+        elif not (metadata.get(key) == node_signals and key in embed_keys and key in llm_keys):
+            metadata = metadata.copy()
+            metadata[key] = node_signals.copy() if share else node_signals
+            fresh = state.copy()
+            fresh["metadata"] = metadata
+            if key not in embed_keys:
+                fresh["excluded_embed_metadata_keys"] = [*embed_keys, key]
+            if key not in llm_keys:
+                fresh["excluded_llm_metadata_keys"] = [*llm_keys, key]
+            copy = new(type(node))
+            setattr_(copy, "__dict__", fresh)
+            setattr_(copy, "__pydantic_fields_set__", node.__pydantic_fields_set__ | copied)
+            setattr_(copy, "__pydantic_extra__", None)
+            private = node.__pydantic_private__
+            setattr_(copy, "__pydantic_private__", None if private is None else dict(private))
+            node = copy
+        if nws_fields is None:  # pragma: no cover - a future LlamaIndex with a richer NodeWithScore
+            append(NodeWithScore(node=node, score=score))
+            continue
+        made = new(NodeWithScore)
+        setattr_(made, "__dict__", {"node": node, "score": score})
+        setattr_(made, "__pydantic_fields_set__", nws_fields)
+        setattr_(made, "__pydantic_extra__", None)
+        setattr_(made, "__pydantic_private__", None)
+        append(made)
+    return out
+
+
+def with_record_signals(
+    nodes: Sequence[NodeWithScore], records: NodeRecords, mapping: NodeMapping
+) -> list[NodeWithScore]:
+    """The nodes in record order (each id's nodes together), each carrying its id's ``records.signals``:
+    what :func:`from_candidates` returns for candidates with those ids and signals, in that order.
+    The signal dicts of ``records`` are taken over by the copies."""
+    groups = records.groups
+    if len(groups) == len(nodes):  # every id once: one node per record, its signals taken over
+        return _copies(nodes, [g[0] for g in groups], records.signals, mapping.signals_key)
+    order: list[int] = []
+    signals: list[dict[str, float]] = []
+    for own, members in zip(records.signals, groups, strict=True):
+        if len(members) == 1:
+            order.append(members[0])
+            signals.append(own)
+        else:
+            order.extend(members)
+            signals.extend(dict(own) for _ in members)
+    return _copies(nodes, order, signals, mapping.signals_key)
+
+
+async def apply_signal_stage(
+    stage: SignalStage, query: Query, nodes: Sequence[NodeWithScore], mapping: NodeMapping
+) -> list[NodeWithScore]:
+    """Run a :class:`graphfuse.SignalStage` over the nodes (with :func:`graphfuse.run_signal_stage`'s
+    logging, metrics, tracing and :class:`~graphfuse.StageFailed` wrapping): the nodes that
+    ``from_candidates(run_stage(stage, query, to_candidates(nodes).candidates), ...)`` gives,
+    built without candidates."""
+    records = read_records(nodes, mapping, stage.signal_input)
+    values = await run_signal_stage(stage, query, records.ids, records.values)
+    name = stage.signal
+    for signals, value in zip(records.signals, values, strict=True):
+        signals[name] = value
+    return with_record_signals(nodes, records, mapping)
+
+
+def fuse_nodes(
+    nodes: Sequence[NodeWithScore], scorer: SignalScorer, mapping: NodeMapping, top_n: int | None = None
+) -> list[NodeWithScore]:
+    """Score the nodes' signals with ``scorer`` and sort them, best first (ties by graph id, then input
+    position); nodes sharing a graph id get the same score and carry their merged signals. ``top_n``
+    keeps the best ``top_n`` nodes."""
+    records = read_records(nodes, mapping)
+    ids = records.ids
+    scores = scorer.score_signals(ids, records.signals)
+    fused: list[tuple[float, str, int, int]] = []
+    for k, (doc_id, members) in enumerate(zip(ids, records.groups, strict=True)):
+        score = float(scores[k])
+        fused.extend((score, doc_id, i, k) for i in members)
+    fused.sort(key=lambda t: (-t[0], t[1], t[2]))
+    if top_n is not None:
+        fused = fused[:top_n]
+    all_signals = records.signals
+    # A node carrying exactly its merged signals (every node a GraphFuse step returned) is not copied.
+    return _copies(
+        nodes,
+        [t[2] for t in fused],
+        [all_signals[t[3]] for t in fused],
+        mapping.signals_key,
+        [t[0] for t in fused],
+        share=True,
+    )
