@@ -505,7 +505,7 @@ class Records(NamedTuple):
 _VALID_NAMES: set[str] = set()  # signal names check_signal accepted (bounded)
 _STAMPS: dict[str, datetime] = {}  # ISO strings _timestamp parsed (short ones, bounded)
 _VALID_IDS: set[str] = set()  # ids that passed to_graphfuse's id check (bounded)
-_MAX_STAMPS = 65536
+_MAX_STAMPS = 16384
 
 
 def read_records(

@@ -634,14 +634,14 @@ class NodeRecords(NamedTuple):
 _VALID_IDS: set[str] = set()
 _VALID_NAMES: set[str] = set()
 _STAMPS: dict[str, datetime] = {}
-_MAX_CACHED = 65536
+_MAX_CACHED = 16384
 
 
 def _checked_signals(node: BaseNode, raw: object, key: str) -> dict[str, float]:
     # _stored_signals for the common case (a dict of float signals with known names), inline.
     if type(raw) is dict:
         for name, value in raw.items():
-            if type(value) is not float or not 0.0 <= value <= 1.0 or name not in _VALID_NAMES:
+            if type(value) is not float or not 0.0 <= value <= 1.0 or type(name) is not str or name not in _VALID_NAMES:
                 break
         else:
             return raw.copy()
@@ -720,7 +720,12 @@ def read_records(
             own = None  # type: ignore[assignment]
             if type(raw) is dict:  # _checked_signals' common case, inline
                 for name, value in raw.items():
-                    if type(value) is not float or not 0.0 <= value <= 1.0 or name not in valid_names:
+                    if (
+                        type(value) is not float
+                        or not 0.0 <= value <= 1.0
+                        or type(name) is not str
+                        or name not in valid_names
+                    ):
                         break
                 else:
                     own = raw.copy()
