@@ -409,12 +409,45 @@ async def test_bridge_without_names_or_seeds_changes_nothing() -> None:
     assert stage.names(_BRIDGE_CORPUS[0][1], asked) == []
 
 
+_CAST_CORPUS = [
+    ("film", "Palo Verde is a film directed by Gia Lund. It stars Jack Moor and Zoe Ray."),
+    ("gia", "Gia Lund is a film maker. She is the daughter of Carl Lund."),
+    ("jack", "Jack Moor starred in Palo Verde with Zoe Ray."),
+    ("zoe", "Zoe Ray played in Palo Verde beside Jack Moor."),
+    ("noise", "Westerns were a popular genre of the 1950s."),
+]
+
+
+async def test_bridge_per_name_searches_the_names_nearest_the_question() -> None:
+    index = BM25Index(_CAST_CORPUS)
+    question = "Who is the father of the director of Palo Verde?"
+    seed = [Candidate(Document("film", _CAST_CORPUS[0][1]), {"semantic": 0.9})]
+    # One search for all the names finds the passages that mention several of them and the film.
+    together = await BridgeSearch(index, limit=1).run(Query(question), seed, _ctx())
+    assert {c.id for c in together} == {"film", "jack"}
+    # One at a time, nearest first: Gia Lund shares a sentence with "Palo Verde" and "director".
+    assert BridgeSearch._closest_names(_CAST_CORPUS[0][1], question, ["Jack Moor", "Zoe Ray", "Gia Lund"]) == [
+        "Gia Lund",
+        "Jack Moor",
+        "Zoe Ray",
+    ]
+    nearest = await BridgeSearch(index, per_name=1).run(Query(question), seed, _ctx())
+    assert {c.id: dict(c.signals) for c in nearest if c.id != "film"} == {"gia": {"bridge": 1.0}}
+    # Each search's best hit only: Zoe Ray's search ranks Jack Moor's passage (her name and the film) first.
+    every = await BridgeSearch(index, per_name=3).run(Query(question), seed, _ctx())
+    assert {c.id for c in every} == {"film", "gia", "jack"}
+
+
 def test_bridge_rejects_bad_settings() -> None:
     index = BM25Index(_BRIDGE_CORPUS)
     with pytest.raises(InvalidInput, match="must be a BM25Index"):
         BridgeSearch("not an index")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="seeds"):
         BridgeSearch(index, seeds=0)
+    with pytest.raises(InvalidInput, match="per_name"):
+        BridgeSearch(index, per_name=-1)
+    with pytest.raises(InvalidInput, match="per_name"):
+        BridgeSearch(index, per_name=True)
     with pytest.raises(InvalidInput, match="positive weight"):
         BridgeSearch(index, seed_signals={"semantic": 0.0})
     with pytest.raises(InvalidInput, match=r"unknown per-call option\(s\) \[.depth.\]"):

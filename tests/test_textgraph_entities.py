@@ -140,6 +140,10 @@ async def test_multihop_walks_through_entities_the_question_names() -> None:
     assert "damping=0.5" in {s.name: repr(s) for s in plain.stages}["ppr"]
     tuned = multihop(graph, vectors, embedder, entities=matcher, ppr={"damping": 0.6})
     assert "damping=0.6" in {s.name: repr(s) for s in tuned.stages}["ppr"]
+    # Without titles the bridge searches the names nearest the question's words one at a time.
+    assert "per_name=4" in {s.name: repr(s) for s in pipeline.stages}["bridge"]
+    titled = multihop(graph, vectors, embedder, bm25=BM25Index((r.id, r.text) for r in RECORDS))
+    assert "per_name" not in {s.name: repr(s) for s in titled.stages}["bridge"]
 
 
 async def test_one_word_matches_in_lower_case_are_common_words_not_names() -> None:

@@ -9,6 +9,7 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
+from ..context._text import content_terms, sentence_spans
 from ..indexing import TextEntityExtractor
 from ..stages._arguments import check_options, check_positive_int
 from ..stages._named import NamedStage
@@ -36,13 +37,20 @@ class BridgeSearch(NamedStage):
     which is why it helps most where no title links exist. Needs hydrated seeds (it reads
     their text); the query's metadata filter applies to the searches.
 
+    With ``per_name=n`` (the ``multihop`` preset sets 4 on a store without titles), each seed's
+    ``n`` names that share a sentence with the most of the question's content words ("directed
+    by *Gia Coppola*" for "the director of ...") are searched one at a time, the question plus
+    the name, and each search's best hit gets ``bridge`` 1.0: without titles the bridge's own
+    passage does not repeat the first hop's words, so one search for all names together finds
+    the passages that mention several of them instead.
+
     Per-call options (``options={"bridge": {...}}``): ``seeds``, ``limit``.
     """
 
     traits = StageTraits(needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
 
-    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_seed_signals", "_seeds")
+    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_per_name", "_seed_signals", "_seeds")
 
     def __init__(
         self,
@@ -51,6 +59,7 @@ class BridgeSearch(NamedStage):
         seeds: int = 2,
         limit: int = 10,
         max_names: int = 8,
+        per_name: int = 0,
         seed_signals: Mapping[str, float] | None = None,
         name: str = "bridge",
         signal: str = "bridge",
@@ -61,12 +70,16 @@ class BridgeSearch(NamedStage):
         self._seeds = check_positive_int(seeds, "seeds")
         self._limit = check_positive_int(limit, "limit")
         self._max_names = check_positive_int(max_names, "max_names")
+        if isinstance(per_name, bool) or not isinstance(per_name, int) or per_name < 0:
+            raise InvalidInput(f"per_name must be a non-negative int, got {per_name!r}")
+        self._per_name = per_name
         self._seed_signals = checked_seed_signals(seed_signals)
         self._extractor = TextEntityExtractor()
         self._set_names(name, signal)
 
     def __repr__(self) -> str:
-        return f"BridgeSearch({self._index!r}, seeds={self._seeds}, limit={self._limit}, name={self._name!r})"
+        per_name = f", per_name={self._per_name}" if self._per_name else ""
+        return f"BridgeSearch({self._index!r}, seeds={self._seeds}, limit={self._limit}{per_name}, name={self._name!r})"
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Validate this stage's per-call options (raises :class:`~graphfuse.InvalidInput`)."""
@@ -97,6 +110,18 @@ class BridgeSearch(NamedStage):
                 break
         return list(out)
 
+    @staticmethod
+    def _closest_names(text: str, question: str, names: Sequence[str]) -> list[str]:
+        """``names`` by the most question content words a sentence naming them holds (stable)."""
+        asked = content_terms(question)
+        sentences = [text[a:b] for a, b in sentence_spans(text)]
+        shared = [len(content_terms(s) & asked) for s in sentences]
+
+        def closeness(name: str) -> int:
+            return max((n for s, n in zip(sentences, shared, strict=True) if name in s), default=0)
+
+        return sorted(names, key=lambda name: -closeness(name))
+
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         n_seeds, limit = self._settings(query.options.get(self._name, {}))
         seeds = [c for _, c in top_seeds([c for c in candidates if c.document.content], self._seed_signals, n_seeds)]
@@ -106,6 +131,13 @@ class BridgeSearch(NamedStage):
             title = c.document.metadata.get("title")
             names = self.names(c.document.content or "", query.text, [title] if isinstance(title, str) else ())
             if not names:
+                continue
+            if self._per_name:
+                for name in self._closest_names(c.document.content or "", query.text, names)[: self._per_name]:
+                    found = self._index.search(f"{query.text} {name}", 1 + n_seeds, filter=query.filter)
+                    best = next((i for i, _ in found if i not in seed_ids), None)
+                    if best is not None:
+                        bridge[best] = 1.0
                 continue
             hits = self._index.search(f"{query.text} {' '.join(names)}", limit + n_seeds, filter=query.filter)
             hits = [(i, s) for i, s in hits if i not in seed_ids][:limit]
