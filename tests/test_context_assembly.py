@@ -390,3 +390,88 @@ def test_relation_words_match_their_forms_in_the_text() -> None:
     assert content_terms("date of birth") & content_terms("he was born in 1901")
     assert content_terms("Who is his spouse?") & content_terms("He married Ann Lee.")
     assert content_terms("Who is her child?") & content_terms("Her daughter Eva sang.")
+    # A parent and a child are one relation read from either end; a killing is a death.
+    assert content_terms("Who is the father of Eva?") & content_terms("Eva is the daughter of Tom Lee.")
+    assert content_terms("Who is his paternal grandmother?") & content_terms("He was the son of Ann Bo.")
+    assert content_terms("place of death") & content_terms("he was assassinated in Delft")
+    assert content_terms("place of death") & content_terms("dying in Paris")
+
+
+def test_relation_query_is_the_question_without_the_titles_it_names() -> None:
+    from graphfuse.context._evidence import relation_query
+    from graphfuse.context._items import Item
+
+    def item(title: str) -> Item:
+        return Item(title, title, "Some text.", 1.0, {}, (title,))
+
+    items = [item("Quiet Harbour (film)"), item("Anna Berg")]
+    assert relation_query("Where did the director of Quiet Harbour die?", items) == "where did the director of die"
+    # Each named title is removed where it stands, the other words kept in order.
+    assert relation_query("Was Anna Berg older than the star of Quiet Harbour?", items) == (
+        "was older than the star of"
+    )
+    assert relation_query("Who directed Blue Moon?", items) is None  # names no retrieved title
+    assert relation_query("Anna Berg", items) is None  # nothing but the name
+
+
+def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphfuse.context import _evidence
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    film = Item(
+        "f",
+        "Quiet Harbour",
+        "Quiet Harbour is a film directed by Anna Berg. Quiet Harbour was shot in a harbour town. "
+        "Critics said Quiet Harbour was slow.",
+        1.0,
+        {},
+        ("f",),
+    )
+    berg = Item("b", "Anna Berg", "Anna Berg was a film maker. She was born in Oslo.", 0.5, {}, ("b",))
+    question = "Where was the director of Quiet Harbour born?"
+    subject, shot, slow = SentenceScorer(question, [film, berg]).sentences(0)
+    # The named document's first sentence (which names the bridge) keeps its whole score; the
+    # others, which only restate the question's name, keep 0.3 of it.
+    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    plain = SentenceScorer(question, [film, berg]).sentences(0)
+    monkeypatch.undo()
+    assert subject.score == plain[0].score
+    assert shot.score == pytest.approx(0.3 * plain[1].score)
+    assert slow.score == pytest.approx(0.3 * plain[2].score)
+    results = _evidence_results(film, berg)
+    ctx = build_context(question, results, budget=45, format="evidence", counter=RegexTokenCounter())
+    assert "born in Oslo" in ctx.text
+    assert "shot in a harbour town" not in ctx.text
+
+
+def _evidence_results(*items: object) -> list[Result]:
+    from graphfuse.context._items import Item
+
+    out = []
+    for n, it in enumerate(items):
+        assert isinstance(it, Item)
+        out.append(Result(Document(it.id, it.text, {"title": it.title}), 1.0 / (1 + n), {}))
+    return out
+
+
+def test_a_document_sharing_a_rare_name_with_the_best_one_is_a_bridge_without_titles() -> None:
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    # No titles: the chat names Lina Okafor, and so does the later note, which the best one links to.
+    best = Item("a", None, "We met Lina Okafor at the harbour office on Monday.", 1.0, {}, ("a",))
+    other = Item("b", None, "The ferry timetable changed again this week.", 0.5, {}, ("b",))
+    linked = Item("c", None, "Lina Okafor moved to Tromso in 2019.", 0.3, {}, ("c",))
+    question = "Where did the woman we met at the harbour office move?"
+    scorer = SentenceScorer(question, [best, other, linked])
+    (moved,) = scorer.sentences(2)
+    (ferry,) = scorer.sentences(1)
+    # Rank weights: 1 / (1 + 2 * rank) is 0.2 for the third; the shared name lifts it to 0.5 of the first's.
+    unnamed = Item("c", None, "Someone moved to Tromso in 2019.", 0.3, {}, ("c",))
+    alone = SentenceScorer(question, [best, other, unnamed])
+    assert moved.score > alone.sentences(2)[0].score
+    assert moved.score > ferry.score
+    # A name the question itself contains links nothing.
+    asked = SentenceScorer("Where did Lina Okafor move?", [best, other, linked])
+    assert asked.sentences(2)[0].score < moved.score

@@ -93,3 +93,50 @@ async def test_pipeline_context_scores_with_its_own_embedder_unless_told_not_to(
     assert "won the Golden Lion" in default.text
     off = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter, embedder=False)
     assert "Golden Lion" not in off.text
+
+
+class RecordingEmbedder(ConceptEmbedder):
+    """ConceptEmbedder that records the query texts it embeds."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    async def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return await super().embed_query(text)
+
+
+async def test_sentences_are_also_compared_with_the_question_without_its_names() -> None:
+    from graphfuse.context._build import sentence_similarity
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import items_from_results
+
+    items, _ = items_from_results(_results())
+    embedder = RecordingEmbedder()
+    to_query, to_relation = await sentence_similarity(embedder, QUESTION, items)
+    # The question, then the question without the title it names ("Quiet Harbour").
+    assert embedder.queries == [QUESTION, "which prize went to the director of"]
+    assert to_relation is not None
+    assert set(to_relation) == set(to_query)
+    won = "Berg won the Golden Lion."
+    assert to_relation[won] > 0
+    # The relation similarity counts (0.5 of it) in the document the question does not name only.
+    with_relation = SentenceScorer(QUESTION, items, to_query, to_relation)
+    without = SentenceScorer(QUESTION, items, to_query)
+    berg_with = {s.text: s for s in with_relation.sentences(1)}
+    berg_without = {s.text: s for s in without.sentences(1)}
+    gain = berg_with[won].score - berg_without[won].score
+    # (Anna Berg's rank weight: 0.8 of the film's 1.0, as the film's first sentence names her.)
+    assert gain == pytest.approx(0.5 * to_relation[won] * 0.8)
+    assert [s.score for s in with_relation.sentences(0)] == [s.score for s in without.sentences(0)]
+
+
+async def test_no_relation_query_when_the_question_names_no_retrieved_title() -> None:
+    from graphfuse.context._build import sentence_similarity
+    from graphfuse.context._items import items_from_results
+
+    items, _ = items_from_results(_results())
+    embedder = RecordingEmbedder()
+    _, to_relation = await sentence_similarity(embedder, "Which prize did the painter win?", items)
+    assert to_relation is None
+    assert embedder.queries == ["Which prize did the painter win?"]

@@ -14,6 +14,7 @@ from .._sync import run_sync
 from .._types import Relation, Result
 from ._budget import TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
+from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
 from ._items import Item, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
@@ -110,18 +111,23 @@ async def abuild_context(
     else:
         outside = []
     sections: dict[str, int] = {}
-    similarity = await sentence_similarity(embedder, query, items) if embedder is not None and items else None
+    similarity: dict[str, float] | None = None
+    relation: dict[str, float] | None = None
+    if embedder is not None and items:
+        similarity, relation = await sentence_similarity(embedder, query, items)
     if fmt == "passages":
-        text, sources, dropped = pack_passages(query, items, b, similarity)
+        text, sources, dropped = pack_passages(query, items, b, similarity, relation)
     elif fmt == "evidence":
-        text, sources, dropped = pack_evidence(query, items, b, similarity)
+        text, sources, dropped = pack_evidence(query, items, b, similarity, relation)
     else:
         if graph_store is None:
             raise InvalidInput("the 'graph' context format needs a graph store (graph_store=...) for the relations")
         caps = caps or GraphCaps()
         room = max(0, caps.max_entities - len(items))
         neighbours, relations = await fetch_neighbourhood(graph_store, items, flt, max_neighbours=room)
-        text, sources, dropped, sections = serialize_graph(query, items, neighbours, relations, b, caps, similarity)
+        text, sources, dropped, sections = serialize_graph(
+            query, items, neighbours, relations, b, caps, similarity, relation
+        )
     dropped += [DroppedSource(r.id, _title(r), float(r.score), "no content") for r in missing]
     dropped += [DroppedSource(it.id, it.title, it.score, "filter") for it in outside]
     n = b.count(text)
@@ -130,24 +136,41 @@ async def abuild_context(
     return Context(text, n, counter.name, fmt, tuple(sources), tuple(dropped), tokens, allocation, sections)
 
 
-async def sentence_similarity(embedder: Embedder, query: str, items: Sequence[Item]) -> dict[str, float]:
-    """Each distinct sentence of ``items`` -> its cosine similarity to ``query`` by ``embedder``."""
+async def sentence_similarity(
+    embedder: Embedder, query: str, items: Sequence[Item]
+) -> tuple[dict[str, float], dict[str, float] | None]:
+    """Each distinct sentence of ``items`` -> its cosine similarity to ``query`` by ``embedder``,
+    and to :func:`~graphfuse.context._evidence.relation_query` (``None`` when the query names no
+    retrieved title). The sentences are embedded once for both."""
     texts = list(dict.fromkeys(it.text[s:e] for it in items for s, e in sentence_spans(it.text)))
     if not texts:
-        return {}
+        return {}, None
+    asked = relation_query(query, items)
     who = type(embedder).__name__
     try:
         q = np.asarray(await embedder.embed_query(query), dtype=np.float64)
+        r = np.asarray(await embedder.embed_query(asked), dtype=np.float64) if asked else None
         m = np.asarray(await embedder.embed_documents(texts), dtype=np.float64)
     except GraphFuseError:
         raise
     except Exception as exc:
         raise PluginError(f"embedder {who} failed while scoring context sentences: {exc}") from exc
-    if m.ndim != 2 or m.shape[0] != len(texts) or q.ndim != 1 or m.shape[1] != q.shape[0]:
+    if (
+        m.ndim != 2
+        or m.shape[0] != len(texts)
+        or q.ndim != 1
+        or m.shape[1] != q.shape[0]
+        or (r is not None and r.shape != q.shape)
+    ):
         raise PluginError(f"embedder {who} returned vectors of the wrong shape for {len(texts)} sentences")
-    norms = np.linalg.norm(m, axis=1) * (np.linalg.norm(q) or 1.0)
-    cos = (m @ q) / np.where(norms == 0, 1.0, norms)
-    return {t: float(c) for t, c in zip(texts, cos, strict=True)}
+    lengths = np.linalg.norm(m, axis=1)
+
+    def cosines(v: np.ndarray) -> dict[str, float]:
+        norms = lengths * (np.linalg.norm(v) or 1.0)
+        cos = (m @ v) / np.where(norms == 0, 1.0, norms)
+        return {t: float(c) for t, c in zip(texts, cos, strict=True)}
+
+    return cosines(q), (cosines(r) if r is not None else None)
 
 
 def _title(result: Result) -> str | None:

@@ -13,11 +13,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ..indexing import TextEntityExtractor
 from ..indexing._extractors import STOPWORDS, normalize
 from ._items import Item
 from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
 
-__all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "score_sentences"]
+__all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
@@ -123,14 +124,56 @@ _WEIGHTS = {
     "linked": 0.8,  # a bridge document keeps this share of the weight of the document naming it
     "cue": 0.2,
     "semantic": 1.0,  # times the sentence's cosine similarity to the query, when an embedder is given
+    # times its similarity to the question without the names it asks about (relation_query), in a
+    # document the question does not name: the next hop's fact ("assassinated ... in Delft" for
+    # "place of death of X's father") resembles what is asked, not whom it is asked about
+    "relation": 0.5,
+    # a sentence of a document the question names, neither its first nor naming a bridge, keeps this
+    # share: it restates what the question already says; the answer lies one hop on
+    "restated": 0.3,
+    # a document sharing a rare name (in at most ``shared_df`` documents) with the best-ranked one,
+    # not named by the question, rises to this share of its rank weight: the hop that no title links
+    "shared": 0.5,
 }
+_SHARED_DF = 2
+_SHARED_AMONG = 10
+
+
+def relation_query(query: str, items: Sequence[Item]) -> str | None:
+    """The question without the titles of the retrieved documents it names: what it asks about them.
+
+    ``"Where did the director of film Atomised die?"`` -> ``"where did the director of film die"``
+    (normalised words) when *Atomised* is a retrieved title; ``None`` when the question names none.
+    """
+    keys = [k for it in items if it.title and (k := _name_key(it.title))]
+    if not keys:
+        return None
+    words = words_of(query)
+    matcher = NameMatcher(keys)
+    found = matcher.findall(words)
+    if not found:
+        return None
+    out: list[str] = []
+    i = 0
+    for key in found:
+        # findall gives the matches left to right, not overlapping: skip each where it starts.
+        span = key.split(" ")
+        while words[i : i + len(span)] != span:
+            out.append(words[i])
+            i += 1
+        i += len(span)
+    out.extend(words[i:])
+    return " ".join(out) or None
 
 
 def score_sentences(
-    query: str, items: Sequence[Item], similarity: Mapping[str, float] | None = None
+    query: str,
+    items: Sequence[Item],
+    similarity: Mapping[str, float] | None = None,
+    relation_similarity: Mapping[str, float] | None = None,
 ) -> list[list[Sentence]]:
     """Every sentence of every item, scored for ``query`` (see :class:`SentenceScorer`), by item."""
-    scorer = SentenceScorer(query, items, similarity)
+    scorer = SentenceScorer(query, items, similarity, relation_similarity)
     return [scorer.sentences(i) for i in range(len(items))]
 
 
@@ -146,14 +189,23 @@ class SentenceScorer:
     a bridge document: its rank weight is raised towards that document's, by ``linked``.
     With ``similarity`` (a sentence's text -> its cosine similarity to the query, from an
     embedder), ``semantic`` times the similarity is added too: it finds the sentences that
-    answer in other words than the question's (*born in* for *place of birth*).
-    Names are matched as whole words, longest first (a title inside a longer title that the
-    text names does not count on its own).
+    answer in other words than the question's (*born in* for *place of birth*); with
+    ``relation_similarity`` (similarity to :func:`relation_query`), ``relation`` times it is
+    added in the documents the question does not name. In a document the question names,
+    sentences other than the first that name no bridge keep the ``restated`` share of their
+    score. A document sharing a rare proper-noun phrase (found by
+    :class:`~graphfuse.indexing.TextEntityExtractor`, not in the question) with the best-ranked
+    document is a bridge document too, at the ``shared`` share of its weight: the hop that no
+    title links (``shared_names=False`` leaves this out: it scales each document's sentences
+    alike, so ranking one document's sentences does not need it). Names are matched as whole
+    words, longest first (a title inside a longer title that the text names does not count on
+    its own).
     """
 
     __slots__ = (
         "_cache",
         "_every",
+        "_in_query",
         "_items",
         "_keys",
         "_norm",
@@ -161,15 +213,25 @@ class SentenceScorer:
         "_q_terms",
         "_query_entities",
         "_rank",
+        "_relation_similarity",
         "_similarity",
         "_wants",
         "_weight",
     )
 
-    def __init__(self, query: str, items: Sequence[Item], similarity: Mapping[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        query: str,
+        items: Sequence[Item],
+        similarity: Mapping[str, float] | None = None,
+        relation_similarity: Mapping[str, float] | None = None,
+        *,
+        shared_names: bool = True,
+    ) -> None:
         w = _WEIGHTS
         self._items = items
         self._similarity = similarity
+        self._relation_similarity = relation_similarity
         self._cache: dict[int, list[Sentence]] = {}
         self._q_terms = q_terms = content_terms(query)
         titles = [it.title or "" for it in items]
@@ -203,7 +265,11 @@ class SentenceScorer:
             i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
+        for j in _sharing_names_with_first(query, items) if shared_names else ():
+            if not in_query[j]:
+                rank[j] = max(rank[j], w["shared"] * rank[0])
         self._rank = rank
+        self._in_query = in_query
         # A bridge match counts for item i when the name belongs to another item.
         self._owners: dict[str, set[int]] = {}
         for j, own in enumerate(names):
@@ -239,6 +305,8 @@ class SentenceScorer:
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
+        named = self._in_query[i]
+        relation = None if named else self._relation_similarity
         out = []
         whole = item.text
         # ASCII text: normalising is lower-casing, character by character, so each sentence's words
@@ -252,7 +320,8 @@ class SentenceScorer:
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
-            if every is not None and any(owners[m] - {i} for m in every.findall(words)):
+            bridge = every is not None and any(owners[m] - {i} for m in every.findall(words))
+            if bridge:
                 score += w["bridge"]
             if k == 0:
                 score += w["subject"]
@@ -266,9 +335,35 @@ class SentenceScorer:
             semantic = 0.0
             if similarity is not None:
                 semantic = w["semantic"] * max(0.0, similarity.get(text, 0.0))
-            out.append(Sentence(i, k, text, (score + semantic) * rank, semantic * rank, shared))
+            if relation is not None:
+                semantic += w["relation"] * max(0.0, relation.get(text, 0.0))
+            total = score + semantic
+            if named and k > 0 and not bridge:
+                total *= w["restated"]
+            out.append(Sentence(i, k, text, total * rank, semantic * rank, shared))
         self._cache[i] = out
         return out
+
+
+_EXTRACTOR = TextEntityExtractor()
+
+
+def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
+    """The items among the first ``_SHARED_AMONG`` that share with the first a proper-noun phrase
+    the query does not contain and at most ``_SHARED_DF`` of them hold."""
+    if len(items) < 2:
+        return []
+    asked = f" {' '.join(words_of(query))} "
+    names: list[set[str]] = []
+    for it in items[:_SHARED_AMONG]:
+        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(it.text)}
+        names.append({k for k in keys if len(k) >= 3 and f" {k} " not in asked})
+    df: dict[str, int] = {}
+    for keys in names:
+        for k in keys:
+            df[k] = df.get(k, 0) + 1
+    first = {k for k in names[0] if df[k] <= _SHARED_DF}
+    return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
 
 
 def _name_key(name: str) -> str | None:

@@ -107,6 +107,7 @@ def serialize_graph(
     b: Budgeter,
     caps: GraphCaps,
     similarity: Mapping[str, float] | None = None,
+    relation_similarity: Mapping[str, float] | None = None,
 ) -> tuple[str, list[ContextSource], list[DroppedSource], dict[str, int]]:
     """The retrieved documents (and neighbours within the filter) as a compact, deterministic subgraph.
 
@@ -180,7 +181,7 @@ def serialize_graph(
 
     # SUPPORTING TEXT: the query-relevant sentences of the best documents, capped in characters.
     # (An item's sentences are scored when first asked for: only the first max_documents are.)
-    scorer = SentenceScorer(query, entities[:retrieved], similarity)
+    scorer = SentenceScorer(query, entities[:retrieved], similarity, relation_similarity)
     for i in range(min(caps.max_documents, retrieved)):
         picked = []
         length = 0

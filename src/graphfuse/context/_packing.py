@@ -18,6 +18,11 @@ EMPTY_TEXT = "No retrieved context for this query."
 # Weight of the query terms a sentence adds to those already selected (the hops of a question
 # use different words: cover them all). Chosen on the dev questions of HotpotQA and MuSiQue.
 COVERAGE = 2.0
+# Evidence is taken by gain per (tokens + _DENSITY_OFFSET) ** _DENSITY: a short sentence that
+# states the fact beats a long one that also restates the question. Chosen on the dev questions
+# of 2Wiki, MuSiQue and HotpotQA (1.0, pure density, favours fragments too much).
+_DENSITY = 0.3
+_DENSITY_OFFSET = 8
 _SEP = "\n\n"
 
 Packed = tuple[str, list[ContextSource], list[DroppedSource]]
@@ -79,7 +84,11 @@ def _head(n: int, title: str | None, sep: str) -> str:
 
 
 def pack_passages(
-    query: str, items: Sequence[Item], b: Budgeter, similarity: Mapping[str, float] | None = None
+    query: str,
+    items: Sequence[Item],
+    b: Budgeter,
+    similarity: Mapping[str, float] | None = None,
+    relation_similarity: Mapping[str, float] | None = None,
 ) -> Packed:
     """Whole passages by score; one that does not fit is cut to its query-relevant sentences, else dropped.
 
@@ -107,7 +116,8 @@ def pack_passages(
         short = None
         if _one_sentence_fits(head, item.text, b, left):
             if scorer is None:
-                scorer = SentenceScorer(query, items, similarity)
+                # (Only one passage's sentences are ranked here: no cross-document weights needed.)
+                scorer = SentenceScorer(query, items, similarity, relation_similarity, shared_names=False)
             short = _shorten(head, scorer.sentences(pos), b, left)
         if short is None and not parts:
             cut = cut_to(whole, lambda t, room=left: b.count(t) <= room)
@@ -161,6 +171,7 @@ def pack_evidence(
     items: Sequence[Item],
     b: Budgeter,
     similarity: Mapping[str, float] | None = None,
+    relation_similarity: Mapping[str, float] | None = None,
     *,
     min_share: float = 0.0,
 ) -> Packed:
@@ -169,11 +180,12 @@ def pack_evidence(
     Sentences are taken greedily by their score (see
     :class:`~graphfuse.context._evidence.SentenceScorer`) plus the weight of the query terms
     they add to those already taken (so that every hop of a question gets its sentences),
-    each once (a sentence repeated in two passages is kept in the first), while the estimate
-    fits; the selection is rendered per passage in rank order (``[n] Title: s1 s2``) and the
-    text is checked against the budget, dropping the last sentences if needed.
+    per token (damped: ``(tokens + 8) ** 0.3``), each once (a sentence repeated in two
+    passages is kept in the first), while the estimate fits; the selection is rendered per
+    passage in rank order (``[n] Title: s1 s2``) and the text is checked against the budget,
+    dropping the last sentences if needed.
     """
-    scorer = SentenceScorer(query, items, similarity)
+    scorer = SentenceScorer(query, items, similarity, relation_similarity)
     scored = [scorer.sentences(i) for i in range(len(items))]
     pool = sorted((s for group in scored for s in group), key=lambda s: (-s.score, s.item, s.index))
     best = max((s.score for s in pool), default=0.0)
@@ -184,10 +196,12 @@ def pack_evidence(
     covered: set[str] = set()
 
     weight = scorer.term_weights()
+    cost_scale = {id(s): float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY) for s in pool}
 
     def gain(s: Sentence) -> float:
         # fsum is exact: the gain does not depend on the hash-seeded order of the set of terms.
-        return s.score + COVERAGE * math.fsum(map(weight.__getitem__, s.terms - covered))
+        value = s.score + COVERAGE * math.fsum(map(weight.__getitem__, s.terms - covered))
+        return value / cost_scale[id(s)]
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
     heap = [(-gain(s), n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]

@@ -102,7 +102,8 @@ def stem(word: str) -> str:
 
 
 # Words that name one family/biographical relation in a question and another in the text that
-# states it (*place of death* / *died in*, *spouse* / *married*, *child* / *son*).
+# states it (*place of death* / *died in* / *assassinated*, *spouse* / *married*, *father* /
+# *son of*: a parent and a child are one relation read from either end).
 _RELATION_STEMS = {
     "death": "die",
     "birth": "born",
@@ -115,6 +116,16 @@ _RELATION_STEMS = {
     "childr": "child",
     "broth": "siblin",
     "sist": "siblin",
+    "fath": "child",
+    "moth": "child",
+    "parent": "child",
+    "grandf": "child",
+    "grandm": "child",
+    "kill": "die",
+    "assass": "die",
+    "murder": "die",
+    "execut": "die",
+    "dying": "die",
 }
 
 
