@@ -104,3 +104,31 @@ async def test_each_stage_logs_start_and_end_with_counts(caplog: pytest.LogCaptu
     messages = [r.getMessage() for r in caplog.records if r.name == "graphfuse"]
     assert "stage keep start: 5 candidates" in messages
     assert any(m.startswith("stage keep end: 3 candidates in ") for m in messages)
+
+
+async def test_a_signal_stage_run_has_the_same_span_metrics_and_logs(
+    spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
+) -> None:
+    from graphfuse import InvalidInput, run_signal_stage
+    from graphfuse.stages import AccessPopularity
+
+    with caplog.at_level(logging.DEBUG, logger="graphfuse"):
+        values = await run_signal_stage(
+            AccessPopularity(), Query("q"), ["a", "b"], [{"access_count": 1}, {"access_count": 2}]
+        )
+    assert values == [0.5, 1.0]
+    span = next(s for s in spans.get_finished_spans() if s.name == "graphfuse.stage.access")
+    assert span.attributes["graphfuse.stage"] == "access"
+    assert span.attributes["graphfuse.candidates_in"] == 2
+    assert span.attributes["graphfuse.candidates_out"] == 2
+    assert {"stage": "access"} in [attrs for attrs, _ in _histogram_points("graphfuse_stage_duration_seconds")]
+    assert {"stage": "access"} in [attrs for attrs, _ in _histogram_points("graphfuse_stage_candidates")]
+    messages = [r.getMessage() for r in caplog.records if r.name == "graphfuse"]
+    assert "stage access start: 2 candidates" in messages
+    assert any(m.startswith("stage access end: 2 candidates in ") for m in messages)
+    spans.clear()
+    with pytest.raises(StageFailed) as info:
+        await run_signal_stage(AccessPopularity(missing="error"), Query("q"), ["a"], [{}])
+    assert isinstance(info.value.cause, InvalidInput)
+    failed = next(s for s in spans.get_finished_spans() if s.name == "graphfuse.stage.access")
+    assert failed.status.status_code is StatusCode.ERROR
