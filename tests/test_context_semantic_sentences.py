@@ -126,8 +126,8 @@ async def test_sentences_are_also_compared_with_the_question_without_its_names()
     berg_with = {s.text: s for s in with_relation.sentences(1)}
     berg_without = {s.text: s for s in without.sentences(1)}
     gain = berg_with[won].score - berg_without[won].score
-    # (Anna Berg's rank weight: 0.8 of the film's 1.0, as the film's first sentence names her.)
-    assert gain == pytest.approx(0.5 * to_relation[won] * 0.8)
+    # (Anna Berg's rank weight: the film's 1.0, as the film's first sentence names her.)
+    assert gain == pytest.approx(0.5 * to_relation[won] * 1.0)
     assert [s.score for s in with_relation.sentences(0)] == [s.score for s in without.sentences(0)]
 
 

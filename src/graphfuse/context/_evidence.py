@@ -121,7 +121,7 @@ _WEIGHTS = {
     "query_entity": 0.4,
     "bridge": 0.4,
     "subject": 0.6,
-    "linked": 0.8,  # a bridge document keeps this share of the weight of the document naming it
+    "linked": 1.0,  # a bridge document keeps this share of the weight of the document naming it
     "cue": 0.2,
     "semantic": 1.0,  # times the sentence's cosine similarity to the query, when an embedder is given
     # times its similarity to the question without the names it asks about (relation_query), in a
@@ -186,7 +186,7 @@ class SentenceScorer:
     names), for naming a bridge entity (another retrieved document's subject), for being the
     subject-defining first sentence, and a small one for a date/number where the question asks
     when/how many. A document whose subject a better-ranked document (or the query) names is
-    a bridge document: its rank weight is raised towards that document's, by ``linked``.
+    a bridge document: its rank weight is raised to ``linked`` (1.0) times that document's.
     With ``similarity`` (a sentence's text -> its cosine similarity to the query, from an
     embedder), ``semantic`` times the similarity is added too: it finds the sentences that
     answer in other words than the question's (*born in* for *place of birth*); with
