@@ -196,7 +196,6 @@ def pack_evidence(
     covered: set[str] = set()
 
     weight = scorer.term_weights()
-    cost_scale = {id(s): float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY) for s in pool}
 
     def gain(s: Sentence) -> float:
         # fsum is exact: the gain does not depend on the hash-seeded order of the set of terms.
@@ -204,7 +203,9 @@ def pack_evidence(
         return value / cost_scale[id(s)]
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
-    heap = [(-gain(s), n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
+    candidates = [(n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
+    cost_scale = {id(s): float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY) for _, s in candidates}
+    heap = [(-gain(s), n, s) for n, s in candidates]
     heapq.heapify(heap)
     while heap:
         _, n, s = heapq.heappop(heap)
