@@ -443,6 +443,13 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     ctx = build_context(question, results, budget=45, format="evidence", counter=RegexTokenCounter())
     assert "born in Oslo" in ctx.text
     assert "shot in a harbour town" not in ctx.text
+    # A question naming both documents compares them: their own sentences are not damped.
+    both = "Was Quiet Harbour shot where Anna Berg was born?"
+    compared = SentenceScorer(both, [film, berg]).sentences(0)
+    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    undamped = SentenceScorer(both, [film, berg]).sentences(0)
+    monkeypatch.undo()
+    assert [s.score for s in compared] == [s.score for s in undamped]
 
 
 def _evidence_results(*items: object) -> list[Result]:

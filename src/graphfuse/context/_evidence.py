@@ -193,7 +193,8 @@ class SentenceScorer:
     ``relation_similarity`` (similarity to :func:`relation_query`), ``relation`` times it is
     added in the documents the question does not name. In a document the question names,
     sentences other than the first that name no bridge keep the ``restated`` share of their
-    score. A document sharing a rare proper-noun phrase (found by
+    score, unless the question names two or more retrieved documents (a comparison, whose
+    answer is their own facts). A document sharing a rare proper-noun phrase (found by
     :class:`~graphfuse.indexing.TextEntityExtractor`, not in the question) with the best-ranked
     document is a bridge document too, at the ``shared`` share of its weight: the hop that no
     title links (``shared_names=False`` leaves this out: it scales each document's sentences
@@ -208,6 +209,7 @@ class SentenceScorer:
         "_in_query",
         "_items",
         "_keys",
+        "_named_count",
         "_norm",
         "_owners",
         "_q_terms",
@@ -270,6 +272,7 @@ class SentenceScorer:
                 rank[j] = max(rank[j], w["shared"] * rank[0])
         self._rank = rank
         self._in_query = in_query
+        self._named_count = sum(in_query)
         # A bridge match counts for item i when the name belongs to another item.
         self._owners: dict[str, set[int]] = {}
         for j, own in enumerate(names):
@@ -306,6 +309,8 @@ class SentenceScorer:
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
         named = self._in_query[i]
+        # (A question naming two retrieved documents compares them: their own facts are the answer.)
+        restating = named and self._named_count < 2
         relation = None if named else self._relation_similarity
         out = []
         whole = item.text
@@ -338,7 +343,7 @@ class SentenceScorer:
             if relation is not None:
                 semantic += w["relation"] * max(0.0, relation.get(text, 0.0))
             total = score + semantic
-            if named and k > 0 and not bridge:
+            if restating and k > 0 and not bridge:
                 total *= w["restated"]
             out.append(Sentence(i, k, text, total * rank, semantic * rank, shared))
         self._cache[i] = out
