@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
 
 _T = TypeVar("_T")
+_L = TypeVar("_L", bound=Sized)
 
 
 @dataclass
@@ -345,31 +347,34 @@ def _checked(out: list[Candidate]) -> list[Candidate]:
 async def _run_stage(
     stage: Stage, q: Query, candidates: Sequence[Candidate], context: StageRunContext
 ) -> list[Candidate]:
-    name = stage.name
+    async def run() -> list[Candidate]:
+        return _checked(list(await stage.run(q, tuple(candidates), context)))
+
+    return await _observed(stage.name, len(candidates), run)
+
+
+async def _observed(name: str, count_in: int, run: Callable[[], Awaitable[_L]]) -> _L:
+    """``await run()`` as one stage run: debug logs, duration and count metrics, a span when
+    tracing is configured, and any failure but cancellation/deadline raised as ``StageFailed``."""
     started = time.perf_counter()
-    logger.debug("stage %s start: %d candidates", name, len(candidates))
-    if not _tracing():
+    logger.debug("stage %s start: %d candidates", name, count_in)
+    # (No span at all without a tracer provider: creating the no-op one costs per call.)
+    with tracer.start_as_current_span(f"graphfuse.stage.{name}") if _tracing() else nullcontext() as span:
+        if span is not None:
+            span.set_attribute("graphfuse.stage", name)
+            span.set_attribute("graphfuse.candidates_in", count_in)
         try:
-            out = _checked(list(await stage.run(q, tuple(candidates), context)))
+            out = await run()
         except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
             raise
         except Exception as exc:
+            if span is not None:
+                span.record_exception(exc)
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
             logger.warning("stage %s failed: %s", name, exc)
             raise StageFailed(name, exc) from exc
-        return _finished(name, started, len(out), out)
-    with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
-        span.set_attribute("graphfuse.stage", name)
-        span.set_attribute("graphfuse.candidates_in", len(candidates))
-        try:
-            out = _checked(list(await stage.run(q, tuple(candidates), context)))
-        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
-            raise
-        except Exception as exc:
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, str(exc)))
-            logger.warning("stage %s failed: %s", name, exc)
-            raise StageFailed(name, exc) from exc
-        span.set_attribute("graphfuse.candidates_out", len(out))
+        if span is not None:
+            span.set_attribute("graphfuse.candidates_out", len(out))
     return _finished(name, started, len(out), out)
 
 
@@ -401,32 +406,11 @@ async def run_signal_stage(
     if len(ids) != len(values):
         raise InvalidInput(f"run_signal_stage got {len(ids)} ids and {len(values)} values")
     ctx = StageRunContext() if context is None else context
-    name = stage.name
-    started = time.perf_counter()
-    logger.debug("stage %s start: %d candidates", name, len(ids))
-    if not _tracing():
-        try:
-            out = _signal_values(stage, await stage.signal_values(query, ids, values, ctx), len(ids))
-        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
-            raise
-        except Exception as exc:
-            logger.warning("stage %s failed: %s", name, exc)
-            raise StageFailed(name, exc) from exc
-        return _finished(name, started, len(out), out)
-    with tracer.start_as_current_span(f"graphfuse.stage.{name}") as span:
-        span.set_attribute("graphfuse.stage", name)
-        span.set_attribute("graphfuse.candidates_in", len(ids))
-        try:
-            out = _signal_values(stage, await stage.signal_values(query, ids, values, ctx), len(ids))
-        except (asyncio.CancelledError, DeadlineExceeded, StageFailed):
-            raise
-        except Exception as exc:
-            span.record_exception(exc)
-            span.set_status(Status(StatusCode.ERROR, str(exc)))
-            logger.warning("stage %s failed: %s", name, exc)
-            raise StageFailed(name, exc) from exc
-        span.set_attribute("graphfuse.candidates_out", len(out))
-    return _finished(name, started, len(out), out)
+
+    async def run() -> list[float]:
+        return _signal_values(stage, await stage.signal_values(query, ids, values, ctx), len(ids))
+
+    return await _observed(stage.name, len(ids), run)
 
 
 def _signal_values(stage: SignalStage, values: object, expected: int) -> list[float]:

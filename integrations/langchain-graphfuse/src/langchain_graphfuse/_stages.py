@@ -139,29 +139,18 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
     async def _arun(self, value: StageInput) -> list[Document]:
         what = f"runnable {self.name!r}"
         query, carried, docs = parse_input(value, what)
+        settings: dict[str, Any] = {
+            "query": query,
+            "needs_query": self._requires_query,
+            "filter": combine_filters(self._filter, carried),
+            "mapping": self._mapping,
+            "what": what,
+            "graph_store": self._graph_store,
+            "unknown": self._unknown,
+        }
         if self._signal_stage is not None:
-            return await run_signal_stage_on_documents(
-                self._signal_stage,
-                docs,
-                query=query,
-                needs_query=self._requires_query,
-                filter=combine_filters(self._filter, carried),
-                mapping=self._mapping,
-                what=what,
-                graph_store=self._graph_store,
-                unknown=self._unknown,
-            )
-        return await run_stages_on_documents(
-            self._pipeline,
-            docs,
-            query=query,
-            needs_query=self._requires_query,
-            filter=combine_filters(self._filter, carried),
-            mapping=self._mapping,
-            what=what,
-            graph_store=self._graph_store,
-            unknown=self._unknown,
-        )
+            return await run_signal_stage_on_documents(self._signal_stage, docs, **settings)
+        return await run_stages_on_documents(self._pipeline, docs, **settings)
 
     def _run(self, value: StageInput) -> list[Document]:
         if self._inline:
