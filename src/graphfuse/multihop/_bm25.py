@@ -58,6 +58,8 @@ class BM25Index:
     it, which is how :class:`BridgeSearch` takes the second hop without titles.
     """
 
+    _subjects: BM25Index | None
+
     def __init__(
         self,
         documents: Iterable[BM25Document],
@@ -161,7 +163,7 @@ class BM25Index:
         self._position = {d: i for i, d in enumerate(ids)}
         self._metadata = metadata
         self._k1, self._b = float(k1), float(b)
-        self._subjects: BM25Index | None = None
+        self._subjects = None
 
     def __len__(self) -> int:
         return len(self._ids)
