@@ -215,6 +215,8 @@ def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     bridge = registry.build_stage("bridge", Components(), corpus=str(corpus), seeds=1)
     assert isinstance(bridge, BridgeSearch)
     assert "1 documents" in repr(bridge)
+    assert "1 subjects" in repr(bridge)  # the bridge searches names among the passages' subjects
+    assert "subjects" not in repr(bm25)
     with pytest.raises(InvalidInput, match="stage 'ppr' needs a graph_store"):
         registry.build_stage("ppr", Components())
     with pytest.raises(InvalidInput, match="stage 'entity_seeds' needs a graph_store"):

@@ -169,7 +169,8 @@ class BM25Index:
         return len(self._ids)
 
     def __repr__(self) -> str:
-        return f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b})"
+        subjects = "" if self._subjects is None else f", {len(self._subjects)} subjects"
+        return f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b}{subjects})"
 
     @property
     def ids(self) -> Sequence[str]:

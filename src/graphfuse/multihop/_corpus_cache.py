@@ -2,7 +2,7 @@
 
 :func:`corpus_indexes` tokenises every document of the store on each call (about a second
 for 6,000 passages). :class:`CorpusCache` keeps what that costs (each document's BM25 term
-counts, its filter metadata and its title) in one file of the store directory, stamped
+counts and its subject's, its filter metadata and its title) in one file of the store directory, stamped
 with the graph store's write generation:
 
 - when the stamp matches, loading is a few array reads (no document is read or tokenised);
