@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
+from ._cuts import joined_count
 from ._evidence import Sentence, SentenceScorer
 from ._items import Item
 from ._text import cut_to, sentence_spans
@@ -31,7 +32,7 @@ Packed = tuple[str, list[ContextSource], list[DroppedSource]]
 class Budgeter:
     """Counts with one counter and answers "does this fit?" against one budget."""
 
-    __slots__ = ("_at_least", "_counts", "budget", "counter", "sep_cost")
+    __slots__ = ("_additive", "_at_least", "_counts", "budget", "counter", "sep_cost")
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
@@ -41,6 +42,8 @@ class Budgeter:
         # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does; not
         # a subclass, whose count may differ).
         self._at_least = counter.at_least if type(counter) is TiktokenCounter else None
+        # Whether joined texts may be counted from their parts (see _cuts: cl100k_base only).
+        self._additive = type(counter) is TiktokenCounter and counter.name == "cl100k_base"
 
     def over(self, text: str, room: int) -> bool:
         """Whether ``text`` has more than ``room`` tokens; decided without counting when a lower
@@ -63,13 +66,25 @@ class Budgeter:
             found = self._counts[text] = checked_count(self.counter, text)
         return found
 
+    def count_joined(self, parts: Sequence[str], sep: str) -> int:
+        """``count(sep.join(parts))``; with cl100k_base worked out from the counts of the parts and of
+        the few characters around each separator (:func:`~graphfuse.context._cuts.joined_count`)."""
+        text = sep.join(parts)
+        found = self._counts.get(text)
+        if found is None:
+            found = joined_count(parts, sep, self.count) if self._additive else None
+            if found is None:
+                found = checked_count(self.counter, text)
+            self._counts[text] = found
+        return found
+
     def fits(self, text: str) -> bool:
         return self.count(text) <= self.budget
 
 
 def fit_parts(parts: list[str], b: Budgeter, sep: str = _SEP) -> list[str]:
     """Drop parts from the end until the joined text fits (token counts are not exactly additive)."""
-    while parts and not b.fits(sep.join(parts)):
+    while parts and b.count_joined(parts, sep) > b.budget:
         parts.pop()
     return parts
 
