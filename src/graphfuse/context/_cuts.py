@@ -26,29 +26,32 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["first_cut", "joined_count", "last_cut"]
+__all__ = ["first_cut", "last_cut", "seam"]
 
 # Matches at each cut: a space after a non-space character, a non-space character after a line break.
 _CUT = re.compile(r"(?<=\S) |(?<=\n)\S")
-_TAIL = 64  # characters at the end of a text searched first for its last cut
 
 
 def first_cut(text: str) -> int:
     """The first cut of ``text`` after its start (0 when it has none)."""
+    # Most often the first space, when no line break comes before it.
+    i = text.find(" ", 1)
+    if i > 0 and not text[i - 1].isspace() and "\n" not in text[:i]:
+        return i
     m = _CUT.search(text, 1)
     return m.start() if m else 0
 
 
 def last_cut(text: str) -> int:
     """The last cut of ``text`` before its end (0 when it has none)."""
-    start = max(1, len(text) - _TAIL)
-    while True:
-        found = 0
-        for m in _CUT.finditer(text, start):
-            found = m.start()
-        if found or start == 1:
-            return found
-        start = 1
+    # Most often the last space, when no line break comes after it.
+    i = text.rfind(" ")
+    if i > 0 and not text[i - 1].isspace() and "\n" not in text[i:]:
+        return i
+    found = 0
+    for m in _CUT.finditer(text, 1):
+        found = m.start()
+    return found
 
 
 def _cut_at(left: str, right: str) -> bool:
@@ -56,25 +59,21 @@ def _cut_at(left: str, right: str) -> bool:
     return (right == " " and not left.isspace()) or (left == "\n" and not right.isspace())
 
 
-def joined_count(parts: Sequence[str], sep: str, count: Callable[[str], int]) -> int | None:
-    """``count(sep.join(parts))`` by cl100k_base, from ``count`` of each part and of the short texts
-    around each separator (the end of a part from its last cut, the start of the next to its first
-    cut); ``None`` when a part has no cut where one is needed (then count the joined text).
+def seam(left: str, sep: str, right: str, count: Callable[[str], int]) -> int | None:
+    """``count(left + sep + right) - count(left) - count(right)`` by cl100k_base, from ``count`` of
+    the short texts around ``sep`` (the end of ``left`` from its last cut, the start of ``right`` to
+    its first cut); ``None`` when ``left`` or ``right`` has no cut where one is needed.
 
-    Every cut of a part is a cut of the joined text, which is the sum of its pieces between cuts
-    as each part is the sum of its own: only the counts across the separators differ.
+    Every cut of ``left`` and of ``right`` is a cut of the joined text: each is the sum of its
+    pieces between cuts, and only the pieces across ``sep`` differ. So the count of many texts
+    joined by ``sep`` is the sum of their counts and of the seams between neighbours.
     """
-    if not parts:
-        return count("")
-    total = count(parts[0])
-    for left, right in zip(parts, parts[1:], strict=False):
-        if not left or not right:
-            return None
-        # (Where the separator meets a part may be a cut already: nothing of that part is needed.)
-        end = len(left) if _cut_at(left[-1], sep[0] if sep else right[0]) else last_cut(left)
-        start = 0 if _cut_at(sep[-1] if sep else left[-1], right[0]) else first_cut(right) or -1
-        if not end or start < 0:
-            return None
-        tail, head = left[end:], right[:start]
-        total += count(right) + count(tail + sep + head) - count(tail) - count(head)
-    return total
+    if not left or not right:
+        return None
+    # (Where the separator meets a text may be a cut already: nothing of that text is needed.)
+    end = len(left) if _cut_at(left[-1], sep[0] if sep else right[0]) else last_cut(left)
+    start = 0 if _cut_at(sep[-1] if sep else left[-1], right[0]) else first_cut(right) or -1
+    if not end or start < 0:
+        return None
+    tail, head = left[end:], right[:start]
+    return count(tail + sep + head) - count(tail) - count(head)

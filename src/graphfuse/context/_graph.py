@@ -205,16 +205,25 @@ def serialize_graph(
 _HEADERS = ("## ENTITIES", "## RELATIONSHIPS", "## SUPPORTING TEXT")
 
 
-def _render(lines: Sequence[_Line], entities: Sequence[Item]) -> tuple[str, list[int], dict[str, int]]:
+def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
+    """The rows of ``lines`` (section headers and lines, to be joined by line breaks) and the
+    entities they cite, numbered in order; each row is counted with ``b`` on the way."""
     cited = sorted({ln.entity for ln in lines if ln.entity >= 0})
     marker = {e: n for n, e in enumerate(cited, start=1)}
-    blocks = []
-    sections: dict[str, int] = {}
+    rows = []
     for section, header in enumerate(_HEADERS):
-        body = [ln.text.replace("{n}", str(marker.get(ln.entity, 0))) for ln in lines if ln.section == section]
+        body = [ln for ln in lines if ln.section == section]
         if body:
-            blocks.append(header + "\n" + "\n".join(body))
-    return "\n".join(blocks), cited, sections
+            rows.append(header)
+            rows += [_filled(ln, str(marker.get(ln.entity, 0)), b) for ln in body]
+    return rows, cited
+
+
+def _filled(line: _Line, marker: str, b: Budgeter) -> str:
+    """The line's text with its marker, counted (from the counts of the text around the marker)."""
+    pieces = line.text.split("{n}")
+    b.count_joined(pieces, marker)
+    return marker.join(pieces)
 
 
 def _fit(
@@ -225,7 +234,7 @@ def _fit(
     used = 0
     open_sections: set[int] = set()
     for ln in sorted(lines, key=lambda ln: ln.priority):
-        ln.cost = b.count(ln.text.replace("{n}", "10")) + 1
+        ln.cost = b.count_joined(ln.text.split("{n}"), "10") + 1
         cost = ln.cost + (0 if ln.section in open_sections else header_cost[ln.section])
         if used + cost <= b.budget:
             chosen.append(ln)
@@ -233,16 +242,17 @@ def _fit(
             open_sections.add(ln.section)
     chosen.sort(key=lambda ln: (ln.section, ln.priority))
     while True:
-        text, cited, _ = _render(chosen, entities)
-        if not chosen or b.fits(text):
+        rows, cited = _render(chosen, b)
+        if not chosen or b.count_joined(rows, "\n") <= b.budget:
             break
         weakest = max(chosen, key=lambda ln: ln.priority)
         chosen.remove(weakest)
+    text = "\n".join(rows)
     sections: dict[str, int] = {}
     for section, header in enumerate(_HEADERS):
         body = [ln for ln in chosen if ln.section == section]
         if body:
-            sections[header[3:].lower().replace(" ", "_")] = b.count(_render(body, entities)[0])
+            sections[header[3:].lower().replace(" ", "_")] = b.count_joined(_render(body, b)[0], "\n")
     sources = [
         ContextSource(entities[e].id, entities[e].title, entities[e].score if e < retrieved else 0.0) for e in cited
     ]
