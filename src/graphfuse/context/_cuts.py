@@ -8,55 +8,66 @@ position ``i`` is a cut when:
 
 - ``text[i]`` is a space (U+0020) and ``text[i - 1]`` is not whitespace: no branch of the
   pattern puts a space after a non-space character in one piece (only a letter run, a number,
-  punctuation with trailing line breaks or a contraction can hold ``text[i - 1]``), and no
-  branch looks further than the space when it decides a piece that ends before it;
+  punctuation with trailing line breaks or a contraction can hold ``text[i - 1]``);
 - ``text[i - 1]`` is a line break (``\\n``) and ``text[i]`` is not whitespace: the piece holding
   the line break (trailing line breaks of punctuation, or a whitespace run ending in a line
-  break) ends there, and again nothing looks beyond ``text[i]``.
+  break) ends there;
+- ``text[i - 1]`` is an ASCII letter or digit and ``text[i]`` ASCII punctuation: a letter run or
+  a number (of at most three digits) ends before it, and so does a contraction (``'s``, ``'ll``).
 
-The pattern has no lookbehind and no start anchor, so the text after a cut is split as it would
-be on its own. (``o200k_base`` differs: its punctuation pieces take a ``/`` after line breaks.)
-Whitespace is what :meth:`str.isspace` says: a superset of the pattern's ``\\s``, so the rules
-only get stricter. Tests check the rules and :func:`joined_count` against the tokenizer on
-random texts.
+In each case no branch looks further than ``text[i]`` when it decides a piece that ends before
+it, and the pattern has no lookbehind and no start anchor, so the text after a cut is split as
+it would be on its own. (``o200k_base`` differs: its punctuation pieces take a ``/`` after line
+breaks, its letter pieces a contraction after them.) Whitespace is what :meth:`str.isspace`
+says: a superset of the pattern's ``\\s``, so the rules only get stricter. Tests check the rules
+and :func:`seam` against the tokenizer on random texts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+import string
+from collections.abc import Callable
 
 __all__ = ["first_cut", "last_cut", "seam"]
 
-# Matches at each cut: a space after a non-space character, a non-space character after a line break.
-_CUT = re.compile(r"(?<=\S) |(?<=\n)\S")
+# Matches at each cut: a space after a non-space character, a non-space character after a line
+# break, ASCII punctuation after an ASCII letter or digit.
+_CUT = re.compile(r"(?<=\S) |(?<=\n)\S|(?<=[A-Za-z0-9])[!-/:-@\[-`{-~]")
+_ALNUM = frozenset(string.ascii_letters + string.digits)
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def _cut_at(left: str, right: str) -> bool:
+    """Whether the position between the characters ``left`` and ``right`` is a cut (as ``_CUT`` finds)."""
+    return (
+        (right == " " and not left.isspace())
+        or (left == "\n" and not right.isspace())
+        or (left in _ALNUM and right in _PUNCTUATION)
+    )
 
 
 def first_cut(text: str) -> int:
     """The first cut of ``text`` after its start (0 when it has none)."""
-    # Most often the first space, when no line break comes before it.
-    i = text.find(" ", 1)
-    if i > 0 and not text[i - 1].isspace() and "\n" not in text[:i]:
-        return i
+    if len(text) > 1 and _cut_at(text[0], text[1]):
+        return 1
     m = _CUT.search(text, 1)
     return m.start() if m else 0
 
 
 def last_cut(text: str) -> int:
     """The last cut of ``text`` before its end (0 when it has none)."""
-    # Most often the last space, when no line break comes after it.
-    i = text.rfind(" ")
-    if i > 0 and not text[i - 1].isspace() and "\n" not in text[i:]:
-        return i
-    found = 0
-    for m in _CUT.finditer(text, 1):
-        found = m.start()
-    return found
-
-
-def _cut_at(left: str, right: str) -> bool:
-    """Whether the position between the characters ``left`` and ``right`` is a cut."""
-    return (right == " " and not left.isspace()) or (left == "\n" and not right.isspace())
+    n = len(text)
+    if n > 1 and _cut_at(text[-2], text[-1]):
+        return n - 1
+    start = max(1, n - 32)
+    while True:
+        found = 0
+        for m in _CUT.finditer(text, start):
+            found = m.start()
+        if found or start == 1:
+            return found
+        start = 1
 
 
 def seam(left: str, sep: str, right: str, count: Callable[[str], int]) -> int | None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..indexing import TextEntityExtractor
 from ..indexing._extractors import STOPWORDS, normalize
 from ._items import Item
-from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
+from ._text import ascii_word_map, content_terms, sentence_spans, stem, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
 
@@ -89,6 +89,12 @@ class NameMatcher:
                     after = i + m
                     break
         return out
+
+    def found(self, words: Sequence[str]) -> set[str]:
+        """The distinct keys found in ``words``: ``set(findall(words))``."""
+        if self._single:
+            return self._by_first.keys() & words
+        return set(self.findall(words))
 
     def search(self, words: Sequence[str]) -> bool:
         """Whether any key occurs in ``words`` (as whole words)."""
@@ -206,6 +212,7 @@ class SentenceScorer:
     __slots__ = (
         "_cache",
         "_every",
+        "_hits",
         "_in_query",
         "_items",
         "_keys",
@@ -217,6 +224,7 @@ class SentenceScorer:
         "_rank",
         "_relation_similarity",
         "_similarity",
+        "_vocabulary",
         "_wants",
         "_weight",
     )
@@ -237,16 +245,24 @@ class SentenceScorer:
         self._cache: dict[int, list[Sentence]] = {}
         self._q_terms = q_terms = content_terms(query)
         titles = [it.title or "" for it in items]
-        names = [_name_key(t) if t else None for t in titles]
+        title_words = [words_of(t) for t in titles]
+        names = [_name_key(t, ws) if t else None for t, ws in zip(titles, title_words, strict=True)]
         every_title = NameMatcher(n for n in names if n)
 
         def in_text(words: Sequence[str]) -> set[str]:
-            return set(every_title.findall(words)) if every_title else set()
+            return every_title.found(words) if every_title else set()
 
         in_query_names = in_text(words_of(query))
         in_query = [n is not None and n in in_query_names for n in names]
         item_words = [words_of(it.text) for it in items]
-        item_terms = [terms_of(ws) | content_terms(it.title or "") for ws, it in zip(item_words, items, strict=True)]
+        # The words of the items that stem to one of the query's terms (each distinct word stemmed once):
+        # an item's query terms are those of its words and of its title (terms_of(words) & q_terms).
+        self._vocabulary = vocabulary = set().union(*item_words, *title_words)
+        self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
+        item_terms = [
+            {hits[w] for w in (hits.keys() & ws) | (hits.keys() & tw)}
+            for ws, tw in zip(item_words, title_words, strict=True)
+        ]
         df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
@@ -259,8 +275,8 @@ class SentenceScorer:
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
         first_naming: dict[str, int] = {}
         for i, ws in enumerate(item_words):
-            for named in in_text(ws):
-                first_naming.setdefault(named, i)
+            for named in in_text(ws) - first_naming.keys():
+                first_naming[named] = i
         for j, own in enumerate(names):
             if own is None or in_query[j]:
                 continue
@@ -306,6 +322,7 @@ class SentenceScorer:
         item = self._items[i]
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
+        vocabulary, hits = self._vocabulary, self._hits
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
         named = self._in_query[i]
@@ -320,8 +337,13 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
-            # terms_of(words) & q_terms, inlined (the same set, built the same way).
-            shared = frozenset({stem(word) for word in set(words) - STOPWORDS if len(word) > 1} & q_terms)
+            # terms_of(words) & q_terms: from the words known to stem to a query term (all of them
+            # when the sentence has no word the items do not have), else built as terms_of does.
+            distinct = set(words)
+            if distinct <= vocabulary:
+                shared = frozenset({hits[word] for word in hits.keys() & distinct})
+            else:
+                shared = frozenset({stem(word) for word in distinct - STOPWORDS if len(word) > 1} & q_terms)
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
@@ -371,8 +393,10 @@ def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
     return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
 
 
-def _name_key(name: str) -> str | None:
-    key = _key(_PAREN.sub("", name))
+def _name_key(name: str, words: Sequence[str] | None = None) -> str | None:
+    """The match key of a name, its trailing parenthesis left out (``None`` when under 3 characters);
+    ``words`` are the name's :func:`words_of`, when already known."""
+    key = " ".join(words) if words is not None and "(" not in name else _key(_PAREN.sub("", name))
     return key if len(key) >= 3 else None
 
 

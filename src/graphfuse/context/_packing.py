@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam
@@ -84,7 +85,7 @@ class Budgeter:
             return self.count("")
         total = self.count(parts[0])
         seams = self._seams
-        for left, right in zip(parts, parts[1:], strict=False):
+        for left, right in pairwise(parts):
             extra = seams.get((left, sep, right))
             if extra is None:
                 extra = seam(left, sep, right, self.count)
