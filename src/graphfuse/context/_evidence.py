@@ -60,12 +60,17 @@ class NameMatcher:
 
     def __init__(self, keys: Iterable[str]) -> None:
         by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        for k in sorted(set(keys), key=lambda k: (-len(k), k)):
+        single = True
+        for k in set(keys):
             words = tuple(k.split(" "))
+            single = single and len(words) == 1
             by_first.setdefault(words[0], []).append((words, k))
+        for group in by_first.values():
+            if len(group) > 1:
+                group.sort(key=lambda pair: (-len(pair[1]), pair[1]))
         self._by_first = by_first
         # Every key one word: a match is any word that is a key (the common case of one-word titles).
-        self._single = all(len(ws) == 1 for group in by_first.values() for ws, _ in group)
+        self._single = single
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
@@ -255,15 +260,21 @@ class SentenceScorer:
         in_query_names = in_text(words_of(query))
         in_query = [n is not None and n in in_query_names for n in names]
         item_words = [words_of(it.text) for it in items]
-        # The words of the items that stem to one of the query's terms (each distinct word stemmed once):
-        # an item's query terms are those of its words and of its title (terms_of(words) & q_terms).
+        # The words of the items and titles that stem to one of the query's terms (each distinct word
+        # stemmed once): a term's document frequency counts the items holding one of its words (in
+        # their text or title), as if counted in terms_of(words) | content_terms(title).
         self._vocabulary = vocabulary = set().union(*item_words, *title_words)
         self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
-        item_terms = [
-            {hits[w] for w in (hits.keys() & ws) | (hits.keys() & tw)}
-            for ws, tw in zip(item_words, title_words, strict=True)
-        ]
-        df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
+        stemming_to: dict[str, set[str]] = {}
+        for word, term in hits.items():
+            stemming_to.setdefault(term, set()).add(word)
+        df = dict.fromkeys(q_terms, 0)
+        for term, variants in stemming_to.items():
+            df[term] = sum(
+                1
+                for ws, tw in zip(item_words, title_words, strict=True)
+                if not variants.isdisjoint(ws) or not variants.isdisjoint(tw)
+            )
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
