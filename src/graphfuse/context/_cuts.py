@@ -81,6 +81,8 @@ def seam(left: str, sep: str, right: str, count: Callable[[str], int]) -> int | 
     """
     if not left or not right:
         return None
+    if not sep and _cut_at(left[-1], right[0]):
+        return 0
     # (Where the separator meets a text may be a cut already: nothing of that text is needed.)
     end = len(left) if _cut_at(left[-1], sep[0] if sep else right[0]) else last_cut(left)
     start = 0 if _cut_at(sep[-1] if sep else left[-1], right[0]) else first_cut(right) or -1

@@ -392,10 +392,23 @@ def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
     if len(items) < 2:
         return []
     asked = f" {' '.join(words_of(query))} "
-    names: list[set[str]] = []
-    for it in items[:_SHARED_AMONG]:
-        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(it.text)}
-        names.append({k for k in keys if len(k) >= 3 and f" {k} " not in asked})
+
+    def names_of(text: str) -> set[str]:
+        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(text)}
+        return {k for k in keys if len(k) >= 3 and f" {k} " not in asked}
+
+    names = [names_of(items[0].text)]
+    if not names[0]:
+        return []
+    # A name found in an ASCII text has lower-cased pieces of the text as its words: a text missing a
+    # word of each of the first's names shares none (its own names, not extracted, change nothing here).
+    needed = [k.split(" ") for k in names[0]]
+    for it in items[1:_SHARED_AMONG]:
+        lowered = it.text.lower() if it.text.isascii() else None
+        if lowered is not None and not any(all(w in lowered for w in words) for words in needed):
+            names.append(set())
+        else:
+            names.append(names_of(it.text))
     df: dict[str, int] = {}
     for keys in names:
         for k in keys:

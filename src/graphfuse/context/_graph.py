@@ -69,9 +69,10 @@ class _Line:
 class _Reader:
     """Sentences and match keys of the texts of one graph context, each worked out once."""
 
-    __slots__ = ("_firsts", "_keys", "_sentences")
+    __slots__ = ("_firsts", "_keys", "_padded", "_sentences")
 
     def __init__(self) -> None:
+        self._padded: dict[str, str] = {}
         self._sentences: dict[str, list[str]] = {}
         self._firsts: dict[str, str | None] = {}
         self._keys: dict[str, str] = {}
@@ -96,6 +97,13 @@ class _Reader:
         found = self._keys.get(text)
         if found is None:
             found = self._keys[text] = _key(text)
+        return found
+
+    def padded_key(self, text: str) -> str:
+        """``f" {key(text)} "``: a name key in it with spaces around is a whole-word match."""
+        found = self._padded.get(text)
+        if found is None:
+            found = self._padded[text] = f" {_key(text)} "
         return found
 
 
@@ -168,7 +176,9 @@ def serialize_graph(
             name_key = _name_key(names[t])
             padded[t] = f" {name_key} " if name_key else None
         target = padded[t]
-        if target is not None:
+        # (A sentence's words are a run of its text's words: a text whose key lacks the name has no
+        # sentence naming it, and is not split.)
+        if target is not None and target in read.padded_key(entities[s].text):
             for sentence in read.sentences(entities[s].text):
                 key = read.key(sentence)
                 if key not in used and target in f" {key} ":
@@ -220,8 +230,14 @@ def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
 
 
 def _filled(line: _Line, marker: str, b: Budgeter) -> str:
-    """The line's text with its marker, counted (from the counts of the text around the marker)."""
+    """The line's text with ``marker`` in its placeholders, counted with ``b`` from the counts of the
+    text around them (one placeholder: the marker is counted with the short text before it)."""
+    if "{n}" not in line.text:
+        b.count(line.text)
+        return line.text
     pieces = line.text.split("{n}")
+    if len(pieces) == 2:
+        pieces, marker = [pieces[0] + marker, pieces[1]], ""
     b.count_joined(pieces, marker)
     return marker.join(pieces)
 
@@ -234,7 +250,7 @@ def _fit(
     used = 0
     open_sections: set[int] = set()
     for ln in sorted(lines, key=lambda ln: ln.priority):
-        ln.cost = b.count_joined(ln.text.split("{n}"), "10") + 1
+        ln.cost = b.count(_filled(ln, "10", b)) + 1
         cost = ln.cost + (0 if ln.section in open_sections else header_cost[ln.section])
         if used + cost <= b.budget:
             chosen.append(ln)
