@@ -228,6 +228,7 @@ class SentenceScorer:
         "_query_entities",
         "_rank",
         "_relation_similarity",
+        "_shared",
         "_similarity",
         "_vocabulary",
         "_wants",
@@ -294,10 +295,9 @@ class SentenceScorer:
             i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
-        for j in _sharing_names_with_first(query, items) if shared_names else ():
-            if not in_query[j]:
-                rank[j] = max(rank[j], w["shared"] * rank[0])
         self._rank = rank
+        # (Whether a document shares a name with the first is worked out when its sentences are scored.)
+        self._shared = _SharedNames(query, items) if shared_names else None
         self._in_query = in_query
         self._named_count = sum(in_query)
         # A bridge match counts for item i when the name belongs to another item.
@@ -337,6 +337,8 @@ class SentenceScorer:
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
         named = self._in_query[i]
+        if self._shared is not None and not named and self._shared.shares(i):
+            rank = max(rank, w["shared"] * self._rank[0])
         # (A question naming two retrieved documents compares them: their own facts are the answer.)
         restating = named and self._named_count < 2
         relation = None if named else self._relation_similarity
@@ -386,35 +388,54 @@ class SentenceScorer:
 _EXTRACTOR = TextEntityExtractor()
 
 
-def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
-    """The items among the first ``_SHARED_AMONG`` that share with the first a proper-noun phrase
-    the query does not contain and at most ``_SHARED_DF`` of them hold."""
-    if len(items) < 2:
-        return []
-    asked = f" {' '.join(words_of(query))} "
+class _SharedNames:
+    """Which of the first ``_SHARED_AMONG`` items share with the first a proper-noun phrase the query
+    does not contain and at most ``_SHARED_DF`` of them hold; an item's phrases are extracted when
+    first needed (and not at all from an ASCII text that cannot hold the phrase asked about)."""
 
-    def names_of(text: str) -> set[str]:
-        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(text)}
-        return {k for k in keys if len(k) >= 3 and f" {k} " not in asked}
+    __slots__ = ("_asked", "_lowered", "_names", "_texts")
 
-    names = [names_of(items[0].text)]
-    if not names[0]:
-        return []
-    # A name found in an ASCII text has lower-cased pieces of the text as its words: a text missing a
-    # word of each of the first's names shares none (its own names, not extracted, change nothing here).
-    needed = [k.split(" ") for k in names[0]]
-    for it in items[1:_SHARED_AMONG]:
-        lowered = it.text.lower() if it.text.isascii() else None
-        if lowered is not None and not any(all(w in lowered for w in words) for words in needed):
-            names.append(set())
-        else:
-            names.append(names_of(it.text))
-    df: dict[str, int] = {}
-    for keys in names:
-        for k in keys:
-            df[k] = df.get(k, 0) + 1
-    first = {k for k in names[0] if df[k] <= _SHARED_DF}
-    return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
+    def __init__(self, query: str, items: Sequence[Item]) -> None:
+        self._asked = f" {' '.join(words_of(query))} "
+        self._texts = [it.text for it in items[:_SHARED_AMONG]] if len(items) >= 2 else []
+        self._names: dict[int, set[str]] = {}
+        self._lowered: dict[int, str | None] = {}
+
+    def _names_of(self, i: int) -> set[str]:
+        found = self._names.get(i)
+        if found is None:
+            keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(self._texts[i])}
+            found = self._names[i] = {k for k in keys if len(k) >= 3 and f" {k} " not in self._asked}
+        return found
+
+    def _holds(self, i: int, name: str) -> bool:
+        """Whether item ``i``'s phrases include ``name``. A phrase found in an ASCII text has lower-cased
+        pieces of the text as its words: a text missing one of them does not hold it."""
+        if i not in self._lowered:
+            text = self._texts[i]
+            self._lowered[i] = text.lower() if text.isascii() else None
+        lowered = self._lowered[i]
+        if lowered is not None and not all(word in lowered for word in name.split(" ")):
+            return False
+        return name in self._names_of(i)
+
+    def shares(self, j: int) -> bool:
+        """Whether item ``j`` (not the first) holds a phrase of the first that at most ``_SHARED_DF``
+        of the items hold (the two of them: no other)."""
+        if not 0 < j < len(self._texts):
+            return False
+        others = [i for i in range(1, len(self._texts)) if i != j]
+        for name in sorted(self._names_of(0)):
+            if not self._holds(j, name):
+                continue
+            holders = 2
+            for i in others:
+                holders += self._holds(i, name)
+                if holders > _SHARED_DF:
+                    break
+            else:
+                return True
+        return False
 
 
 def _name_key(name: str, words: Sequence[str] | None = None) -> str | None:
