@@ -1,9 +1,10 @@
 """The shortcuts that make context assembly fast give the same answers as the plain ways.
 
 Title matching without a regex alternation, the sentence splitter's rewritten regex and word
-look-back, the cl100k_base lower bound that rejects a text without encoding it: each is checked
-against the plain computation it replaces, and whole contexts against a counter without the
-lower bound (every fit decided by an exact count).
+look-back, the cl100k_base lower bound that rejects a text without encoding it, the count of a
+joined text from the counts of its parts (cl100k_base's cuts), shared names extracted only where
+they may be: each is checked against the plain computation it replaces, and whole contexts against
+a counter without the lower bound or the cuts (every fit decided by counting the whole text).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
-from graphfuse.context._evidence import NameMatcher, _pattern
+from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
+from graphfuse.context._evidence import _EXTRACTOR, _SHARED_AMONG, NameMatcher, _key, _pattern, _SharedNames
+from graphfuse.context._items import Item
 from graphfuse.context._packing import Budgeter
 from graphfuse.context._text import _ABBREVIATIONS as ABBREVIATIONS
 from graphfuse.context._text import _END, _word_before, ascii_word_map, sentence_spans, words_of
@@ -156,8 +159,122 @@ def test_budgeter_over_is_count_above_room(text: str, room: int) -> None:
     assert Budgeter(CL100K, 100).over(text, room) == (CL100K.count(text) > room)
 
 
+# Characters around which the pre-tokenizer's branches meet: whitespace of every kind, letters,
+# digits and punctuation of several scripts, combining marks, contractions.
+_cut_prone = st.lists(
+    st.sampled_from(
+        [
+            *"aZ09 \n\r\t\x0b\x0c.,;:!?'\"()[]{}<>-_/\\|@#$%^&*+=~`",
+            *"\u0301\u0663\u00bd\u216b\u200b\u00a0\u3000\u2028\u2029\u202f\u1680\x1c\x1f\x85\u2019\u2026",
+            *["é", "漢", "三", "ж", "😀", "'s", "'ll", "'T", " the", "\n\n", "  ", "123456", "[3] ", "Word"],
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_cut_prone | _any_text | _wordy)
+def test_cl100k_cuts_split_the_count(text: str) -> None:
+    cuts = [m.start() for m in _CUT.finditer(text, 1)]
+    assert cuts == [i for i in range(1, len(text)) if _cut_at(text[i - 1], text[i])]
+    for i in cuts:
+        assert CL100K.count(text) == CL100K.count(text[:i]) + CL100K.count(text[i:]), i
+    assert first_cut(text) == (cuts[0] if cuts else 0)
+    assert last_cut(text) == (cuts[-1] if cuts else 0)
+
+
+def test_cuts_that_are_not_cuts_of_o200k() -> None:
+    # Why the cuts are cl100k_base's only: o200k_base's punctuation takes a "/" after line breaks.
+    o200k = TiktokenCounter("o200k_base")
+    text = "9.\n\n/"
+    assert _cut_at(text[3], text[4])
+    assert CL100K.count(text) == CL100K.count(text[:4]) + CL100K.count(text[4:])
+    assert o200k.count(text) != o200k.count(text[:4]) + o200k.count(text[4:])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(_cut_prone | _wordy, max_size=6),
+    sep=st.sampled_from(["\n\n", "\n", " ", "", ": ", " \n", "\t", "x", "\n ", "10", "7"]),
+)
+def test_joined_texts_are_counted_as_the_joined_text(parts: list[str], sep: str) -> None:
+    budgeter = Budgeter(CL100K, 100)
+    assert budgeter.count_joined(parts, sep) == CL100K.count(sep.join(parts))
+    # Seams worked out for one join serve the next (here: the same parts, one fewer).
+    assert budgeter.count_joined(parts[1:], sep) == CL100K.count(sep.join(parts[1:]))
+    o200k = TiktokenCounter("o200k_base")  # no cuts: counted whole
+    assert Budgeter(o200k, 100).count_joined(parts, sep) == o200k.count(sep.join(parts))
+
+
+def test_joined_passages_are_counted_from_their_seams() -> None:
+    parts = [f"[{n}] Title {n}\nA passage about Oslo, born {1900 + n}. It ends here." for n in range(1, 30)]
+    budgeter = Budgeter(CL100K, 100)
+    for part in parts:
+        budgeter.count(part)
+    spy = Spy()
+    budgeter.counter = spy
+    assert budgeter.count_joined(parts, "\n\n") == CL100K.count("\n\n".join(parts))
+    assert spy.counted  # only the few characters around the separators are counted anew
+    assert max(map(len, spy.counted)) < 10
+
+
+class Spy:
+    """cl100k_base counts, and the texts counted."""
+
+    name = "cl100k_base"
+
+    def __init__(self) -> None:
+        self.counted: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.counted.append(text)
+        return CL100K.count(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_prose | _tricky | _wordy)
+def test_sentence_keys_are_runs_of_the_text_key(text: str) -> None:
+    # What lets a graph context skip splitting a text whose key does not hold a name.
+    for start, end in sentence_spans(text):
+        key = _key(text[start:end])
+        assert not key or f" {key} " in f" {_key(text)} "
+
+
+_proper = st.lists(
+    st.sampled_from(["Anna Berg", "Oslo", "Liv Dahl", "the", "Berg's", "WolfgangSchulz", "Port of Spain"])
+    | st.sampled_from(["born in", "and", ".", ". She met", "with", "Café Müller", "東京", "Ann", "BERG"]),
+    max_size=14,
+).map(" ".join)
+
+
+def plain_sharing(query: str, texts: list[str]) -> list[int]:
+    """The items sharing a rare name with the first, every item's names extracted."""
+    if len(texts) < 2:
+        return []
+    asked = f" {' '.join(words_of(query))} "
+    names = []
+    for text in texts[:_SHARED_AMONG]:
+        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(text)}
+        names.append({k for k in keys if len(k) >= 3 and f" {k} " not in asked})
+    df: dict[str, int] = {}
+    for keys in names:
+        for k in keys:
+            df[k] = df.get(k, 0) + 1
+    first = {k for k in names[0] if df[k] <= 2}
+    return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_proper, max_size=12), query=st.sampled_from(["Who is Anna Berg?", "Where is Oslo?", "x"]))
+def test_shared_names_are_those_of_plain_extraction(texts: list[str], query: str) -> None:
+    items = [Item(f"d{i}", None, text, 1.0, {}, (f"d{i}",)) for i, text in enumerate(texts)]
+    shared = _SharedNames(query, items)
+    assert [j for j in range(len(items)) if shared.shares(j)] == plain_sharing(query, texts)
+
+
 class PlainCl100k:
-    """cl100k_base counts without the lower bound: every fit decided by an exact count."""
+    """cl100k_base counts without the lower bound or the cuts: every fit decided by counting the whole text."""
 
     name = "cl100k_base"
 

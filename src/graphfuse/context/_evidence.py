@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..indexing import TextEntityExtractor
 from ..indexing._extractors import STOPWORDS, normalize
 from ._items import Item
-from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
+from ._text import ascii_word_map, content_terms, sentence_spans, stem, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
 
@@ -60,12 +60,17 @@ class NameMatcher:
 
     def __init__(self, keys: Iterable[str]) -> None:
         by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        for k in sorted(set(keys), key=lambda k: (-len(k), k)):
+        single = True
+        for k in set(keys):
             words = tuple(k.split(" "))
+            single = single and len(words) == 1
             by_first.setdefault(words[0], []).append((words, k))
+        for group in by_first.values():
+            if len(group) > 1:
+                group.sort(key=lambda pair: (-len(pair[1]), pair[1]))
         self._by_first = by_first
         # Every key one word: a match is any word that is a key (the common case of one-word titles).
-        self._single = all(len(ws) == 1 for group in by_first.values() for ws, _ in group)
+        self._single = single
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
@@ -89,6 +94,12 @@ class NameMatcher:
                     after = i + m
                     break
         return out
+
+    def found(self, words: Sequence[str]) -> set[str]:
+        """The distinct keys found in ``words``: ``set(findall(words))``."""
+        if self._single:
+            return self._by_first.keys() & words
+        return set(self.findall(words))
 
     def search(self, words: Sequence[str]) -> bool:
         """Whether any key occurs in ``words`` (as whole words)."""
@@ -206,6 +217,7 @@ class SentenceScorer:
     __slots__ = (
         "_cache",
         "_every",
+        "_hits",
         "_in_query",
         "_items",
         "_keys",
@@ -216,7 +228,9 @@ class SentenceScorer:
         "_query_entities",
         "_rank",
         "_relation_similarity",
+        "_shared",
         "_similarity",
+        "_vocabulary",
         "_wants",
         "_weight",
     )
@@ -237,17 +251,31 @@ class SentenceScorer:
         self._cache: dict[int, list[Sentence]] = {}
         self._q_terms = q_terms = content_terms(query)
         titles = [it.title or "" for it in items]
-        names = [_name_key(t) if t else None for t in titles]
+        title_words = [words_of(t) for t in titles]
+        names = [_name_key(t, ws) if t else None for t, ws in zip(titles, title_words, strict=True)]
         every_title = NameMatcher(n for n in names if n)
 
         def in_text(words: Sequence[str]) -> set[str]:
-            return set(every_title.findall(words)) if every_title else set()
+            return every_title.found(words) if every_title else set()
 
         in_query_names = in_text(words_of(query))
         in_query = [n is not None and n in in_query_names for n in names]
         item_words = [words_of(it.text) for it in items]
-        item_terms = [terms_of(ws) | content_terms(it.title or "") for ws, it in zip(item_words, items, strict=True)]
-        df = {t: sum(1 for terms in item_terms if t in terms) for t in q_terms}
+        # The words of the items and titles that stem to one of the query's terms (each distinct word
+        # stemmed once): a term's document frequency counts the items holding one of its words (in
+        # their text or title), as if counted in terms_of(words) | content_terms(title).
+        self._vocabulary = vocabulary = set().union(*item_words, *title_words)
+        self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
+        stemming_to: dict[str, set[str]] = {}
+        for word, term in hits.items():
+            stemming_to.setdefault(term, set()).add(word)
+        df = dict.fromkeys(q_terms, 0)
+        for term, variants in stemming_to.items():
+            df[term] = sum(
+                1
+                for ws, tw in zip(item_words, title_words, strict=True)
+                if not variants.isdisjoint(ws) or not variants.isdisjoint(tw)
+            )
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
@@ -259,18 +287,17 @@ class SentenceScorer:
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
         first_naming: dict[str, int] = {}
         for i, ws in enumerate(item_words):
-            for named in in_text(ws):
-                first_naming.setdefault(named, i)
+            for named in in_text(ws) - first_naming.keys():
+                first_naming[named] = i
         for j, own in enumerate(names):
             if own is None or in_query[j]:
                 continue
             i = first_naming.get(own, j)
             if i < j:
                 rank[j] = max(rank[j], w["linked"] * rank[i])
-        for j in _sharing_names_with_first(query, items) if shared_names else ():
-            if not in_query[j]:
-                rank[j] = max(rank[j], w["shared"] * rank[0])
         self._rank = rank
+        # (Whether a document shares a name with the first is worked out when its sentences are scored.)
+        self._shared = _SharedNames(query, items) if shared_names else None
         self._in_query = in_query
         self._named_count = sum(in_query)
         # A bridge match counts for item i when the name belongs to another item.
@@ -306,9 +333,12 @@ class SentenceScorer:
         item = self._items[i]
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
+        vocabulary, hits = self._vocabulary, self._hits
         query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
         rank = self._rank[i]
         named = self._in_query[i]
+        if self._shared is not None and not named and self._shared.shares(i):
+            rank = max(rank, w["shared"] * self._rank[0])
         # (A question naming two retrieved documents compares them: their own facts are the answer.)
         restating = named and self._named_count < 2
         relation = None if named else self._relation_similarity
@@ -320,8 +350,13 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
-            # terms_of(words) & q_terms, inlined (the same set, built the same way).
-            shared = frozenset({stem(word) for word in set(words) - STOPWORDS if len(word) > 1} & q_terms)
+            # terms_of(words) & q_terms: from the words known to stem to a query term (all of them
+            # when the sentence has no word the items do not have), else built as terms_of does.
+            distinct = set(words)
+            if distinct <= vocabulary:
+                shared = frozenset({hits[word] for word in hits.keys() & distinct})
+            else:
+                shared = frozenset({stem(word) for word in distinct - STOPWORDS if len(word) > 1} & q_terms)
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
@@ -353,26 +388,60 @@ class SentenceScorer:
 _EXTRACTOR = TextEntityExtractor()
 
 
-def _sharing_names_with_first(query: str, items: Sequence[Item]) -> list[int]:
-    """The items among the first ``_SHARED_AMONG`` that share with the first a proper-noun phrase
-    the query does not contain and at most ``_SHARED_DF`` of them hold."""
-    if len(items) < 2:
-        return []
-    asked = f" {' '.join(words_of(query))} "
-    names: list[set[str]] = []
-    for it in items[:_SHARED_AMONG]:
-        keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(it.text)}
-        names.append({k for k in keys if len(k) >= 3 and f" {k} " not in asked})
-    df: dict[str, int] = {}
-    for keys in names:
-        for k in keys:
-            df[k] = df.get(k, 0) + 1
-    first = {k for k in names[0] if df[k] <= _SHARED_DF}
-    return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
+class _SharedNames:
+    """Which of the first ``_SHARED_AMONG`` items share with the first a proper-noun phrase the query
+    does not contain and at most ``_SHARED_DF`` of them hold; an item's phrases are extracted when
+    first needed (and not at all from an ASCII text that cannot hold the phrase asked about)."""
+
+    __slots__ = ("_asked", "_lowered", "_names", "_texts")
+
+    def __init__(self, query: str, items: Sequence[Item]) -> None:
+        self._asked = f" {' '.join(words_of(query))} "
+        self._texts = [it.text for it in items[:_SHARED_AMONG]] if len(items) >= 2 else []
+        self._names: dict[int, set[str]] = {}
+        self._lowered: dict[int, str | None] = {}
+
+    def _names_of(self, i: int) -> set[str]:
+        found = self._names.get(i)
+        if found is None:
+            keys = {" ".join(words_of(m.entity)) for m in _EXTRACTOR.extract(self._texts[i])}
+            found = self._names[i] = {k for k in keys if len(k) >= 3 and f" {k} " not in self._asked}
+        return found
+
+    def _holds(self, i: int, name: str) -> bool:
+        """Whether item ``i``'s phrases include ``name``. A phrase found in an ASCII text has lower-cased
+        pieces of the text as its words: a text missing one of them does not hold it."""
+        if i not in self._lowered:
+            text = self._texts[i]
+            self._lowered[i] = text.lower() if text.isascii() else None
+        lowered = self._lowered[i]
+        if lowered is not None and not all(word in lowered for word in name.split(" ")):
+            return False
+        return name in self._names_of(i)
+
+    def shares(self, j: int) -> bool:
+        """Whether item ``j`` (not the first) holds a phrase of the first that at most ``_SHARED_DF``
+        of the items hold (the two of them: no other)."""
+        if not 0 < j < len(self._texts):
+            return False
+        others = [i for i in range(1, len(self._texts)) if i != j]
+        for name in sorted(self._names_of(0)):
+            if not self._holds(j, name):
+                continue
+            holders = 2
+            for i in others:
+                holders += self._holds(i, name)
+                if holders > _SHARED_DF:
+                    break
+            else:
+                return True
+        return False
 
 
-def _name_key(name: str) -> str | None:
-    key = _key(_PAREN.sub("", name))
+def _name_key(name: str, words: Sequence[str] | None = None) -> str | None:
+    """The match key of a name, its trailing parenthesis left out (``None`` when under 3 characters);
+    ``words`` are the name's :func:`words_of`, when already known."""
+    key = " ".join(words) if words is not None and "(" not in name else _key(_PAREN.sub("", name))
     return key if len(key) >= 3 else None
 
 

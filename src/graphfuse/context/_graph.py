@@ -69,9 +69,10 @@ class _Line:
 class _Reader:
     """Sentences and match keys of the texts of one graph context, each worked out once."""
 
-    __slots__ = ("_firsts", "_keys", "_sentences")
+    __slots__ = ("_firsts", "_keys", "_padded", "_sentences")
 
     def __init__(self) -> None:
+        self._padded: dict[str, str] = {}
         self._sentences: dict[str, list[str]] = {}
         self._firsts: dict[str, str | None] = {}
         self._keys: dict[str, str] = {}
@@ -96,6 +97,13 @@ class _Reader:
         found = self._keys.get(text)
         if found is None:
             found = self._keys[text] = _key(text)
+        return found
+
+    def padded_key(self, text: str) -> str:
+        """``f" {key(text)} "``: a name key in it with spaces around is a whole-word match."""
+        found = self._padded.get(text)
+        if found is None:
+            found = self._padded[text] = f" {_key(text)} "
         return found
 
 
@@ -168,7 +176,9 @@ def serialize_graph(
             name_key = _name_key(names[t])
             padded[t] = f" {name_key} " if name_key else None
         target = padded[t]
-        if target is not None:
+        # (A sentence's words are a run of its text's words: a text whose key lacks the name has no
+        # sentence naming it, and is not split.)
+        if target is not None and target in read.padded_key(entities[s].text):
             for sentence in read.sentences(entities[s].text):
                 key = read.key(sentence)
                 if key not in used and target in f" {key} ":
@@ -205,16 +215,31 @@ def serialize_graph(
 _HEADERS = ("## ENTITIES", "## RELATIONSHIPS", "## SUPPORTING TEXT")
 
 
-def _render(lines: Sequence[_Line], entities: Sequence[Item]) -> tuple[str, list[int], dict[str, int]]:
+def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
+    """The rows of ``lines`` (section headers and lines, to be joined by line breaks) and the
+    entities they cite, numbered in order; each row is counted with ``b`` on the way."""
     cited = sorted({ln.entity for ln in lines if ln.entity >= 0})
     marker = {e: n for n, e in enumerate(cited, start=1)}
-    blocks = []
-    sections: dict[str, int] = {}
+    rows = []
     for section, header in enumerate(_HEADERS):
-        body = [ln.text.replace("{n}", str(marker.get(ln.entity, 0))) for ln in lines if ln.section == section]
+        body = [ln for ln in lines if ln.section == section]
         if body:
-            blocks.append(header + "\n" + "\n".join(body))
-    return "\n".join(blocks), cited, sections
+            rows.append(header)
+            rows += [_filled(ln, str(marker.get(ln.entity, 0)), b) for ln in body]
+    return rows, cited
+
+
+def _filled(line: _Line, marker: str, b: Budgeter) -> str:
+    """The line's text with ``marker`` in its placeholders, counted with ``b`` from the counts of the
+    text around them (one placeholder: the marker is counted with the short text before it)."""
+    if "{n}" not in line.text:
+        b.count(line.text)
+        return line.text
+    pieces = line.text.split("{n}")
+    if len(pieces) == 2:
+        pieces, marker = [pieces[0] + marker, pieces[1]], ""
+    b.count_joined(pieces, marker)
+    return marker.join(pieces)
 
 
 def _fit(
@@ -225,7 +250,7 @@ def _fit(
     used = 0
     open_sections: set[int] = set()
     for ln in sorted(lines, key=lambda ln: ln.priority):
-        ln.cost = b.count(ln.text.replace("{n}", "10")) + 1
+        ln.cost = b.count(_filled(ln, "10", b)) + 1
         cost = ln.cost + (0 if ln.section in open_sections else header_cost[ln.section])
         if used + cost <= b.budget:
             chosen.append(ln)
@@ -233,16 +258,17 @@ def _fit(
             open_sections.add(ln.section)
     chosen.sort(key=lambda ln: (ln.section, ln.priority))
     while True:
-        text, cited, _ = _render(chosen, entities)
-        if not chosen or b.fits(text):
+        rows, cited = _render(chosen, b)
+        if not chosen or b.count_joined(rows, "\n") <= b.budget:
             break
         weakest = max(chosen, key=lambda ln: ln.priority)
         chosen.remove(weakest)
+    text = "\n".join(rows)
     sections: dict[str, int] = {}
     for section, header in enumerate(_HEADERS):
         body = [ln for ln in chosen if ln.section == section]
         if body:
-            sections[header[3:].lower().replace(" ", "_")] = b.count(_render(body, entities)[0])
+            sections[header[3:].lower().replace(" ", "_")] = b.count_joined(_render(body, b)[0], "\n")
     sources = [
         ContextSource(entities[e].id, entities[e].title, entities[e].score if e < retrieved else 0.0) for e in cited
     ]

@@ -75,6 +75,12 @@ def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Resu
         groups.setdefault(key, []).append(r)
     items = []
     for key, members in groups.items():
+        if len(members) == 1:  # (most often: a whole document, or one chunk of one)
+            r = members[0]
+            doc = r.document
+            title = _title(doc.metadata)
+            items.append(Item(key, title, doc.content or "", float(r.score), doc.metadata, (doc.id,)))
+            continue
         best = max(members, key=lambda r: r.score)
         whole = next((r for r in members if r.id == key), None)
         if whole is not None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
+from ._cuts import seam
 from ._evidence import Sentence, SentenceScorer
 from ._items import Item
 from ._text import cut_to, sentence_spans
@@ -31,16 +33,19 @@ Packed = tuple[str, list[ContextSource], list[DroppedSource]]
 class Budgeter:
     """Counts with one counter and answers "does this fit?" against one budget."""
 
-    __slots__ = ("_at_least", "_counts", "budget", "counter", "sep_cost")
+    __slots__ = ("_additive", "_at_least", "_counts", "_seams", "budget", "counter", "sep_cost")
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
         self.budget = budget
         self._counts: dict[str, int] = {}
+        self._seams: dict[tuple[str, str, str], int] = {}
         self.sep_cost = checked_count(counter, _SEP)
         # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does; not
         # a subclass, whose count may differ).
         self._at_least = counter.at_least if type(counter) is TiktokenCounter else None
+        # Whether joined texts may be counted from their parts (see _cuts: cl100k_base only).
+        self._additive = type(counter) is TiktokenCounter and counter.name == "cl100k_base"
 
     def over(self, text: str, room: int) -> bool:
         """Whether ``text`` has more than ``room`` tokens; decided without counting when a lower
@@ -63,13 +68,40 @@ class Budgeter:
             found = self._counts[text] = checked_count(self.counter, text)
         return found
 
+    def count_joined(self, parts: Sequence[str], sep: str) -> int:
+        """``count(sep.join(parts))``; with cl100k_base worked out from the counts of the parts and
+        of the few characters around each separator (see :func:`~graphfuse.context._cuts.seam`)."""
+        text = sep.join(parts)
+        found = self._counts.get(text)
+        if found is None:
+            found = self._sum(parts, sep) if self._additive else None
+            if found is None:
+                found = checked_count(self.counter, text)
+            self._counts[text] = found
+        return found
+
+    def _sum(self, parts: Sequence[str], sep: str) -> int | None:
+        if not parts:
+            return self.count("")
+        total = self.count(parts[0])
+        seams = self._seams
+        for left, right in pairwise(parts):
+            extra = seams.get((left, sep, right))
+            if extra is None:
+                extra = seam(left, sep, right, self.count)
+                if extra is None:
+                    return None
+                seams[left, sep, right] = extra
+            total += self.count(right) + extra
+        return total
+
     def fits(self, text: str) -> bool:
         return self.count(text) <= self.budget
 
 
 def fit_parts(parts: list[str], b: Budgeter, sep: str = _SEP) -> list[str]:
     """Drop parts from the end until the joined text fits (token counts are not exactly additive)."""
-    while parts and not b.fits(sep.join(parts)):
+    while parts and b.count_joined(parts, sep) > b.budget:
         parts.pop()
     return parts
 
