@@ -518,3 +518,18 @@ def test_bm25_subjects_must_be_an_index() -> None:
             [{}],
             subjects="a",  # type: ignore[arg-type]
         )
+
+
+async def test_bridge_searches_what_the_seed_does_not_already_hold() -> None:
+    corpus = [
+        ("dell", "Dell ranks sixth by revenue among the companies of Texas."),
+        ("dell-2", "Dell ranks sixth by revenue, and by revenue Dell ranks sixth again."),
+        ("davis", "Fort Davis is the highest city in Texas."),
+    ]
+    question = "What is the highest city in the state where Dell ranks sixth by revenue?"
+    # The whole question plus the name finds the seed's topic again ...
+    assert BM25Index(corpus).search(f"{question} Texas", 3)[1][0] == "dell-2"
+    seed = [Candidate(Document("dell", corpus[0][1]), {"semantic": 0.9})]
+    out = await BridgeSearch(BM25Index(corpus), limit=1).run(Query(question), seed, _ctx())
+    # ... the words the seed does not hold ("highest city state") plus the name find the next hop.
+    assert {c.id: dict(c.signals) for c in out if c.id != "dell"} == {"davis": {"bridge": 1.0}}

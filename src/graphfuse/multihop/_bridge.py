@@ -23,6 +23,12 @@ _OPTIONS = ("seeds", "limit")
 _PARENT = "parent_id"  # the indexer's link from a chunk node to its document
 
 
+def _uncovered(question: str, text: str, title: object) -> str:
+    """The words of ``question`` whose stems ``text`` and ``title`` do not hold (the hop still to take)."""
+    covered = content_terms(f"{text} {title}" if isinstance(title, str) else text)
+    return " ".join(w for w in question.split() if not content_terms(w) & covered)
+
+
 class BridgeSearch(NamedStage):
     """Find the passages one hop on from the best ones through the names those mention.
 
@@ -32,10 +38,12 @@ class BridgeSearch(NamedStage):
     stage takes the ``seeds`` best candidates (by ``sum(seed_signals[name] * signal)``, as
     :class:`PersonalizedPageRank` picks its seeds), reads the proper-noun phrases each one's
     text carries that the question does not (:class:`~graphfuse.indexing.TextEntityExtractor`;
-    ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for the
-    question plus those names. The ``limit`` best hits of each search get the ``bridge`` signal
-    ``score / best score`` (the largest over the seeds, the seeds themselves left out); new
-    ones are added with ids only (hydrate later). It works the same with or without titles,
+    ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for those
+    names plus the question's words that the seed does not already hold (the hop still to
+    take: "the highest city in the state" once the seed has "Dell ranks sixth by revenue").
+    The ``limit`` best hits of each search get the ``bridge`` signal ``score / best score``
+    (the largest over the seeds, the seeds themselves left out); new ones are added with ids
+    only (hydrate later). It works the same with or without titles,
     which is why it helps most where no title links exist. Needs hydrated seeds (it reads
     their text); the query's metadata filter applies to the searches.
 
@@ -145,7 +153,8 @@ class BridgeSearch(NamedStage):
                     if best is not None:
                         bridge[best] = 1.0
                 continue
-            hits = self._index.search(f"{query.text} {' '.join(names)}", limit + len(seed_ids), filter=query.filter)
+            searched = f"{_uncovered(query.text, text, title)} {' '.join(names)}"
+            hits = self._index.search(searched, limit + len(seed_ids), filter=query.filter)
             hits = [(i, s) for i, s in hits if i not in seed_ids][:limit]
             if not hits:
                 continue
