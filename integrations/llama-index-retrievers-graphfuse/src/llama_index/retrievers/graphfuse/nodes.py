@@ -700,7 +700,7 @@ def _read(
     # read_records; with ``reading``, also what ownership needs (see _Reading): which nodes GraphFuse owns
     # (their signals are taken as the step that wrote them checked them) and each record's timestamps.
     batch = _batch_of(nodes, mapping) if reading is not None else None
-    owned: list[bool] | None = None
+    owned: set[int] | None = None
     b_len = 0
     if batch is not None:
         fast = _fast_read(nodes, batch, mapping, signal_input) if batch.ids is not None else None
@@ -769,10 +769,8 @@ def _read(
         ):
             # GraphFuse wrote these signals (checked then) and nobody changed them since: GraphFuse's own node.
             own = raw.copy()
-            owned.append(True)  # type: ignore[union-attr]  # b_len > 0 only with a reading
+            owned.add(i)  # type: ignore[union-attr]  # b_len > 0 only with a reading
         elif raw is None:
-            if owned is not None:
-                owned.append(False)
             own = {}
             if score_signal is not None:
                 score = nws.score
@@ -781,8 +779,6 @@ def _read(
                         score if type(score) is float and 0.0 < score <= 1.0 else score_as_signal(nws, score_signal)
                     )
         else:
-            if owned is not None:
-                owned.append(False)
             own = None  # type: ignore[assignment]
             if type(raw) is dict:  # _checked_signals' common case, inline
                 for name, value in raw.items():
@@ -858,7 +854,7 @@ def _copies(
     With ``reading`` (what :func:`_read` found), a node GraphFuse owns is updated in place (its signals,
     its score) and returned itself instead of a copy, and the result is remembered as GraphFuse's own."""
     key = mapping.signals_key
-    owned = reading.owned if reading is not None else None
+    owned = reading.owned if reading is not None else None  # positions of nodes GraphFuse owns
     out: list[NodeWithScore] = []
     append = out.append
     theirs: list[int] = []  # positions in the result holding a node GraphFuse does not own (rare)
@@ -874,7 +870,7 @@ def _copies(
         metadata = state.get("metadata")
         embed_keys = state.get("excluded_embed_metadata_keys")
         llm_keys = state.get("excluded_llm_metadata_keys")
-        if owned and owned[i] and type(metadata) is dict:
+        if owned and i in owned and type(metadata) is dict:
             # GraphFuse's own node: updated in place to what a copy would carry.
             if metadata.get(key) != node_signals:
                 metadata[key] = node_signals.copy() if share else node_signals
@@ -935,26 +931,24 @@ def _copies(
         # The whole list may take the fast path next time: all GraphFuse's, plain nodes whose graph id is
         # their id_, each id once (so node i of the input is record i).
         record_ids = reading.ids
-        ids = (
-            [record_ids[i] for i in order]
-            if not theirs and reading.simple and record_ids is not None and len(record_ids) == len(nodes)
-            else None
-        )
-        _remember_batch(out, nodes_out, written, mapping, ids)
+        ids: list[str] | None = None
+        if not theirs and reading.simple and record_ids is not None and len(record_ids) == len(nodes):
+            ids = record_ids if type(order) is range else [record_ids[i] for i in order]
+        return _remember_batch(out, nodes_out, written, mapping, ids)
     return out
 
 
 # Ownership. A node a GraphFuse step made (a copy carrying signals) and returned is GraphFuse's own: the
-# next GraphFuse step that gets the list it came in (or a prefix of it) updates it in place (signals,
-# score) instead of copying it again, and takes its signals without checking them again as long as the
+# next GraphFuse step that gets the list it came in, as it was returned, updates it in place (signals,
+# score) instead of copying it again, and takes its signals without checking them again, as long as the
 # node still holds the very signals dict the step wrote, with the same values (a node whose signals the
-# caller changed is read and copied like any other). Nodes from anywhere else are never mutated. When the
-# whole list comes back (the same nodes, in the same order, each graph id once, plain nodes whose id is
-# their id_), the step checks it with a few passes over the list instead of reading the nodes one by one:
-# ids, texts, excluded keys, signals (against a copy) and timestamps (through the parsed-string memo) are
-# compared, and any difference sends it down the node-by-node path. A step's output is remembered by its
-# first NodeWithScore (the batch holds the list, so that object cannot be collected and its id reused);
-# the last _KEPT_BATCHES outputs are kept.
+# caller changed, or one the caller put into the list, is read and copied like any other). Nodes from
+# anywhere else are never mutated. When the whole list comes back (the same nodes, in the same order, each
+# graph id once, plain nodes whose id is their id_), the step checks it with a few passes over the list
+# instead of reading the nodes one by one: ids, texts, excluded keys, signals (against a copy) and
+# timestamps (through the parsed-string memo) are compared, and any difference sends it down the
+# node-by-node path. What the step knew travels with the list it returned (an _Owned list), so it lives
+# exactly as long as that list: no registry, nothing kept alive.
 
 
 class _Reading:
@@ -966,7 +960,7 @@ class _Reading:
         self.batch: _Batch | None = None
         self.fast = False  # the whole list was a remembered output, unchanged (_fast_read)
         self.metadata: list[dict[str, Any]] = []  # with fast: each node's metadata dict
-        self.owned: list[bool] = []  # per node: GraphFuse owns it
+        self.owned: set[int] = set()  # positions of the nodes GraphFuse owns
         self.simple = False  # every node plain, its graph id its id_
         self.ids: list[str] | None = None  # the records' ids
         self.signals: list[object] = []  # with fast: the signals dict each node holds
@@ -981,8 +975,17 @@ class _Batch(NamedTuple):
     ids: Sequence[str] | None  # each node's graph id (its id_) when the whole list may take the fast path
 
 
-_KEPT_BATCHES = 8
-_BATCHES: dict[int, _Batch] = {}
+class _Owned(list):  # type: ignore[type-arg]
+    """The list a GraphFuse step returns: a ``list`` of ``NodeWithScore`` that also carries what the step
+    knew about them (:class:`_Batch`), for the next step. Copies, slices and pickles are plain lists."""
+
+    __slots__ = ("batch",)
+    batch: _Batch
+
+    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
+        return (list, (list(self),))
+
+
 _NODE = attrgetter("node")
 _METADATA = attrgetter("metadata")
 _TEXT = attrgetter("text")
@@ -999,29 +1002,22 @@ def _remember_batch(
     signals: Sequence[object],
     mapping: NodeMapping,
     ids: Sequence[str] | None,
-) -> None:
-    if not out:
-        return
+) -> list[NodeWithScore]:
+    """``out`` as an :class:`_Owned` list remembering the batch (``out`` itself is kept by it: the caller
+    gets a copy it may reorder or edit)."""
     snapshots = (
         list(map(dict.copy, signals)) if ids is not None else [w.copy() if type(w) is dict else None for w in signals]
     )
-    batches = _BATCHES
-    # A copy of the list: the caller may reorder or edit the one it got.
-    batches[id(out[0])] = _Batch(mapping, list(out), nodes, signals, snapshots, ids)
-    while len(batches) > _KEPT_BATCHES:
-        try:
-            del batches[next(iter(batches))]
-        except (KeyError, RuntimeError, StopIteration):  # another thread got there first
-            break
+    owned = _Owned(out)
+    owned.batch = _Batch(mapping, out, nodes, signals, snapshots, ids)
+    return owned
 
 
 def _batch_of(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> _Batch | None:
-    if not nodes:
+    if type(nodes) is not _Owned:
         return None
-    batch = _BATCHES.get(id(nodes[0]))
-    if batch is None or batch.nws[0] is not nodes[0] or not _same_reading(batch.mapping, mapping):
-        return None
-    return batch
+    batch = nodes.batch
+    return batch if _same_reading(batch.mapping, mapping) else None
 
 
 def _fast_read(
@@ -1096,10 +1092,9 @@ def _with_record_signals(
         if reading is not None and reading.fast and reading.batch is not None:
             # The whole list, GraphFuse's own and checked: the new signals go into the nodes in place.
             list(map(setitem, reading.metadata, repeat(mapping.signals_key), records.signals))
-            out = list(nodes)
-            _remember_batch(out, reading.batch.nodes, records.signals, mapping, records.ids)
-            return out
-        return _copies(nodes, [g[0] for g in groups], records.signals, mapping, reading=reading)
+            return _remember_batch(list(nodes), reading.batch.nodes, records.signals, mapping, records.ids)
+        # Each graph id once: record k is node k.
+        return _copies(nodes, range(len(nodes)), records.signals, mapping, reading=reading)
     order: list[int] = []
     signals: list[dict[str, float]] = []
     for own, members in zip(records.signals, groups, strict=True):
@@ -1158,14 +1153,13 @@ def fuse_nodes(
             out = [nodes[i] for i in order]
             list(map(setitem, map(_STATE, out), repeat("score"), fused_scores))
             batch = reading.batch
-            _remember_batch(
+            return _remember_batch(
                 out,
                 [batch.nodes[i] for i in order],
                 [reading.signals[i] for i in order],
                 mapping,
                 [ids[i] for i in order],
             )
-            return out
         all_signals = records.signals
         return _copies(
             nodes, order, [all_signals[i] for i in order], mapping, fused_scores, share=True, reading=reading
