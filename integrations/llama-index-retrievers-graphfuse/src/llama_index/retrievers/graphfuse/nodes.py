@@ -768,7 +768,7 @@ def _read(
             and raw == b_snapshots[i]
         ):
             # GraphFuse wrote these signals (checked then) and nobody changed them since: GraphFuse's own node.
-            own = raw.copy()
+            own = cast("dict[str, float]", raw).copy()
             owned.add(i)  # type: ignore[union-attr]  # b_len > 0 only with a reading
         elif raw is None:
             own = {}
@@ -970,8 +970,8 @@ class _Batch(NamedTuple):
     mapping: NodeMapping
     nws: list[NodeWithScore]  # the step's output (a copy of the list)
     nodes: list[BaseNode | None]  # nws[k].node when GraphFuse owns it, else None
-    signals: Sequence[object]  # the signals dict in nodes[k]'s metadata
-    snapshots: list[object]  # a copy of it
+    signals: Sequence[Any]  # the signals dict in nodes[k]'s metadata
+    snapshots: list[Any]  # a copy of it
     ids: Sequence[str] | None  # each node's graph id (its id_) when the whole list may take the fast path
 
 
@@ -999,13 +999,14 @@ _STATE = attrgetter("__dict__")
 def _remember_batch(
     out: list[NodeWithScore],
     nodes: list[BaseNode | None],
-    signals: Sequence[object],
+    signals: Sequence[Any],
     mapping: NodeMapping,
     ids: Sequence[str] | None,
 ) -> list[NodeWithScore]:
     """``out`` as an :class:`_Owned` list remembering the batch (``out`` itself is kept by it: the caller
     gets a copy it may reorder or edit)."""
-    snapshots = (
+    # All dicts when the fast path may follow (ids); else None where GraphFuse does not own the node.
+    snapshots: list[Any] = (
         list(map(dict.copy, signals)) if ids is not None else [w.copy() if type(w) is dict else None for w in signals]
     )
     owned = _Owned(out)
