@@ -101,6 +101,25 @@ class NameMatcher:
             return self._by_first.keys() & words
         return set(self.findall(words))
 
+    def first_found(self, texts: Iterable[Sequence[str]]) -> dict[str, int]:
+        """Each key found in ``texts`` (their words) -> the position of the first text it is found in."""
+        first: dict[str, int] = {}
+        if self._single:
+            keys = self._by_first.keys()
+            if not keys:
+                return first
+            for i, words in enumerate(texts):
+                new = (keys & words) - first.keys()
+                if new:
+                    first.update(dict.fromkeys(new, i))
+                    if len(first) == len(keys):
+                        break
+            return first
+        for i, words in enumerate(texts):
+            for key in self.findall(words):
+                first.setdefault(key, i)
+        return first
+
     def search(self, words: Sequence[str]) -> bool:
         """Whether any key occurs in ``words`` (as whole words)."""
         by_first = self._by_first
@@ -285,10 +304,7 @@ class SentenceScorer:
         self._query_entities = query_entities if query_entities else None
         rank = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
-        first_naming: dict[str, int] = {}
-        for i, ws in enumerate(item_words):
-            for named in in_text(ws) - first_naming.keys():
-                first_naming[named] = i
+        first_naming = every_title.first_found(item_words)
         for j, own in enumerate(names):
             if own is None or in_query[j]:
                 continue

@@ -217,7 +217,7 @@ _HEADERS = ("## ENTITIES", "## RELATIONSHIPS", "## SUPPORTING TEXT")
 
 def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
     """The rows of ``lines`` (section headers and lines, to be joined by line breaks) and the
-    entities they cite, numbered in order; each row is counted with ``b`` on the way."""
+    entities they cite, numbered in order (each row counted with ``b`` on the way: see :func:`_filled`)."""
     cited = sorted({ln.entity for ln in lines if ln.entity >= 0})
     marker = {e: n for n, e in enumerate(cited, start=1)}
     rows = []
@@ -230,15 +230,18 @@ def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
 
 
 def _filled(line: _Line, marker: str, b: Budgeter) -> str:
-    """The line's text with ``marker`` in its placeholders, counted with ``b`` from the counts of the
-    text around them (one placeholder: the marker is counted with the short text before it)."""
+    """The line's text with ``marker`` in its placeholders; counted with ``b`` (when it counts joined
+    texts from their parts) from the counts of the text around them (one placeholder: the marker is
+    counted with the short text before it)."""
     if "{n}" not in line.text:
-        b.count(line.text)
+        if b.additive:
+            b.count(line.text)
         return line.text
     pieces = line.text.split("{n}")
     if len(pieces) == 2:
         pieces, marker = [pieces[0] + marker, pieces[1]], ""
-    b.count_joined(pieces, marker)
+    if b.additive:
+        b.count_joined(pieces, marker)
     return marker.join(pieces)
 
 
