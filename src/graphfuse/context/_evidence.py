@@ -283,18 +283,15 @@ class SentenceScorer:
         # The words of the items and titles that stem to one of the query's terms (each distinct word
         # stemmed once): a term's document frequency counts the items holding one of its words (in
         # their text or title), as if counted in terms_of(words) | content_terms(title).
-        self._vocabulary = vocabulary = set().union(*item_words, *title_words)
+        with_titles = [ws + tw for ws, tw in zip(item_words, title_words, strict=True)]
+        self._vocabulary = vocabulary = set().union(*with_titles)
         self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
         stemming_to: dict[str, set[str]] = {}
         for word, term in hits.items():
             stemming_to.setdefault(term, set()).add(word)
         df = dict.fromkeys(q_terms, 0)
         for term, variants in stemming_to.items():
-            df[term] = sum(
-                1
-                for ws, tw in zip(item_words, title_words, strict=True)
-                if not variants.isdisjoint(ws) or not variants.isdisjoint(tw)
-            )
+            df[term] = len(items) - sum(map(variants.isdisjoint, with_titles))
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
