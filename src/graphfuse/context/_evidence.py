@@ -373,7 +373,7 @@ class SentenceScorer:
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
-            bridge = every is not None and any(owners[m] - {i} for m in every.findall(words))
+            bridge = every is not None and any(owners[m] - {i} for m in every.found(words))
             if bridge:
                 score += w["bridge"]
             if k == 0:
