@@ -186,8 +186,11 @@ def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -
             cost += b.count(s.text) + 1
     if not chosen:
         return None
-    text = head + " ".join(s.text for s in sorted(chosen, key=lambda s: s.index))
-    return text, b.count(text)
+    texts = [s.text for s in sorted(chosen, key=lambda s: s.index)]
+    body = " ".join(texts)
+    if b.additive:  # (the body counted from its sentences' counts)
+        b.count_joined(texts, " ")
+    return head + body, b.count_joined([head, body], "")
 
 
 def _finish(parts: list[str], sources: list[ContextSource], dropped: list[DroppedSource], b: Budgeter) -> Packed:
