@@ -434,7 +434,7 @@ class _SharedNames:
 
     def shares(self, j: int) -> bool:
         """Whether item ``j`` (not the first) holds a phrase of the first that at most ``_SHARED_DF``
-        of the items hold (the two of them: no other)."""
+        of the items hold (the other items are read until that count is passed)."""
         if not 0 < j < len(self._texts):
             return False
         others = [i for i in range(1, len(self._texts)) if i != j]
