@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..indexing import TextEntityExtractor
@@ -234,6 +235,7 @@ class SentenceScorer:
     """
 
     __slots__ = (
+        "_alone",
         "_cache",
         "_every",
         "_hits",
@@ -318,6 +320,11 @@ class SentenceScorer:
         for j, own in enumerate(names):
             if own and not in_query[j]:
                 self._owners.setdefault(own, set()).add(j)
+        # The names item i alone owns: a bridge match counts for it when it is any other.
+        self._alone: dict[int, set[str]] = {}
+        for name, holders in self._owners.items():
+            if len(holders) == 1:
+                self._alone.setdefault(next(iter(holders)), set()).add(name)
         every = NameMatcher(self._owners)
         self._every = every if every else None
         self._keys: dict[str, str] = {}
@@ -347,7 +354,8 @@ class SentenceScorer:
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
         vocabulary, hits = self._vocabulary, self._hits
-        query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
+        query_entities, every, similarity = self._query_entities, self._every, self._similarity
+        alone: AbstractSet[str] = self._alone.get(i, frozenset())  # (any other name found makes a bridge)
         rank = self._rank[i]
         named = self._in_query[i]
         if self._shared is not None and not named and self._shared.shares(i):
@@ -373,7 +381,7 @@ class SentenceScorer:
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
-            bridge = every is not None and any(owners[m] - {i} for m in every.found(words))
+            bridge = every is not None and bool(every.found(words) - alone)
             if bridge:
                 score += w["bridge"]
             if k == 0:
