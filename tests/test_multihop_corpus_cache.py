@@ -24,6 +24,8 @@ def _docs() -> list[Document]:
         Document("mill", "The old mill ground grain by the river.", {"title": "Old Mill", "lang": "de"}),
         Document("cafe", "Ein Café in Zürich am Fluss.", {"title": "Café Zürich"}),
         Document("untitled", "A river, a bridge and a mill without a title."),
+        # A line of dialogue has no subject: it is left out of the subjects index.
+        Document("chat", "Ana: meet me at the old mill? Bob: sure."),
         # The indexer's chunk nodes are left out of the corpus indexes.
         Document("ada#1", "Analytical Engine notes", {"graphfuse_kind": "chunk", "parent_id": "ada"}),
     ]
@@ -51,6 +53,14 @@ async def _same(cached: tuple[BM25Index, Any], graph: SQLiteGraphStore) -> None:
         got, want = cached[0].search(q, 10), bm25.search(q, 10)
         assert [h[0] for h in got] == [h[0] for h in want]
         assert [h[1] for h in got] == pytest.approx([h[1] for h in want])
+        assert cached[0].subjects is not None
+        assert bm25.subjects is not None
+        got, want = cached[0].subjects.search(q, 10), bm25.subjects.search(q, 10)
+        assert [h[0] for h in got] == [h[0] for h in want]
+        assert [h[1] for h in got] == pytest.approx([h[1] for h in want])
+    assert sorted(cached[0].subjects.ids) == sorted(bm25.subjects.ids)
+    assert "chat" in bm25.ids
+    assert "chat" not in bm25.subjects.ids
     text = "Ada Lovelace met Charles Babbage at the Old Mill and the Café Zürich."
     assert sorted(map(str, cached[1].extract(text))) == sorted(map(str, linker.extract(text)))
 
@@ -100,7 +110,13 @@ async def test_changes_are_applied_incrementally(
     )
     await graph.delete_documents(["babbage"])
     cached = await cache.indexes(graph)
-    assert len(tokenised) == 2  # the changed and the new document only
+    # The changed and the new document only: each one's text (with its title) and its subject.
+    assert sorted(tokenised) == [
+        "A laboratory by the river tests bridges.",
+        "Old Mill The old mill now makes paper by the river.",
+        "River Lab A laboratory by the river tests bridges.",
+        "The old mill now makes paper by the river.",
+    ]
     assert "babbage" not in cached[0].ids
     assert cached[0].search("paper", 1)[0][0] == "mill"
     await _same(cached, graph)

@@ -19,6 +19,7 @@ from graphfuse.multihop import (
     PersonalizedPageRank,
     multihop,
     personalized_pagerank,
+    subject_span,
 )
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
@@ -214,6 +215,8 @@ def test_registry_factories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     bridge = registry.build_stage("bridge", Components(), corpus=str(corpus), seeds=1)
     assert isinstance(bridge, BridgeSearch)
     assert "1 documents" in repr(bridge)
+    assert "1 subjects" in repr(bridge)  # the bridge searches names among the passages' subjects
+    assert "subjects" not in repr(bm25)
     with pytest.raises(InvalidInput, match="stage 'ppr' needs a graph_store"):
         registry.build_stage("ppr", Components())
     with pytest.raises(InvalidInput, match="stage 'entity_seeds' needs a graph_store"):
@@ -454,3 +457,79 @@ def test_bridge_rejects_bad_settings() -> None:
         BridgeSearch(index).check_options({"depth": 2})
     with pytest.raises(InvalidInput, match="'limit'"):
         BridgeSearch(index).check_options({"limit": -1})
+
+
+_SUBJECT_CORPUS = [
+    ("film", "Palo Verde is a 1950 film directed by Gia Lund, with music by Carl Ott."),
+    ("gia", "Gia Lund (born 1901) was a film maker from Oslo. Her father was Carl Lund."),
+    ("other", "Dust Road is a 1951 film by Gia Lund, director of Palo Verde, where the director was born."),
+    ("chat", "Gia: did you see the film Palo Verde, directed by Gia Lund?"),
+]
+
+
+def test_subject_span_reads_the_lead_up_to_its_copula() -> None:
+    assert subject_span("Gia Lund (born 1901) was a film maker. She is Norwegian.") == "Gia Lund (born 1901)"
+    assert subject_span("No copula in this lead. The next one is.") == "No copula in this lead."
+    # Dialogue has no subject; neither has an empty text.
+    assert subject_span("LiHua: the weather is nice today.") is None
+    assert subject_span("Ana Ruiz: the film was long.") is None
+    assert subject_span("") is None
+    assert subject_span("   \n ") is None
+    # Non-Latin text and a lead without any sentence boundary.
+    assert subject_span("東京は日本の首都です。大きい。") == "東京は日本の首都です。"
+    assert subject_span("word " * 500) == ("word " * 500).strip()
+
+
+async def test_bridge_per_name_finds_the_passage_about_the_name() -> None:
+    corpus = [(i, t) for i, t in _SUBJECT_CORPUS]
+    subjects = [(i, s) for i, t in _SUBJECT_CORPUS if (s := subject_span(t)) is not None]
+    question = "Where was the director of Palo Verde born?"
+    seed = [Candidate(Document("film", _SUBJECT_CORPUS[0][1]), {"semantic": 0.9})]
+    # Without subjects, the question plus the name finds the passage that repeats the film's words.
+    plain = await BridgeSearch(BM25Index(corpus), per_name=1).run(Query(question), seed, _ctx())
+    assert {c.id for c in plain} == {"film", "other"}
+    # With them, the passage about Gia Lund: its subject names her.
+    index = BM25Index(corpus, subjects=subjects)
+    assert index.subjects is not None
+    assert "chat" not in index.subjects.ids
+    found = await BridgeSearch(index, per_name=1).run(Query(question), seed, _ctx())
+    assert {c.id: dict(c.signals) for c in found if c.id != "film"} == {"gia": {"bridge": 1.0}}
+    # A name no subject holds falls back to the question plus the name.
+    assert index.subjects.search("Carl Ott") == []
+    both = await BridgeSearch(index, per_name=2).run(Query(question), seed, _ctx())
+    assert {c.id for c in both} == {"film", "gia", "other"}
+
+
+async def test_bridge_never_returns_the_document_of_a_chunk_seed() -> None:
+    index = BM25Index([(i, t) for i, t in _SUBJECT_CORPUS])
+    chunk = Document("film#0", _SUBJECT_CORPUS[0][1], {"parent_id": "film"})
+    out = await BridgeSearch(index).run(Query("Who made Palo Verde?"), [Candidate(chunk, {"semantic": 0.9})], _ctx())
+    assert "film" not in {c.id for c in out}
+    assert {c.id for c in out} > {"film#0"}
+
+
+def test_bm25_subjects_must_be_an_index() -> None:
+    with pytest.raises(InvalidInput, match="subjects must be a BM25Index"):
+        BM25Index.from_term_counts(
+            ["a"],
+            {"alpha": 0},
+            sp.csr_matrix(np.ones((1, 1))),
+            np.ones(1),
+            [{}],
+            subjects="a",  # type: ignore[arg-type]
+        )
+
+
+async def test_bridge_searches_what_the_seed_does_not_already_hold() -> None:
+    corpus = [
+        ("dell", "Dell ranks sixth by revenue among the companies of Texas."),
+        ("dell-2", "Dell ranks sixth by revenue, and by revenue Dell ranks sixth again."),
+        ("davis", "Fort Davis is the highest city in Texas."),
+    ]
+    question = "What is the highest city in the state where Dell ranks sixth by revenue?"
+    # The whole question plus the name finds the seed's topic again ...
+    assert BM25Index(corpus).search(f"{question} Texas", 3)[1][0] == "dell-2"
+    seed = [Candidate(Document("dell", corpus[0][1]), {"semantic": 0.9})]
+    out = await BridgeSearch(BM25Index(corpus), limit=1).run(Query(question), seed, _ctx())
+    # ... the words the seed does not hold ("highest city state") plus the name find the next hop.
+    assert {c.id: dict(c.signals) for c in out if c.id != "dell"} == {"davis": {"bridge": 1.0}}

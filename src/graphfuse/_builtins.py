@@ -97,11 +97,15 @@ def _corpus_records(corpus: Corpus) -> Any:
     return read_sources([corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus))
 
 
-def _bm25_index(corpus: Corpus, k1: float, b: float) -> Any:
-    from .multihop import BM25Index
+def _bm25_index(corpus: Corpus, k1: float, b: float, *, subjects: bool = False) -> Any:
+    from .multihop import BM25Index, subject_span
 
-    records = _corpus_records(corpus)
-    return BM25Index(((r.id, f"{r.title} {r.text}" if r.title else r.text, r.metadata) for r in records), k1=k1, b=b)
+    records = list(_corpus_records(corpus))
+    texts = ((r.id, f"{r.title} {r.text}" if r.title else r.text, r.metadata) for r in records)
+    if not subjects:
+        return BM25Index(texts, k1=k1, b=b)
+    leads = ((r.id, lead, r.metadata) for r in records if (lead := subject_span(r.text)) is not None)
+    return BM25Index(texts, k1=k1, b=b, subjects=leads)
 
 
 def _bm25(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
@@ -113,7 +117,7 @@ def _bm25(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float =
 def _bridge(components: Components, *, corpus: Corpus, k1: float = 1.2, b: float = 0.75, **options: Any) -> Any:
     from .multihop import BridgeSearch
 
-    return BridgeSearch(_bm25_index(corpus, k1, b), **options)
+    return BridgeSearch(_bm25_index(corpus, k1, b, subjects=True), **options)
 
 
 def _entity_seeds(components: Components, *, corpus: Corpus, **options: Any) -> Any:

@@ -185,7 +185,7 @@ async def evaluate(
     ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`), sentences scored
     with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does).
     """
-    from ..multihop import BM25Index, entity_matcher
+    from ..multihop import BM25Index, entity_matcher, subject_span
     from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
@@ -207,7 +207,8 @@ async def evaluate(
     index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
-    bm25 = BM25Index((r.id, texts[r.id], r.metadata) for r in corpus)
+    subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
+    bm25 = BM25Index(((r.id, texts[r.id], r.metadata) for r in corpus), subjects=subjects)
     timeline = Timeline((r.id, r.created_at) for r in corpus)
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}

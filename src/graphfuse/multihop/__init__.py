@@ -11,7 +11,8 @@ PersonalizedPageRank ppr        ppr       random walk with restart from the cand
 
 :func:`multihop` is also the preset ``"multihop"`` of :mod:`graphfuse.presets` (imported from
 there on first use); :func:`corpus_indexes` rebuilds its ``bm25`` and ``linker`` from a store;
-:class:`CorpusCache` keeps them in a store directory, refreshed incrementally.
+:class:`CorpusCache` keeps them in a store directory, refreshed incrementally;
+:func:`subject_span` reads what a passage is about (the index of :attr:`BM25Index.subjects`).
 The registry names of the stages are ``bm25``, ``entity_seeds``, ``bridge`` and ``ppr`` (built-in plugin).
 """
 
@@ -23,6 +24,7 @@ from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
+from ._subjects import subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
@@ -41,4 +43,5 @@ __all__ = [
     "lexical",
     "multihop",
     "personalized_pagerank",
+    "subject_span",
 ]

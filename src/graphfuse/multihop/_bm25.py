@@ -50,9 +50,24 @@ class BM25Index:
     with the always-positive ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (Lucene's form).
     A term repeated in the query counts once. Build it once (tokenising 6k passages takes
     about a second); queries are a sparse matrix-vector product (sub-millisecond).
+
+    ``subjects``, the documents' subjects as ``(id, text)`` or ``(id, text, metadata)`` (the
+    start of each one's first sentence that names what it is about, up to *is*/*was*:
+    :func:`subject_span`; none for dialogue), are indexed the same way as :attr:`subjects`:
+    searching that for a name finds the passage *about* it rather than the ones that mention
+    it, which is how :class:`BridgeSearch` takes the second hop without titles.
     """
 
-    def __init__(self, documents: Iterable[BM25Document], *, k1: float = 1.2, b: float = 0.75) -> None:
+    _subjects: BM25Index | None
+
+    def __init__(
+        self,
+        documents: Iterable[BM25Document],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        subjects: Iterable[BM25Document] | None = None,
+    ) -> None:
         if isinstance(k1, bool) or not isinstance(k1, (int, float)) or not (math.isfinite(k1) and k1 >= 0):
             raise InvalidInput(f"k1 must be a non-negative number, got {k1!r}")
         if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0.0 <= b <= 1.0:
@@ -86,6 +101,8 @@ class BM25Index:
         tf = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, len(vocab)))
         tf.sum_duplicates()
         self._set_counts(ids, vocab, tf, np.asarray(lengths, dtype=np.float64), metadata, float(k1), float(b))
+        if subjects is not None:
+            self._subjects = BM25Index(subjects, k1=k1, b=b)
 
     @classmethod
     def from_term_counts(
@@ -98,22 +115,27 @@ class BM25Index:
         *,
         k1: float = 1.2,
         b: float = 0.75,
+        subjects: BM25Index | None = None,
     ) -> BM25Index:
         """An index from already-tokenised documents (as persisted by a store's corpus cache).
 
         ``counts[i, vocabulary[t]]`` is how often token ``t`` (of :func:`bm25_tokens`) occurs in
         document ``ids[i]``, ``lengths[i]`` its token count; the result equals building the
-        index from the texts.
+        index from the texts. ``subjects``, an index of the documents' subjects built the same
+        way, becomes :attr:`subjects`.
         """
         n = len(ids)
         if counts.shape != (n, len(vocabulary)) or len(lengths) != n or len(metadata) != n:
             raise InvalidInput(
                 f"BM25 term counts of shape {counts.shape} do not match {n} ids and {len(vocabulary)} terms"
             )
+        if subjects is not None and not isinstance(subjects, BM25Index):
+            raise InvalidInput(f"subjects must be a BM25Index, got {subjects!r}")
         self = cls.__new__(cls)
         self._set_counts(
             list(ids), dict(vocabulary), counts, np.asarray(lengths, dtype=np.float64), list(metadata), k1, b
         )
+        self._subjects = subjects
         return self
 
     def _set_counts(
@@ -141,17 +163,24 @@ class BM25Index:
         self._position = {d: i for i, d in enumerate(ids)}
         self._metadata = metadata
         self._k1, self._b = float(k1), float(b)
+        self._subjects = None
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __repr__(self) -> str:
-        return f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b})"
+        subjects = "" if self._subjects is None else f", {len(self._subjects)} subjects"
+        return f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b}{subjects})"
 
     @property
     def ids(self) -> Sequence[str]:
         """Document ids in index order."""
         return self._ids
+
+    @property
+    def subjects(self) -> BM25Index | None:
+        """The index of the documents' subjects (``subjects=True``), else ``None``."""
+        return self._subjects
 
     def scores(self, query: str) -> npt.NDArray[np.float64]:
         """The BM25 score of every document (index order) for ``query``."""

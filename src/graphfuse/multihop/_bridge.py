@@ -15,10 +15,18 @@ from ..stages._arguments import check_options, check_positive_int
 from ..stages._named import NamedStage
 from ._bm25 import BM25Index
 from ._ppr import checked_seed_signals, top_seeds
+from ._subjects import subject_span
 
 __all__ = ["BridgeSearch"]
 
 _OPTIONS = ("seeds", "limit")
+_PARENT = "parent_id"  # the indexer's link from a chunk node to its document
+
+
+def _uncovered(question: str, text: str, title: object) -> str:
+    """The words of ``question`` whose stems ``text`` and ``title`` do not hold (the hop still to take)."""
+    covered = content_terms(f"{text} {title}" if isinstance(title, str) else text)
+    return " ".join(w for w in question.split() if not content_terms(w) & covered)
 
 
 class BridgeSearch(NamedStage):
@@ -30,19 +38,24 @@ class BridgeSearch(NamedStage):
     stage takes the ``seeds`` best candidates (by ``sum(seed_signals[name] * signal)``, as
     :class:`PersonalizedPageRank` picks its seeds), reads the proper-noun phrases each one's
     text carries that the question does not (:class:`~graphfuse.indexing.TextEntityExtractor`;
-    ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for the
-    question plus those names. The ``limit`` best hits of each search get the ``bridge`` signal
-    ``score / best score`` (the largest over the seeds, the seeds themselves left out); new
-    ones are added with ids only (hydrate later). It works the same with or without titles,
+    ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for those
+    names plus the question's words that the seed does not already hold (the hop still to
+    take: "the highest city in the state" once the seed has "Dell ranks sixth by revenue").
+    The ``limit`` best hits of each search get the ``bridge`` signal ``score / best score``
+    (the largest over the seeds, the seeds themselves left out); new ones are added with ids
+    only (hydrate later). It works the same with or without titles,
     which is why it helps most where no title links exist. Needs hydrated seeds (it reads
     their text); the query's metadata filter applies to the searches.
 
     With ``per_name=n`` (the ``multihop`` preset sets 4 on a store without titles), each seed's
     ``n`` names that share a sentence with the most of the question's content words ("directed
-    by *Gia Coppola*" for "the director of ...") are searched one at a time, the question plus
-    the name, and each search's best hit gets ``bridge`` 1.0: without titles the bridge's own
-    passage does not repeat the first hop's words, so one search for all names together finds
-    the passages that mention several of them instead.
+    by *Gia Coppola*" for "the director of ...") are searched one at a time, and each search's
+    best hit gets ``bridge`` 1.0: without titles the bridge's own passage does not repeat the
+    first hop's words, so one search for all names together finds the passages that mention
+    several of them instead. The seed's own subject (its names, and the question's words it
+    restates) takes no part in that choice. A name is searched in the index's
+    :attr:`~BM25Index.subjects` when it has them (the passage *about* the name, not one more
+    that mentions it), else, or when that finds nothing, as the question plus the name.
 
     Per-call options (``options={"bridge": {...}}``): ``seeds``, ``limit``.
     """
@@ -125,21 +138,23 @@ class BridgeSearch(NamedStage):
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         n_seeds, limit = self._settings(query.options.get(self._name, {}))
         seeds = [c for _, c in top_seeds([c for c in candidates if c.document.content], self._seed_signals, n_seeds)]
-        seed_ids = {c.id for c in seeds}
+        # A chunk seed's document is the seed too: a hit on it is no next hop.
+        seed_ids = {c.id for c in seeds} | {p for c in seeds if isinstance(p := c.document.metadata.get(_PARENT), str)}
         bridge: dict[str, float] = {}
         for c in seeds:
+            text = c.document.content or ""
             title = c.document.metadata.get("title")
-            names = self.names(c.document.content or "", query.text, [title] if isinstance(title, str) else ())
+            names = self.names(text, query.text, [title] if isinstance(title, str) else ())
             if not names:
                 continue
             if self._per_name:
-                for name in self._closest_names(c.document.content or "", query.text, names)[: self._per_name]:
-                    found = self._index.search(f"{query.text} {name}", 1 + n_seeds, filter=query.filter)
-                    best = next((i for i, _ in found if i not in seed_ids), None)
+                for name in self._nearest_names(text, query.text, names):
+                    best = self._next_hop(query, name, seed_ids)
                     if best is not None:
                         bridge[best] = 1.0
                 continue
-            hits = self._index.search(f"{query.text} {' '.join(names)}", limit + n_seeds, filter=query.filter)
+            searched = f"{_uncovered(query.text, text, title)} {' '.join(names)}"
+            hits = self._index.search(searched, limit + len(seed_ids), filter=query.filter)
             hits = [(i, s) for i, s in hits if i not in seed_ids][:limit]
             if not hits:
                 continue
@@ -154,3 +169,23 @@ class BridgeSearch(NamedStage):
         present = {c.id for c in candidates}
         out.extend(Candidate(Document(i), {self._signal: v}) for i, v in bridge.items() if i not in present)
         return out
+
+    def _nearest_names(self, text: str, question: str, names: Sequence[str]) -> list[str]:
+        """The ``per_name`` names nearest the question, the seed's own subject left out of the choice."""
+        subject = subject_span(text)
+        if subject is not None:
+            names = [n for n in names if n not in subject]
+            restated = content_terms(subject)
+            question = " ".join(w for w in question.split() if not content_terms(w) & restated)
+        return self._closest_names(text, question, names)[: self._per_name]
+
+    def _next_hop(self, query: Query, name: str, seed_ids: set[str]) -> str | None:
+        """The best passage for ``name`` that is no seed: about it if the index knows subjects."""
+        subjects = self._index.subjects
+        if subjects is not None:
+            found = subjects.search(name, 1 + len(seed_ids), filter=query.filter)
+            best = next((i for i, _ in found if i not in seed_ids), None)
+            if best is not None:
+                return best
+        found = self._index.search(f"{query.text} {name}", 1 + len(seed_ids), filter=query.filter)
+        return next((i for i, _ in found if i not in seed_ids), None)

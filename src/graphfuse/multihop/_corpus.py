@@ -13,6 +13,7 @@ from .._types import Document
 from ..indexing import TitleLinker
 from ..indexing._indexer import _KIND
 from ._bm25 import BM25Index
+from ._subjects import subject_span
 
 __all__ = ["corpus_indexes"]
 
@@ -40,8 +41,9 @@ async def corpus_indexes(
     What the ``multihop`` preset's ``bm25`` and ``linker`` need, for a store filled by the
     :class:`~graphfuse.indexing.Indexer` (or ``graphfuse index``): every document except the
     indexer's chunk nodes, its text prefixed with its title (metadata ``"title"``), its
-    metadata without the indexer's ``graphfuse_*`` keys for filters; the linker maps each
-    title to its documents. The store must offer ``iter_documents`` (the embedded stores do;
+    metadata without the indexer's ``graphfuse_*`` keys for filters, and the subjects their
+    texts state (:attr:`BM25Index.subjects`, :func:`subject_span`); the linker maps each title
+    to its documents. The store must offer ``iter_documents`` (the embedded stores do;
     otherwise ``InvalidInput``): build both from your source records instead. The documents
     are read in batches of ``batch_size``; the indexes are built in a worker thread.
     """
@@ -51,6 +53,7 @@ async def corpus_indexes(
             "build the BM25Index and TitleLinker from your source records instead"
         )
     items: list[tuple[str, str, Mapping[str, Any]]] = []
+    subjects: list[tuple[str, str, Mapping[str, Any]]] = []
     titles: list[tuple[str, str]] = []
     async for doc in graph_store.iter_documents(batch_size=batch_size):
         item = corpus_item(doc)
@@ -58,6 +61,9 @@ async def corpus_indexes(
             continue
         text, own, title = item
         items.append((doc.id, text, own))
+        subject = subject_span(doc.content or "")
+        if subject is not None:
+            subjects.append((doc.id, subject, own))
         if title is not None:
             titles.append((title, doc.id))
 
@@ -65,6 +71,6 @@ async def corpus_indexes(
         linker = TitleLinker()
         for title, doc_id in titles:
             linker.add(title, doc_id)
-        return BM25Index(items, k1=k1, b=b), linker
+        return BM25Index(items, k1=k1, b=b, subjects=subjects), linker
 
     return await asyncio.to_thread(build)

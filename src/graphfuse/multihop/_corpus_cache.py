@@ -2,7 +2,7 @@
 
 :func:`corpus_indexes` tokenises every document of the store on each call (about a second
 for 6,000 passages). :class:`CorpusCache` keeps what that costs (each document's BM25 term
-counts, its filter metadata and its title) in one file of the store directory, stamped
+counts and its subject's, its filter metadata and its title) in one file of the store directory, stamped
 with the graph store's write generation:
 
 - when the stamp matches, loading is a few array reads (no document is read or tokenised);
@@ -43,12 +43,13 @@ from ..indexing._indexer import _KIND
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import corpus_item
+from ._subjects import subject_span
 
 __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 2  # 2: timeline and entity nodes
+FORMAT_VERSION = 3  # 2: timeline and entity nodes; 3: subjects
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 
@@ -75,6 +76,11 @@ class _Snapshot:
         self.indices: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self.counts: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
         self.lengths: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
+        # The same for each document's subject (BM25Index.subjects); length -1: it has none.
+        self.subject_indptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
+        self.subject_indices: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.subject_counts: npt.NDArray[np.float32] = np.zeros(0, dtype=np.float32)
+        self.subject_lengths: npt.NDArray[np.float64] = np.zeros(0, dtype=np.float64)
         self.timeline: list[tuple[str, str | None]] = []  # every non-entity node: (id, ISO created_at)
         self.entities: dict[str, str] = {}  # entity key -> entity node id
 
@@ -83,11 +89,84 @@ class _Snapshot:
             (self.counts.astype(np.float64), self.indices, self.indptr), shape=(len(self.ids), len(self.vocabulary))
         )
 
+    def subject_matrix(self) -> sp.csr_matrix:
+        return sp.csr_matrix(
+            (self.subject_counts.astype(np.float64), self.subject_indices, self.subject_indptr),
+            shape=(len(self.ids), len(self.vocabulary)),
+        )
+
+
+_ARRAYS = (
+    "indptr",
+    "indices",
+    "counts",
+    "lengths",
+    "subject_indptr",
+    "subject_indices",
+    "subject_counts",
+    "subject_lengths",
+)
+
+
+def _consistent(
+    indptr: npt.NDArray[np.int64],
+    indices: npt.NDArray[np.int32],
+    counts: npt.NDArray[np.float32],
+    lengths: npt.NDArray[np.float64],
+    n: int,
+    vocabulary: Mapping[str, int],
+) -> bool:
+    """Whether CSR arrays hold ``n`` rows over ``vocabulary``."""
+    return (
+        lengths.size == n
+        and indptr.size == n + 1
+        and int(indptr[-1]) == indices.size == counts.size
+        and (indices.size == 0 or int(indices.max()) < len(vocabulary))
+    )
+
 
 def _row(tokens: list[str], vocabulary: dict[str, int]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
     columns = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), dtype=np.int32)
     unique, counts = np.unique(columns, return_counts=True)
     return unique.astype(np.int32), counts.astype(np.float32)
+
+
+class _Rows:
+    """CSR rows of term counts being assembled, copied from a previous snapshot or tokenised."""
+
+    def __init__(self) -> None:
+        self.indices: list[npt.NDArray[np.int32]] = []
+        self.counts: list[npt.NDArray[np.float32]] = []
+        self.lengths: list[float] = []
+
+    def copy(
+        self,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int32],
+        counts: npt.NDArray[np.float32],
+        row: int,
+        length: float,
+    ) -> None:
+        lo, hi = indptr[row], indptr[row + 1]
+        self.indices.append(indices[lo:hi])
+        self.counts.append(counts[lo:hi])
+        self.lengths.append(float(length))
+
+    def add(self, tokens: list[str] | None, vocabulary: dict[str, int]) -> None:
+        """A row of ``tokens``; ``None``: an empty row of length -1 (no text to index)."""
+        idx, cnt = _row(tokens or [], vocabulary)
+        self.indices.append(idx)
+        self.counts.append(cnt)
+        self.lengths.append(-1.0 if tokens is None else float(len(tokens)))
+
+    def arrays(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.float32], npt.NDArray[np.float64]]:
+        sizes = np.fromiter((p.size for p in self.indices), dtype=np.int64, count=len(self.indices))
+        indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        indices = np.concatenate(self.indices).astype(np.int32) if self.indices else np.zeros(0, dtype=np.int32)
+        counts = np.concatenate(self.counts).astype(np.float32) if self.counts else np.zeros(0, dtype=np.float32)
+        return indptr, indices, counts, np.asarray(self.lengths, dtype=np.float64)
 
 
 class CorpusCache:
@@ -132,6 +211,16 @@ class CorpusCache:
         await self._current(graph_store)
 
     def _indexes(self, snapshot: _Snapshot) -> tuple[BM25Index, TitleLinker]:
+        rows = np.flatnonzero(snapshot.subject_lengths >= 0)
+        subjects = BM25Index.from_term_counts(
+            [snapshot.ids[i] for i in rows],
+            snapshot.vocabulary,
+            snapshot.subject_matrix()[rows],
+            snapshot.subject_lengths[rows],
+            [snapshot.metadata[i] for i in rows],
+            k1=self._k1,
+            b=self._b,
+        )
         bm25 = BM25Index.from_term_counts(
             snapshot.ids,
             snapshot.vocabulary,
@@ -140,6 +229,7 @@ class CorpusCache:
             snapshot.metadata,
             k1=self._k1,
             b=self._b,
+            subjects=subjects,
         )
         titles: dict[str, list[str]] = {}
         for doc_id, title in zip(snapshot.ids, snapshot.titles, strict=True):
@@ -160,7 +250,7 @@ class CorpusCache:
         if stored is not None and stored[0] == generation:
             return stored[1]
         previous = stored[1] if stored is not None else _Snapshot()
-        fresh: list[tuple[str, str, Mapping[str, Any], str | None, str]] = []
+        fresh: list[tuple[str, str, Mapping[str, Any], str | None, str, str]] = []
         timeline: list[tuple[str, str | None]] = []
         entities: dict[str, str] = {}
         async for doc in iterate(batch_size=2000):
@@ -173,7 +263,7 @@ class CorpusCache:
             item = corpus_item(doc)
             if item is not None:
                 text, own, title = item
-                fresh.append((doc.id, text, own, title, _digest(text, own, title)))
+                fresh.append((doc.id, text, own, title, _digest(text, own, title), doc.content or ""))
         # Documents written while we read make the next call refresh again: stamp the older generation.
         snapshot = await asyncio.to_thread(self._update, previous, fresh)
         snapshot.timeline, snapshot.entities = timeline, entities
@@ -181,36 +271,33 @@ class CorpusCache:
         return snapshot
 
     def _update(
-        self, previous: _Snapshot, fresh: list[tuple[str, str, Mapping[str, Any], str | None, str]]
+        self, previous: _Snapshot, fresh: list[tuple[str, str, Mapping[str, Any], str | None, str, str]]
     ) -> _Snapshot:
         old_row = {doc_id: i for i, doc_id in enumerate(previous.ids)}
         out = _Snapshot()
         out.vocabulary = dict(previous.vocabulary)
-        pieces_idx: list[npt.NDArray[np.int32]] = []
-        pieces_cnt: list[npt.NDArray[np.float32]] = []
-        lengths: list[float] = []
-        for doc_id, text, own, title, digest in fresh:
+        text_rows, subject_rows = _Rows(), _Rows()
+        for doc_id, text, own, title, digest, content in fresh:
             row = old_row.get(doc_id)
             if row is not None and previous.digests[row] == digest:
-                lo, hi = previous.indptr[row], previous.indptr[row + 1]
-                pieces_idx.append(previous.indices[lo:hi])
-                pieces_cnt.append(previous.counts[lo:hi])
-                lengths.append(float(previous.lengths[row]))
+                text_rows.copy(previous.indptr, previous.indices, previous.counts, row, previous.lengths[row])
+                subject_rows.copy(
+                    previous.subject_indptr,
+                    previous.subject_indices,
+                    previous.subject_counts,
+                    row,
+                    previous.subject_lengths[row],
+                )
             else:
-                tokens = bm25_tokens(text)
-                idx, cnt = _row(tokens, out.vocabulary)
-                pieces_idx.append(idx)
-                pieces_cnt.append(cnt)
-                lengths.append(float(len(tokens)))
+                text_rows.add(bm25_tokens(text), out.vocabulary)
+                subject = subject_span(content)
+                subject_rows.add(None if subject is None else bm25_tokens(subject), out.vocabulary)
             out.ids.append(doc_id)
             out.digests.append(digest)
             out.metadata.append(own)
             out.titles.append(title)
-        sizes = np.fromiter((p.size for p in pieces_idx), dtype=np.int64, count=len(pieces_idx))
-        out.indptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        out.indices = np.concatenate(pieces_idx).astype(np.int32) if pieces_idx else np.zeros(0, dtype=np.int32)
-        out.counts = np.concatenate(pieces_cnt).astype(np.float32) if pieces_cnt else np.zeros(0, dtype=np.float32)
-        out.lengths = np.asarray(lengths, dtype=np.float64)
+        out.indptr, out.indices, out.counts, out.lengths = text_rows.arrays()
+        out.subject_indptr, out.subject_indices, out.subject_counts, out.subject_lengths = subject_rows.arrays()
         return out
 
     # -- the file ---------------------------------------------------------------------------
@@ -238,6 +325,10 @@ class CorpusCache:
             indices=snapshot.indices,
             counts=snapshot.counts,
             lengths=snapshot.lengths,
+            subject_indptr=snapshot.subject_indptr,
+            subject_indices=snapshot.subject_indices,
+            subject_counts=snapshot.subject_counts,
+            subject_lengths=snapshot.subject_lengths,
         )
         tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
         try:
@@ -255,7 +346,7 @@ class CorpusCache:
         try:
             with np.load(self.path, allow_pickle=False) as data:
                 header = json.loads(data["header"].tobytes().decode("utf-8", "surrogatepass"))
-                arrays = {k: data[k] for k in ("indptr", "indices", "counts", "lengths")}
+                arrays = {k: data[k] for k in _ARRAYS}
         except (OSError, ValueError, KeyError, UnicodeDecodeError, EOFError, zipfile.BadZipFile):
             return None
         if (
@@ -279,14 +370,26 @@ class CorpusCache:
             snapshot.indices = arrays["indices"].astype(np.int32)
             snapshot.counts = arrays["counts"].astype(np.float32)
             snapshot.lengths = arrays["lengths"].astype(np.float64)
+            snapshot.subject_indptr = arrays["subject_indptr"].astype(np.int64)
+            snapshot.subject_indices = arrays["subject_indices"].astype(np.int32)
+            snapshot.subject_counts = arrays["subject_counts"].astype(np.float32)
+            snapshot.subject_lengths = arrays["subject_lengths"].astype(np.float64)
         except (KeyError, TypeError, ValueError):
             return None
         n = len(snapshot.ids)
         if not (
-            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == snapshot.lengths.size == n
-            and snapshot.indptr.size == n + 1
-            and int(snapshot.indptr[-1]) == snapshot.indices.size == snapshot.counts.size
-            and (snapshot.indices.size == 0 or int(snapshot.indices.max()) < len(snapshot.vocabulary))
+            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == n
+            and _consistent(
+                snapshot.indptr, snapshot.indices, snapshot.counts, snapshot.lengths, n, snapshot.vocabulary
+            )
+            and _consistent(
+                snapshot.subject_indptr,
+                snapshot.subject_indices,
+                snapshot.subject_counts,
+                snapshot.subject_lengths,
+                n,
+                snapshot.vocabulary,
+            )
         ):
             return None
         return int(header["generation"]), snapshot
