@@ -20,6 +20,7 @@ from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
 from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
 from graphfuse.context._evidence import _EXTRACTOR, _SHARED_AMONG, NameMatcher, _key, _pattern, _SharedNames
+from graphfuse.context._graph import _SPACE, _clip
 from graphfuse.context._items import Item
 from graphfuse.context._packing import Budgeter
 from graphfuse.context._text import _ABBREVIATIONS as ABBREVIATIONS
@@ -239,6 +240,14 @@ def test_sentence_keys_are_runs_of_the_text_key(text: str) -> None:
     for start, end in sentence_spans(text):
         key = _key(text[start:end])
         assert not key or f" {key} " in f" {_key(text)} "
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=" \n\t\x0b\x1c\x85\xa0\u2028\u3000\u200bab.é", max_size=40), limit=st.integers(0, 30))
+def test_clip_collapses_whitespace_as_the_regex(text: str, limit: int) -> None:
+    plain = _SPACE.sub(" ", text).strip()
+    assert _clip(text, limit) == _clip(plain, limit)
+    assert _clip(text, 10**6) == plain
 
 
 _proper = st.lists(

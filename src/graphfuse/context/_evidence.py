@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..indexing import TextEntityExtractor
@@ -100,6 +101,25 @@ class NameMatcher:
         if self._single:
             return self._by_first.keys() & words
         return set(self.findall(words))
+
+    def first_found(self, texts: Iterable[Sequence[str]]) -> dict[str, int]:
+        """Each key found in ``texts`` (their words) -> the position of the first text it is found in."""
+        first: dict[str, int] = {}
+        if self._single:
+            keys = self._by_first.keys()
+            if not keys:
+                return first
+            for i, words in enumerate(texts):
+                new = (keys & words) - first.keys()
+                if new:
+                    first.update(dict.fromkeys(new, i))
+                    if len(first) == len(keys):
+                        break
+            return first
+        for i, words in enumerate(texts):
+            for key in self.findall(words):
+                first.setdefault(key, i)
+        return first
 
     def search(self, words: Sequence[str]) -> bool:
         """Whether any key occurs in ``words`` (as whole words)."""
@@ -215,6 +235,7 @@ class SentenceScorer:
     """
 
     __slots__ = (
+        "_alone",
         "_cache",
         "_every",
         "_hits",
@@ -264,18 +285,15 @@ class SentenceScorer:
         # The words of the items and titles that stem to one of the query's terms (each distinct word
         # stemmed once): a term's document frequency counts the items holding one of its words (in
         # their text or title), as if counted in terms_of(words) | content_terms(title).
-        self._vocabulary = vocabulary = set().union(*item_words, *title_words)
+        with_titles = [ws + tw for ws, tw in zip(item_words, title_words, strict=True)]
+        self._vocabulary = vocabulary = set().union(*with_titles)
         self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
         stemming_to: dict[str, set[str]] = {}
         for word, term in hits.items():
             stemming_to.setdefault(term, set()).add(word)
         df = dict.fromkeys(q_terms, 0)
         for term, variants in stemming_to.items():
-            df[term] = sum(
-                1
-                for ws, tw in zip(item_words, title_words, strict=True)
-                if not variants.isdisjoint(ws) or not variants.isdisjoint(tw)
-            )
+            df[term] = len(items) - sum(map(variants.isdisjoint, with_titles))
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
@@ -285,10 +303,7 @@ class SentenceScorer:
         self._query_entities = query_entities if query_entities else None
         rank = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
         # Bridge documents: named by a better-ranked document; they inherit part of its weight.
-        first_naming: dict[str, int] = {}
-        for i, ws in enumerate(item_words):
-            for named in in_text(ws) - first_naming.keys():
-                first_naming[named] = i
+        first_naming = every_title.first_found(item_words)
         for j, own in enumerate(names):
             if own is None or in_query[j]:
                 continue
@@ -305,6 +320,11 @@ class SentenceScorer:
         for j, own in enumerate(names):
             if own and not in_query[j]:
                 self._owners.setdefault(own, set()).add(j)
+        # The names item i alone owns: a bridge match counts for it when it is any other.
+        self._alone: dict[int, set[str]] = {}
+        for name, holders in self._owners.items():
+            if len(holders) == 1:
+                self._alone.setdefault(next(iter(holders)), set()).add(name)
         every = NameMatcher(self._owners)
         self._every = every if every else None
         self._keys: dict[str, str] = {}
@@ -334,7 +354,8 @@ class SentenceScorer:
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
         vocabulary, hits = self._vocabulary, self._hits
-        query_entities, every, owners, similarity = self._query_entities, self._every, self._owners, self._similarity
+        query_entities, every, similarity = self._query_entities, self._every, self._similarity
+        alone: AbstractSet[str] = self._alone.get(i, frozenset())  # (any other name found makes a bridge)
         rank = self._rank[i]
         named = self._in_query[i]
         if self._shared is not None and not named and self._shared.shares(i):
@@ -360,7 +381,7 @@ class SentenceScorer:
             score = math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
-            bridge = every is not None and any(owners[m] - {i} for m in every.findall(words))
+            bridge = every is not None and bool(every.found(words) - alone)
             if bridge:
                 score += w["bridge"]
             if k == 0:
@@ -421,7 +442,7 @@ class _SharedNames:
 
     def shares(self, j: int) -> bool:
         """Whether item ``j`` (not the first) holds a phrase of the first that at most ``_SHARED_DF``
-        of the items hold (the two of them: no other)."""
+        of the items hold (the other items are read until that count is passed)."""
         if not 0 < j < len(self._texts):
             return False
         others = [i for i in range(1, len(self._texts)) if i != j]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._errors import InvalidInput
 from .._types import Relation
@@ -39,7 +39,8 @@ class GraphCaps:
 
 
 def _clip(text: str, limit: int) -> str:
-    text = _SPACE.sub(" ", text).strip()
+    # (A printable text has no whitespace but spaces: without two in a row, nothing to collapse.)
+    text = (text if text.isprintable() and "  " not in text else _SPACE.sub(" ", text)).strip()
     if len(text) <= limit:
         return text
     cut = text[:limit]
@@ -64,6 +65,7 @@ class _Line:
     text: str  # with a "{n}" placeholder for the entity's marker where it has one
     entity: int  # the entity position this line cites (-1: none)
     cost: int = 0
+    filled: dict[str, str] = field(default_factory=dict)  # marker -> the text with it (see _filled)
 
 
 class _Reader:
@@ -217,7 +219,7 @@ _HEADERS = ("## ENTITIES", "## RELATIONSHIPS", "## SUPPORTING TEXT")
 
 def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
     """The rows of ``lines`` (section headers and lines, to be joined by line breaks) and the
-    entities they cite, numbered in order; each row is counted with ``b`` on the way."""
+    entities they cite, numbered in order (each row counted with ``b`` on the way: see :func:`_filled`)."""
     cited = sorted({ln.entity for ln in lines if ln.entity >= 0})
     marker = {e: n for n, e in enumerate(cited, start=1)}
     rows = []
@@ -230,16 +232,26 @@ def _render(lines: Sequence[_Line], b: Budgeter) -> tuple[list[str], list[int]]:
 
 
 def _filled(line: _Line, marker: str, b: Budgeter) -> str:
-    """The line's text with ``marker`` in its placeholders, counted with ``b`` from the counts of the
-    text around them (one placeholder: the marker is counted with the short text before it)."""
+    """The line's text with ``marker`` in its placeholders; counted with ``b`` (when it counts joined
+    texts from their parts) from the counts of the text around them (one placeholder: the marker is
+    counted with the short text before it)."""
+    found = line.filled.get(marker)
+    if found is not None:
+        return found
     if "{n}" not in line.text:
-        b.count(line.text)
-        return line.text
-    pieces = line.text.split("{n}")
-    if len(pieces) == 2:
-        pieces, marker = [pieces[0] + marker, pieces[1]], ""
-    b.count_joined(pieces, marker)
-    return marker.join(pieces)
+        if b.additive:
+            b.count(line.text)
+        found = line.text
+    else:
+        pieces = line.text.split("{n}")
+        sep = marker
+        if len(pieces) == 2:
+            pieces, sep = [pieces[0] + marker, pieces[1]], ""
+        if b.additive:
+            b.count_joined(pieces, sep)
+        found = sep.join(pieces)
+    line.filled[marker] = found
+    return found
 
 
 def _fit(

@@ -33,7 +33,7 @@ Packed = tuple[str, list[ContextSource], list[DroppedSource]]
 class Budgeter:
     """Counts with one counter and answers "does this fit?" against one budget."""
 
-    __slots__ = ("_additive", "_at_least", "_counts", "_seams", "budget", "counter", "sep_cost")
+    __slots__ = ("_at_least", "_counts", "_seams", "additive", "budget", "counter", "sep_cost")
 
     def __init__(self, counter: TokenCounter, budget: int) -> None:
         self.counter = counter
@@ -44,8 +44,9 @@ class Budgeter:
         # A cheap lower bound of the count, when the counter has a proven one (cl100k_base does; not
         # a subclass, whose count may differ).
         self._at_least = counter.at_least if type(counter) is TiktokenCounter else None
-        # Whether joined texts may be counted from their parts (see _cuts: cl100k_base only).
-        self._additive = type(counter) is TiktokenCounter and counter.name == "cl100k_base"
+        # Whether count_joined works from the counts of the parts (see _cuts: cl100k_base only); without,
+        # counting the parts first is extra work.
+        self.additive = type(counter) is TiktokenCounter and counter.name == "cl100k_base"
 
     def over(self, text: str, room: int) -> bool:
         """Whether ``text`` has more than ``room`` tokens; decided without counting when a lower
@@ -74,7 +75,7 @@ class Budgeter:
         text = sep.join(parts)
         found = self._counts.get(text)
         if found is None:
-            found = self._sum(parts, sep) if self._additive else None
+            found = self._sum(parts, sep) if self.additive else None
             if found is None:
                 found = checked_count(self.counter, text)
             self._counts[text] = found
@@ -185,8 +186,11 @@ def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -
             cost += b.count(s.text) + 1
     if not chosen:
         return None
-    text = head + " ".join(s.text for s in sorted(chosen, key=lambda s: s.index))
-    return text, b.count(text)
+    texts = [s.text for s in sorted(chosen, key=lambda s: s.index)]
+    body = " ".join(texts)
+    if b.additive:  # (the body counted from its sentences' counts)
+        b.count_joined(texts, " ")
+    return head + body, b.count_joined([head, body], "")
 
 
 def _finish(parts: list[str], sources: list[ContextSource], dropped: list[DroppedSource], b: Budgeter) -> Packed:
@@ -280,12 +284,15 @@ def render_evidence(
         sources = []
         for n, i in enumerate(order, start=1):
             item = items[i]
-            body = " ".join(s.text for s in sorted(chosen[i], key=lambda s: s.index))
-            parts.append(_head(n, item.title, ": ") + body)
+            texts = [s.text for s in sorted(chosen[i], key=lambda s: s.index)]
+            head = _head(n, item.title, ": ")
+            if b.additive:  # (counted from its sentences' counts: the head ends with a space)
+                b.count_joined([head[:-1], *texts], " ")
+            parts.append(head + " ".join(texts))
             full = sum(len(s.text) for s in chosen[i]) >= lengths[i]
             sources.append(ContextSource(item.id, item.title, item.score, shortened=not full))
         text = _SEP.join(parts)
-        if not parts or b.fits(text):
+        if not parts or b.count_joined(parts, _SEP) <= b.budget:
             break
         weakest = min(((i, s) for i in chosen for s in chosen[i]), key=lambda p: (p[1].score, -p[0]))
         chosen[weakest[0]].remove(weakest[1])

@@ -21,8 +21,9 @@ def subject_span(text: str) -> str | None:
     Encyclopedic, catalogue and reference passages open by naming what they are about
     (*"Frank Launder (28 January 1906 - 1997) was a British writer"*): the subject is the
     first sentence up to its first copula (*is*, *was*, *are*, *were*) within its first 300
-    characters, aliases and dates included; a first sentence without one is the subject as a
-    whole. A passage whose first line is a line of dialogue (``Name: ...``) has no subject.
+    characters, aliases and dates included; a first sentence without one (as in a language
+    other than English) is the subject as a whole. A passage whose first line is a line of
+    dialogue (``Name: ...``) has no subject.
     """
     spans = sentence_spans(text, 1)
     if not spans:
