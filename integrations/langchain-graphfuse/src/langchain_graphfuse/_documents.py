@@ -806,7 +806,9 @@ def owned_records(owned: Owned, mapping: DocumentMapping, signal_input: SignalIn
         values = owned.metadata
     else:
         return None
-    return Records(list(owned.batch.ids), list(map(dict.copy, owned.batch.signals)), owned.docs, values)
+    # The signals are the batch's private copies: they are taken over (the documents get new namespaces, so
+    # the list they came in is no longer seen as unchanged).
+    return Records(list(owned.batch.ids), owned.batch.snapshots, owned.docs, values)
 
 
 def _remember_owned(

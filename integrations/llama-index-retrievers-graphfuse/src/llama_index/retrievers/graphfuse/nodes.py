@@ -988,7 +988,6 @@ class _Owned(list):  # type: ignore[type-arg]
 
 _NODE = attrgetter("node")
 _METADATA = attrgetter("metadata")
-_TEXT = attrgetter("text")
 _ID = attrgetter("id_")
 _RELATIONSHIPS = attrgetter("relationships")
 _EMBED_KEYS = attrgetter("excluded_embed_metadata_keys")
@@ -1043,7 +1042,7 @@ def _fast_read(
         return None
     if (
         not all(map(is_, map(_ID, node_list), ids))
-        or not all(map(is_, map(type, map(_TEXT, node_list)), repeat(str)))
+        # (The text of these nodes is a str: TextNode validates assignment.)
         or not all(map(contains, map(_EMBED_KEYS, node_list), repeat(key)))
         or not all(map(contains, map(_LLM_KEYS, node_list), repeat(key)))
         or (
@@ -1073,7 +1072,9 @@ def _fast_read(
     else:
         values = metadata
     groups = [[k] for k in range(n)]
-    return NodeRecords(list(ids), list(map(dict.copy, signals)), groups, values), metadata, signals
+    # The signals are the batch's private copies, taken over: a signal stage writes new dicts into the nodes,
+    # so the list they came in is no longer seen as unchanged; fusion does not change them.
+    return NodeRecords(list(ids), batch.snapshots, groups, values), metadata, signals
 
 
 def with_record_signals(
