@@ -805,7 +805,7 @@ def _read(
         signals.append(own)
         groups.append([i])
         # What _document checks for the node standing for this id: its content and both timestamps.
-        if type(state.get("text") if plain else node.get_content(MetadataMode.NONE)) is not str:
+        if type(state["text"] if plain else node.get_content(MetadataMode.NONE)) is not str:
             _document(nws, doc_id, mapping)  # raises, naming the problem
         created: datetime | None = None
         if created_key is not None and (raw_created := metadata.get(created_key)) is not None:
@@ -867,9 +867,9 @@ def _copies(
         node = nws.node
         node_signals = signals[j]
         state = node.__dict__
-        metadata = state.get("metadata")
-        embed_keys = state.get("excluded_embed_metadata_keys")
-        llm_keys = state.get("excluded_llm_metadata_keys")
+        metadata = state["metadata"]
+        embed_keys = state["excluded_embed_metadata_keys"]
+        llm_keys = state["excluded_llm_metadata_keys"]
         if owned and i in owned and type(metadata) is dict:
             # GraphFuse's own node: updated in place to what a copy would carry.
             if metadata.get(key) != node_signals:
