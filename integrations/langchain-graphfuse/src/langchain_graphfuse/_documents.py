@@ -759,7 +759,7 @@ _GET_SIGNALS = methodcaller("get", "signals")
 def owned_input(value: object, mapping: DocumentMapping) -> Owned | None:
     """``value`` as GraphFuse's own documents, when it is the list a GraphFuse runnable returned (with the same
     mapping) and nothing the runnable wrote or read changed since; else ``None``."""
-    if type(value) is not _OwnedDocuments:
+    if type(value) is not _OwnedDocuments or mapping.id_key is not None:  # ids read from metadata: read afresh
         return None
     batch = value.batch
     docs = batch.docs

@@ -5,6 +5,13 @@ documents' ``metadata["graphfuse"]["query"]``, which :class:`GraphFuseRetriever`
 runnables write) or a mapping ``{"query": str, "documents": [...], "filter": {...}}`` (what
 :func:`with_query` produces from any retriever), and returns a ``list[Document]`` carrying
 their signals and the query under ``metadata["graphfuse"]``. So runnables compose with ``|``.
+
+Documents from elsewhere are never mutated: a runnable returns copies. The list a GraphFuse runnable
+returns holds GraphFuse's own documents: given that very list (as ``|`` passes it), the signal runnables
+(temporal, access, PageRank, or any stage that is a :class:`graphfuse.SignalStage`) and
+:class:`WeightedFusion` update their ``metadata["graphfuse"]`` in place instead of copying them, so the
+earlier list sees the update. A copy of the list (``list(docs)``, a slice) is copied as any other input;
+a document whose ``metadata["graphfuse"]`` or signals were edited since is read and copied like any other.
 """
 
 from __future__ import annotations

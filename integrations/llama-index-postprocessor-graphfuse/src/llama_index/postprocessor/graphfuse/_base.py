@@ -62,6 +62,12 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     Subclasses implement ``_process`` (async); the sync ``postprocess_nodes`` runs it through
     :func:`graphfuse.run_sync`, the async ``apostprocess_nodes`` awaits it on the caller's loop.
     Pydantic validation errors surface as :class:`~graphfuse.InvalidInput`.
+
+    Nodes from elsewhere are never mutated. The list a GraphFuse postprocessor returns holds
+    GraphFuse's own nodes: given that list as it was returned, the signal postprocessors
+    (temporal, access, PageRank) and ``WeightedFusionPostprocessor`` update those nodes in place
+    (signals, score) instead of copying them, so the earlier list sees the update. A copy of the
+    list (``list(nodes)``, a slice) is copied as any other input.
     """
 
     id_key: str | None = Field(

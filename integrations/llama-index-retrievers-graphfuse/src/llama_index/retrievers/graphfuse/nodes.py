@@ -37,6 +37,17 @@ temporal decay, access popularity, PageRank) and the built-in scorers (a
 each distinct graph id's signals and the one value the stage needs, :func:`apply_signal_stage`
 and :func:`fuse_nodes` give the same nodes, signals and order as converting to candidates,
 running the stage or scorer, and mapping back with :func:`from_candidates`.
+
+Ownership: nodes from anywhere else are never mutated (a step returns copies carrying the new
+signals). The nodes a GraphFuse step made and returned are GraphFuse's own: when the list that
+step returned is passed, as it was returned, to :func:`apply_signal_stage` or :func:`fuse_nodes`
+(what the postprocessors run), those nodes are updated in place (their signals and, in fusion,
+their ``NodeWithScore.score``) and come back themselves instead of as new copies. So the earlier
+list sees the update: passing one returned list to two GraphFuse steps gives the second step's
+signals to both. A copy of the list (``list(nodes)``, a slice, ``copy.copy``) is a plain list:
+its nodes are copied as before. A node whose signals were edited since the step wrote them is
+read and copied like any other; other edits (timestamps, text, id, excluded keys) are read afresh.
+The results (ids, order, scores, signals, metadata) are those of copying.
 """
 
 from __future__ import annotations
