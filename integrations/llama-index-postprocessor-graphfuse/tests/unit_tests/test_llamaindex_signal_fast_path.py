@@ -316,3 +316,125 @@ def test_a_node_missing_the_id_key_is_refused_like_before() -> None:
     got = _outcome(lambda: _shown(_run(apply_signal_stage(stage, Query("(no query)"), nodes, mapping))))
     assert got == expected
     assert got[0] == "InvalidInput"
+
+
+# Ownership: a list a GraphFuse step returned, passed on to the next GraphFuse step, has its nodes updated in
+# place; the reference is the same chain with every step given a deep copy (nodes from elsewhere: copied).
+
+EDITS = [
+    "none",
+    "signals in place",
+    "signals replaced",
+    "timestamp",
+    "text",
+    "swap node",
+    "append",
+    "reverse",
+    "excluded keys",
+    "id",
+    "drop",
+]
+
+
+def _edit(nodes: list[NodeWithScore], edit: str) -> None:
+    if not nodes:
+        return
+    node = nodes[0].node
+    if edit == "signals in place" and isinstance(node.metadata.get("graphfuse_signals"), dict):
+        node.metadata["graphfuse_signals"]["semantic"] = 0.25
+    elif edit == "signals replaced":
+        node.metadata["graphfuse_signals"] = {"graph": 0.75}
+    elif edit == "timestamp":
+        node.metadata["created_at"] = (NOW - timedelta(days=3)).isoformat()
+    elif edit == "text":
+        node.text = "z"  # type: ignore[attr-defined]
+    elif edit == "swap node":
+        nodes[0].node = TextNode(id_="n0", text="x", metadata={"access_count": 5})
+    elif edit == "append":
+        nodes.append(NodeWithScore(node=TextNode(id_="extra", text="x"), score=0.5))
+    elif edit == "reverse":
+        nodes.reverse()
+    elif edit == "excluded keys":
+        node.excluded_llm_metadata_keys = []
+    elif edit == "id":
+        node.id_ = "renamed"
+    elif edit == "drop":
+        del nodes[0]
+
+
+async def _step(post: Any, nodes: list[NodeWithScore], sync: bool) -> list[NodeWithScore]:
+    return post.postprocess_nodes(nodes) if sync else await post.apostprocess_nodes(nodes)  # type: ignore[no-any-return]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=node_lists(allow_bad=False),
+    edits=st.lists(st.sampled_from(EDITS), min_size=3, max_size=3),
+    sync=st.booleans(),
+    top_n=st.one_of(st.none(), st.integers(1, 5)),
+)
+def test_a_chain_updating_its_own_nodes_equals_copy_on_write(
+    nodes: list[NodeWithScore], edits: list[str], sync: bool, top_n: int | None
+) -> None:
+    chain = [
+        TemporalDecayPostprocessor(clock=clock),
+        AccessPostprocessor(),
+        StagePostprocessor(PageRank(GRAPH, default=0.3)),
+        WeightedFusionPostprocessor(
+            weights={"semantic": 0.4, "temporal": 0.3, "access": 0.2, "graph": 0.1}, top_n=top_n
+        ),
+        AccessPostprocessor(missing="zero"),  # after fusion too
+    ]
+    untouched = copy.deepcopy(nodes)
+
+    async def run() -> None:
+        owned: list[NodeWithScore] = nodes
+        reference: list[NodeWithScore] = copy.deepcopy(nodes)
+        for k, post in enumerate(chain):
+            expected_nodes = await _step(post, copy.deepcopy(reference), sync)
+            owned = await _step(post, owned, sync)
+            assert _shown(owned) == _shown(expected_nodes)
+            reference = expected_nodes
+            if k < len(edits):
+                _edit(owned, edits[k])
+                _edit(reference, edits[k])
+        assert _shown(nodes) == _shown(untouched)  # nodes from elsewhere are never mutated
+
+    asyncio.run(run())
+
+
+def test_a_stale_signal_is_never_taken_from_a_returned_list() -> None:
+    node = NodeWithScore(node=TextNode(id_="a", text="x", metadata={"created_at": NOW.isoformat()}), score=0.5)
+    out = TemporalDecayPostprocessor(clock=clock).postprocess_nodes([node])
+    out[0].node.metadata["graphfuse_signals"]["semantic"] = 1.5  # an edit in place, now invalid
+    with pytest.raises(Exception, match="semantic"):
+        AccessPostprocessor().postprocess_nodes(out)
+    out[0].node.metadata["graphfuse_signals"]["semantic"] = 0.125
+    fused = WeightedFusionPostprocessor(weights={"semantic": 1.0}).postprocess_nodes(out)
+    assert fused[0].score == 0.125
+
+
+@pytest.mark.parametrize("edit", ["id", "source", "timestamp"])
+def test_an_edit_between_two_steps_is_read_afresh(edit: str) -> None:
+    stamp = (NOW - timedelta(days=90)).isoformat()
+    nodes = [
+        NodeWithScore(node=TextNode(id_=f"x{i}", text="x", metadata={"created_at": stamp}), score=0.5) for i in range(3)
+    ]
+    out = TemporalDecayPostprocessor(clock=clock).postprocess_nodes(nodes)
+    node = out[1].node
+    if edit == "id":
+        node.id_ = "a"  # a document the graph knows
+    elif edit == "source":
+        node.relationships[NodeRelationship.SOURCE] = RelatedNodeInfo(node_id="a")
+    else:
+        node.metadata["created_at"] = (NOW - timedelta(days=180)).isoformat()
+    reference = copy.deepcopy(out)
+    if edit == "timestamp":
+        post: Any = TemporalDecayPostprocessor(clock=clock)
+        got = post.postprocess_nodes(out)
+        assert got[1].node.metadata["graphfuse_signals"]["temporal"] == pytest.approx(0.25)
+    else:
+        post = StagePostprocessor(PageRank(GRAPH, default=0.0))
+        got_outcome = _outcome(lambda: _shown(post.postprocess_nodes(out)))
+        assert got_outcome == _outcome(lambda: _shown(post.postprocess_nodes(reference)))
+        assert out[1].node.metadata["graphfuse_signals"]["pagerank"] > 0.0

@@ -47,6 +47,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
+from itertools import repeat
+from operator import attrgetter, contains, is_, itemgetter, methodcaller, neg, setitem
 from typing import Any, NamedTuple, cast
 
 from llama_index.core.bridge.pydantic import BaseModel, PrivateAttr
@@ -686,6 +688,35 @@ def read_records(
 ) -> NodeRecords:
     """Read the nodes as :func:`to_candidates` does (same ids, groups, signals, checks and errors),
     without building candidates; with ``signal_input``, also its value for each graph id."""
+    return _read(nodes, mapping, signal_input, None)
+
+
+def _read(
+    nodes: Sequence[NodeWithScore],
+    mapping: NodeMapping,
+    signal_input: SignalInput | None,
+    reading: _Reading | None,
+) -> NodeRecords:
+    # read_records; with ``reading``, also what ownership needs (see _Reading): which nodes GraphFuse owns
+    # (their signals are taken as the step that wrote them checked them) and each record's timestamps.
+    batch = _batch_of(nodes, mapping) if reading is not None else None
+    owned: set[int] | None = None
+    b_len = 0
+    if batch is not None:
+        fast = _fast_read(nodes, batch, mapping, signal_input) if batch.ids is not None else None
+        if fast is not None:
+            reading.batch = batch  # type: ignore[union-attr]
+            reading.fast = True  # type: ignore[union-attr]
+            reading.metadata = fast[1]  # type: ignore[union-attr]
+            reading.signals = fast[2]  # type: ignore[union-attr]
+            reading.simple = True  # type: ignore[union-attr]
+            reading.ids = fast[0].ids  # type: ignore[union-attr]
+            return fast[0]
+        b_nws, b_nodes, b_written, b_snapshots = batch.nws, batch.nodes, batch.signals, batch.snapshots
+        b_len = len(b_nws)
+    if reading is not None:
+        owned = reading.owned
+    simple = True  # every node plain, its graph id its id_
     id_key = mapping.id_key
     signals_key = mapping.signals_key
     score_signal = mapping.score_signal
@@ -725,10 +756,21 @@ def read_records(
                     valid_ids.add(doc_id)
         else:
             doc_id = graph_id(node, id_key)
+            simple = False
         metadata = state["metadata"] if plain else node.metadata
         raw = metadata.get(signals_key)
         own: dict[str, float]
-        if raw is None:
+        if (
+            i < b_len
+            and b_nws[i] is nws
+            and nws.__dict__["node"] is b_nodes[i]
+            and raw is b_written[i]
+            and raw == b_snapshots[i]
+        ):
+            # GraphFuse wrote these signals (checked then) and nobody changed them since: GraphFuse's own node.
+            own = cast("dict[str, float]", raw).copy()
+            owned.add(i)  # type: ignore[union-attr]  # b_len > 0 only with a reading
+        elif raw is None:
             own = {}
             if score_signal is not None:
                 score = nws.score
@@ -785,6 +827,9 @@ def read_records(
             values.append(metadata)
         else:  # the stage reads the signals key, which a converted document never holds
             values.append({key: v for key, v in metadata.items() if key != signals_key})
+    if reading is not None:
+        reading.simple = simple
+        reading.ids = ids
     return NodeRecords(ids, signals, groups, values)
 
 
@@ -795,17 +840,24 @@ def _copies(
     nodes: Sequence[NodeWithScore],
     order: Sequence[int],
     signals: Sequence[dict[str, float]],
-    key: str,
+    mapping: NodeMapping,
     scores: Sequence[float] | None = None,
     *,
     share: bool = False,
+    reading: _Reading | None = None,
 ) -> list[NodeWithScore]:
     """For each ``i = order[j]``: ``scored(node_with_signals(nodes[i].node, signals[j], key), score)`` with
     ``score`` ``scores[j]`` (default ``nodes[i].score``), or the node itself when it carries ``signals[j]``
     already. The signal dicts are taken over (``share``: they may be shared, so a copy carries a copy).
-    The copies are built inline (this runs per node per step)."""
+    The copies are built inline (this runs per node per step).
+
+    With ``reading`` (what :func:`_read` found), a node GraphFuse owns is updated in place (its signals,
+    its score) and returned itself instead of a copy, and the result is remembered as GraphFuse's own."""
+    key = mapping.signals_key
+    owned = reading.owned if reading is not None else None  # positions of nodes GraphFuse owns
     out: list[NodeWithScore] = []
     append = out.append
+    theirs: list[int] = []  # positions in the result holding a node GraphFuse does not own (rare)
     new = object.__new__
     set_dict, set_fields, set_extra, set_private = _set_dict, _set_fields, _set_extra, _set_private
     copied = _COPIED_FIELDS
@@ -814,18 +866,32 @@ def _copies(
         nws = nodes[i]
         node = nws.node
         node_signals = signals[j]
-        score = nws.score if scores is None else scores[j]
         state = node.__dict__
         metadata = state.get("metadata")
         embed_keys = state.get("excluded_embed_metadata_keys")
         llm_keys = state.get("excluded_llm_metadata_keys")
+        if owned and i in owned and type(metadata) is dict:
+            # GraphFuse's own node: updated in place to what a copy would carry.
+            if metadata.get(key) != node_signals:
+                metadata[key] = node_signals.copy() if share else node_signals
+            if type(embed_keys) is not list or key not in embed_keys:
+                state["excluded_embed_metadata_keys"] = [*(embed_keys or ()), key]
+            if type(llm_keys) is not list or key not in llm_keys:
+                state["excluded_llm_metadata_keys"] = [*(llm_keys or ()), key]
+            if scores is not None:
+                nws.__dict__["score"] = scores[j]
+            append(nws)
+            continue
+        score = nws.score if scores is None else scores[j]
         if (
             type(metadata) is not dict
             or type(embed_keys) is not list
             or type(llm_keys) is not list
             or node.__pydantic_extra__ is not None
         ):
-            if not carries_signals(node, node_signals, key):
+            if carries_signals(node, node_signals, key):
+                theirs.append(j)  # the node itself
+            else:
                 node = node_with_signals(node, node_signals, key)
         elif not (metadata.get(key) == node_signals and key in embed_keys and key in llm_keys):
             metadata = metadata.copy()
@@ -843,6 +909,8 @@ def _copies(
             private = node.__pydantic_private__
             set_private(copy, None if private is None else dict(private))
             node = copy
+        else:
+            theirs.append(j)  # the node itself
         if nws_fields is None:  # pragma: no cover - a future LlamaIndex with a richer NodeWithScore
             append(NodeWithScore(node=node, score=score))
             continue
@@ -852,7 +920,160 @@ def _copies(
         set_extra(made, None)
         set_private(made, None)
         append(made)
+    if reading is not None:
+        nodes_out: list[BaseNode | None] = list(map(_NODE, out))
+        for j in theirs:
+            nodes_out[j] = None
+        if share or theirs:
+            written: Sequence[object] = [None if node is None else node.metadata.get(key) for node in nodes_out]
+        else:
+            written = signals  # taken over by the copies
+        # The whole list may take the fast path next time: all GraphFuse's, plain nodes whose graph id is
+        # their id_, each id once (so node i of the input is record i).
+        record_ids = reading.ids
+        ids: list[str] | None = None
+        if not theirs and reading.simple and record_ids is not None and len(record_ids) == len(nodes):
+            ids = record_ids if type(order) is range else [record_ids[i] for i in order]
+        return _remember_batch(out, nodes_out, written, mapping, ids)
     return out
+
+
+# Ownership. A node a GraphFuse step made (a copy carrying signals) and returned is GraphFuse's own: the
+# next GraphFuse step that gets the list it came in, as it was returned, updates it in place (signals,
+# score) instead of copying it again, and takes its signals without checking them again, as long as the
+# node still holds the very signals dict the step wrote, with the same values (a node whose signals the
+# caller changed, or one the caller put into the list, is read and copied like any other). Nodes from
+# anywhere else are never mutated. When the whole list comes back (the same nodes, in the same order, each
+# graph id once, plain nodes whose id is their id_), the step checks it with a few passes over the list
+# instead of reading the nodes one by one: ids, texts, excluded keys, signals (against a copy) and
+# timestamps (through the parsed-string memo) are compared, and any difference sends it down the
+# node-by-node path. What the step knew travels with the list it returned (an _Owned list), so it lives
+# exactly as long as that list: no registry, nothing kept alive.
+
+
+class _Reading:
+    """What :func:`_read` found besides the records."""
+
+    __slots__ = ("batch", "fast", "ids", "metadata", "owned", "signals", "simple")
+
+    def __init__(self) -> None:
+        self.batch: _Batch | None = None
+        self.fast = False  # the whole list was a remembered output, unchanged (_fast_read)
+        self.metadata: list[dict[str, Any]] = []  # with fast: each node's metadata dict
+        self.owned: set[int] = set()  # positions of the nodes GraphFuse owns
+        self.simple = False  # every node plain, its graph id its id_
+        self.ids: list[str] | None = None  # the records' ids
+        self.signals: list[object] = []  # with fast: the signals dict each node holds
+
+
+class _Batch(NamedTuple):
+    mapping: NodeMapping
+    nws: list[NodeWithScore]  # the step's output (a copy of the list)
+    nodes: list[BaseNode | None]  # nws[k].node when GraphFuse owns it, else None
+    signals: Sequence[Any]  # the signals dict in nodes[k]'s metadata
+    snapshots: list[Any]  # a copy of it
+    ids: Sequence[str] | None  # each node's graph id (its id_) when the whole list may take the fast path
+
+
+class _Owned(list):  # type: ignore[type-arg]
+    """The list a GraphFuse step returns: a ``list`` of ``NodeWithScore`` that also carries what the step
+    knew about them (:class:`_Batch`), for the next step. Copies, slices and pickles are plain lists."""
+
+    __slots__ = ("batch",)
+    batch: _Batch
+
+    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
+        return (list, (list(self),))
+
+
+_NODE = attrgetter("node")
+_METADATA = attrgetter("metadata")
+_TEXT = attrgetter("text")
+_ID = attrgetter("id_")
+_RELATIONSHIPS = attrgetter("relationships")
+_EMBED_KEYS = attrgetter("excluded_embed_metadata_keys")
+_LLM_KEYS = attrgetter("excluded_llm_metadata_keys")
+_STATE = attrgetter("__dict__")
+
+
+def _remember_batch(
+    out: list[NodeWithScore],
+    nodes: list[BaseNode | None],
+    signals: Sequence[Any],
+    mapping: NodeMapping,
+    ids: Sequence[str] | None,
+) -> list[NodeWithScore]:
+    """``out`` as an :class:`_Owned` list remembering the batch (``out`` itself is kept by it: the caller
+    gets a copy it may reorder or edit)."""
+    # All dicts when the fast path may follow (ids); else None where GraphFuse does not own the node.
+    snapshots: list[Any] = (
+        list(map(dict.copy, signals)) if ids is not None else [w.copy() if type(w) is dict else None for w in signals]
+    )
+    owned = _Owned(out)
+    owned.batch = _Batch(mapping, out, nodes, signals, snapshots, ids)
+    return owned
+
+
+def _batch_of(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> _Batch | None:
+    if type(nodes) is not _Owned:
+        return None
+    batch = nodes.batch
+    return batch if _same_reading(batch.mapping, mapping) else None
+
+
+def _fast_read(
+    nodes: Sequence[NodeWithScore], batch: _Batch, mapping: NodeMapping, signal_input: SignalInput | None
+) -> tuple[NodeRecords, list[dict[str, Any]], list[object]] | None:
+    """The records of a remembered output passed back whole, checked in passes over the list (and each
+    node's metadata dict); ``None`` when anything differs (the nodes are then read one by one)."""
+    ids = batch.ids
+    n = len(nodes)
+    if ids is None or n != len(batch.nws) or not all(map(is_, nodes, batch.nws)):
+        return None
+    key = mapping.signals_key
+    field = signal_input.field if signal_input is not None else None
+    if field == "metadata" and signal_input is not None and signal_input.key == key:
+        return None
+    node_list = list(map(_NODE, nodes))
+    if not all(map(is_, node_list, batch.nodes)):
+        return None
+    metadata = list(map(_METADATA, node_list))
+    signals = list(map(methodcaller("get", key), metadata))
+    if not all(map(is_, signals, batch.signals)) or signals != batch.snapshots:
+        return None
+    if (
+        not all(map(is_, map(_ID, node_list), ids))
+        or not all(map(is_, map(type, map(_TEXT, node_list)), repeat(str)))
+        or not all(map(contains, map(_EMBED_KEYS, node_list), repeat(key)))
+        or not all(map(contains, map(_LLM_KEYS, node_list), repeat(key)))
+        or (
+            any(map(len, map(_RELATIONSHIPS, node_list)))
+            and not all(map(is_, map(type, node_list), repeat(GraphFuseNode)))
+        )
+    ):
+        return None
+    stamps: dict[str, list[datetime | None]] = {}
+    for which, stamp_key in (("created_at", mapping.created_at_key), ("updated_at", mapping.updated_at_key)):
+        if stamp_key == key:
+            stamps[which] = [None] * n
+            continue
+        raws = list(map(methodcaller("get", stamp_key), metadata))
+        # Every timestamp an ISO string parsed before (or absent): anything else is read node by node.
+        parsed = list(map(_STAMPS.get, raws))
+        if parsed.count(None) != raws.count(None):
+            return None
+        stamps[which] = parsed  # type: ignore[assignment]
+    values: list[Any]
+    if field is None:
+        values = []
+    elif field == "id":
+        values = list(ids)
+    elif field in stamps:
+        values = stamps[field]
+    else:
+        values = metadata
+    groups = [[k] for k in range(n)]
+    return NodeRecords(list(ids), list(map(dict.copy, signals)), groups, values), metadata, signals
 
 
 def with_record_signals(
@@ -861,9 +1082,20 @@ def with_record_signals(
     """The nodes in record order (each id's nodes together), each carrying its id's ``records.signals``:
     what :func:`from_candidates` returns for candidates with those ids and signals, in that order.
     The signal dicts of ``records`` are taken over by the copies."""
+    return _with_record_signals(nodes, records, mapping, None)
+
+
+def _with_record_signals(
+    nodes: Sequence[NodeWithScore], records: NodeRecords, mapping: NodeMapping, reading: _Reading | None
+) -> list[NodeWithScore]:
     groups = records.groups
     if len(groups) == len(nodes):  # every id once: one node per record, its signals taken over
-        return _copies(nodes, [g[0] for g in groups], records.signals, mapping.signals_key)
+        if reading is not None and reading.fast and reading.batch is not None:
+            # The whole list, GraphFuse's own and checked: the new signals go into the nodes in place.
+            list(map(setitem, reading.metadata, repeat(mapping.signals_key), records.signals))
+            return _remember_batch(list(nodes), reading.batch.nodes, records.signals, mapping, records.ids)
+        # Each graph id once: record k is node k.
+        return _copies(nodes, range(len(nodes)), records.signals, mapping, reading=reading)
     order: list[int] = []
     signals: list[dict[str, float]] = []
     for own, members in zip(records.signals, groups, strict=True):
@@ -873,7 +1105,7 @@ def with_record_signals(
         else:
             order.extend(members)
             signals.extend(dict(own) for _ in members)
-    return _copies(nodes, order, signals, mapping.signals_key)
+    return _copies(nodes, order, signals, mapping, reading=reading)
 
 
 async def apply_signal_stage(
@@ -882,13 +1114,18 @@ async def apply_signal_stage(
     """Run a :class:`graphfuse.SignalStage` over the nodes (with :func:`graphfuse.run_signal_stage`'s
     logging, metrics, tracing and :class:`~graphfuse.StageFailed` wrapping): the nodes that
     ``from_candidates(run_stage(stage, query, to_candidates(nodes).candidates), ...)`` gives,
-    built without candidates."""
-    records = read_records(nodes, mapping, stage.signal_input)
+    built without candidates.
+
+    Nodes from elsewhere are not mutated: each comes back as a copy carrying the new signal. Nodes a
+    GraphFuse step made and returned, unchanged since, are GraphFuse's own: they are updated in place
+    and come back themselves (see the module docstring)."""
+    reading = _Reading()
+    records = _read(nodes, mapping, stage.signal_input, reading)
     values = await run_signal_stage(stage, query, records.ids, records.values)
     name = stage.signal
     for signals, value in zip(records.signals, values, strict=True):
         signals[name] = value
-    return with_record_signals(nodes, records, mapping)
+    return _with_record_signals(nodes, records, mapping, reading)
 
 
 def fuse_nodes(
@@ -896,12 +1133,40 @@ def fuse_nodes(
 ) -> list[NodeWithScore]:
     """Score the nodes' signals with ``scorer`` and sort them, best first (ties by graph id, then input
     position); nodes sharing a graph id get the same score and carry their merged signals. ``top_n``
-    keeps the best ``top_n`` nodes."""
-    records = read_records(nodes, mapping)
+    keeps the best ``top_n`` nodes.
+
+    As in :func:`apply_signal_stage`, nodes from elsewhere are not mutated (each comes back in a new
+    ``NodeWithScore``, the node copied when its signals change), and GraphFuse's own nodes get their
+    score (and signals) in place."""
+    reading = _Reading()
+    records = _read(nodes, mapping, None, reading)
     ids = records.ids
     scores = scorer.score_signals(ids, records.signals)
+    groups = records.groups
+    if len(ids) == len(nodes):  # each graph id once: node i is record i; sorted as tuples, no key function
+        ranked = sorted(zip(map(neg, map(float, scores)), ids, range(len(ids)), strict=True))
+        if top_n is not None:
+            ranked = ranked[:top_n]
+        order = list(map(itemgetter(2), ranked))
+        fused_scores = [-t[0] for t in ranked]
+        if reading.fast and reading.batch is not None:
+            # The whole list, GraphFuse's own and checked: its nodes carry their signals; scores set in place.
+            out = [nodes[i] for i in order]
+            list(map(setitem, map(_STATE, out), repeat("score"), fused_scores))
+            batch = reading.batch
+            return _remember_batch(
+                out,
+                [batch.nodes[i] for i in order],
+                [reading.signals[i] for i in order],
+                mapping,
+                [ids[i] for i in order],
+            )
+        all_signals = records.signals
+        return _copies(
+            nodes, order, [all_signals[i] for i in order], mapping, fused_scores, share=True, reading=reading
+        )
     fused: list[tuple[float, str, int, int]] = []
-    for k, (doc_id, members) in enumerate(zip(ids, records.groups, strict=True)):
+    for k, (doc_id, members) in enumerate(zip(ids, groups, strict=True)):
         score = float(scores[k])
         fused.extend((score, doc_id, i, k) for i in members)
     fused.sort(key=lambda t: (-t[0], t[1], t[2]))
@@ -913,7 +1178,8 @@ def fuse_nodes(
         nodes,
         [t[2] for t in fused],
         [all_signals[t[3]] for t in fused],
-        mapping.signals_key,
+        mapping,
         [t[0] for t in fused],
         share=True,
+        reading=reading,
     )
