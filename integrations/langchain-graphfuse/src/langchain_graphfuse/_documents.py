@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter, is_, methodcaller, setitem
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast
 
@@ -31,11 +33,15 @@ __all__ = [
     "METADATA_KEY",
     "RETRIEVAL_SIGNAL",
     "DocumentMapping",
+    "Owned",
     "Records",
     "StageInput",
     "combine_filters",
     "from_graphfuse",
     "mapping_for",
+    "owned_documents",
+    "owned_input",
+    "owned_records",
     "parse_input",
     "read_records",
     "record_documents",
@@ -641,10 +647,15 @@ def record_documents(
     filter: MetadataFilter | None,
     scores: Sequence[float] | None = None,
     contributions: Sequence[Mapping[str, float]] | None = None,
+    mapping: DocumentMapping | None = None,
 ) -> list[Document]:
     """The first document of each record (``order``: which records, in which order; default all),
     copied with its signals (taken over, not copied), and ``scores[i]``/``contributions[i]`` for the
-    i-th output: what :func:`to_documents` returns for candidates with those ids and signals."""
+    i-th output: what :func:`to_documents` returns for candidates with those ids and signals.
+
+    With ``mapping``, the copies are GraphFuse's own: the list returned remembers them, so that the next
+    GraphFuse runnable given that list updates them in place (:func:`owned_input`)."""
+    namespaces: list[dict[str, Any]] = []
     out: list[Document] = []
     all_signals = records.signals
     firsts = records.firsts
@@ -664,6 +675,7 @@ def record_documents(
         if scores is not None:
             ns["score"] = scores[i]
             ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+        namespaces.append(ns)
         original = firsts[k]
         metadata = original.metadata.copy()
         metadata[METADATA_KEY] = ns
@@ -680,7 +692,218 @@ def record_documents(
         set_extra(doc, None)
         set_private(doc, None)
         out.append(doc)
-    return out
+    if mapping is None or not out:
+        return out
+    if order is None:
+        return _remember_owned(out, namespaces, all_signals, records.ids, mapping, query, filter)
+    ids = records.ids
+    return _remember_owned(
+        out, namespaces, [all_signals[k] for k in order], [ids[k] for k in order], mapping, query, filter
+    )
 
 
 _METADATA = frozenset({"metadata"})
+
+
+# Ownership. The documents a GraphFuse runnable made (copies carrying metadata["graphfuse"]) and returned are
+# GraphFuse's own: the next GraphFuse runnable that gets that very list (as a chain passes it) updates them
+# in place (their metadata["graphfuse"]) instead of copying them again, and takes what it needs from what
+# the previous runnable read, after checking in a few passes over the list that nothing it read changed:
+# the same documents in the same order, each still holding the namespace dict and signals dict the runnable
+# wrote with the same values, the same id objects, str contents, and timestamps it parsed before. Anything
+# else (documents from any other retriever, a copy or a slice of the list, an edited document) is read and
+# copied as before; documents GraphFuse did not make are never mutated. What the runnable knew travels with
+# the list it returned (an _OwnedDocuments list), so it lives exactly as long as that list.
+
+
+class _Batch(NamedTuple):
+    mapping: DocumentMapping
+    docs: list[Document]  # the runnable's output (the caller gets a copy of the list)
+    namespaces: list[dict[str, Any]]  # metadata["graphfuse"] of each
+    namespace_snapshots: list[dict[str, Any]]  # a copy of it (signals compared separately)
+    signals: list[dict[str, float]]  # its "signals" dict
+    snapshots: list[dict[str, float]]  # a copy of it
+    ids: list[str]
+    query: str | None
+    filter: MetadataFilter | None
+
+
+class _OwnedDocuments(list):  # type: ignore[type-arg]
+    """The list a GraphFuse runnable returns: a ``list`` of documents that also carries what the runnable
+    knew about them, for the next runnable. Copies, slices and pickles are plain lists."""
+
+    __slots__ = ("batch",)
+    batch: _Batch
+
+    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
+        return (list, (list(self),))
+
+
+class Owned(NamedTuple):
+    """A runnable's input that is the unchanged output of a GraphFuse runnable (:func:`owned_input`)."""
+
+    query: str | None
+    filter: MetadataFilter | None
+    docs: list[Document]
+    batch: _Batch
+    metadata: list[dict[str, Any]]
+
+
+_METADATA_OF = attrgetter("metadata")
+_ID_OF = attrgetter("id")
+_CONTENT_OF = attrgetter("page_content")
+_GET_NAMESPACE = methodcaller("get", METADATA_KEY)
+_GET_SIGNALS = methodcaller("get", "signals")
+
+
+def owned_input(value: object, mapping: DocumentMapping) -> Owned | None:
+    """``value`` as GraphFuse's own documents, when it is the list a GraphFuse runnable returned (with the same
+    mapping) and nothing the runnable wrote or read changed since; else ``None``."""
+    if type(value) is not _OwnedDocuments:
+        return None
+    batch = value.batch
+    docs = batch.docs
+    if batch.mapping is not mapping or len(value) != len(docs) or not all(map(is_, value, docs)):
+        return None
+    metadata = list(map(_METADATA_OF, docs))
+    namespaces = list(map(_GET_NAMESPACE, metadata))
+    if not all(map(is_, namespaces, batch.namespaces)) or namespaces != batch.namespace_snapshots:
+        return None
+    signals = list(map(_GET_SIGNALS, namespaces))
+    if (
+        not all(map(is_, signals, batch.signals))
+        or signals != batch.snapshots
+        or not all(map(is_, map(_ID_OF, docs), batch.ids))
+        or not all(map(is_, map(type, map(_CONTENT_OF, docs)), repeat(str)))
+    ):
+        return None
+    return Owned(batch.query, batch.filter, list(docs), batch, metadata)
+
+
+def owned_records(owned: Owned, mapping: DocumentMapping, signal_input: SignalInput | None = None) -> Records | None:
+    """What :func:`read_records` gives for GraphFuse's own documents, from what the runnable that made them
+    read (timestamps through the parsed-string memo; ``None`` when one was not parsed before)."""
+    n = len(owned.docs)
+    stamps: dict[str, list[datetime | None]] = {}
+    for which, key in (("created_at", mapping.created_at_key), ("updated_at", mapping.updated_at_key)):
+        if key == METADATA_KEY:
+            stamps[which] = [None] * n
+            continue
+        raws = list(map(methodcaller("get", key), owned.metadata))
+        parsed = list(map(_STAMPS.get, raws))
+        if parsed.count(None) != raws.count(None):
+            return None
+        stamps[which] = parsed  # type: ignore[assignment]
+    field = signal_input.field if signal_input is not None else None
+    values: list[Any]
+    if field is None:
+        values = []
+    elif field == "id":
+        values = list(owned.batch.ids)
+    elif field in stamps:
+        values = stamps[field]
+    elif signal_input is not None and signal_input.key != METADATA_KEY:
+        values = owned.metadata
+    else:
+        return None
+    return Records(list(owned.batch.ids), list(map(dict.copy, owned.batch.signals)), owned.docs, values)
+
+
+def _remember_owned(
+    out: list[Document],
+    namespaces: list[dict[str, Any]],
+    signals: list[dict[str, float]],
+    ids: list[str],
+    mapping: DocumentMapping,
+    query: str | None,
+    filter: MetadataFilter | None,
+) -> list[Document]:
+    owned = _OwnedDocuments(out)
+    owned.batch = _Batch(
+        mapping,
+        out,
+        namespaces,
+        list(map(dict.copy, namespaces)),
+        signals,
+        list(map(dict.copy, signals)),
+        ids,
+        query,
+        filter,
+    )
+    return owned
+
+
+def owned_documents(
+    owned: Owned,
+    records: Records,
+    order: Sequence[int] | None = None,
+    *,
+    query: str | None,
+    filter: MetadataFilter | None,
+    scores: Sequence[float] | None = None,
+    contributions: Sequence[Mapping[str, float]] | None = None,
+) -> list[Document]:
+    """What :func:`record_documents` returns, for GraphFuse's own documents: each updated in place (a new
+    ``metadata["graphfuse"]``) and returned itself."""
+    ids = records.ids
+    all_signals = records.signals
+    docs = owned.docs
+    metadata = owned.metadata
+    namespaces_made: list[dict[str, Any]]
+    if order is None and scores is None and filter is None:  # a signal stage's common case, in passes
+        namespaces_made = (
+            [{"signals": own} for own in all_signals]
+            if query is None
+            else [{"query": query, "signals": own} for own in all_signals]
+        )
+        list(map(setitem, metadata, repeat(METADATA_KEY), namespaces_made))
+        return _remember_owned(list(docs), namespaces_made, all_signals, ids, owned.batch.mapping, query, filter)
+    if order is not None and scores is not None and filter is None:  # fusion's common case, in passes
+        picked = [all_signals[k] for k in order]
+        shares = contributions if contributions is not None else [{}] * len(order)
+        namespaces_made = (
+            [
+                {"signals": own, "score": score, "contributions": dict(parts)}
+                for own, score, parts in zip(picked, scores, shares, strict=True)
+            ]
+            if query is None
+            else [
+                {"query": query, "signals": own, "score": score, "contributions": dict(parts)}
+                for own, score, parts in zip(picked, scores, shares, strict=True)
+            ]
+        )
+        list(map(setitem, [metadata[k] for k in order], repeat(METADATA_KEY), namespaces_made))
+        return _remember_owned(
+            [docs[k] for k in order],
+            namespaces_made,
+            picked,
+            [ids[k] for k in order],
+            owned.batch.mapping,
+            query,
+            filter,
+        )
+    out: list[Document] = []
+    namespaces: list[dict[str, Any]] = []
+    signals: list[dict[str, float]] = []
+    out_ids: list[str] = []
+    for i, k in enumerate(range(len(docs)) if order is None else order):
+        own = all_signals[k]
+        ns: dict[str, Any]
+        if query is None and filter is None:
+            ns = {"signals": own}
+        else:
+            ns = {}
+            if query is not None:
+                ns["query"] = query
+            if filter is not None:
+                ns["filter"] = filter.to_dict()
+            ns["signals"] = own
+        if scores is not None:
+            ns["score"] = scores[i]
+            ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+        metadata[k][METADATA_KEY] = ns
+        out.append(docs[k])
+        namespaces.append(ns)
+        signals.append(own)
+        out_ids.append(ids[k])
+    return _remember_owned(out, namespaces, signals, out_ids, owned.batch.mapping, query, filter)

@@ -26,7 +26,16 @@ from graphfuse import (
 )
 from graphfuse import run_stages as run_stages_core
 
-from ._documents import DocumentMapping, read_records, record_documents, to_candidates, to_documents
+from ._documents import (
+    DocumentMapping,
+    Owned,
+    owned_documents,
+    owned_records,
+    read_records,
+    record_documents,
+    to_candidates,
+    to_documents,
+)
 
 __all__ = [
     "NO_QUERY",
@@ -180,18 +189,27 @@ async def run_signal_stage_on_documents(
     what: str,
     graph_store: GraphStore | None = None,
     unknown: Unknown = "keep",
+    owned: Owned | None = None,
 ) -> list[Document]:
     """:func:`run_stages_on_documents` for one :class:`graphfuse.SignalStage`, without candidates:
     the values it reads come from the documents (:func:`graphfuse.run_signal_stage`: the same
-    logging, metrics, tracing and errors), and the same documents come out."""
+    logging, metrics, tracing and errors), and the same documents come out.
+
+    ``owned`` (:func:`owned_input`): ``docs`` are GraphFuse's own documents, unchanged since the
+    runnable that returned them; they are updated in place instead of copied."""
     if not docs:
         return []
     text = require_query(query, needs_query=needs_query, what=what)
-    records = read_records(docs, mapping, stage.signal_input)
+    records = owned_records(owned, mapping, stage.signal_input) if owned is not None else None
+    if records is None:
+        owned = None
+        records = read_records(docs, mapping, stage.signal_input)
     if unknown == "error" and graph_store is not None:
         await check_known(graph_store, records.ids, what=what)
     values = await run_signal_stage(stage, Query(text, filter), records.ids, records.values)
     name = stage.signal
     for signals, value in zip(records.signals, values, strict=True):
         signals[name] = value
-    return record_documents(records, query=query, filter=filter)
+    if owned is not None:
+        return owned_documents(owned, records, query=query, filter=filter)
+    return record_documents(records, query=query, filter=filter, mapping=mapping)

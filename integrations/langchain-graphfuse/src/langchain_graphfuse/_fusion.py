@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import neg
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -16,6 +17,9 @@ from ._documents import (
     RETRIEVAL_SIGNAL,
     combine_filters,
     mapping_for,
+    owned_documents,
+    owned_input,
+    owned_records,
     parse_input,
     read_records,
     record_documents,
@@ -143,11 +147,18 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
     def _fuse(self, value: FusionInput) -> list[Document]:
         scorer = self._scorer
         if not (isinstance(value, Mapping) and "documents" not in value) and isinstance(scorer, SignalScorer):
-            # One list of documents: scored from their signals, no candidates.
-            query, filter, docs = parse_input(value, "runnable 'graphfuse.fusion'")
-            if not docs:
-                return []
-            records = read_records(docs, self._mapping)
+            # One list of documents: scored from their signals, no candidates. GraphFuse's own documents
+            # (the list a GraphFuse runnable returned, unchanged) are updated in place.
+            owned = owned_input(value, self._mapping)
+            records = owned_records(owned, self._mapping) if owned is not None else None
+            if owned is not None and records is not None:
+                query, filter, docs = owned.query, owned.filter, owned.docs
+            else:
+                owned = None
+                query, filter, docs = parse_input(value, "runnable 'graphfuse.fusion'")
+                if not docs:
+                    return []
+                records = read_records(docs, self._mapping)
             ids = records.ids
             shares = scorer.explain_signals(ids, records.signals)
             if type(scorer) in _SUMMED:
@@ -155,7 +166,19 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 scores = [sum(parts.values()) for parts in shares]
             else:
                 scores = scorer.score_signals(ids, records.signals)
-            order = sorted(range(len(ids)), key=lambda i: (-scores[i], ids[i]))[: self._top_n]
+            # Best first, ties by id (each id once): sorted as tuples, no key function.
+            by_score = sorted(zip(map(neg, scores), ids, range(len(ids)), strict=True))[: self._top_n]
+            order = [t[2] for t in by_score]
+            if owned is not None:
+                return owned_documents(
+                    owned,
+                    records,
+                    order,
+                    query=query,
+                    filter=filter,
+                    scores=[float(scores[i]) for i in order],
+                    contributions=[shares[i] for i in order],
+                )
             return record_documents(
                 records,
                 order,
@@ -163,6 +186,7 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 filter=filter,
                 scores=[float(scores[i]) for i in order],
                 contributions=[shares[i] for i in order],
+                mapping=self._mapping,
             )
         query, filter, candidates, originals, scorer = self._candidates(value)
         if not candidates:

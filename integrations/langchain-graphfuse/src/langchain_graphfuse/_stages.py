@@ -32,7 +32,7 @@ from graphfuse import (
 from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
-from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, parse_input
+from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, owned_input, parse_input
 from ._execution import (
     Unknown,
     ainvoke_leaf,
@@ -138,7 +138,12 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     async def _arun(self, value: StageInput) -> list[Document]:
         what = f"runnable {self.name!r}"
-        query, carried, docs = parse_input(value, what)
+        # The list a GraphFuse runnable returned, unchanged: GraphFuse's own documents (updated in place).
+        owned = owned_input(value, self._mapping) if self._signal_stage is not None else None
+        if owned is not None:
+            query, carried, docs = owned.query, owned.filter, owned.docs
+        else:
+            query, carried, docs = parse_input(value, what)
         settings: dict[str, Any] = {
             "query": query,
             "needs_query": self._requires_query,
@@ -149,7 +154,7 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             "unknown": self._unknown,
         }
         if self._signal_stage is not None:
-            return await run_signal_stage_on_documents(self._signal_stage, docs, **settings)
+            return await run_signal_stage_on_documents(self._signal_stage, docs, owned=owned, **settings)
         return await run_stages_on_documents(self._pipeline, docs, **settings)
 
     def _run(self, value: StageInput) -> list[Document]:

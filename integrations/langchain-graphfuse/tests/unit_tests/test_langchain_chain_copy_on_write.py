@@ -1,4 +1,5 @@
-"""A chain of runnables is copy-on-write: no step mutates what the previous one returned."""
+"""A chain of runnables never mutates documents from elsewhere; the documents a GraphFuse runnable returned
+are GraphFuse's own, and the next GraphFuse runnable updates them in place (same results as copying them)."""
 
 from __future__ import annotations
 
@@ -24,21 +25,34 @@ def documents(now: datetime) -> list[Document]:
     ]
 
 
+def _shown(docs: list[Document]) -> list[tuple[Any, ...]]:
+    return [(d.id, d.page_content, d.metadata) for d in docs]
+
+
 @pytest.mark.parametrize("sync", [True, False])
-async def test_every_step_leaves_its_input_untouched(backend: Any, clock: Any, now: datetime, sync: bool) -> None:
+async def test_the_input_is_untouched_and_later_steps_update_graphfuses_own_documents(
+    backend: Any, clock: Any, now: datetime, sync: bool
+) -> None:
     steps = [
         TemporalDecayRunnable(clock=clock),
         PageRankRunnable(backend.graph_store),
         AccessPopularityRunnable(),
         WeightedFusion({"retrieval": 0.5, "access": 0.5}),
     ]
-    current = documents(now)
-    for step in steps:
-        before = copy.deepcopy(current)
+    first = documents(now)
+    untouched = copy.deepcopy(first)
+    current = first
+    for k, step in enumerate(steps):
+        reference = copy.deepcopy(current)  # a plain list of documents from elsewhere: copied
+        expected = step.invoke(reference) if sync else await step.ainvoke(reference)
         out = step.invoke(current) if sync else await step.ainvoke(current)
-        assert [d.metadata for d in current] == [d.metadata for d in before]
-        assert not {id(d) for d in out} & {id(d) for d in current}
+        assert _shown(out) == _shown(expected)
+        if k == 0:
+            assert not {id(d) for d in out} & {id(d) for d in current}
+        else:  # GraphFuse's own documents: updated in place, the same objects come back
+            assert {id(d) for d in out} == {id(d) for d in current}
         current = out
+    assert _shown(first) == _shown(untouched)
     signals = {d.id: d.metadata["graphfuse"]["signals"] for d in current}
     # One half-life old, whatever the offset the timestamp was written with.
     assert [signals[i]["temporal"] for i in ("ada", "babbage", "engine")] == pytest.approx([0.5, 0.5, 0.5])
@@ -50,6 +64,27 @@ def test_mutating_a_returned_document_does_not_reach_the_input(clock: Any, now: 
     first = documents(now)
     out = TemporalDecayRunnable(clock=clock).invoke(first)
     again = AccessPopularityRunnable().invoke(out)
+    assert again[0] is out[0]  # GraphFuse's own document, updated in place: the earlier list sees the update
     again[0].metadata["graphfuse"]["signals"]["temporal"] = 0.0
-    assert out[0].metadata["graphfuse"]["signals"]["temporal"] == pytest.approx(0.5)
     assert "graphfuse" not in first[0].metadata
+
+
+def test_a_copy_of_a_returned_list_is_copied_not_updated(clock: Any, now: datetime) -> None:
+    out = TemporalDecayRunnable(clock=clock).invoke(documents(now))
+    before = copy.deepcopy(out)
+    again = AccessPopularityRunnable().invoke(list(out))
+    assert _shown(out) == _shown(before)
+    assert all("access" in d.metadata["graphfuse"]["signals"] for d in again)
+
+
+def test_an_edited_namespace_is_read_afresh(clock: Any, now: datetime) -> None:
+    out = TemporalDecayRunnable(clock=clock).invoke({"query": "engines", "documents": documents(now)})
+    signals = out[0].metadata["graphfuse"]["signals"]
+    was = signals["retrieval"]
+    signals["retrieval"] = 1.5  # invalid now
+    with pytest.raises(Exception, match="retrieval"):
+        AccessPopularityRunnable().invoke(out)
+    signals["retrieval"] = was  # as the runnable wrote it
+    out[1].metadata["graphfuse"]["query"] = "other"
+    with pytest.raises(Exception, match="different queries"):
+        AccessPopularityRunnable().invoke(out)

@@ -228,3 +228,82 @@ def test_other_document_types_id_keys_and_filters_match_the_candidate_path(
     if got[0] == "ok":
         out = fast.invoke(value(docs))
         assert _shown(fusion.invoke(out)) == _shown(_generic_fusion(fusion, copy.deepcopy(out)))
+
+
+# Ownership: the list a GraphFuse runnable returned, passed on to the next GraphFuse runnable, has its documents
+# updated in place; the reference is the same chain with every step given a deep copy (copied, as before).
+
+EDITS = ["none", "signals in place", "signals replaced", "namespace", "timestamp", "id", "content", "append", "reverse"]
+
+
+def _edit(docs: list[Document], edit: str) -> None:
+    if not docs:
+        return
+    doc = docs[0]
+    ns = doc.metadata.get("graphfuse")
+    if edit == "signals in place" and isinstance(ns, dict) and isinstance(ns.get("signals"), dict):
+        ns["signals"]["retrieval"] = 0.25
+    elif edit == "signals replaced" and isinstance(ns, dict):
+        ns["signals"] = {"graph": 0.75}
+    elif edit == "namespace":
+        doc.metadata["graphfuse"] = {"signals": {"temporal": 0.5}}
+    elif edit == "timestamp":
+        doc.metadata["created_at"] = (NOW - timedelta(days=3)).isoformat()
+    elif edit == "id":
+        doc.id = "b"
+    elif edit == "content":
+        doc.page_content = "z"
+    elif edit == "append":
+        docs.append(Document(id="extra", page_content="x"))
+    elif edit == "reverse":
+        docs.reverse()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    docs=document_lists(),
+    edits=st.lists(st.sampled_from(EDITS), min_size=3, max_size=3),
+    sync=st.booleans(),
+    query=st.sampled_from([None, "q"]),
+    top_n=st.one_of(st.none(), st.integers(1, 5)),
+)
+def test_a_chain_updating_its_own_documents_equals_copy_on_write(
+    docs: list[Document], edits: list[str], sync: bool, query: str | None, top_n: int | None
+) -> None:
+    chain: list[Any] = [
+        TemporalDecayRunnable(clock=clock),
+        AccessPopularityRunnable(missing="zero"),
+        StageRunnable(PageRank(GRAPH, default=0.3)),
+        WeightedFusion({"retrieval": 0.4, "temporal": 0.3, "access": 0.2, "pagerank": 0.1}, top_n=top_n),
+        TemporalDecayRunnable(clock=clock, missing="zero", name="late"),  # after fusion too
+    ]
+    untouched = copy.deepcopy(docs)
+
+    async def step(runnable: Any, value: Any) -> Any:
+        return runnable.invoke(value) if sync else await runnable.ainvoke(value)
+
+    async def run() -> None:
+        owned: Any = docs if query is None else {"query": query, "documents": docs}
+        reference: Any = copy.deepcopy(owned)
+        for k, runnable in enumerate(chain):
+            expected: tuple[str, Any]
+            try:
+                expected = ("ok", _shown(await step(runnable, copy.deepcopy(reference))))
+            except Exception as exc:
+                expected = (type(exc).__name__, str(exc))
+            try:
+                out = await step(runnable, owned)
+                got = ("ok", _shown(out))
+            except Exception as exc:
+                got = (type(exc).__name__, str(exc))
+            assert got == expected
+            if got[0] != "ok":
+                return
+            reference = copy.deepcopy(out)
+            owned = out
+            if k < len(edits):
+                _edit(owned, edits[k])
+                _edit(reference, edits[k])
+        assert _shown(docs) == _shown(untouched)  # documents from elsewhere are never mutated
+
+    asyncio.run(run())
