@@ -77,7 +77,8 @@ def seam(left: str, sep: str, right: str, count: Callable[[str], int]) -> int | 
 
     Every cut of ``left`` and of ``right`` is a cut of the joined text: each is the sum of its
     pieces between cuts, and only the pieces across ``sep`` differ. So the count of many texts
-    joined by ``sep`` is the sum of their counts and of the seams between neighbours.
+    joined by ``sep`` is the sum of their counts and of the seams between neighbours, when every
+    seam is found (which vouches for a cut in each text between two separators: the sum needs one).
     """
     if not left or not right:
         return None
