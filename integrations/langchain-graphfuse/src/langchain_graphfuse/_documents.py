@@ -790,8 +790,16 @@ def owned_records(owned: Owned, mapping: DocumentMapping, signal_input: SignalIn
             stamps[which] = [None] * n
             continue
         raws = list(map(methodcaller("get", key), owned.metadata))
-        parsed = list(map(_STAMPS.get, raws))
-        if parsed.count(None) != raws.count(None):
+        absent = raws.count(None)
+        if absent == n:  # no such timestamp anywhere
+            stamps[which] = raws
+            continue
+        # Every timestamp an ISO string parsed before (or absent): anything else is read one by one.
+        try:
+            parsed = list(map(_STAMPS.get, raws))
+        except TypeError:  # an unhashable value: let the reading one by one name it
+            return None
+        if parsed.count(None) != absent:
             return None
         stamps[which] = parsed  # type: ignore[assignment]
     field = signal_input.field if signal_input is not None else None

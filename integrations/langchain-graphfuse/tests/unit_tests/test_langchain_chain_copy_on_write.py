@@ -11,6 +11,8 @@ import pytest
 from langchain_core.documents import Document
 from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
 
+from graphfuse import InvalidInput
+
 
 def documents(now: datetime) -> list[Document]:
     old = now - timedelta(days=90)
@@ -88,3 +90,15 @@ def test_an_edited_namespace_is_read_afresh(clock: Any, now: datetime) -> None:
     out[1].metadata["graphfuse"]["query"] = "other"
     with pytest.raises(Exception, match="different queries"):
         AccessPopularityRunnable().invoke(out)
+
+
+def test_an_unhashable_timestamp_set_between_two_runnables_is_refused_like_before(clock: Any, now: datetime) -> None:
+    out = TemporalDecayRunnable(clock=clock).invoke(documents(now))
+    out[0].metadata["created_at"] = ["not", "a", "time"]
+    reference = copy.deepcopy(out)
+    step = TemporalDecayRunnable(clock=clock)
+    with pytest.raises(InvalidInput, match="created_at") as expected:
+        step.invoke(reference)
+    with pytest.raises(InvalidInput, match="created_at") as got:
+        step.invoke(out)
+    assert str(got.value) == str(expected.value)

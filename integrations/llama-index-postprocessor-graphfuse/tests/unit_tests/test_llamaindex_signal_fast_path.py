@@ -438,3 +438,17 @@ def test_an_edit_between_two_steps_is_read_afresh(edit: str) -> None:
         got_outcome = _outcome(lambda: _shown(post.postprocess_nodes(out)))
         assert got_outcome == _outcome(lambda: _shown(post.postprocess_nodes(reference)))
         assert out[1].node.metadata["graphfuse_signals"]["pagerank"] > 0.0
+
+
+def test_an_unhashable_timestamp_set_between_two_steps_is_refused_like_before() -> None:
+    stamp = NOW.isoformat()
+    nodes = [
+        NodeWithScore(node=TextNode(id_=f"x{i}", text="x", metadata={"created_at": stamp}), score=0.5) for i in range(2)
+    ]
+    out = TemporalDecayPostprocessor(clock=clock).postprocess_nodes(nodes)
+    out[0].node.metadata["created_at"] = ["not", "a", "time"]
+    reference = copy.deepcopy(out)
+    post = TemporalDecayPostprocessor(clock=clock)
+    got = _outcome(lambda: _shown(post.postprocess_nodes(out)))
+    assert got == _outcome(lambda: _shown(post.postprocess_nodes(reference)))
+    assert got[0] == "InvalidInput"

@@ -1068,9 +1068,16 @@ def _fast_read(
             stamps[which] = [None] * n
             continue
         raws = list(map(methodcaller("get", stamp_key), metadata))
-        # Every timestamp an ISO string parsed before (or absent): anything else is read node by node.
-        parsed = list(map(_STAMPS.get, raws))
-        if parsed.count(None) != raws.count(None):
+        absent = raws.count(None)
+        if absent == n:  # no such timestamp anywhere
+            stamps[which] = raws
+            continue
+        # Every timestamp an ISO string parsed before (or absent): anything else is read one by one.
+        try:
+            parsed = list(map(_STAMPS.get, raws))
+        except TypeError:  # an unhashable value: let the reading one by one name it
+            return None
+        if parsed.count(None) != absent:
             return None
         stamps[which] = parsed  # type: ignore[assignment]
     values: list[Any]
