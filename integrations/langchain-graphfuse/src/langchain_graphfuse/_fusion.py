@@ -169,23 +169,19 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
             # Best first, ties by id (each id once): sorted as tuples, no key function.
             by_score = sorted(zip(map(neg, scores), ids, range(len(ids)), strict=True))[: self._top_n]
             order = [t[2] for t in by_score]
+            ranked_scores = [float(scores[i]) for i in order]
+            ranked_shares = [shares[i] for i in order]
             if owned is not None:
                 return owned_documents(
-                    owned,
-                    records,
-                    order,
-                    query=query,
-                    filter=filter,
-                    scores=[float(scores[i]) for i in order],
-                    contributions=[shares[i] for i in order],
+                    owned, records, order, query=query, filter=filter, scores=ranked_scores, contributions=ranked_shares
                 )
             return record_documents(
                 records,
                 order,
                 query=query,
                 filter=filter,
-                scores=[float(scores[i]) for i in order],
-                contributions=[shares[i] for i in order],
+                scores=ranked_scores,
+                contributions=ranked_shares,
                 mapping=self._mapping,
             )
         query, filter, candidates, originals, scorer = self._candidates(value)
