@@ -450,6 +450,14 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     undamped = SentenceScorer(both, [film, berg]).sentences(0)
     monkeypatch.undo()
     assert [s.score for s in compared] == [s.score for s in undamped]
+    # A name given only in parentheses disambiguates the other: the question is no comparison.
+    disambiguated = "Where was the director of Quiet Harbour (Anna Berg film) born?"
+    _, shot_named, slow_named = SentenceScorer(disambiguated, [film, berg]).sentences(0)
+    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    plain = SentenceScorer(disambiguated, [film, berg]).sentences(0)
+    monkeypatch.undo()
+    assert shot_named.score == pytest.approx(0.3 * plain[1].score)
+    assert slow_named.score == pytest.approx(0.3 * plain[2].score)
 
 
 def _evidence_results(*items: object) -> list[Result]:

@@ -30,6 +30,7 @@ _PLACE_WORDS = frozenset({"where", "place", "city", "country", "town", "located"
 # "in Detroit", "at Ukiah", "of Port of Spain": a place named after a locative preposition.
 _PLACE = re.compile(r"\b(?:in|at|near|of)\s+(?:the\s+)?[A-Z][\w\-]+")
 _PAREN = re.compile(r"\s*\([^()]*\)\s*$")
+_QUERY_PARENS = re.compile(r"\([^()]*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +315,12 @@ class SentenceScorer:
         # (Whether a document shares a name with the first is worked out when its sentences are scored.)
         self._shared = _SharedNames(query, items) if shared_names else None
         self._in_query = in_query
+        # A name the question gives only in parentheses disambiguates another ("Am I Wrong (Étienne de
+        # Crécy song)"): it does not make the question a comparison of the documents it names.
         self._named_count = sum(in_query)
+        if "(" in query and self._named_count > 1:
+            outside = in_text(words_of(_QUERY_PARENS.sub(" ", query)))
+            self._named_count = sum(n is not None and n in outside for n in names)
         # A bridge match counts for item i when the name belongs to another item.
         self._owners: dict[str, set[int]] = {}
         for j, own in enumerate(names):
