@@ -430,15 +430,17 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     )
     berg = Item("b", "Anna Berg", "Anna Berg was a film maker. She was born in Oslo.", 0.5, {}, ("b",))
     question = "Where was the director of Quiet Harbour born?"
+    damped = _evidence._WEIGHTS["restated"]
+    assert 0 < damped < 1
     subject, shot, slow = SentenceScorer(question, [film, berg]).sentences(0)
     # The named document's first sentence (which names the bridge) keeps its whole score; the
-    # others, which only restate the question's name, keep 0.3 of it.
+    # others, which only restate the question's name, keep the 'restated' share of it.
     monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
     plain = SentenceScorer(question, [film, berg]).sentences(0)
     monkeypatch.undo()
     assert subject.score == plain[0].score
-    assert shot.score == pytest.approx(0.3 * plain[1].score)
-    assert slow.score == pytest.approx(0.3 * plain[2].score)
+    assert shot.score == pytest.approx(damped * plain[1].score)
+    assert slow.score == pytest.approx(damped * plain[2].score)
     results = _evidence_results(film, berg)
     ctx = build_context(question, results, budget=45, format="evidence", counter=RegexTokenCounter())
     assert "born in Oslo" in ctx.text
@@ -456,8 +458,8 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
     plain = SentenceScorer(disambiguated, [film, berg]).sentences(0)
     monkeypatch.undo()
-    assert shot_named.score == pytest.approx(0.3 * plain[1].score)
-    assert slow_named.score == pytest.approx(0.3 * plain[2].score)
+    assert shot_named.score == pytest.approx(damped * plain[1].score)
+    assert slow_named.score == pytest.approx(damped * plain[2].score)
 
 
 def _evidence_results(*items: object) -> list[Result]:
@@ -490,3 +492,27 @@ def test_a_document_sharing_a_rare_name_with_the_best_one_is_a_bridge_without_ti
     # A name the question itself contains links nothing.
     asked = SentenceScorer("Where did Lina Okafor move?", [best, other, linked])
     assert asked.sentences(2)[0].score < moved.score
+
+
+def test_a_document_titled_by_what_is_asked_ranks_its_sentences_higher(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphfuse.context import _evidence
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    question = "What year did the governor of the city where Anna Berg died leave office?"
+    berg = Item("b", "Anna Berg", "Anna Berg was a painter. She died in Harbour City.", 1.0, {}, ("b",))
+    text = "Marchese Serafini held the post from 1929 until 1952."
+
+    def fact_score(title: str) -> float:
+        post = Item("p", title, text, 0.5, {}, ("p",))
+        return SentenceScorer(question, [berg, post]).sentences(1)[0].score
+
+    titled, untitled = fact_score("Governor of Harbour City"), fact_score("Marchese Serafini")
+    assert titled > untitled  # the title holds "governor" and "city", words the question asks with
+    monkeypatch.setitem(_evidence._WEIGHTS, "title", 0.0)
+    assert fact_score("Governor of Harbour City") == pytest.approx(untitled)
+    monkeypatch.undo()
+    # The document the question names gets nothing for its title: its name is what the question says.
+    named = SentenceScorer(question, [berg]).sentences(0)
+    monkeypatch.setitem(_evidence._WEIGHTS, "title", 0.0)
+    assert [s.score for s in named] == [s.score for s in SentenceScorer(question, [berg]).sentences(0)]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..indexing import TextEntityExtractor
 from ..indexing._extractors import STOPWORDS, normalize
 from ._items import Item
-from ._text import ascii_word_map, content_terms, sentence_spans, stem, words_of
+from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
 
@@ -147,14 +147,16 @@ def _expects(query: str) -> tuple[bool, bool, bool]:
     return bool(words & _TIME_WORDS), bool(words & _QUANTITY_WORDS), bool(words & _PLACE_WORDS)
 
 
-# Chosen on the dev questions of three multi-hop sets (docs/context.md has the table).
+# Chosen on the dev questions of 2Wiki and MuSiQue, checked on HotpotQA's (docs/context.md has the table).
 _WEIGHTS = {
-    "decay": 2.0,  # rank weight 1 / (1 + decay * rank)
-    "query_entity": 0.4,
-    "bridge": 0.4,
+    "decay": 1.75,  # rank weight 1 / (1 + decay * rank)
+    "terms": 0.58,  # times the sentence's share of the query's content terms (each weighted by rarity)
+    "title": 0.65,  # times the share of the query's terms in the title of a document it does not name
+    "query_entity": 0.1,
+    "bridge": 0.35,
     "subject": 0.6,
     "linked": 1.0,  # a bridge document keeps this share of the weight of the document naming it
-    "cue": 0.2,
+    "cue": 0.46,
     "semantic": 1.0,  # times the sentence's cosine similarity to the query, when an embedder is given
     # times its similarity to the question without the names it asks about (relation_query), in a
     # document the question does not name: the next hop's fact ("assassinated ... in Delft" for
@@ -162,7 +164,7 @@ _WEIGHTS = {
     "relation": 0.5,
     # a sentence of a document the question names, neither its first nor naming a bridge, keeps this
     # share: it restates what the question already says; the answer lies one hop on
-    "restated": 0.3,
+    "restated": 0.25,
     # a document sharing a rare name (in at most ``shared_df`` documents) with the best-ranked one,
     # not named by the question, rises to this share of its rank weight: the hop that no title links
     "shared": 0.5,
@@ -252,6 +254,7 @@ class SentenceScorer:
         "_relation_similarity",
         "_shared",
         "_similarity",
+        "_title_share",
         "_vocabulary",
         "_wants",
         "_weight",
@@ -300,6 +303,12 @@ class SentenceScorer:
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
         self._norm = math.fsum(self._weight.values()) or 1.0
         self._wants = _expects(query)
+        # The share of the question's words in the title of a document it does not name: a passage
+        # titled by what is asked ("Governor of Vatican City" for "the governor of the city where ...").
+        self._title_share = [
+            0.0 if in_query[i] else math.fsum(self._weight[t] for t in terms_of(ws) & q_terms) / self._norm
+            for i, ws in enumerate(title_words)
+        ]
         query_entities = NameMatcher(n for n, q in zip(names, in_query, strict=True) if n and q)
         self._query_entities = query_entities if query_entities else None
         rank = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
@@ -364,6 +373,7 @@ class SentenceScorer:
         alone: AbstractSet[str] = self._alone.get(i, frozenset())  # (any other name found makes a bridge)
         rank = self._rank[i]
         named = self._in_query[i]
+        title_share = w["title"] * self._title_share[i]
         if self._shared is not None and not named and self._shared.shares(i):
             rank = max(rank, w["shared"] * self._rank[0])
         # (A question naming two retrieved documents compares them: their own facts are the answer.)
@@ -384,7 +394,7 @@ class SentenceScorer:
                 shared = frozenset({hits[word] for word in hits.keys() & distinct})
             else:
                 shared = frozenset({stem(word) for word in distinct - STOPWORDS if len(word) > 1} & q_terms)
-            score = math.fsum(map(weight.__getitem__, shared)) / norm
+            score = w["terms"] * math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]
             bridge = every is not None and bool(every.found(words) - alone)
@@ -392,6 +402,7 @@ class SentenceScorer:
                 score += w["bridge"]
             if k == 0:
                 score += w["subject"]
+            score += title_share
             # (A year has a 1 or a 2: the plain tests skip the regex scan for most sentences.)
             if (
                 (wants_time and ("1" in text or "2" in text) and _YEAR.search(text))
