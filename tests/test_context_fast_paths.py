@@ -3,8 +3,9 @@
 Title matching without a regex alternation, the sentence splitter's rewritten regex and word
 look-back, the cl100k_base lower bound that rejects a text without encoding it, the count of a
 joined text from the counts of its parts (cl100k_base's cuts), shared names extracted only where
-they may be: each is checked against the plain computation it replaces, and whole contexts against
-a counter without the lower bound or the cuts (every fit decided by counting the whole text).
+they may be, query terms and title mentions found with ``str.find`` instead of splitting every
+passage into words: each is checked against the plain computation it replaces, and whole contexts
+against a counter without the lower bound or the cuts (every fit decided by counting the whole text).
 """
 
 from __future__ import annotations
@@ -19,12 +20,34 @@ from hypothesis import strategies as st
 from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
 from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
-from graphfuse.context._evidence import _EXTRACTOR, _SHARED_AMONG, NameMatcher, _key, _pattern, _SharedNames
+from graphfuse.context._evidence import (
+    _EXTRACTOR,
+    _SHARED_AMONG,
+    _WEIGHTS,
+    NameMatcher,
+    SentenceScorer,
+    _key,
+    _name_key,
+    _pattern,
+    _SharedNames,
+)
 from graphfuse.context._graph import _SPACE, _clip
 from graphfuse.context._items import Item
 from graphfuse.context._packing import Budgeter
 from graphfuse.context._text import _ABBREVIATIONS as ABBREVIATIONS
-from graphfuse.context._text import _END, _word_before, ascii_word_map, sentence_spans, words_of
+from graphfuse.context._text import (
+    _END,
+    _RELATION_STEMS,
+    _SUFFIXES,
+    _word_before,
+    ascii_word_map,
+    content_terms,
+    holds_term,
+    sentence_spans,
+    stem,
+    stem_prefixes,
+    words_of,
+)
 from graphfuse.indexing._extractors import normalize
 from graphfuse.stores import InMemoryGraphStore
 
@@ -127,6 +150,93 @@ def test_name_matcher_finds_what_the_regex_alternation_finds(keys: list[str], wo
     assert matcher.findall(words) == (pattern.findall(text) if pattern else [])
     assert matcher.search(words) == bool(pattern and pattern.search(text))
     assert bool(matcher) == bool(pattern)
+
+
+# Words built to meet every rule of stem: its suffixes, the relation stems, short and long words.
+_stem_parts = st.sampled_from(
+    [
+        *(s for s, _ in _SUFFIXES),
+        *_RELATION_STEMS,
+        "y",
+        "d",
+        "e",
+        "di",
+        "ci",
+        "t",
+        "entit",
+        "paint",
+        "born",
+        "7",
+        "_",
+        "s",
+    ]
+)
+_stem_word = st.lists(
+    _stem_parts | st.text(alphabet="abcdeisty019_", min_size=1, max_size=4), min_size=1, max_size=4
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(word=_stem_word)
+def test_every_word_starts_with_a_prefix_of_its_stem(word: str) -> None:
+    assert any(word.startswith(p) for p in stem_prefixes(stem(word)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    words=st.lists(_stem_word | st.sampled_from(["the", "of", "a", "I", "x"]), max_size=12),
+    seps=st.lists(st.sampled_from([" ", ". ", ", ", "-", "\n", "'", "  "]), min_size=12, max_size=12),
+    term=_stem_word.map(stem),
+)
+def test_holds_term_is_membership_in_the_content_terms(words: list[str], seps: list[str], term: str) -> None:
+    text = "".join(w + s for w, s in zip(words, seps, strict=False)).capitalize()
+    for t in {term, *content_terms(text)}:
+        assert holds_term(f" {ascii_word_map(text.lower())} ", t) == (t in content_terms(text))
+
+
+_mentions = st.lists(
+    st.sampled_from(
+        ["Anna Berg", "Oslo", "Port of Spain", "Port", "Berg", "東京", "Café Müller", "born in", ".", "and"]
+    ),
+    max_size=12,
+).map(" ".join)
+
+
+def plain_ranks(items: list[Item], in_query: list[bool]) -> list[float]:
+    """Rank weights as first written: every item's title mentions found first, then each raised in order."""
+    names = [_name_key(it.title) if it.title else None for it in items]
+    every = NameMatcher(n for n in names if n)
+    first: dict[str, int] = {}
+    for i, it in enumerate(items):
+        for key in every.findall(words_of(it.text)):
+            first.setdefault(key, i)
+    rank = [1.0 / (1.0 + _WEIGHTS["decay"] * i) for i in range(len(items))]
+    for j, own in enumerate(names):
+        if own is not None and not in_query[j] and first.get(own, j) < j:
+            rank[j] = max(rank[j], _WEIGHTS["linked"] * rank[first[own]])
+    return rank
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(_mentions, min_size=1, max_size=10),
+    titles=st.lists(
+        st.sampled_from([None, "Anna Berg", "Oslo", "Port of Spain", "Berg", "東京", "Café Müller"]),
+        min_size=10,
+        max_size=10,
+    ),
+    query=st.sampled_from(["Who is Anna Berg?", "Where is Oslo?", "x"]),
+    data=st.data(),
+)
+def test_rank_weights_worked_out_on_demand_are_those_of_the_plain_loop(
+    texts: list[str], titles: list[str | None], query: str, data: Any
+) -> None:
+    items = [Item(f"d{i}", titles[i], text, 1.0, {}, (f"d{i}",)) for i, text in enumerate(texts)]
+    scorer = SentenceScorer(query, items, shared_names=False)
+    order = data.draw(st.permutations(range(len(items))))
+    got = {j: scorer._rank_of(j) for j in order}
+    in_query = [scorer._in_query[j] for j in range(len(items))]
+    assert [got[j] for j in range(len(items))] == plain_ranks(items, in_query)
 
 
 _any_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)

@@ -15,9 +15,9 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from ..indexing import TextEntityExtractor
-from ..indexing._extractors import STOPWORDS, normalize
+from ..indexing._extractors import normalize
 from ._items import Item
-from ._text import ascii_word_map, content_terms, sentence_spans, stem, terms_of, words_of
+from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
 
 __all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
 
@@ -49,6 +49,9 @@ def _key(text: str) -> str:
     return " ".join(words_of(text))
 
 
+_ONE_WORD: list[tuple[tuple[str, ...], str]] = []  # (the unread words of one-word keys: shared, never changed)
+
+
 class NameMatcher:
     """Finds name keys as whole words in a text's normalised words, as :func:`entity_pattern` does.
 
@@ -61,18 +64,21 @@ class NameMatcher:
     __slots__ = ("_by_first", "_single")
 
     def __init__(self, keys: Iterable[str]) -> None:
+        distinct = set(keys)
+        # Every key one word: a match is any word that is a key (the common case of one-word titles),
+        # and the keys' words are never read.
+        self._single = not any(" " in k for k in distinct)
         by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        single = True
-        for k in set(keys):
-            words = tuple(k.split(" "))
-            single = single and len(words) == 1
-            by_first.setdefault(words[0], []).append((words, k))
-        for group in by_first.values():
-            if len(group) > 1:
-                group.sort(key=lambda pair: (-len(pair[1]), pair[1]))
+        if self._single:
+            by_first = dict.fromkeys(distinct, _ONE_WORD)
+        else:
+            for k in distinct:
+                words = tuple(k.split(" "))
+                by_first.setdefault(words[0], []).append((words, k))
+            for group in by_first.values():
+                if len(group) > 1:
+                    group.sort(key=lambda pair: (-len(pair[1]), pair[1]))
         self._by_first = by_first
-        # Every key one word: a match is any word that is a key (the common case of one-word titles).
-        self._single = single
 
     def __bool__(self) -> bool:
         return bool(self._by_first)
@@ -102,25 +108,6 @@ class NameMatcher:
         if self._single:
             return self._by_first.keys() & words
         return set(self.findall(words))
-
-    def first_found(self, texts: Iterable[Sequence[str]]) -> dict[str, int]:
-        """Each key found in ``texts`` (their words) -> the position of the first text it is found in."""
-        first: dict[str, int] = {}
-        if self._single:
-            keys = self._by_first.keys()
-            if not keys:
-                return first
-            for i, words in enumerate(texts):
-                new = (keys & words) - first.keys()
-                if new:
-                    first.update(dict.fromkeys(new, i))
-                    if len(first) == len(keys):
-                        break
-            return first
-        for i, words in enumerate(texts):
-            for key in self.findall(words):
-                first.setdefault(key, i)
-        return first
 
     def search(self, words: Sequence[str]) -> bool:
         """Whether any key occurs in ``words`` (as whole words)."""
@@ -241,13 +228,16 @@ class SentenceScorer:
         "_alone",
         "_cache",
         "_every",
-        "_hits",
+        "_every_title",
         "_in_query",
         "_items",
         "_keys",
         "_named_count",
+        "_named_in",
+        "_names",
         "_norm",
         "_owners",
+        "_padded",
         "_q_terms",
         "_query_entities",
         "_rank",
@@ -255,7 +245,6 @@ class SentenceScorer:
         "_shared",
         "_similarity",
         "_title_share",
-        "_vocabulary",
         "_wants",
         "_weight",
     )
@@ -269,7 +258,6 @@ class SentenceScorer:
         *,
         shared_names: bool = True,
     ) -> None:
-        w = _WEIGHTS
         self._items = items
         self._similarity = similarity
         self._relation_similarity = relation_similarity
@@ -285,19 +273,20 @@ class SentenceScorer:
 
         in_query_names = in_text(words_of(query))
         in_query = [n is not None and n in in_query_names for n in names]
-        item_words = [words_of(it.text) for it in items]
-        # The words of the items and titles that stem to one of the query's terms (each distinct word
-        # stemmed once): a term's document frequency counts the items holding one of its words (in
-        # their text or title), as if counted in terms_of(words) | content_terms(title).
-        with_titles = [ws + tw for ws, tw in zip(item_words, title_words, strict=True)]
-        self._vocabulary = vocabulary = set().union(*with_titles)
-        self._hits = hits = {w: t for w in vocabulary - STOPWORDS if len(w) > 1 and (t := stem(w)) in q_terms}
-        stemming_to: dict[str, set[str]] = {}
-        for word, term in hits.items():
-            stemming_to.setdefault(term, set()).add(word)
+        # An ASCII item's normalised text with every non-word character a space, between spaces: its
+        # words are found with str.find, not split out (few are ever needed).
+        self._padded = [f" {ascii_word_map(it.text.lower())} " if it.text.isascii() else None for it in items]
+        # A term's document frequency counts the items holding a word that stems to it, in their text
+        # or title (as if counted in terms_of(words) | content_terms(title)).
         df = dict.fromkeys(q_terms, 0)
-        for term, variants in stemming_to.items():
-            df[term] = len(items) - sum(map(variants.isdisjoint, with_titles))
+        for it, padded, tw in zip(items, self._padded, title_words, strict=True):
+            held = terms_of(tw) & q_terms
+            if padded is None:
+                held |= terms_of(words_of(it.text)) & q_terms
+            else:
+                held.update(t for t in q_terms if t not in held and holds_term(padded, t))
+            for t in held:
+                df[t] += 1
         n_items = max(1, len(items))
         self._weight = {t: math.log(1.0 + n_items / (1.0 + df[t])) for t in q_terms}
         # fsum: exact, so the result does not depend on the (hash-seeded) order of a set of terms.
@@ -311,16 +300,11 @@ class SentenceScorer:
         ]
         query_entities = NameMatcher(n for n, q in zip(names, in_query, strict=True) if n and q)
         self._query_entities = query_entities if query_entities else None
-        rank = [1.0 / (1.0 + w["decay"] * i) for i in range(len(items))]
-        # Bridge documents: named by a better-ranked document; they inherit part of its weight.
-        first_naming = every_title.first_found(item_words)
-        for j, own in enumerate(names):
-            if own is None or in_query[j]:
-                continue
-            i = first_naming.get(own, j)
-            if i < j:
-                rank[j] = max(rank[j], w["linked"] * rank[i])
-        self._rank = rank
+        # Rank weights are worked out when an item's sentences are first asked for (see _rank_of).
+        self._names = names
+        self._every_title = every_title
+        self._rank: dict[int, float] = {}
+        self._named_in: dict[int, set[str]] = {}  # item -> the titles its text names
         # (Whether a document shares a name with the first is worked out when its sentences are scored.)
         self._shared = _SharedNames(query, items) if shared_names else None
         self._in_query = in_query
@@ -359,6 +343,41 @@ class SentenceScorer:
         """:meth:`term_weight` of each of the query's content terms (the terms a sentence holds)."""
         return {t: self.term_weight(t) for t in self._weight}
 
+    def _rank_of(self, j: int) -> float:
+        """Item ``j``'s rank weight ``1 / (1 + decay * j)``; a bridge document (one whose subject a
+        better-ranked document names, the query not) keeps ``linked`` times the weight of the first
+        document naming it, if more."""
+        rank = self._rank
+        # j, the first document naming it, the first naming that one, ...: weighed from the last.
+        chain: list[tuple[int, int | None]] = []
+        k: int | None = j
+        while k is not None and k not in rank:
+            by = self._first_naming(k)
+            chain.append((k, by))
+            k = by
+        for k, by in reversed(chain):
+            weight = 1.0 / (1.0 + _WEIGHTS["decay"] * k)
+            rank[k] = weight if by is None else max(weight, _WEIGHTS["linked"] * rank[by])
+        return rank[j]
+
+    def _first_naming(self, j: int) -> int | None:
+        """The first item before ``j`` whose text names item ``j``'s title (``None`` when none does, or
+        when the query names it)."""
+        own = self._names[j]
+        if own is None or self._in_query[j]:
+            return None
+        first_word = f" {own.split(' ', 1)[0]} "
+        for i in range(j):
+            padded = self._padded[i]
+            if padded is not None and first_word not in padded:
+                continue  # (a name is found only where its first word is)
+            named = self._named_in.get(i)
+            if named is None:
+                named = self._named_in[i] = self._every_title.found(words_of(self._items[i].text))
+            if own in named:
+                return i
+        return None
+
     def sentences(self, i: int) -> list[Sentence]:
         """The scored sentences of item ``i``, in text order."""
         found = self._cache.get(i)
@@ -368,14 +387,13 @@ class SentenceScorer:
         item = self._items[i]
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm
-        vocabulary, hits = self._vocabulary, self._hits
         query_entities, every, similarity = self._query_entities, self._every, self._similarity
         alone: AbstractSet[str] = self._alone.get(i, frozenset())  # (any other name found makes a bridge)
-        rank = self._rank[i]
+        rank = self._rank_of(i)
         named = self._in_query[i]
         title_share = w["title"] * self._title_share[i]
         if self._shared is not None and not named and self._shared.shares(i):
-            rank = max(rank, w["shared"] * self._rank[0])
+            rank = max(rank, w["shared"] * self._rank_of(0))
         # (A question naming two retrieved documents compares them: their own facts are the answer.)
         restating = named and self._named_count < 2
         relation = None if named else self._relation_similarity
@@ -387,13 +405,7 @@ class SentenceScorer:
         for k, (start, end) in enumerate(sentence_spans(whole)):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
-            # terms_of(words) & q_terms: from the words known to stem to a query term (all of them
-            # when the sentence has no word the items do not have), else built as terms_of does.
-            distinct = set(words)
-            if distinct <= vocabulary:
-                shared = frozenset({hits[word] for word in hits.keys() & distinct})
-            else:
-                shared = frozenset({stem(word) for word in distinct - STOPWORDS if len(word) > 1} & q_terms)
+            shared = frozenset(terms_of(words) & q_terms)
             score = w["terms"] * math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
                 score += w["query_entity"]

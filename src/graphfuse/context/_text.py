@@ -8,7 +8,17 @@ from functools import lru_cache
 
 from ..indexing._extractors import STOPWORDS, normalize
 
-__all__ = ["ascii_word_map", "content_terms", "cut_to", "sentence_spans", "stem", "terms_of", "words_of"]
+__all__ = [
+    "ascii_word_map",
+    "content_terms",
+    "cut_to",
+    "holds_term",
+    "sentence_spans",
+    "stem",
+    "stem_prefixes",
+    "terms_of",
+    "words_of",
+]
 
 # A sentence ends at . ! ? (and their CJK forms), closing quotes/brackets included, before
 # whitespace; CJK terminators end a sentence without whitespace. Newlines end one too.
@@ -127,6 +137,38 @@ _RELATION_STEMS = {
     "execut": "die",
     "dying": "die",
 }
+
+
+@lru_cache(maxsize=4096)
+def stem_prefixes(term: str) -> tuple[str, ...]:
+    """Prefixes, one of which starts every normalised word that :func:`stem` maps to ``term``.
+
+    :func:`stem` cuts one suffix off a word's end (``ies``/``ied`` become ``y``), keeps six
+    characters and maps some stems to others (``_RELATION_STEMS``): such a word starts with
+    ``term`` or with a stem mapped to it, less a final ``y`` that the suffix rules may have added.
+    """
+    bases = {term, *(k for k, v in _RELATION_STEMS.items() if v == term)}
+    found = {p for b in bases for p in ((b, b[:-1]) if b.endswith("y") else (b,))}
+    # (A prefix that starts with another one finds nothing more.)
+    return tuple(sorted(p for p in found if not any(q != p and p.startswith(q) for q in found)))
+
+
+def holds_term(padded: str, term: str) -> bool:
+    """Whether ``padded``, an ASCII text's ``f" {ascii_word_map(text.lower())} "``, has a word that
+    :func:`stem` maps to ``term`` (of more than one character, not a stopword): whether ``term in
+    content_terms(text)``, read with ``str.find`` at the words that start with a
+    :func:`stem_prefixes` prefix instead of splitting the text into words."""
+    for prefix in stem_prefixes(term):
+        # (Searched without the space before it: spaces are everywhere, its first letter is not.)
+        at = padded.find(prefix)
+        while at >= 0:
+            if padded[at - 1] == " ":
+                end = padded.find(" ", at)
+                word = padded[at:end]
+                if len(word) > 1 and word not in STOPWORDS and stem(word) == term:
+                    return True
+            at = padded.find(prefix, at + 1)
+    return False
 
 
 def content_terms(text: str, *, stopwords: Iterable[str] = STOPWORDS) -> set[str]:
