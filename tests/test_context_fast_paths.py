@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from graphfuse import Document, Relation, Result, run_sync
 from graphfuse.context import TiktokenCounter, abuild_context
+from graphfuse.context._counters import _pieces
 from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
 from graphfuse.context._evidence import (
     _EXTRACTOR,
@@ -251,6 +252,12 @@ _wordy = st.lists(
 @given(text=_any_text | _wordy)
 def test_cl100k_lower_bound_never_exceeds_the_count(text: str) -> None:
     assert CL100K.at_least(text) <= CL100K.count(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(classes=st.text(alphabet="ax ", max_size=40).map(str.encode))
+def test_lower_bound_pieces_are_counted_as_split_counts_them(classes: bytes) -> None:
+    assert _pieces(classes) == len(classes.split())
 
 
 def test_cl100k_lower_bound_on_real_text_and_other_encodings() -> None:

@@ -167,8 +167,8 @@ class TiktokenCounter:
         # the counted runs are the space-separated pieces made of "a" only (all pieces, less
         # those holding an "x": what is left of them once the "a"s are taken out).
         classes = text.encode("utf-8", "surrogatepass").translate(_LETTER_CLASSES)
-        pieces = len(classes.split())
-        return pieces if text.isascii() else pieces - len(classes.replace(b"a", b"").split())
+        pieces = _pieces(classes)
+        return pieces if text.isascii() else pieces - _pieces(classes.replace(b"a", b""))
 
     def __repr__(self) -> str:
         return f"TiktokenCounter({self.name!r})"
@@ -178,6 +178,12 @@ class TiktokenCounter:
 _LETTER_CLASSES = bytes(
     ord("a") if (i < 0x80 and chr(i).isalpha()) else ord("x") if i >= 0x80 else ord(" ") for i in range(256)
 )
+
+
+def _pieces(classes: bytes) -> int:
+    """``len(classes.split())`` for bytes that are ``a``, ``x`` or spaces, counted without splitting:
+    a piece starts at the first byte, if not a space, and after each space followed by another byte."""
+    return classes.count(b" a") + classes.count(b" x") + (classes[:1] not in (b"", b" "))
 
 
 _encodings: dict[str, Any] = {}

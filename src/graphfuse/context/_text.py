@@ -149,8 +149,9 @@ def stem_prefixes(term: str) -> tuple[str, ...]:
     """
     bases = {term, *(k for k, v in _RELATION_STEMS.items() if v == term)}
     found = {p for b in bases for p in ((b, b[:-1]) if b.endswith("y") else (b,))}
-    # (A prefix that starts with another one finds nothing more.)
-    return tuple(sorted(p for p in found if not any(q != p and p.startswith(q) for q in found)))
+    # (A prefix that starts with another one finds nothing more; the term's own prefix is looked for first.)
+    kept = [p for p in found if not any(q != p and p.startswith(q) for q in found)]
+    return tuple(sorted(kept, key=lambda p: (not term.startswith(p), p)))
 
 
 def holds_term(padded: str, term: str) -> bool:
