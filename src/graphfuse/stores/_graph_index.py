@@ -103,6 +103,7 @@ class GraphIndex:
         self._typed: dict[frozenset[str], tuple[IntArray, IntArray]] = {}
         self._matrices: dict[frozenset[str] | None, sp.csr_matrix] = {}
         self._pagerank = pagerank
+        self._pagerank_values: list[float] | None = None  # _pagerank as Python floats, for lookups by id
         self._warm: GraphIndex | None = None
         self._lock = threading.Lock()
 
@@ -272,12 +273,17 @@ class GraphIndex:
         return np.where(where >= 0, ranks[np.maximum(where, 0)], fill)
 
     def scores(self, ids: Sequence[str] | None) -> dict[str, float]:
-        ranks = self.pagerank()
+        values = self._pagerank_values
+        if values is None:
+            # The scores as Python floats (what float(ranks[i]) gives), converted once per index: a lookup by
+            # id is then a list index instead of a numpy scalar conversion.
+            values = self._pagerank_values = self.pagerank().tolist()
         if ids is None:
-            return dict(zip(self.ids, ranks.tolist(), strict=True))
+            return dict(zip(self.ids, values, strict=True))
         out: dict[str, float] = {}
+        position = self.position
         for doc_id in ids:
-            i = self.position.get(doc_id)
+            i = position.get(doc_id)
             if i is not None:
-                out[doc_id] = float(ranks[i])
+                out[doc_id] = values[i]
         return out

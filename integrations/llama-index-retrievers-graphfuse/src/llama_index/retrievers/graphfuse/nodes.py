@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -997,12 +998,32 @@ class _Owned(list):  # type: ignore[type-arg]
         return (list, (list(self),))
 
 
+_SINGLETONS: list[list[int]] = [[k] for k in range(256)]
+
+
+def _singletons(n: int) -> list[list[int]]:
+    """``[[0], [1], ..., [n - 1]]``: the groups of a list whose every graph id is one node. The inner lists are
+    shared between calls (read only: the records holding them never leave this module), so a step over a
+    remembered list allocates no group lists."""
+    global _SINGLETONS
+    cached = _SINGLETONS
+    if len(cached) < n:
+        if n > _MAX_CACHED:
+            return [[k] for k in range(n)]
+        cached = [[k] for k in range(n)]
+        _SINGLETONS = cached  # a new list replaces the old one whole: readers never see it half built
+    return cached[:n]
+
+
+_consume = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
+_STATE_METADATA = itemgetter("metadata")
+_STATE_ID = itemgetter("id_")
+_STATE_EMBED_KEYS = itemgetter("excluded_embed_metadata_keys")
+_STATE_LLM_KEYS = itemgetter("excluded_llm_metadata_keys")
+_STATE_RELATIONSHIPS = itemgetter("relationships")
+_FIRST = itemgetter(0)
+_THIRD = itemgetter(2)
 _NODE = attrgetter("node")
-_METADATA = attrgetter("metadata")
-_ID = attrgetter("id_")
-_RELATIONSHIPS = attrgetter("relationships")
-_EMBED_KEYS = attrgetter("excluded_embed_metadata_keys")
-_LLM_KEYS = attrgetter("excluded_llm_metadata_keys")
 _STATE = attrgetter("__dict__")
 
 
@@ -1047,17 +1068,20 @@ def _fast_read(
     node_list = list(map(_NODE, nodes))
     if not all(map(is_, node_list, batch.nodes)):
         return None
-    metadata = list(map(_METADATA, node_list))
+    # The fields are read from each node's __dict__ (the remembered nodes are plain TextNode / GraphFuseNode
+    # objects, whose fields live there): an item lookup instead of an attribute lookup through the class.
+    states = list(map(_STATE, node_list))
+    metadata = list(map(_STATE_METADATA, states))
     signals = list(map(methodcaller("get", key), metadata))
     if not all(map(is_, signals, batch.signals)) or signals != batch.snapshots:
         return None
     if (
-        not all(map(is_, map(_ID, node_list), ids))
+        not all(map(is_, map(_STATE_ID, states), ids))
         # (The text of these nodes is a str: TextNode validates assignment.)
-        or not all(map(contains, map(_EMBED_KEYS, node_list), repeat(key)))
-        or not all(map(contains, map(_LLM_KEYS, node_list), repeat(key)))
+        or not all(map(contains, map(_STATE_EMBED_KEYS, states), repeat(key)))
+        or not all(map(contains, map(_STATE_LLM_KEYS, states), repeat(key)))
         or (
-            any(map(len, map(_RELATIONSHIPS, node_list)))
+            any(map(len, map(_STATE_RELATIONSHIPS, states)))
             and not all(map(is_, map(type, node_list), repeat(GraphFuseNode)))
         )
     ):
@@ -1089,7 +1113,7 @@ def _fast_read(
         values = stamps[field]
     else:
         values = metadata
-    groups = [[k] for k in range(n)]
+    groups = _singletons(n)
     # The signals are the batch's private copies, taken over: a signal stage writes new dicts into the nodes,
     # so the list they came in is no longer seen as unchanged; fusion does not change them.
     return NodeRecords(list(ids), batch.snapshots, groups, values), metadata, signals
@@ -1141,9 +1165,10 @@ async def apply_signal_stage(
     reading = _Reading()
     records = _read(nodes, mapping, stage.signal_input, reading)
     values = await run_signal_stage(stage, query, records.ids, records.values)
-    name = stage.signal
-    for signals, value in zip(records.signals, values, strict=True):
-        signals[name] = value
+    signals = records.signals
+    if len(values) != len(signals):  # pragma: no cover - run_signal_stage returns one value per id
+        raise ValueError(f"{len(values)} signal values for {len(signals)} records")
+    _consume(map(setitem, signals, repeat(stage.signal), values))
     return _with_record_signals(nodes, records, mapping, reading)
 
 
@@ -1166,19 +1191,19 @@ def fuse_nodes(
         ranked = sorted(zip(map(neg, map(float, scores)), ids, range(len(ids)), strict=True))
         if top_n is not None:
             ranked = ranked[:top_n]
-        order = list(map(itemgetter(2), ranked))
-        fused_scores = [-t[0] for t in ranked]
+        order = list(map(_THIRD, ranked))
+        fused_scores = list(map(neg, map(_FIRST, ranked)))
         if reading.fast and reading.batch is not None:
             # The whole list, GraphFuse's own and checked: its nodes carry their signals; scores set in place.
-            out = [nodes[i] for i in order]
-            list(map(setitem, map(_STATE, out), repeat("score"), fused_scores))
+            out = list(map(nodes.__getitem__, order))
+            _consume(map(setitem, map(_STATE, out), repeat("score"), fused_scores))
             batch = reading.batch
             return _remember_batch(
                 out,
-                [batch.nodes[i] for i in order],
-                [reading.signals[i] for i in order],
+                list(map(batch.nodes.__getitem__, order)),
+                list(map(reading.signals.__getitem__, order)),
                 mapping,
-                [ids[i] for i in order],
+                list(map(ids.__getitem__, order)),
             )
         all_signals = records.signals
         return _copies(
