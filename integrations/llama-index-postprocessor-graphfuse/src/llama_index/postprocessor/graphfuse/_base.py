@@ -55,7 +55,6 @@ def _presigned(fn: _F) -> _F:
     return fn
 
 
-
 class _Plan(NamedTuple):
     """What a stage postprocessor runs with, built once per settings."""
 
