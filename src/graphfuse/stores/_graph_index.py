@@ -280,8 +280,11 @@ class GraphIndex:
             values = self._pagerank_values = self.pagerank().tolist()
         if ids is None:
             return dict(zip(self.ids, values, strict=True))
-        out: dict[str, float] = {}
         position = self.position
+        positions = list(map(position.get, ids))
+        if None not in positions:  # every id known: one pass in C
+            return dict(zip(ids, map(values.__getitem__, positions), strict=True))
+        out: dict[str, float] = {}
         for doc_id in ids:
             i = position.get(doc_id)
             if i is not None:
