@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -277,13 +277,14 @@ class GraphIndex:
         if values is None:
             # The scores as Python floats (what float(ranks[i]) gives), converted once per index: a lookup by
             # id is then a list index instead of a numpy scalar conversion.
-            values = self._pagerank_values = self.pagerank().tolist()
+            values = self._pagerank_values = cast("list[float]", self.pagerank().tolist())
         if ids is None:
             return dict(zip(self.ids, values, strict=True))
         position = self.position
-        positions = list(map(position.get, ids))
+        positions: list[int | None] = list(map(position.get, ids))
         if None not in positions:  # every id known: one pass in C
-            return dict(zip(ids, map(values.__getitem__, positions), strict=True))
+            known = cast("list[int]", positions)
+            return dict(zip(ids, map(values.__getitem__, known), strict=True))
         out: dict[str, float] = {}
         for doc_id in ids:
             i = position.get(doc_id)

@@ -55,7 +55,7 @@ from __future__ import annotations
 import math
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
@@ -1015,7 +1015,7 @@ def _singletons(n: int) -> list[list[int]]:
     return cached[:n]
 
 
-_consume = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
+_consume: Callable[[Iterable[Any]], None] = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
 _STATE_METADATA = itemgetter("metadata")
 _STATE_ID = itemgetter("id_")
 _STATE_EMBED_KEYS = itemgetter("excluded_embed_metadata_keys")
