@@ -5,8 +5,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from itertools import repeat
-from operator import le, lt, methodcaller, truediv
 from typing import Any
 
 from .._capabilities import SignalInput
@@ -21,7 +19,6 @@ __all__ = ["AccessPopularity"]
 
 _MISSING = ("neutral", "zero", "error")
 NEUTRAL = 0.5
-_NUMBER_TYPES = frozenset({int, float})
 
 
 class AccessPopularity(NamedStage):
@@ -111,18 +108,6 @@ class AccessPopularity(NamedStage):
     def _values(self, ids: Sequence[str], metadata: Sequence[Mapping[str, Any]]) -> list[float]:
         key = self._key
         cap = self._cap
-        # The common case (every count a finite non-negative int or float; NaN fails the comparisons) in
-        # passes in C: the same counts, maximum and quotients as the loop below.
-        raws = list(map(methodcaller("get", key), metadata))
-        if (
-            len(raws) == len(ids)
-            and set(map(type, raws)) <= _NUMBER_TYPES
-            and all(map(le, repeat(0), raws))
-            and all(map(lt, raws, repeat(math.inf)))
-        ):
-            capped = list(map(min, map(float, raws), repeat(cap)))
-            most = max(capped, default=0.0)
-            return list(map(truediv, capped, repeat(most))) if most > 0 else [0.0] * len(capped)
         counts: list[float | None] = []
         for doc_id, m in zip(ids, metadata, strict=True):
             raw = m.get(key)

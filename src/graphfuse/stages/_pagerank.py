@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import repeat
-from operator import ge, is_, le
 from typing import Any
 
 from .._capabilities import SignalInput
@@ -77,17 +75,8 @@ class PageRank(NamedStage):
         if not ids:
             return []
         scores = await self._graph_store.pagerank(list(ids))
-        default = self._default
-        # The common case (every score, or the default, a float in [0, 1]; NaN fails the comparisons) in
-        # passes in C; anything else goes through the loop below, which names the problem.
-        fast = list(map(scores.get, ids, repeat(default)))
-        if (
-            all(map(is_, map(type, fast), repeat(float)))
-            and all(map(le, repeat(0.0), fast))
-            and all(map(ge, repeat(1.0), fast))
-        ):
-            return fast
         out: list[float] = []
+        default = self._default
         for doc_id in ids:
             value = scores.get(doc_id)
             if value is None:

@@ -281,10 +281,6 @@ class GraphIndex:
         if ids is None:
             return dict(zip(self.ids, values, strict=True))
         position = self.position
-        positions: list[int | None] = list(map(position.get, ids))
-        if None not in positions:  # every id known: one pass in C
-            known = cast("list[int]", positions)
-            return dict(zip(ids, map(values.__getitem__, known), strict=True))
         out: dict[str, float] = {}
         for doc_id in ids:
             i = position.get(doc_id)

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from itertools import repeat
-from operator import is_
 from typing import Any
 
 from .._encoding import check_text, first_surrogate
@@ -118,8 +116,6 @@ def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str],
 def check_ids(ids: Sequence[str], what: str = "ids") -> list[str]:
     """A list of ids, rejecting a bare string (a common slip for a one-element list)."""
     values = list(_batch(ids, what))
-    if all(map(is_, map(type, values), repeat(str))):  # the common case, in one pass in C
-        return values
     for value in values:
         if not isinstance(value, str):
             raise InvalidInput(f"{what} must be strings, got {type(value).__name__}")

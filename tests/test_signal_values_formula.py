@@ -1,6 +1,6 @@
-"""The signal stages compute the common case (every value present and valid) in passes over the
-values: the results must be exactly those of the per-document formula, and anything outside the
-common case must still be refused (or defaulted) as before."""
+"""The signal stages' values are exactly those of the per-document formula (bit for bit), and anything
+outside the common case (a missing timestamp, a bool or NaN count, a score out of range) is refused or
+defaulted as documented."""
 
 from __future__ import annotations
 
