@@ -278,9 +278,10 @@ class SentenceScorer:
         self._padded = [f" {ascii_word_map(it.text.lower())} " if it.text.isascii() else None for it in items]
         # A term's document frequency counts the items holding a word that stems to it, in their text
         # or title (as if counted in terms_of(words) | content_terms(title)).
+        title_terms = [terms_of(tw) & q_terms for tw in title_words]
         df = dict.fromkeys(q_terms, 0)
-        for it, padded, tw in zip(items, self._padded, title_words, strict=True):
-            held = terms_of(tw) & q_terms
+        for it, padded, in_title in zip(items, self._padded, title_terms, strict=True):
+            held = set(in_title)
             if padded is None:
                 held |= terms_of(words_of(it.text)) & q_terms
             else:
@@ -295,8 +296,8 @@ class SentenceScorer:
         # The share of the question's words in the title of a document it does not name: a passage
         # titled by what is asked ("Governor of Vatican City" for "the governor of the city where ...").
         self._title_share = [
-            0.0 if in_query[i] else math.fsum(self._weight[t] for t in terms_of(ws) & q_terms) / self._norm
-            for i, ws in enumerate(title_words)
+            0.0 if in_query[i] else math.fsum(self._weight[t] for t in terms) / self._norm
+            for i, terms in enumerate(title_terms)
         ]
         query_entities = NameMatcher(n for n, q in zip(names, in_query, strict=True) if n and q)
         self._query_entities = query_entities if query_entities else None
