@@ -78,3 +78,20 @@ def test_wants_entity_graph_rule() -> None:
     assert wants_entity_graph([SourceRecord(id="a", text="x", title="Paris")]) is False
     assert wants_entity_graph([SourceRecord(id="a", text="x", title="2024-01-01")]) is True  # no letters
     assert wants_entity_graph([]) is False
+
+
+def test_wants_entity_graph_when_titles_link_nothing() -> None:
+    notes = [
+        SourceRecord(id="kickoff.md", text="Alice Novak met Bob Reyes of Acme Corp.", title="Kickoff with Acme"),
+        SourceRecord(id="ops.md", text="Carla Diaz runs the database team at Acme Corp.", title="ops"),
+        SourceRecord(id="misc.md", text="Lunch near the Lisbon office.", title="misc"),
+    ]
+    assert wants_entity_graph(notes) is True  # titled, but no title is named elsewhere: an empty graph
+    wiki = [
+        SourceRecord(id="p", text="Paris is the capital of France.", title="Paris"),
+        SourceRecord(id="f", text="France borders Spain.", title="France"),
+        SourceRecord(id="s", text="Spain is south of France.", title="Spain"),
+    ]
+    assert wants_entity_graph(wiki) is False
+    linked = [SourceRecord(id=n.id, text=n.text, title=n.title, links=("ops.md",)) for n in notes]
+    assert wants_entity_graph(linked) is False  # explicit links make the graph

@@ -516,3 +516,38 @@ def test_a_document_titled_by_what_is_asked_ranks_its_sentences_higher(monkeypat
     named = SentenceScorer(question, [berg]).sentences(0)
     monkeypatch.setitem(_evidence._WEIGHTS, "title", 0.0)
     assert [s.score for s in named] == [s.score for s in SentenceScorer(question, [berg]).sentences(0)]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+async def test_a_heading_that_repeats_the_title_is_not_repeated(fmt: str) -> None:
+    note = Document(
+        "kickoff.md",
+        "# Kickoff with  Acme\n\nBob said the Postgres cluster is in Frankfurt.",
+        {"title": "Kickoff with Acme"},
+    )
+    other = Document("ops.md", "# Runbook\nRestart the cluster.", {"title": "ops"})
+    ctx = await abuild_context(
+        "Where is the Postgres cluster?",
+        [Result(note, 0.9, {}), Result(other, 0.5, {})],
+        budget=200,
+        format=fmt,
+        graph_store=InMemoryGraphStore(),
+    )
+    assert "Kickoff with Acme" in ctx.text and "# Kickoff" not in ctx.text
+    assert "Frankfurt" in ctx.text
+    assert "Runbook" in ctx.text or fmt != "passages"  # a heading other than the title stays
+
+
+async def test_entity_nodes_are_named_in_the_graph_format() -> None:
+    graph = InMemoryGraphStore()
+    notes = [
+        Document("ops.md", "Carla Diaz runs the database team.", {"title": "ops"}),
+        Document("graphfuse:entity:carla diaz", "carla diaz", {"graphfuse_kind": "entity", "name": "carla diaz"}),
+    ]
+    await graph.store_documents(notes)
+    await graph.create_relations([Relation("graphfuse:entity:carla diaz", "ops.md", "MENTIONED_IN", 1.0)])
+    ctx = await abuild_context(
+        "Who runs the database team?", [Result(notes[0], 0.9, {})], budget=200, format="graph", graph_store=graph
+    )
+    assert "carla diaz -[MENTIONED_IN]-> ops" in ctx.text
+    assert "graphfuse:entity:" not in ctx.text and "carla diaz: carla diaz" not in ctx.text

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from graphfuse import InvalidInput
+from graphfuse import Candidate, Document, GraphStore, InvalidInput, Query, StageRunContext
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import (
     CO_OCCURS_WITH,
@@ -19,7 +21,8 @@ from graphfuse.indexing import (
     merge_variants,
 )
 from graphfuse.multihop import BM25Index, corpus_indexes, entity_matcher, multihop
-from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+from graphfuse.stages import GraphExpansion
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 
 
 def entities(text: str, **kwargs: object) -> list[str]:
@@ -163,3 +166,26 @@ async def test_one_word_matches_in_lower_case_are_common_words_not_names() -> No
     assert await seeds("Which place near the harbor hall did Wolfgang book?") == {"n:wolfgang", "n:hall"}
     # A question typed all in lower case says nothing by its case: every match counts.
     assert await seeds("what is the place where wolfgang played?") == {"n:place", "n:wolfgang"}
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+async def test_graph_expansion_walks_through_entity_nodes_without_adding_them(kind: str, tmp_path: Path) -> None:
+    graph: GraphStore = InMemoryGraphStore() if kind == "memory" else SQLiteGraphStore(tmp_path / "g.db")
+    extractors = [TextEntityExtractor()]
+    indexer = Indexer(graph, LocalVectorStore(), HashingEmbedder(64), extractors=extractors, entity_graph=True)
+    await indexer.aindex(RECORDS)
+    seeds = [Candidate(Document("chat2", "x"), {"semantic": 0.8})]
+    out = await GraphExpansion(graph).run(Query("q"), seeds, StageRunContext())
+    # chat2 and chat4 both name Greta Berg (two hops through her node); chat1 names Wolfgang Schulz.
+    assert {c.id: c.signals["graph"] for c in out} == {"chat2": 0.8, "chat1": 0.2, "chat4": 0.2}
+    every = await GraphExpansion(graph, pass_through=None).run(Query("q"), seeds, StageRunContext())
+    assert ENTITY_PREFIX + "greta berg" in {c.id for c in every}
+    # The entity nodes at one hop take up a limit of 1; the store is asked again for a document.
+    capped = await GraphExpansion(graph, max_expansion=1).run(Query("q"), seeds, StageRunContext())
+    assert [c.id for c in capped] == ["chat2", "chat1"]
+
+
+def test_graph_expansion_pass_through_must_be_a_prefix() -> None:
+    for bad in ("", 3):
+        with pytest.raises(InvalidInput, match="pass_through"):
+            GraphExpansion(InMemoryGraphStore(), pass_through=bad)  # type: ignore[arg-type]

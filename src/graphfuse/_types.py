@@ -15,6 +15,7 @@ from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 
 __all__ = [
+    "ENTITY_PREFIX",
     "Candidate",
     "Document",
     "Query",
@@ -26,6 +27,9 @@ __all__ = [
     "check_id",
     "check_signal",
 ]
+
+ENTITY_PREFIX = "graphfuse:entity:"
+"""Ids of entity nodes (``Indexer(entity_graph=True)``) are this prefix and the entity key."""
 
 _RELATION_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _SIGNAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")

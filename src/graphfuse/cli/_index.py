@@ -34,7 +34,8 @@ async def index_records(
     """Index ``records`` into an opened store, with a progress bar on ``console``.
 
     ``entity_graph``: build entity nodes from the text (``Indexer(entity_graph=True)``);
-    ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled records).
+    ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled
+    records, or titles that link almost none of them).
     """
     if entity_graph is None:
         entity_graph = wants_entity_graph(records)
@@ -119,7 +120,10 @@ def index(
         bool | None,
         typer.Option(
             "--entity-graph/--no-entity-graph",
-            help="Build entity nodes from the text (default: when most documents have no title).",
+            help=(
+                "Build entity nodes from the text (default: when most documents have no title, "
+                "or the titles link almost none of them)."
+            ),
             show_default=False,
         ),
     ] = None,

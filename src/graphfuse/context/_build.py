@@ -16,7 +16,7 @@ from ._budget import TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
-from ._items import Item, items_from_results
+from ._items import Item, item_body, item_title, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
@@ -227,10 +227,8 @@ async def fetch_neighbourhood(
             break
         seen.add(key)
         own[doc.id] = key
-        title = doc.metadata.get("title")
-        neighbours.append(
-            Item(key, title if isinstance(title, str) and title else None, doc.content, 0.0, doc.metadata, (doc.id,))
-        )
+        title = item_title(doc.metadata)
+        neighbours.append(Item(key, title, item_body(doc.content, title), 0.0, doc.metadata, (doc.id,)))
     kept = [
         # (A relation between documents, not chunks, is kept as it is: no new Relation to validate.)
         r

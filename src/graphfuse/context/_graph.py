@@ -146,6 +146,8 @@ def serialize_graph(
     for i, e in enumerate(entities):
         first = read.first(e.text)
         description = _clip(first, caps.description_chars) if first is not None else ""
+        if description.casefold() == names[i].casefold():
+            description = ""  # (an entity node's text is its name)
         if first is not None:
             used.add(read.key(first))
         kind = _type(e.metadata)

@@ -9,7 +9,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._types import Result
 
-__all__ = ["Item", "items_from_results"]
+__all__ = ["Item", "item_body", "item_title", "items_from_results"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +24,26 @@ class Item:
     parts: tuple[str, ...]  # the result ids merged into this item
 
 
-def _title(metadata: Mapping[str, Any]) -> str | None:
+def item_title(metadata: Mapping[str, Any]) -> str | None:
+    """A document's title from its metadata (an entity node's name), ``None`` when it has none."""
     title = metadata.get("title")
+    if not isinstance(title, str):
+        # (An entity node of an entity graph has no title: its name says what it is.)
+        title = metadata.get("name") if metadata.get("graphfuse_kind") == "entity" else None
     return title.strip() or None if isinstance(title, str) else None
+
+
+def item_body(text: str, title: str | None) -> str:
+    """``text`` without a first line that only repeats ``title`` (a markdown heading, say): the
+    context's head shows the title already."""
+    if not title or not text.startswith(("#", title[:1])):
+        return text
+    line, newline, rest = text.partition("\n")
+    if not newline or not rest.strip():
+        return text
+    if " ".join(line.lstrip("#").split()).casefold() != " ".join(title.split()).casefold():
+        return text
+    return rest.lstrip()
 
 
 def _overlap(left: str, right: str, limit: int = 2000) -> int:
@@ -78,8 +95,8 @@ def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Resu
         if len(members) == 1:  # (most often: a whole document, or one chunk of one)
             r = members[0]
             doc = r.document
-            title = _title(doc.metadata)
-            items.append(Item(key, title, doc.content or "", float(r.score), doc.metadata, (doc.id,)))
+            title = item_title(doc.metadata)
+            items.append(Item(key, title, item_body(doc.content or "", title), float(r.score), doc.metadata, (doc.id,)))
             continue
         best = max(members, key=lambda r: r.score)
         whole = next((r for r in members if r.id == key), None)
@@ -90,6 +107,7 @@ def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Resu
             ordered = sorted(members, key=_chunk_index)
             text = _join_chunks([r.document.content or "" for r in ordered])
             metadata = best.document.metadata
-        title = _title(metadata) or next((t for r in members if (t := _title(r.document.metadata))), None)
-        items.append(Item(key, title, text, float(best.score), metadata, tuple(r.id for r in members)))
+        title = item_title(metadata) or next((t for r in members if (t := item_title(r.document.metadata))), None)
+        parts = tuple(r.id for r in members)
+        items.append(Item(key, title, item_body(text, title), float(best.score), metadata, parts))
     return items, missing

@@ -17,7 +17,7 @@ from .._capabilities import PageRankRefreshing
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
-from .._types import Document, Relation, VectorRecord
+from .._types import ENTITY_PREFIX, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor
 from ._records import SourceRecord
@@ -41,8 +41,6 @@ CO_MENTION = "CO_MENTION"
 PART_OF = "PART_OF"
 MENTIONED_IN = "MENTIONED_IN"
 CO_OCCURS_WITH = "CO_OCCURS_WITH"
-ENTITY_PREFIX = "graphfuse:entity:"
-"""Ids of entity nodes (``entity_graph=True``) are this prefix and the entity key."""
 
 # Reserved metadata keys on stored documents (the rest is the record's own metadata).
 _KIND = "graphfuse_kind"

@@ -284,13 +284,21 @@ class EntityMatcher:
         return out
 
 
+# wants_entity_graph: the share of records the titles must link, read from an even sample of this many.
+_MIN_LINKING = 0.1
+_LINK_SAMPLE = 2000
+
+
 def wants_entity_graph(records: Sequence[SourceRecord]) -> bool:
     """Whether ``records`` need a graph built from their text (``Indexer(entity_graph=True)``).
 
     True when fewer than half of them carry a title that names something (a title with
-    letters that the :class:`~graphfuse.indexing.TitleLinker` can match): chat logs, tickets,
-    notes and title-stripped passages get their graph from the proper nouns of the text, while
-    titled corpora (Wikipedia-like) link through their titles. ``graphfuse index`` and
+    letters that the :class:`~graphfuse.indexing.TitleLinker` can match): chat logs, tickets
+    and title-stripped passages get their graph from the proper nouns of the text, while
+    titled corpora (Wikipedia-like) link through their titles. Also true when the titles do
+    not link the records: fewer than 10 % of them (of an even sample of at most 2,000) carry
+    ``links`` or name another record's title, as with notes titled by their file names or
+    headings, whose title links alone would leave the graph empty. ``graphfuse index`` and
     ``graphfuse eval`` decide this way unless told.
     """
     from ._extractors import TitleLinker
@@ -298,5 +306,13 @@ def wants_entity_graph(records: Sequence[SourceRecord]) -> bool:
     if not records:
         return False
     linker = TitleLinker()
-    titled = sum(1 for r in records if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title))
-    return titled < len(records) / 2
+    titled = [r for r in records if r.title and any(c.isalpha() for c in r.title) and linker.keys(r.title)]
+    if len(titled) < len(records) / 2:
+        return True
+    if len(records) < 2:
+        return False  # (one record links nothing: its title decides)
+    for r in titled:
+        linker.add(r.title or "", r.id)
+    sample = records[:: -(-len(records) // _LINK_SAMPLE)]
+    linking = sum(1 for r in sample if r.links or any(set(m.targets) - {r.id} for m in linker.extract(r.text)))
+    return linking < _MIN_LINKING * len(sample)

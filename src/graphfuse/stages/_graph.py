@@ -8,7 +8,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
-from .._types import Candidate, Query
+from .._types import ENTITY_PREFIX, Candidate, Query
 from ._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 from ._named import NamedStage
 
@@ -16,6 +16,10 @@ __all__ = ["GraphExpansion"]
 
 _OPTIONS = ("depth", "max_expansion", "relation_types", "min_seed_score")
 _MAX_DEPTH = 3
+# How far the store's limit is raised (times max_expansion) to fill the cap with documents when
+# the walk passes through entity nodes, which are not added.
+_WIDEN = 4
+_MAX_WIDEN = 16
 
 
 class GraphExpansion(NamedStage):
@@ -38,6 +42,13 @@ class GraphExpansion(NamedStage):
     ``seed_signal`` (put there by another retriever), or any candidate when ``seed_signal`` is
     ``None``, is a seed of strength 1.0.
 
+    Nodes whose id starts with ``pass_through`` (default: the entity nodes an
+    ``Indexer(entity_graph=True)`` creates, :data:`~graphfuse.indexing.ENTITY_PREFIX`) are walked
+    through but not added: they connect documents (two documents naming one entity are two
+    hops apart) and are not documents themselves. When they take up the store's ``limit``,
+    the store is asked again with a larger one (up to 16 x ``max_expansion``), so the cap is
+    filled with documents. ``pass_through=None`` adds every related node.
+
     Per-call options: ``depth``, ``max_expansion``, ``relation_types``, ``min_seed_score``.
     """
 
@@ -50,6 +61,7 @@ class GraphExpansion(NamedStage):
         "_graph_store",
         "_max_expansion",
         "_min_seed_score",
+        "_pass_through",
         "_relation_types",
         "_seed_signal",
     )
@@ -64,6 +76,7 @@ class GraphExpansion(NamedStage):
         decay: float = 0.5,
         seed_signal: str | None = "semantic",
         min_seed_score: float = 0.0,
+        pass_through: str | None = ENTITY_PREFIX,
         name: str = "graph",
         signal: str = "graph",
     ) -> None:
@@ -76,13 +89,16 @@ class GraphExpansion(NamedStage):
         self._decay = check_unit(decay, "decay", open_low=True)
         self._seed_signal = None if seed_signal is None else check_name(seed_signal, "seed_signal")
         self._min_seed_score = check_unit(min_seed_score, "min_seed_score")
+        if pass_through is not None and (not isinstance(pass_through, str) or not pass_through):
+            raise InvalidInput(f"pass_through must be a non-empty string or None, got {pass_through!r}")
+        self._pass_through = pass_through
         self._set_names(name, signal)
 
     def __repr__(self) -> str:
         return (
             f"GraphExpansion(depth={self._depth}, max_expansion={self._max_expansion}, "
             f"relation_types={self._relation_types}, decay={self._decay}, seed_signal={self._seed_signal!r}, "
-            f"min_seed_score={self._min_seed_score}, name={self._name!r})"
+            f"min_seed_score={self._min_seed_score}, pass_through={self._pass_through!r}, name={self._name!r})"
         )
 
     def check_options(self, options: Mapping[str, Any]) -> None:
@@ -115,22 +131,33 @@ class GraphExpansion(NamedStage):
         if not walk:
             return seeds
         present = {c.id for c in seeds}
-        related = await self._graph_store.related(
-            walk, depth=depth, filter=query.filter, relation_types=types, limit=cap
-        )
-        distance: dict[str, int] = {}
-        source: dict[str, float] = {}
-        for r in related:
-            if r.id in present:
-                continue
-            if isinstance(r.distance, bool) or not isinstance(r.distance, int) or not 1 <= r.distance <= depth:
-                raise InvalidInput(
-                    f"graph store {type(self._graph_store).__name__} returned {r.id!r} at distance "
-                    f"{r.distance!r} for depth {depth}"
-                )
-            value = strength.get(r.seed, 1.0) * self._decay**r.distance
-            if value > source.get(r.id, -1.0):
-                distance[r.id], source[r.id] = r.distance, value
+        skip = self._pass_through
+        limit = cap
+        while True:
+            related = await self._graph_store.related(
+                walk, depth=depth, filter=query.filter, relation_types=types, limit=limit
+            )
+            distance: dict[str, int] = {}
+            source: dict[str, float] = {}
+            for r in related:
+                if r.id in present:
+                    continue
+                if isinstance(r.distance, bool) or not isinstance(r.distance, int) or not 1 <= r.distance <= depth:
+                    raise InvalidInput(
+                        f"graph store {type(self._graph_store).__name__} returned {r.id!r} at distance "
+                        f"{r.distance!r} for depth {depth}"
+                    )
+                if skip is not None and r.id.startswith(skip):
+                    continue
+                value = strength.get(r.seed, 1.0) * self._decay**r.distance
+                if value > source.get(r.id, -1.0):
+                    distance[r.id], source[r.id] = r.distance, value
+            # (Only passed-through nodes can leave the cap unfilled while the store had more.)
+            if len(distance) >= cap or len(related) < limit or limit >= cap * _MAX_WIDEN:
+                break
+            if skip is None or not any(r.id.startswith(skip) for r in related):
+                break
+            limit = min(limit * _WIDEN, cap * _MAX_WIDEN)
         # The store applies the cap; a store that ignores it must not flood the candidates.
         new_ids = sorted(distance, key=lambda i: (distance[i], i))[:cap]
         if not new_ids:
