@@ -533,7 +533,8 @@ async def test_a_heading_that_repeats_the_title_is_not_repeated(fmt: str) -> Non
         format=fmt,
         graph_store=InMemoryGraphStore(),
     )
-    assert "Kickoff with Acme" in ctx.text and "# Kickoff" not in ctx.text
+    assert "Kickoff with Acme" in ctx.text
+    assert "# Kickoff" not in ctx.text
     assert "Frankfurt" in ctx.text
     assert "Runbook" in ctx.text or fmt != "passages"  # a heading other than the title stays
 
@@ -550,4 +551,5 @@ async def test_entity_nodes_are_named_in_the_graph_format() -> None:
         "Who runs the database team?", [Result(notes[0], 0.9, {})], budget=200, format="graph", graph_store=graph
     )
     assert "carla diaz -[MENTIONED_IN]-> ops" in ctx.text
-    assert "graphfuse:entity:" not in ctx.text and "carla diaz: carla diaz" not in ctx.text
+    assert "graphfuse:entity:" not in ctx.text
+    assert "carla diaz: carla diaz" not in ctx.text

@@ -355,3 +355,27 @@ async def test_compare_answers_three_ways_and_judges(tmp_path: Path) -> None:
             assert r.json()["verdicts"] == {}
             assert r.json()["notes"]
         await generator.close()
+
+
+async def test_ingest_into_a_store_with_an_entity_graph_keeps_building_it(tmp_path: Path) -> None:
+    from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord, TextEntityExtractor
+
+    async with served(tmp_path, with_keys=False, corpus=False) as w:
+        chats = [
+            SourceRecord("c1", "Greta Berg: I moved to Hamburg last year."),
+            SourceRecord("c2", "Wolfgang Schulz: My cousin Greta Berg plays drums."),
+        ]
+        indexer = Indexer(
+            w.store.graph, w.store.vectors, w.service.embedder, extractors=[TextEntityExtractor()], entity_graph=True
+        )
+        await indexer.aindex(chats)
+        r = await w.client.post("/v1/ingest", json={"documents": [{"id": "c3", "text": "Greta Berg sold her drums."}]})
+        assert r.status_code == 200, r.text
+        assert r.json()["relations"] > 0
+        related = {x.id for x in await w.store.graph.related(["c3"], depth=1)}
+        assert ENTITY_PREFIX + "greta berg" in related
+        stats = (await w.client.get("/v1/graph/stats")).json()
+        assert stats["documents"] == 3
+        assert stats["entities"] >= 3  # greta berg, wolfgang schulz, hamburg
+        assert "MENTIONED_IN" in stats["relations_by_type"]
+        assert "OTHER" not in stats["relations_by_type"]

@@ -26,7 +26,19 @@ from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._types import Result
-from ..indexing import CO_MENTION, LINKS_TO, MENTIONS, PART_OF, Indexer, SourceRecord, TitleLinker
+from ..indexing import (
+    CO_MENTION,
+    CO_OCCURS_WITH,
+    LINKS_TO,
+    MENTIONED_IN,
+    MENTIONS,
+    PART_OF,
+    EntityExtractor,
+    Indexer,
+    SourceRecord,
+    TextEntityExtractor,
+    TitleLinker,
+)
 from ..multihop import CorpusCache
 from ..plugins import Components, build_pipeline, get_registry
 from ..rerankers import EmbeddingReranker
@@ -38,8 +50,8 @@ __all__ = ["Limits", "Service"]
 
 logger = logging.getLogger("graphfuse.server")
 
-KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF)
-_KIND = "graphfuse_kind"  # the indexer's marker: "document" or "chunk"
+KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
+_KIND = "graphfuse_kind"  # the indexer's marker: "document", "chunk" or "entity"
 _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
 
 
@@ -366,13 +378,20 @@ class Service:
         if writer is None:
             # One title linker per tenant: a document only ever mentions its own tenant's titles.
             linker = TitleLinker()
+            # A store built with an entity graph (its entity nodes visible here) keeps one: new
+            # documents get their entity nodes too.
+            entity_graph = False
             if isinstance(self.graph, DocumentListing):
                 async for doc in self.graph.iter_documents(filter=scope.base_filter):
+                    if not scope.visible(doc.id, doc.metadata):
+                        continue
+                    kind = doc.metadata.get(_KIND)
+                    entity_graph = entity_graph or kind == "entity"
                     title = doc.metadata.get("title")
-                    is_document = doc.metadata.get(_KIND) != "chunk" and scope.visible(doc.id, doc.metadata)
-                    if is_document and isinstance(title, str) and title.strip():
+                    if kind not in ("chunk", "entity") and isinstance(title, str) and title.strip():
                         linker.add(title, doc.id)
-            indexer = Indexer(self.graph, self.vectors, self.embedder, extractors=[linker])
+            extractors: list[EntityExtractor] = [linker, TextEntityExtractor()] if entity_graph else [linker]
+            indexer = Indexer(self.graph, self.vectors, self.embedder, extractors=extractors, entity_graph=entity_graph)
             writer = self._writers[scope.tenant] = _Writer(indexer, linker)
         return writer
 
@@ -466,18 +485,21 @@ class Service:
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
-        """Documents, chunks, relations by type and the degree distribution of ``scope``."""
+        """Documents, chunks, entity nodes, relations by type and the degree distribution of ``scope``."""
         view = await self._typed_adjacency()
         if not isinstance(self.graph, DocumentListing) or view is None:
             raise Problem(501, "this graph store cannot list its documents or relations, so it has no graph statistics")
         _, position, typed, untyped = view
-        documents = chunks = 0
+        documents = chunks = entities = 0
         mine: list[int] = []
         async for doc in self.graph.iter_documents(filter=scope.base_filter):
             if not scope.visible(doc.id, doc.metadata):
                 continue
-            if doc.metadata.get(_KIND) == "chunk":
+            kind = doc.metadata.get(_KIND)
+            if kind == "chunk":
                 chunks += 1
+            elif kind == "entity":
+                entities += 1
             else:
                 documents += 1
             if doc.id in position:
@@ -514,6 +536,7 @@ class Service:
         return {
             "documents": documents,
             "chunks": chunks,
+            "entities": entities,
             "relations": relations,
             "relations_by_type": dict(sorted(by_type.items())),
             "degree": {
