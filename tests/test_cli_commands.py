@@ -106,7 +106,7 @@ def test_query_json(store: Path) -> None:
     assert rows[0]["id"] == "apples"
     assert set(rows[0]) == {"id", "title", "snippet", "score", "signals"}
     assert rows[0]["score"] >= rows[1]["score"]
-    assert "rerank" in rows[0]["signals"]  # the default preset is standard
+    assert "bm25" in rows[0]["signals"]  # the default preset is multihop on the embedded store
 
 
 def test_query_filter_and_minimal_preset(store: Path) -> None:
@@ -155,6 +155,11 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
             related = opened.graph.related
             get_documents = opened.graph.get_documents
 
+        assert opened.default_preset == "multihop"
+        real = opened.graph
+        opened.graph = Listless()  # type: ignore[assignment]
+        assert opened.default_preset == "standard"  # what `query` and `context` use when not told
+        opened.graph = real
         with pytest.raises(
             InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"
         ):

@@ -17,13 +17,11 @@ from ._query import parse_filter
 
 __all__ = ["register"]
 
-DEFAULT_PRESET = "multihop"
-
 
 async def _run(
     text: str,
     store_dir: str,
-    preset: str,
+    preset: str | None,
     budget: int,
     fmt: str,
     top_k: int,
@@ -34,7 +32,7 @@ async def _run(
 
     token_counter = get_token_counter(counter) if counter else None
     async with await open_store(store_dir) as store:
-        pipeline = await store.pipeline(preset)
+        pipeline = await store.pipeline(preset or store.default_preset)
         return await pipeline.acontext(
             text, budget=budget, format=fmt, top_k=top_k, filter=filter_, counter=token_counter
         )
@@ -46,7 +44,10 @@ def context(
     budget: Annotated[int, typer.Option("--budget", help="Context tokens (the text never has more).")] = 600,
     format_: Annotated[str, typer.Option("--format", help="passages, evidence or graph.")] = "passages",
     store: Annotated[str, typer.Option("--store", help="Store directory.")] = DEFAULT_STORE,
-    preset: Annotated[str, typer.Option("--preset", help="Pipeline preset.")] = DEFAULT_PRESET,
+    preset: Annotated[
+        str | None,
+        typer.Option("--preset", help="Pipeline preset (default: as for `query`).", show_default=False),
+    ] = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results to assemble from.")] = 10,
     counter: Annotated[
         str | None, typer.Option("--counter", help="Token counter name (default: cl100k_base, else regex).")

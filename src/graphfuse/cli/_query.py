@@ -21,8 +21,6 @@ from ._errors import reports_errors
 
 __all__ = ["register", "results_table"]
 
-DEFAULT_PRESET = "standard"
-
 
 def parse_filter(raw: str | None) -> MetadataFilter | None:
     """``--filter``: a JSON object of metadata conditions."""
@@ -100,17 +98,28 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
     return rows
 
 
-async def _run(text: str, store_dir: str, preset: str, top_k: int, filter_: MetadataFilter | None) -> list[Result]:
+async def _run(
+    text: str, store_dir: str, preset: str | None, top_k: int, filter_: MetadataFilter | None
+) -> tuple[str, list[Result]]:
     async with await open_store(store_dir, mode="ro") as store:
-        pipeline = await store.pipeline(preset)
-        return await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
+        name = preset or store.default_preset
+        pipeline = await store.pipeline(name)
+        return name, await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
 
 
 @reports_errors
 def query(
     text: Annotated[str, typer.Argument(help="The question or search text.", show_default=False)],
     store: Annotated[str, typer.Option("--store", help="Store directory.")] = DEFAULT_STORE,
-    preset: Annotated[str, typer.Option("--preset", help="Pipeline preset (see graphfuse.presets).")] = DEFAULT_PRESET,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Pipeline preset (see graphfuse.presets; default: multihop, or standard on a store "
+            "whose graph store cannot list its documents).",
+            show_default=False,
+        ),
+    ] = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON: a list of {id, title, snippet, score, signals}.")
@@ -122,7 +131,7 @@ def query(
     """Retrieve from a store: every signal and its weighted contribution to the score."""
     Query(text)  # refuse an empty query before opening anything
     parsed = parse_filter(filter_)
-    results = run_sync(_run(text, store, preset, top_k, parsed))
+    preset, results = run_sync(_run(text, store, preset, top_k, parsed))
     if as_json:
         typer.echo(json.dumps(results_json(results), indent=2))
         return
