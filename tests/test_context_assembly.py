@@ -129,9 +129,23 @@ def test_evidence_keeps_entity_sentences_and_drops_the_rest() -> None:
     assert "directed by Anna Berg" in ctx.text  # query entity + bridge entity
     assert "Her mother was the painter Liv Dahl." in ctx.text  # the fact asked for
     assert "Critics praised its music." not in ctx.text
-    assert re.match(r"\[1\] The Quiet Harbour: ", ctx.text)
+    # The kept sentences state "The Quiet Harbour" and "Anna Berg": their heads leave the titles out.
+    assert ctx.text.startswith("[1] The Quiet Harbour is a 1961 drama film directed by Anna Berg.")
+    assert "[2] Anna Berg (12 March 1920" in ctx.text
+    assert "Harbour: " not in ctx.text
+    assert "Anna Berg: " not in ctx.text
     # Smaller than the passages it comes from.
     assert ctx.tokens < build_context(QUESTION, RESULTS, budget=1000).tokens
+
+
+def test_evidence_heads_keep_a_title_their_sentences_do_not_state() -> None:
+    film = Document("f", "It was shot in Bergen in 1961. Critics praised its music.", {"title": "The Quiet Harbour"})
+    ctx = build_context("Where was The Quiet Harbour shot?", [Result(film, 0.9, {})], budget=60, format="evidence")
+    assert ctx.text.startswith("[1] The Quiet Harbour: It was shot in Bergen in 1961.")
+    # Case and spacing aside, a sentence that states the title makes the head bare.
+    named = Document("g", "the quiet  harbour was shot in Bergen.", {"title": "The Quiet Harbour"})
+    ctx = build_context("Where was The Quiet Harbour shot?", [Result(named, 0.9, {})], budget=60, format="evidence")
+    assert ctx.text == "[1] the quiet  harbour was shot in Bergen."
 
 
 async def test_graph_format_in_document_003_shape(store: InMemoryGraphStore) -> None:

@@ -53,13 +53,13 @@ def _results() -> list[Result]:
 
 async def test_a_sentence_worded_unlike_the_question_is_found_with_an_embedder() -> None:
     counter = RegexTokenCounter()
-    words_only = await abuild_context(QUESTION, _results(), budget=50, format="evidence", counter=counter)
+    words_only = await abuild_context(QUESTION, _results(), budget=60, format="evidence", counter=counter)
     assert "Golden Lion" not in words_only.text  # "won" shares no word with "prize"
     with_meaning = await abuild_context(
-        QUESTION, _results(), budget=50, format="evidence", counter=counter, embedder=ConceptEmbedder()
+        QUESTION, _results(), budget=60, format="evidence", counter=counter, embedder=ConceptEmbedder()
     )
     assert "won the Golden Lion" in with_meaning.text
-    assert with_meaning.tokens <= 50
+    assert with_meaning.tokens <= 60
 
 
 class Broken(ConceptEmbedder):
@@ -89,9 +89,9 @@ async def test_pipeline_context_scores_with_its_own_embedder_unless_told_not_to(
     )
     pipeline = presets.build("minimal", graph_store=graph, vector_store=vectors, embedder=embedder)
     counter = RegexTokenCounter()
-    default = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter)
+    default = await pipeline.acontext(QUESTION, budget=60, format="evidence", counter=counter)
     assert "won the Golden Lion" in default.text
-    off = await pipeline.acontext(QUESTION, budget=50, format="evidence", counter=counter, embedder=False)
+    off = await pipeline.acontext(QUESTION, budget=60, format="evidence", counter=counter, embedder=False)
     assert "Golden Lion" not in off.text
 
 

@@ -218,8 +218,9 @@ def pack_evidence(
     they add to those already taken (so that every hop of a question gets its sentences),
     per token (damped: ``(tokens + 8) ** 0.3``), each once (a sentence repeated in two
     passages is kept in the first), while the estimate fits; the selection is rendered per
-    passage in rank order (``[n] Title: s1 s2``) and the text is checked against the budget,
-    dropping the last sentences if needed.
+    passage in rank order (``[n] Title: s1 s2``, or ``[n] s1 s2`` when a kept sentence states
+    the title: the words are there already, and the tokens go to evidence) and the text is
+    checked against the budget, dropping the last sentences if needed.
     """
     scorer = SentenceScorer(query, items, similarity, relation_similarity)
     scored = [scorer.sentences(i) for i in range(len(items))]
@@ -229,6 +230,9 @@ def pack_evidence(
     chosen: dict[int, list[Sentence]] = {}
     used = 0
     head_cost = {i: b.count(_head(len(items), it.title, ": ")) for i, it in enumerate(items)}
+    bare_cost = b.count(_head(len(items), None, ": "))
+    title_keys = [_title_key(it.title) for it in items]
+    stated: set[int] = set()  # items whose kept sentences state their title
     covered: set[str] = set()
 
     weight = scorer.term_weights()
@@ -252,11 +256,18 @@ def pack_evidence(
         key = " ".join(s.text.split()).casefold()
         if key in seen:
             continue
-        extra = 1 if s.item in chosen else 1 + head_cost[s.item] + b.sep_cost
-        # (A sentence costs its tokens and a space; a passage's first one its head and separator too.)
+        states = s.item not in stated and _states(title_keys[s.item], s.text)
+        # (A sentence costs its tokens and a space; a passage's first one its head and separator
+        # too, without the title if the sentence states it; one stating it later gives the title back.)
+        if s.item in chosen:
+            extra = 1 - (head_cost[s.item] - bare_cost if states else 0)
+        else:
+            extra = 1 + (bare_cost if states else head_cost[s.item]) + b.sep_cost
         if b.over(s.text, b.budget - used - extra):
             continue
         cost = b.count(s.text) + extra
+        if states:
+            stated.add(s.item)
         seen.add(key)
         chosen.setdefault(s.item, []).append(s)
         covered |= s.terms
@@ -271,12 +282,22 @@ def pack_evidence(
     return render_evidence(items, chosen, b, [sum(len(s.text) for s in group) for group in scored])
 
 
+def _title_key(title: str | None) -> str | None:
+    return " ".join(title.casefold().split()) or None if title else None
+
+
+def _states(title_key: str | None, text: str) -> bool:
+    """Whether ``text`` holds the title (its :func:`_title_key`), case and spacing aside."""
+    return title_key is not None and title_key in " ".join(text.casefold().split())
+
+
 def render_evidence(
     items: Sequence[Item], chosen: dict[int, list[Sentence]], b: Budgeter, lengths: Sequence[int]
 ) -> Packed:
     """Render selected sentences per passage and enforce the budget (dropping the weakest sentences).
 
-    ``lengths[i]`` is the length of all of item ``i``'s sentences: a passage is shortened when less is kept.
+    ``lengths[i]`` is the length of all of item ``i``'s sentences: a passage is shortened when less
+    is kept. A head leaves out the title that one of its sentences states.
     """
     while True:
         order = sorted(chosen)
@@ -285,7 +306,8 @@ def render_evidence(
         for n, i in enumerate(order, start=1):
             item = items[i]
             texts = [s.text for s in sorted(chosen[i], key=lambda s: s.index)]
-            head = _head(n, item.title, ": ")
+            key = _title_key(item.title)
+            head = _head(n, None if any(_states(key, t) for t in texts) else item.title, ": ")
             if b.additive:  # (counted from its sentences' counts: the head ends with a space)
                 b.count_joined([head[:-1], *texts], " ")
             parts.append(head + " ".join(texts))
