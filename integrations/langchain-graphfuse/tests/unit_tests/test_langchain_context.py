@@ -231,7 +231,7 @@ async def test_in_an_lcel_chain_with_astream_events() -> None:
     ends = [e for e in events if e["event"] == "on_chain_end" and e["name"] == "graphfuse.context"]
     assert len(ends) == 1
     assert "Liv Dahl" in ends[0]["data"]["output"]
-    assert "[2] Anna Berg: " in seen[0]
+    assert "[2] Anna Berg was a Norwegian film director." in seen[0]
     assert "premiered" not in seen[0]
 
 

@@ -50,7 +50,7 @@ def test_context_example_packs_the_evidence_within_the_budget_and_cites() -> Non
     sources = re.findall(r"^source \[(\d)\] (\w+) ", out, flags=re.M)
     assert sources[0] == ("1", "berg")
     assert ("2", "harbour") in sources
-    assert "[1] Anna Berg: " in evidence  # marker [n] is the n-th source
+    assert "[1] Anna Berg was a Norwegian film director." in evidence  # marker [n] is the n-th source
     graph = out.split("## ENTITIES", 1)[1]
     assert "-[CHILD_OF]-> Liv Dahl" in graph
 

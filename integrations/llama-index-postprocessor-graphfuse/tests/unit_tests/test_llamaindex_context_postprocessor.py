@@ -53,16 +53,21 @@ async def graph_store() -> AsyncIterator[InMemoryGraphStore]:
     await store.close()
 
 
+# Budgets that hold the film and the director but not the garden (evidence heads leave out a title
+# that their sentences state, so evidence needs less room for the same two sources).
+BUDGET = {"passages": 60, "evidence": 45}
+
+
 @pytest.mark.parametrize("fmt", ["passages", "evidence"])
 async def test_nodes_output_is_the_context_split_per_source(fmt: str) -> None:
     nodes = make_nodes()
-    post = ContextPostprocessor(budget=60, format=fmt)
+    post = ContextPostprocessor(budget=BUDGET[fmt], format=fmt)
     out = await post.apostprocess_nodes(nodes, query_str=QUESTION)
     ctx = post.context(nodes, QUESTION)
     assert [n.node.node_id for n in out] == ["film", "berg"]  # context order; the garden did not fit
     assert [s.id for s in ctx.sources] == ["film", "berg"]
     assert [d.id for d in ctx.dropped] == ["garden"]
-    assert ctx.tokens <= 60
+    assert ctx.tokens <= BUDGET[fmt]
     # What the LLM reads is the context, exactly: texts joined, metadata hidden from the LLM.
     assert "\n\n".join(n.node.get_content(metadata_mode=MetadataMode.LLM) for n in out) == ctx.text
     assert [n.score for n in out] == [0.9, 0.7]
@@ -100,15 +105,15 @@ async def test_chunks_of_one_document_are_one_source() -> None:
 
 async def test_context_output_cites_the_sources_without_repeating_them() -> None:
     nodes = make_nodes()
-    out = await ContextPostprocessor(budget=60, format="evidence", output="context").apostprocess_nodes(
+    out = await ContextPostprocessor(budget=45, format="evidence", output="context").apostprocess_nodes(
         nodes, query_str=QUESTION
     )
     head, *cited = out
     info = head.node.metadata[CONTEXT_KEY]
     assert head.node.get_content(metadata_mode=MetadataMode.LLM) == head.node.text
-    assert info["tokens"] <= 60
+    assert info["tokens"] <= 45
     assert info["format"] == "evidence"
-    assert info["budget"] == 60
+    assert info["budget"] == 45
     assert [s["id"] for s in info["sources"]] == ["film", "berg"]
     assert [d["id"] for d in info["dropped"]] == ["garden"]
     assert [n.node.node_id for n in cited] == ["film", "berg"]
@@ -158,7 +163,7 @@ class RecordingLLM(CustomLLM):
 async def test_in_a_retriever_query_engine_the_llm_reads_the_context_once(output: str) -> None:
     index = VectorStoreIndex([n.node for n in make_nodes()], embed_model=MockEmbedding(embed_dim=8))
     llm = RecordingLLM()
-    post = ContextPostprocessor(budget=60, format="evidence", output=output)
+    post = ContextPostprocessor(budget=45, format="evidence", output=output)
     engine = RetrieverQueryEngine.from_args(
         index.as_retriever(similarity_top_k=3),
         llm=llm,
