@@ -26,10 +26,11 @@ class WeightedScorer:
     A :class:`~graphfuse.SignalScorer`: :meth:`score_signals` scores plain signal mappings.
     """
 
-    __slots__ = ("_weights",)
+    __slots__ = ("_by_name", "_weights")
 
     def __init__(self, weights: Mapping[str, float] | None = None) -> None:
         self._weights = check_weights(DEFAULT_WEIGHTS if weights is None else weights)
+        self._by_name = dict(self._weights)  # the same weights as a plain dict (a lookup without the proxy)
 
     @property
     def weights(self) -> Mapping[str, float]:
@@ -54,5 +55,14 @@ class WeightedScorer:
 
     def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
         """:meth:`explain` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
-        w = self._weights
-        return [{n: w[n] * v for n, v in s.items() if n in w} for s in signals]
+        weight = self._by_name.get  # every weight is a float: None means no weight
+        out: list[dict[str, float]] = []
+        for s in signals:
+            # {n: w[n] * v for n, v in s.items() if n in w}, without a comprehension's frame per mapping.
+            parts: dict[str, float] = {}
+            for n, v in s.items():
+                w = weight(n)
+                if w is not None:
+                    parts[n] = w * v
+            out.append(parts)
+        return out

@@ -109,13 +109,18 @@ class AccessPopularity(NamedStage):
         key = self._key
         cap = self._cap
         counts: list[float | None] = []
+        inf = math.inf
         for doc_id, m in zip(ids, metadata, strict=True):
             raw = m.get(key)
             # _count's common case inline: a finite non-negative int or float (NaN fails the test).
-            if (type(raw) is int or type(raw) is float) and 0 <= raw < math.inf:
-                counts.append(min(float(raw), cap))
+            if (type(raw) is int or type(raw) is float) and 0 <= raw < inf:
+                count = float(raw)
+                counts.append(cap if cap < count else count)  # min(count, cap), without the call
             else:
                 counts.append(self._count(doc_id, m))
+        if None not in counts:  # every document has its count (the usual case): the same values as below
+            top = max(counts, default=0.0)
+            return [n / top for n in counts] if top > 0 else [0.0] * len(counts)
         top = max((n for n in counts if n is not None), default=0.0)
         return [NEUTRAL if n is None else (n / top if top > 0 else 0.0) for n in counts]
 

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from types import MappingProxyType
 from typing import Any
 
 from .._errors import InvalidInput
@@ -86,6 +87,8 @@ def check_relation_types(value: object, what: str) -> tuple[str, ...] | None:
 
 def check_options(stage: str, options: Mapping[str, Any], known: Sequence[str]) -> None:
     """Refuse per-call options the stage does not have."""
+    if (type(options) is dict or type(options) is MappingProxyType) and not options:  # the usual call
+        return
     unknown = sorted(set(options) - set(known))
     if unknown:
         have = ", ".join(known) if known else "none"

@@ -36,6 +36,8 @@ DocumentRow = tuple[str, "str | None", str, "str | None", "str | None"]
 
 
 def _batch(value: object, what: str) -> Sequence[Any]:
+    if type(value) is list or type(value) is tuple:  # the usual batch, without the ABC check
+        return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InvalidInput(f"{what} must be a sequence, got {type(value).__name__}")
     return value

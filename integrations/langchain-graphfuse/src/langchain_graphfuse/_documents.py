@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import repeat
-from operator import attrgetter, is_, methodcaller, setitem
+from operator import itemgetter, setitem
 from types import MappingProxyType
 from typing import Any, NamedTuple, cast
 
@@ -43,6 +43,7 @@ __all__ = [
     "owned_input",
     "owned_records",
     "parse_input",
+    "picker",
     "read_records",
     "record_documents",
     "source_ranks",
@@ -526,6 +527,37 @@ class Records(NamedTuple):
     signals: list[dict[str, float]]
     firsts: list[Document]
     values: list[Any]
+    stamps: Stamps | None = None  # the timestamps read from each first document (None: not recorded)
+
+
+class Stamps(NamedTuple):
+    """The timestamps read for each record: the raw metadata values and what they parse to (``None``: absent).
+    ``raw_created``/``raw_updated`` is ``None`` when the mapping's key is the ``graphfuse`` key (never read)."""
+
+    raw_created: list[Any] | None
+    created: list[datetime | None]
+    raw_updated: list[Any] | None
+    updated: list[datetime | None]
+
+    def pick(self, order: Sequence[int]) -> Stamps:
+        """The same for the records in ``order``."""
+        take = picker(order)
+        rc, ru = self.raw_created, self.raw_updated
+        return Stamps(
+            None if rc is None else take(rc),
+            take(self.created),
+            None if ru is None else take(ru),
+            take(self.updated),
+        )
+
+
+def picker(order: Sequence[int]) -> Callable[[Sequence[Any]], list[Any]]:
+    """``lambda items: [items[k] for k in order]``, the picking done in C (``operator.itemgetter``)."""
+    if len(order) < 2:  # itemgetter() needs an index, and with one it returns the item, not a tuple
+        keys = list(order)
+        return lambda items: [items[k] for k in keys]
+    get = itemgetter(*order)
+    return lambda items: list(get(items))
 
 
 _VALID_NAMES: set[str] = set()  # signal names check_signal accepted (bounded)
@@ -539,17 +571,21 @@ def read_records(
 ) -> Records:
     """What ``to_candidates(docs, mapping)`` gives (same ids, signals, ``retrieval`` ranks, checks and
     errors), without building candidates; with ``signal_input``, also its value for each id."""
+    plain_ids = mapping.id_key is None
+    created_key = None if mapping.created_at_key == METADATA_KEY else mapping.created_at_key
+    updated_key = None if mapping.updated_at_key == METADATA_KEY else mapping.updated_at_key
+    field = signal_input.field if signal_input is not None else None
+    raw_metadata = signal_input is not None and signal_input.key != METADATA_KEY
+    if plain_ids:
+        found = _read_plain(docs, created_key, updated_key, field, raw_metadata)
+        if found is not None:
+            return found
     ids: list[str] = []
     signals: list[dict[str, float]] = []
     firsts: list[Document] = []
     values: list[Any] = []
     index: dict[str, int] = {}
     foreign: list[int] = []
-    plain_ids = mapping.id_key is None
-    created_key = None if mapping.created_at_key == METADATA_KEY else mapping.created_at_key
-    updated_key = None if mapping.updated_at_key == METADATA_KEY else mapping.updated_at_key
-    field = signal_input.field if signal_input is not None else None
-    raw_metadata = signal_input is not None and signal_input.key != METADATA_KEY
     names = _VALID_NAMES
     stamps = _STAMPS
     for doc in docs:
@@ -602,6 +638,11 @@ def read_records(
     # What to_graphfuse checks for each id's first document (after all signals, as to_candidates does):
     # the id and content, and both timestamps.
     valid_ids = _VALID_IDS
+    # The timestamps read, kept for the next runnable (owned_input: unchanged values need no parsing again).
+    raws_created: list[Any] = []
+    all_created: list[datetime | None] = []
+    raws_updated: list[Any] = []
+    all_updated: list[datetime | None] = []
     for doc_id, doc in zip(ids, firsts, strict=True):
         metadata = doc.metadata
         if type(doc.page_content) is not str or (
@@ -611,19 +652,25 @@ def read_records(
         if doc_id not in valid_ids and len(valid_ids) < _MAX_STAMPS:
             valid_ids.add(doc_id)
         created = None
-        if created_key is not None and (raw_created := metadata.get(created_key)) is not None:
+        raw_created = None if created_key is None else metadata.get(created_key)
+        if raw_created is not None:
             created = stamps.get(raw_created) if type(raw_created) is str else None
             if created is None:
-                created = _timestamp(doc_id, created_key, raw_created)
+                created = _timestamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
                 if type(raw_created) is str and len(raw_created) <= 64 and len(stamps) < _MAX_STAMPS:
                     stamps[raw_created] = created  # type: ignore[assignment]
         updated = None
-        if updated_key is not None and (raw_updated := metadata.get(updated_key)) is not None:
+        raw_updated = None if updated_key is None else metadata.get(updated_key)
+        if raw_updated is not None:
             updated = stamps.get(raw_updated) if type(raw_updated) is str else None
             if updated is None:
-                updated = _timestamp(doc_id, updated_key, raw_updated)
+                updated = _timestamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
                 if type(raw_updated) is str and len(raw_updated) <= 64 and len(stamps) < _MAX_STAMPS:
                     stamps[raw_updated] = updated  # type: ignore[assignment]
+        raws_created.append(raw_created)
+        all_created.append(created)
+        raws_updated.append(raw_updated)
+        all_updated.append(updated)
         if field is None:
             continue
         if field == "created_at":
@@ -636,7 +683,96 @@ def read_records(
             values.append(metadata)
         else:  # the stage reads our namespace key, which a converted document never holds
             values.append({key: v for key, v in metadata.items() if key != METADATA_KEY})
-    return Records(ids, signals, firsts, values)
+    read = Stamps(
+        None if created_key is None else raws_created,
+        all_created,
+        None if updated_key is None else raws_updated,
+        all_updated,
+    )
+    return Records(ids, signals, firsts, values, read)
+
+
+def _read_plain(
+    docs: Sequence[Document], created_key: str | None, updated_key: str | None, field: str | None, raw_metadata: bool
+) -> Records | None:
+    """:func:`read_records` in one pass for what most retrievers return: documents without GraphFuse signals,
+    each with its own valid ``Document.id``, str contents and readable timestamps. The same records; ``None``
+    at the first document that is not like that (the general reading then gives the records, or the error)."""
+    ids: list[str] = []
+    firsts: list[Document] = []
+    values: list[Any] = []
+    raws_created: list[Any] = []
+    all_created: list[datetime | None] = []
+    raws_updated: list[Any] = []
+    all_updated: list[datetime | None] = []
+    valid_ids = _VALID_IDS
+    stamps = _STAMPS
+    for doc in docs:
+        doc_id = doc.__dict__.get("id")
+        metadata = doc.metadata
+        if (
+            not doc_id
+            or metadata.get(METADATA_KEY) is not None
+            or type(doc.page_content) is not str
+            or (doc_id not in valid_ids and (type(doc_id) is not str or not doc_id.strip() or len(doc_id) > 512))
+        ):
+            return None
+        created = None
+        raw_created = None if created_key is None else metadata.get(created_key)
+        if raw_created is not None:
+            created = stamps.get(raw_created) if type(raw_created) is str else None
+            if created is None:
+                try:
+                    created = _timestamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
+                except InvalidInput:
+                    return None  # the general reading raises it, in its order
+                if type(raw_created) is str and len(raw_created) <= 64 and len(stamps) < _MAX_STAMPS:
+                    stamps[raw_created] = created  # type: ignore[assignment]
+        updated = None
+        raw_updated = None if updated_key is None else metadata.get(updated_key)
+        if raw_updated is not None:
+            updated = stamps.get(raw_updated) if type(raw_updated) is str else None
+            if updated is None:
+                try:
+                    updated = _timestamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
+                except InvalidInput:
+                    return None  # the general reading raises it, in its order
+                if type(raw_updated) is str and len(raw_updated) <= 64 and len(stamps) < _MAX_STAMPS:
+                    stamps[raw_updated] = updated  # type: ignore[assignment]
+        ids.append(doc_id)
+        firsts.append(doc)
+        raws_created.append(raw_created)
+        all_created.append(created)
+        raws_updated.append(raw_updated)
+        all_updated.append(updated)
+        if field is None:
+            continue
+        if field == "created_at":
+            values.append(created)
+        elif field == "updated_at":
+            values.append(updated)
+        elif field == "id":
+            values.append(doc_id)
+        elif raw_metadata:
+            values.append(metadata)
+        else:  # the stage reads our namespace key, which a converted document never holds
+            values.append({key: v for key, v in metadata.items() if key != METADATA_KEY})
+    n = len(ids)
+    if len(set(ids)) != n:  # an id listed twice: its signals merge
+        return None
+    if n:
+        check_signal(RETRIEVAL_SIGNAL, 0.0)  # the name; rank values are in (0, 1] by construction
+        if len(valid_ids) < _MAX_STAMPS:
+            valid_ids.update(ids)
+    read = Stamps(
+        None if created_key is None else raws_created,
+        all_created,
+        None if updated_key is None else raws_updated,
+        all_updated,
+    )
+    # Every document is from elsewhere: its rank gives its retrieval signal, (n - rank) / n.
+    signals = [{RETRIEVAL_SIGNAL: (n - rank) / n} for rank in range(n)]
+    return Records(ids, signals, firsts, values, read)
 
 
 def record_documents(
@@ -648,19 +784,45 @@ def record_documents(
     scores: Sequence[float] | None = None,
     contributions: Sequence[Mapping[str, float]] | None = None,
     mapping: DocumentMapping | None = None,
+    fresh_contributions: bool = False,
 ) -> list[Document]:
     """The first document of each record (``order``: which records, in which order; default all),
     copied with its signals (taken over, not copied), and ``scores[i]``/``contributions[i]`` for the
     i-th output: what :func:`to_documents` returns for candidates with those ids and signals.
 
     With ``mapping``, the copies are GraphFuse's own: the list returned remembers them, so that the next
-    GraphFuse runnable given that list updates them in place (:func:`owned_input`)."""
+    GraphFuse runnable given that list updates them in place (:func:`owned_input`). ``fresh_contributions``:
+    each ``contributions[i]`` is a new dict nobody else holds, so it is taken instead of copied."""
     namespaces: list[dict[str, Any]] = []
     out: list[Document] = []
     all_signals = records.signals
     firsts = records.firsts
     new = object.__new__
     set_dict, set_fields, set_extra, set_private = _set_dict, _set_fields, _set_extra, _set_private
+    if order is None and scores is None and filter is None:  # a signal stage's common case
+        namespaces = (
+            [{"signals": own} for own in all_signals]
+            if query is None
+            else [{"query": query, "signals": own} for own in all_signals]
+        )
+        for ns, original in zip(namespaces, firsts, strict=True):
+            metadata = original.metadata.copy()
+            metadata[METADATA_KEY] = ns
+            if type(original) is not Document or original.__pydantic_extra__ or original.__pydantic_private__:
+                out.append(_with_metadata(original, metadata))
+                continue
+            # _with_metadata, inline (this runs per document per step).
+            state = original.__dict__.copy()
+            state["metadata"] = metadata
+            doc = new(Document)
+            set_dict(doc, state)
+            set_fields(doc, original.__pydantic_fields_set__ | _METADATA)  # a new set, with "metadata"
+            set_extra(doc, None)
+            set_private(doc, None)
+            out.append(doc)
+        if mapping is None or not out:
+            return out
+        return _remember_owned(out, namespaces, all_signals, records.ids, mapping, query, filter, records.stamps)
     for i, k in enumerate(range(len(firsts)) if order is None else order):
         ns: dict[str, Any]
         if query is None and filter is None:
@@ -674,7 +836,9 @@ def record_documents(
             ns["signals"] = all_signals[k]
         if scores is not None:
             ns["score"] = scores[i]
-            ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+            ns["contributions"] = (
+                {} if contributions is None else (contributions[i] if fresh_contributions else dict(contributions[i]))  # type: ignore[misc]
+            )
         namespaces.append(ns)
         original = firsts[k]
         metadata = original.metadata.copy()
@@ -694,11 +858,19 @@ def record_documents(
         out.append(doc)
     if mapping is None or not out:
         return out
+    stamps = records.stamps
     if order is None:
-        return _remember_owned(out, namespaces, all_signals, records.ids, mapping, query, filter)
+        return _remember_owned(out, namespaces, all_signals, records.ids, mapping, query, filter, stamps)
     ids = records.ids
     return _remember_owned(
-        out, namespaces, [all_signals[k] for k in order], [ids[k] for k in order], mapping, query, filter
+        out,
+        namespaces,
+        [all_signals[k] for k in order],
+        [ids[k] for k in order],
+        mapping,
+        query,
+        filter,
+        None if stamps is None else stamps.pick(order),
     )
 
 
@@ -708,12 +880,13 @@ _METADATA = frozenset({"metadata"})
 # Ownership. The documents a GraphFuse runnable made (copies carrying metadata["graphfuse"]) and returned are
 # GraphFuse's own: the next GraphFuse runnable that gets that very list (as a chain passes it) updates them
 # in place (their metadata["graphfuse"]) instead of copying them again, and takes what it needs from what
-# the previous runnable read, after checking in a few passes over the list that nothing it read changed:
-# the same documents in the same order, each still holding the namespace dict and signals dict the runnable
-# wrote with the same values, the same id objects, str contents, and timestamps it parsed before. Anything
-# else (documents from any other retriever, a copy or a slice of the list, an edited document) is read and
-# copied as before; documents GraphFuse did not make are never mutated. What the runnable knew travels with
-# the list it returned (an _OwnedDocuments list), so it lives exactly as long as that list.
+# the previous runnable read, after checking in one pass over the list that nothing it read changed: the
+# same documents in the same order, each still holding the namespace dict and signals dict the runnable
+# wrote with the same values, the same id objects, str contents, and the same timestamp objects it parsed
+# before. Anything else (documents from any other retriever, a copy or a slice of the list, an edited
+# document) is read and copied as before; documents GraphFuse did not make are never mutated. What the
+# runnable knew travels with the list it returned (an _OwnedDocuments list), so it lives exactly as long as
+# that list.
 
 
 class _Batch(NamedTuple):
@@ -726,6 +899,13 @@ class _Batch(NamedTuple):
     ids: list[str]
     query: str | None
     filter: MetadataFilter | None
+    # The timestamp values read from each document's metadata (compared by identity: the same object parses
+    # to the same time) and what they parsed to; for a timestamp key that is the graphfuse key (never read),
+    # the namespaces stand in for the raw values (they are checked anyway).
+    raw_created: list[Any]
+    created: list[datetime | None]
+    raw_updated: list[Any]
+    updated: list[datetime | None]
 
 
 class _OwnedDocuments(list):  # type: ignore[type-arg]
@@ -749,13 +929,6 @@ class Owned(NamedTuple):
     metadata: list[dict[str, Any]]
 
 
-_METADATA_OF = attrgetter("metadata")
-_ID_OF = attrgetter("id")
-_CONTENT_OF = attrgetter("page_content")
-_GET_NAMESPACE = methodcaller("get", METADATA_KEY)
-_GET_SIGNALS = methodcaller("get", "signals")
-
-
 def owned_input(value: object, mapping: DocumentMapping) -> Owned | None:
     """``value`` as GraphFuse's own documents, when it is the list a GraphFuse runnable returned (with the same
     mapping) and nothing the runnable wrote or read changed since; else ``None``."""
@@ -763,60 +936,63 @@ def owned_input(value: object, mapping: DocumentMapping) -> Owned | None:
         return None
     batch = value.batch
     docs = batch.docs
-    if batch.mapping is not mapping or len(value) != len(docs) or not all(map(is_, value, docs)):
+    if batch.mapping is not mapping or len(value) != len(docs):
         return None
-    metadata = list(map(_METADATA_OF, docs))
-    namespaces = list(map(_GET_NAMESPACE, metadata))
-    if not all(map(is_, namespaces, batch.namespaces)) or namespaces != batch.namespace_snapshots:
-        return None
-    signals = list(map(_GET_SIGNALS, namespaces))
-    if (
-        not all(map(is_, signals, batch.signals))
-        or signals != batch.snapshots
-        or not all(map(is_, map(_ID_OF, docs), batch.ids))
-        or not all(map(is_, map(type, map(_CONTENT_OF, docs)), repeat(str)))
+    created_key, updated_key = mapping.created_at_key, mapping.updated_at_key
+    metadata: list[dict[str, Any]] = []
+    keep = metadata.append
+    # One pass over the documents for what is checked by identity (the same objects as the runnable left)...
+    for doc, given, namespace, own, doc_id, raw_created, raw_updated in zip(
+        docs, value, batch.namespaces, batch.signals, batch.ids, batch.raw_created, batch.raw_updated, strict=True
     ):
+        state = doc.__dict__
+        meta = state.get("metadata")
+        if (
+            doc is not given
+            or (ns := meta.get(METADATA_KEY)) is not namespace
+            or ns.get("signals") is not own
+            or state.get("id") is not doc_id
+            or type(state.get("page_content")) is not str
+            or meta.get(created_key) is not raw_created
+            or meta.get(updated_key) is not raw_updated
+        ):
+            return None
+        keep(meta)
+    # ... then the namespace and signal dicts (the very ones written) against their copies, by value, in C.
+    if batch.namespaces != batch.namespace_snapshots or batch.signals != batch.snapshots:
         return None
     return Owned(batch.query, batch.filter, list(docs), batch, metadata)
 
 
 def owned_records(owned: Owned, mapping: DocumentMapping, signal_input: SignalInput | None = None) -> Records | None:
     """What :func:`read_records` gives for GraphFuse's own documents, from what the runnable that made them
-    read (timestamps through the parsed-string memo; ``None`` when one was not parsed before)."""
-    n = len(owned.docs)
-    stamps: dict[str, list[datetime | None]] = {}
-    for which, key in (("created_at", mapping.created_at_key), ("updated_at", mapping.updated_at_key)):
-        if key == METADATA_KEY:
-            stamps[which] = [None] * n
-            continue
-        raws = list(map(methodcaller("get", key), owned.metadata))
-        absent = raws.count(None)
-        if absent == n:  # no such timestamp anywhere
-            stamps[which] = raws
-            continue
-        # Every timestamp an ISO string parsed before (or absent): anything else is read one by one.
-        try:
-            parsed = list(map(_STAMPS.get, raws))
-        except TypeError:  # an unhashable value: let the reading one by one name it
-            return None
-        if parsed.count(None) != absent:
-            return None
-        stamps[which] = parsed  # type: ignore[assignment]
+    read (:func:`owned_input` checked that it still holds)."""
+    batch = owned.batch
     field = signal_input.field if signal_input is not None else None
     values: list[Any]
     if field is None:
         values = []
     elif field == "id":
-        values = list(owned.batch.ids)
-    elif field in stamps:
-        values = stamps[field]
+        values = list(batch.ids)
+    elif field == "created_at":
+        values = list(batch.created)
+    elif field == "updated_at":
+        values = list(batch.updated)
     elif signal_input is not None and signal_input.key != METADATA_KEY:
         values = owned.metadata
     else:
         return None
+    created_read = mapping.created_at_key != METADATA_KEY
+    updated_read = mapping.updated_at_key != METADATA_KEY
+    stamps = Stamps(
+        batch.raw_created if created_read else None,
+        batch.created,
+        batch.raw_updated if updated_read else None,
+        batch.updated,
+    )
     # The signals are the batch's private copies: they are taken over (the documents get new namespaces, so
     # the list they came in is no longer seen as unchanged).
-    return Records(list(owned.batch.ids), owned.batch.snapshots, owned.docs, values)
+    return Records(list(batch.ids), batch.snapshots, owned.docs, values, stamps)
 
 
 def _remember_owned(
@@ -827,7 +1003,10 @@ def _remember_owned(
     mapping: DocumentMapping,
     query: str | None,
     filter: MetadataFilter | None,
+    stamps: Stamps | None,
 ) -> list[Document]:
+    if stamps is None:  # what was read is not known: the next runnable reads the documents afresh
+        return out
     owned = _OwnedDocuments(out)
     owned.batch = _Batch(
         mapping,
@@ -839,6 +1018,10 @@ def _remember_owned(
         ids,
         query,
         filter,
+        namespaces if stamps.raw_created is None else stamps.raw_created,
+        stamps.created,
+        namespaces if stamps.raw_updated is None else stamps.raw_updated,
+        stamps.updated,
     )
     return owned
 
@@ -852,13 +1035,16 @@ def owned_documents(
     filter: MetadataFilter | None,
     scores: Sequence[float] | None = None,
     contributions: Sequence[Mapping[str, float]] | None = None,
+    fresh_contributions: bool = False,
 ) -> list[Document]:
     """What :func:`record_documents` returns, for GraphFuse's own documents: each updated in place (a new
-    ``metadata["graphfuse"]``) and returned itself."""
+    ``metadata["graphfuse"]``) and returned itself (``fresh_contributions`` as for :func:`record_documents`)."""
     ids = records.ids
     all_signals = records.signals
     docs = owned.docs
     metadata = owned.metadata
+    mapping = owned.batch.mapping
+    stamps = records.stamps
     namespaces_made: list[dict[str, Any]]
     if order is None and scores is None and filter is None:  # a signal stage's common case, in passes
         namespaces_made = (
@@ -867,30 +1053,37 @@ def owned_documents(
             else [{"query": query, "signals": own} for own in all_signals]
         )
         list(map(setitem, metadata, repeat(METADATA_KEY), namespaces_made))
-        return _remember_owned(list(docs), namespaces_made, all_signals, ids, owned.batch.mapping, query, filter)
+        return _remember_owned(list(docs), namespaces_made, all_signals, ids, mapping, query, filter, stamps)
+    picked_stamps = None if stamps is None or order is None else stamps.pick(order)
     if order is not None and scores is not None and filter is None:  # fusion's common case, in passes
-        picked = [all_signals[k] for k in order]
-        shares = contributions if contributions is not None else [{}] * len(order)
+        take = picker(order)
+        picked = take(all_signals)
+        shares = (
+            [{} for _ in order]
+            if contributions is None
+            else (contributions if fresh_contributions else list(map(dict, contributions)))
+        )
         namespaces_made = (
             [
-                {"signals": own, "score": score, "contributions": dict(parts)}
+                {"signals": own, "score": score, "contributions": parts}
                 for own, score, parts in zip(picked, scores, shares, strict=True)
             ]
             if query is None
             else [
-                {"query": query, "signals": own, "score": score, "contributions": dict(parts)}
+                {"query": query, "signals": own, "score": score, "contributions": parts}
                 for own, score, parts in zip(picked, scores, shares, strict=True)
             ]
         )
-        list(map(setitem, [metadata[k] for k in order], repeat(METADATA_KEY), namespaces_made))
+        list(map(setitem, take(metadata), repeat(METADATA_KEY), namespaces_made))
         return _remember_owned(
-            [docs[k] for k in order],
+            take(docs),
             namespaces_made,
             picked,
-            [ids[k] for k in order],
-            owned.batch.mapping,
+            take(ids),
+            mapping,
             query,
             filter,
+            picked_stamps,
         )
     out: list[Document] = []
     namespaces: list[dict[str, Any]] = []
@@ -910,10 +1103,14 @@ def owned_documents(
             ns["signals"] = own
         if scores is not None:
             ns["score"] = scores[i]
-            ns["contributions"] = dict(contributions[i]) if contributions is not None else {}
+            ns["contributions"] = (
+                {} if contributions is None else (contributions[i] if fresh_contributions else dict(contributions[i]))  # type: ignore[misc]
+            )
         metadata[k][METADATA_KEY] = ns
         out.append(docs[k])
         namespaces.append(ns)
         signals.append(own)
         out_ids.append(ids[k])
-    return _remember_owned(out, namespaces, signals, out_ids, owned.batch.mapping, query, filter)
+    return _remember_owned(
+        out, namespaces, signals, out_ids, mapping, query, filter, stamps if order is None else picked_stamps
+    )

@@ -154,6 +154,22 @@ def require_query(query: str | None, *, needs_query: bool, what: str) -> str:
     return NO_QUERY
 
 
+_QUERIES: dict[str, Query] = {}  # Query(text) for texts seen without a filter (bounded)
+
+
+def _query(text: str, filter: MetadataFilter | None) -> Query:
+    """``Query(text, filter)``; without a filter, the one built before for that text (a Query is immutable)."""
+    if filter is not None:
+        return Query(text, filter)
+    built = _QUERIES.get(text)
+    if built is None:
+        built = Query(text)
+        if len(_QUERIES) >= 1024:
+            _QUERIES.clear()
+        _QUERIES[text] = built
+    return built
+
+
 async def run_stages_on_documents(
     pipeline: Pipeline,
     docs: Sequence[Document],
@@ -206,7 +222,7 @@ async def run_signal_stage_on_documents(
         records = read_records(docs, mapping, stage.signal_input)
     if unknown == "error" and graph_store is not None:
         await check_known(graph_store, records.ids, what=what)
-    values = await run_signal_stage(stage, Query(text, filter), records.ids, records.values)
+    values = await run_signal_stage(stage, _query(text, filter), records.ids, records.values)
     name = stage.signal
     for signals, value in zip(records.signals, values, strict=True):
         signals[name] = value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import neg
+from operator import itemgetter, neg
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from ._documents import (
     owned_input,
     owned_records,
     parse_input,
+    picker,
     read_records,
     record_documents,
     source_ranks,
@@ -38,6 +39,7 @@ FUSION_WEIGHTS: Mapping[str, float] = MappingProxyType({**DEFAULT_WEIGHTS, RETRI
 FusionInput = Sequence[Document] | Mapping[str, Any]
 
 _MODES = ("weighted", "rrf")
+_THIRD = itemgetter(2)
 _SUMMED: tuple[type, ...] = (WeightedScorer, ReciprocalRankFusion)  # scorers whose score is the sum of the shares
 
 
@@ -161,19 +163,25 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 records = read_records(docs, self._mapping)
             ids = records.ids
             shares = scorer.explain_signals(ids, records.signals)
-            if type(scorer) in _SUMMED:
-                # Their score is the sum of the shares, added in the same order: one pass, the same floats.
-                scores = [sum(parts.values()) for parts in shares]
-            else:
-                scores = scorer.score_signals(ids, records.signals)
+            summed = type(scorer) in _SUMMED
+            # The built-in scorers' score is the sum of the shares, added in the same order: the same floats.
+            scores = [sum(parts.values()) for parts in shares] if summed else scorer.score_signals(ids, records.signals)
             # Best first, ties by id (each id once): sorted as tuples, no key function.
             by_score = sorted(zip(map(neg, scores), ids, range(len(ids)), strict=True))[: self._top_n]
-            order = [t[2] for t in by_score]
-            ranked_scores = [float(scores[i]) for i in order]
-            ranked_shares = [shares[i] for i in order]
+            order = list(map(_THIRD, by_score))
+            take = picker(order)
+            ranked_scores = list(map(float, take(scores)))
+            ranked_shares = take(shares)
             if owned is not None:
                 return owned_documents(
-                    owned, records, order, query=query, filter=filter, scores=ranked_scores, contributions=ranked_shares
+                    owned,
+                    records,
+                    order,
+                    query=query,
+                    filter=filter,
+                    scores=ranked_scores,
+                    contributions=ranked_shares,
+                    fresh_contributions=summed,  # the built-in scorers' shares are new dicts: taken, not copied
                 )
             return record_documents(
                 records,
@@ -183,6 +191,7 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
                 scores=ranked_scores,
                 contributions=ranked_shares,
                 mapping=self._mapping,
+                fresh_contributions=summed,
             )
         query, filter, candidates, originals, scorer = self._candidates(value)
         if not candidates:

@@ -151,18 +151,32 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             query, carried, docs = owned.query, owned.filter, owned.docs
         else:
             query, carried, docs = parse_input(value, what)
-        settings: dict[str, Any] = {
-            "query": query,
-            "needs_query": self._requires_query,
-            "filter": combine_filters(self._filter, carried),
-            "mapping": self._mapping,
-            "what": what,
-            "graph_store": self._graph_store,
-            "unknown": self._unknown,
-        }
+        # The runnable's own filter is validated (and combined) once, at construction.
+        flt = self._filter if carried is None else combine_filters(self._filter, carried)
         if self._signal_stage is not None:
-            return await run_signal_stage_on_documents(self._signal_stage, docs, owned=owned, **settings)
-        return await run_stages_on_documents(self._pipeline, docs, **settings)
+            return await run_signal_stage_on_documents(
+                self._signal_stage,
+                docs,
+                query=query,
+                needs_query=self._requires_query,
+                filter=flt,
+                mapping=self._mapping,
+                what=what,
+                graph_store=self._graph_store,
+                unknown=self._unknown,
+                owned=owned,
+            )
+        return await run_stages_on_documents(
+            self._pipeline,
+            docs,
+            query=query,
+            needs_query=self._requires_query,
+            filter=flt,
+            mapping=self._mapping,
+            what=what,
+            graph_store=self._graph_store,
+            unknown=self._unknown,
+        )
 
     def _run(self, value: StageInput) -> list[Document]:
         if self._inline:

@@ -271,3 +271,26 @@ async def test_astream_events_sees_every_runnable(clock: Any, now: datetime) -> 
     for name in ("graphfuse.temporal", "graphfuse.access", "graphfuse.fusion"):
         assert len(ends[name]) == 3
     assert [d.id for d in ends["graphfuse.fusion"]] == [d.id for d in events[-1]["data"]["output"]]
+
+
+@pytest.mark.parametrize("edit", ["none", "new time", "equal string", "removed", "datetime"])
+def test_a_timestamp_changed_between_runnables_is_read_again(clock: Any, now: datetime, edit: str) -> None:
+    first = AccessPopularityRunnable().invoke(documents(now))  # GraphFuse's own documents, timestamps read
+    before = first[1].metadata["created_at"]
+    if edit == "new time":
+        first[1].metadata["created_at"] = now.isoformat()
+    elif edit == "equal string":
+        first[1].metadata["created_at"] = "".join(before)  # the same time, another str object
+    elif edit == "removed":
+        del first[1].metadata["created_at"]
+    elif edit == "datetime":
+        first[1].metadata["created_at"] = now - timedelta(days=90)  # a datetime now, the same instant
+    kept = list(first)
+    out = TemporalDecayRunnable(clock=clock).invoke(first)
+    temporal = [d.metadata["graphfuse"]["signals"]["temporal"] for d in out]
+    expected = {"none": 0.5, "new time": 1.0, "equal string": 0.5, "removed": 0.5, "datetime": 0.5}[edit]
+    assert temporal[1] == pytest.approx(expected)
+    assert temporal[0] == 1.0
+    assert temporal[2] == pytest.approx(0.25)
+    # Unchanged documents are updated in place; after an edit the list is read and copied afresh.
+    assert all(a is b for a, b in zip(out, kept, strict=True)) is (edit == "none")
