@@ -805,9 +805,9 @@ def record_documents(
             if query is None
             else [{"query": query, "signals": own} for own in all_signals]
         )
-        for ns, original in zip(namespaces, firsts, strict=True):
+        for written, original in zip(namespaces, firsts, strict=True):
             metadata = original.metadata.copy()
-            metadata[METADATA_KEY] = ns
+            metadata[METADATA_KEY] = written
             if type(original) is not Document or original.__pydantic_extra__ or original.__pydantic_private__:
                 out.append(_with_metadata(original, metadata))
                 continue
