@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._capabilities import SignalInput
 from .._errors import InvalidInput
@@ -119,8 +119,9 @@ class AccessPopularity(NamedStage):
             else:
                 counts.append(self._count(doc_id, m))
         if None not in counts:  # every document has its count (the usual case): the same values as below
-            top = max(counts, default=0.0)
-            return [n / top for n in counts] if top > 0 else [0.0] * len(counts)
+            known = cast("list[float]", counts)
+            most = max(known, default=0.0)
+            return [n / most for n in known] if most > 0 else [0.0] * len(known)
         top = max((n for n in counts if n is not None), default=0.0)
         return [NEUTRAL if n is None else (n / top if top > 0 else 0.0) for n in counts]
 
