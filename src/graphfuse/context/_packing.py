@@ -256,7 +256,9 @@ def pack_evidence(
         key = " ".join(s.text.split()).casefold()
         if key in seen:
             continue
-        states = s.item not in stated and _states(title_keys[s.item], s.text)
+        # (key is the sentence in _title_key's form: casefolded, spaces collapsed.)
+        title_key = title_keys[s.item]
+        states = title_key is not None and s.item not in stated and title_key in key
         # (A sentence costs its tokens and a space; a passage's first one its head and separator
         # too, without the title if the sentence states it; one stating it later gives the title back.)
         if s.item in chosen:
