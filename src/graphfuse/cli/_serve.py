@@ -67,7 +67,7 @@ async def _serve(
     host: str,
     port: int,
     keys_path: str | None,
-    preset: str,
+    preset: str | None,
     questions: list[str] | None,
     llm: str | None,
     judge: str | None,
@@ -106,14 +106,14 @@ async def _serve(
             store.graph,
             store.vectors,
             store.embedder,
-            default_preset=preset,
+            default_preset=preset or store.default_preset,
             limits=Limits(),
             generator=generator,
             judge=judge_generator,
             description={"store": str(store.path), **store.components},
             corpus_cache=cache,
         )
-        await service.pipeline(preset)  # fail before listening, and warm the model up
+        await service.pipeline(service.default_preset)  # fail before listening, and warm the model up
         if questions is None:
             questions = await _bundled_questions(store.graph)
     except BaseException:
@@ -139,7 +139,15 @@ def serve(
     keys: Annotated[
         str | None, typer.Option("--keys", help="Key file (`graphfuse keys add`); every /v1 request then needs a key.")
     ] = None,
-    preset: Annotated[str, typer.Option("--preset", help="Default preset of /v1/retrieve.")] = "standard",
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            "--preset",
+            help="Default preset of /v1/retrieve (default: multihop, or standard on a store whose graph store "
+            "cannot list its documents).",
+            show_default=False,
+        ),
+    ] = None,
     questions: Annotated[
         str | None, typer.Option("--questions", help="Sample questions for the dashboard: one per line, or JSONL.")
     ] = None,
