@@ -566,6 +566,14 @@ _VALID_IDS: set[str] = set()  # ids that passed to_graphfuse's id check (bounded
 _MAX_STAMPS = 16384
 
 
+def _parsed_stamp(doc_id: str, key: str, raw: Any) -> datetime | None:
+    """``_timestamp`` of a value not found in ``_STAMPS``, remembered there when it is a short string."""
+    parsed = _timestamp(doc_id, key, raw)
+    if type(raw) is str and len(raw) <= 64 and len(_STAMPS) < _MAX_STAMPS:
+        _STAMPS[raw] = parsed  # type: ignore[assignment]
+    return parsed
+
+
 def read_records(
     docs: Sequence[Document], mapping: DocumentMapping, signal_input: SignalInput | None = None
 ) -> Records:
@@ -656,17 +664,13 @@ def read_records(
         if raw_created is not None:
             created = stamps.get(raw_created) if type(raw_created) is str else None
             if created is None:
-                created = _timestamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
-                if type(raw_created) is str and len(raw_created) <= 64 and len(stamps) < _MAX_STAMPS:
-                    stamps[raw_created] = created  # type: ignore[assignment]
+                created = _parsed_stamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
         updated = None
         raw_updated = None if updated_key is None else metadata.get(updated_key)
         if raw_updated is not None:
             updated = stamps.get(raw_updated) if type(raw_updated) is str else None
             if updated is None:
-                updated = _timestamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
-                if type(raw_updated) is str and len(raw_updated) <= 64 and len(stamps) < _MAX_STAMPS:
-                    stamps[raw_updated] = updated  # type: ignore[assignment]
+                updated = _parsed_stamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
         raws_created.append(raw_created)
         all_created.append(created)
         raws_updated.append(raw_updated)
@@ -723,22 +727,18 @@ def _read_plain(
             created = stamps.get(raw_created) if type(raw_created) is str else None
             if created is None:
                 try:
-                    created = _timestamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
+                    created = _parsed_stamp(doc_id, created_key, raw_created)  # type: ignore[arg-type]
                 except InvalidInput:
                     return None  # the general reading raises it, in its order
-                if type(raw_created) is str and len(raw_created) <= 64 and len(stamps) < _MAX_STAMPS:
-                    stamps[raw_created] = created  # type: ignore[assignment]
         updated = None
         raw_updated = None if updated_key is None else metadata.get(updated_key)
         if raw_updated is not None:
             updated = stamps.get(raw_updated) if type(raw_updated) is str else None
             if updated is None:
                 try:
-                    updated = _timestamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
+                    updated = _parsed_stamp(doc_id, updated_key, raw_updated)  # type: ignore[arg-type]
                 except InvalidInput:
                     return None  # the general reading raises it, in its order
-                if type(raw_updated) is str and len(raw_updated) <= 64 and len(stamps) < _MAX_STAMPS:
-                    stamps[raw_updated] = updated  # type: ignore[assignment]
         ids.append(doc_id)
         firsts.append(doc)
         raws_created.append(raw_created)
