@@ -341,7 +341,23 @@ _text = st.text(
     alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), min_size=0, max_size=400
 )
 _sentence_text = st.lists(
-    st.sampled_from(["Anna Berg", "directed", "the film", "Oslo.", "1961", "!", "?", "\n", "東京。", "Dr. X", " "]),
+    st.sampled_from(
+        [
+            "Anna Berg",
+            "directed",
+            "the film",
+            "Oslo.",
+            "1961",
+            "!",
+            "?",
+            "\n",
+            "東京。",
+            "Dr. X",
+            " ",
+            "\nAnna:",
+            "\nBo Li:",
+        ]
+    ),
     max_size=60,
 ).map(" ".join)
 

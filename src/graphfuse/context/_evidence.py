@@ -16,10 +16,19 @@ from dataclasses import dataclass
 
 from ..indexing import TextEntityExtractor
 from ..indexing._extractors import normalize
+from ._dialogue import speaker_turns
 from ._items import Item
 from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
 
-__all__ = ["NameMatcher", "Sentence", "SentenceScorer", "entity_pattern", "relation_query", "score_sentences"]
+__all__ = [
+    "NameMatcher",
+    "Sentence",
+    "SentenceScorer",
+    "entity_pattern",
+    "joined_texts",
+    "relation_query",
+    "score_sentences",
+]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
@@ -43,6 +52,22 @@ class Sentence:
     score: float
     semantic: float = 0.0  # the part of ``score`` that comes from similarity to the query
     terms: frozenset[str] = frozenset()  # the query's content terms the sentence holds
+    # In a dialogue (see _dialogue): the length of the speaker label put before a sentence inside a
+    # turn (``"Name: "``), and the turn's number (-1 outside any).
+    lead: int = 0
+    turn: int = -1
+
+
+def joined_texts(sentences: Sequence[Sentence]) -> list[str]:
+    """The texts of one item's kept ``sentences`` (in text order) as they are shown joined by spaces:
+    a sentence that follows the previous one of its speaker's turn goes without the turn's label."""
+    out: list[str] = []
+    before: Sentence | None = None
+    for s in sentences:
+        same_turn = before is not None and s.lead and s.turn == before.turn and s.index == before.index + 1
+        out.append(s.text[s.lead :] if same_turn else s.text)
+        before = s
+    return out
 
 
 def _key(text: str) -> str:
@@ -403,9 +428,19 @@ class SentenceScorer:
         # ASCII text: normalising is lower-casing, character by character, so each sentence's words
         # are read from the item's lower-cased text, its non-word characters made spaces (once per item).
         mapped = ascii_word_map(whole.lower()) if whole.isascii() else None
-        for k, (start, end) in enumerate(sentence_spans(whole)):
+        spans = sentence_spans(whole)
+        turns = speaker_turns(whole, spans)
+        for k, (start, end) in enumerate(spans):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
+            if not words:
+                # No word at all ("🕒", "..."): nothing to read, whatever it resembles.
+                out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, -1 if turns is None else turns.turns[k]))
+                continue
+            label = None if turns is None else turns.labels[k]
+            if label is not None:
+                # (Said by the turn's speaker: the label's words count, as the reader will see them.)
+                words = words_of(label) + words
             shared = frozenset(terms_of(words) & q_terms)
             score = w["terms"] * math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
@@ -431,7 +466,12 @@ class SentenceScorer:
             total = score + semantic
             if restating and k > 0 and not bridge:
                 total *= w["restated"]
-            out.append(Sentence(i, k, text, total * rank, semantic * rank, shared))
+            if turns is None:
+                out.append(Sentence(i, k, text, total * rank, semantic * rank, shared))
+            else:
+                shown = text if label is None else f"{label}: {text}"
+                lead = len(shown) - len(text)
+                out.append(Sentence(i, k, shown, total * rank, semantic * rank, shared, lead, turns.turns[k]))
         self._cache[i] = out
         return out
 

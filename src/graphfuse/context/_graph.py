@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .._errors import InvalidInput
 from .._types import Relation
-from ._evidence import SentenceScorer, _key, _name_key
+from ._evidence import SentenceScorer, _key, _name_key, joined_texts
 from ._items import Item
 from ._packing import Budgeter, empty_text
 from ._text import sentence_spans
@@ -210,7 +210,7 @@ def serialize_graph(
             picked.append(sent)
             length += len(sent.text) + 1
         if picked:
-            body = _clip(" ".join(x.text for x in sorted(picked, key=lambda x: x.index)), caps.supporting_chars)
+            body = _clip(" ".join(joined_texts(sorted(picked, key=lambda x: x.index))), caps.supporting_chars)
             lines.append(_Line(2, (float(i), 2, 0), f"[{{n}}] {names[i]}: {body}", i))
 
     return _fit(lines, entities, retrieved, capped, b)

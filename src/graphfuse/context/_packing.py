@@ -9,7 +9,7 @@ from itertools import pairwise
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam
-from ._evidence import Sentence, SentenceScorer
+from ._evidence import Sentence, SentenceScorer, joined_texts
 from ._items import Item
 from ._text import cut_to, sentence_spans
 from ._types import ContextSource, DroppedSource
@@ -186,7 +186,7 @@ def _shorten(head: str, sentences: Sequence[Sentence], b: Budgeter, left: int) -
             cost += b.count(s.text) + 1
     if not chosen:
         return None
-    texts = [s.text for s in sorted(chosen, key=lambda s: s.index)]
+    texts = joined_texts(sorted(chosen, key=lambda s: s.index))
     body = " ".join(texts)
     if b.additive:  # (the body counted from its sentences' counts)
         b.count_joined(texts, " ")
@@ -234,6 +234,7 @@ def pack_evidence(
     title_keys = [_title_key(it.title) for it in items]
     stated: set[int] = set()  # items whose kept sentences state their title
     covered: set[str] = set()
+    taken: set[tuple[int, int]] = set()  # (item, index) of the sentences kept
 
     weight = scorer.term_weights()
 
@@ -265,9 +266,16 @@ def pack_evidence(
             extra = 1 - (head_cost[s.item] - bare_cost if states else 0)
         else:
             extra = 1 + (bare_cost if states else head_cost[s.item]) + b.sep_cost
-        if b.over(s.text, b.budget - used - extra):
+        # (In a dialogue, a sentence right after a kept one of its turn is shown without the turn's
+        # label, and one kept before it lets the next kept one drop its label: see joined_texts.)
+        text = s.text[s.lead :] if s.lead and _follows(s, taken, scored) else s.text
+        if b.over(text, b.budget - used - extra):
             continue
-        cost = b.count(s.text) + extra
+        cost = b.count(text) + extra
+        after = scored[s.item][s.index + 1] if s.turn >= 0 and s.index + 1 < len(scored[s.item]) else None
+        if after is not None and after.lead and after.turn == s.turn and (s.item, after.index) in taken:
+            cost -= b.count(after.text) - b.count(after.text[after.lead :])
+        taken.add((s.item, s.index))
         if states:
             stated.add(s.item)
         seen.add(key)
@@ -282,6 +290,11 @@ def pack_evidence(
         if cut.startswith(head) and len(cut) > len(head) + 1:
             chosen[s.item] = [Sentence(s.item, s.index, cut[len(head) :], s.score)]
     return render_evidence(items, chosen, b, [sum(len(s.text) for s in group) for group in scored])
+
+
+def _follows(s: Sentence, taken: set[tuple[int, int]], scored: Sequence[Sequence[Sentence]]) -> bool:
+    """Whether the sentence before ``s`` in its speaker's turn is kept (``s`` then needs no label)."""
+    return s.index > 0 and (s.item, s.index - 1) in taken and scored[s.item][s.index - 1].turn == s.turn
 
 
 def _title_key(title: str | None) -> str | None:
@@ -307,7 +320,7 @@ def render_evidence(
         sources = []
         for n, i in enumerate(order, start=1):
             item = items[i]
-            texts = [s.text for s in sorted(chosen[i], key=lambda s: s.index)]
+            texts = joined_texts(sorted(chosen[i], key=lambda s: s.index))
             key = _title_key(item.title)
             head = _head(n, None if any(_states(key, t) for t in texts) else item.title, ": ")
             if b.additive:  # (counted from its sentences' counts: the head ends with a space)

@@ -1,0 +1,61 @@
+"""Speaker turns: who says a sentence of a chat log or transcript, when the sentence does not say it.
+
+A chat log's line ``WolfgangSchulz: That pasta sounds amazing! I really liked the steak I had.``
+splits into two sentences; the second, taken alone into an evidence context, loses its speaker
+(and, next to another turn's sentence, reads as someone else's). A sentence inside a labelled
+turn is therefore shown with its turn's label: ``WolfgangSchulz: I really liked the steak I had.``
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["Turns", "speaker_turns"]
+
+# "Name: words" at a line's start: a label of at most four words and 40 characters that starts
+# with a letter (no digits first: "12:30 pm" is a time, not a speaker), then a colon and a space.
+_LABEL = re.compile(r"^[ \t]*([^\W\d_][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3}):[ \t]+\S", re.MULTILINE)
+_MAX_LABEL = 40
+# A text is a dialogue when at least this many lines start with a label; one "Note: ..." line is not.
+_MIN_TURNS = 2
+
+
+class Turns:
+    """For each sentence of a text: the label of the turn it lies inside (``None`` for a sentence
+    that starts its turn or lies outside any), and the turn's number (``-1`` outside any)."""
+
+    __slots__ = ("labels", "turns")
+
+    def __init__(self, labels: list[str | None], turns: list[int]) -> None:
+        self.labels = labels
+        self.turns = turns
+
+
+def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
+    """The speakers of ``text``'s sentences (``spans``, in order), or ``None`` when the text is not
+    a dialogue: fewer than two of its lines start with a ``Label: `` speaker label."""
+    if ":" not in text:
+        return None
+    starts: list[tuple[int, int, str]] = []  # (turn start, label end, label) by position
+    for m in _LABEL.finditer(text):
+        label = m.group(1)
+        if len(label) <= _MAX_LABEL:
+            starts.append((m.start(1), m.end(1) + 1, label))
+    if len(starts) < _MIN_TURNS:
+        return None
+    labels: list[str | None] = []
+    turns: list[int] = []
+    t = -1
+    for start, _ in spans:
+        while t + 1 < len(starts) and starts[t + 1][0] <= start:
+            t += 1
+        # (A turn runs to the end of its line: a sentence on a later, unlabelled line is outside it.)
+        if t < 0 or "\n" in text[starts[t][0] : start]:
+            labels.append(None)
+            turns.append(-1)
+            continue
+        begin, _, label = starts[t]
+        labels.append(None if start == begin else label)
+        turns.append(t)
+    return Turns(labels, turns)
