@@ -140,6 +140,27 @@ def test_title_linker_aliases_accents_and_removal() -> None:
     assert TitleLinker().keys("Louisville, Kentucky") == [("louisville", "kentucky")]
 
 
+def test_title_linker_finds_titles_inside_text_written_without_spaces() -> None:
+    linker = TitleLinker({"東京タワー": ["tower"], "東京": ["tokyo"], "内藤多仲": ["naito"], "서울": ["seoul"]})
+    text = "東京タワーは港区にある。設計者は内藤多仲である。東京は首都。"
+    found = [(m.entity, m.targets, text[m.start : m.end]) for m in linker.extract(text)]
+    assert found == [
+        ("東京タワー", ("tower",), "東京タワー"),  # the longest title first, not 東京 inside it
+        ("内藤多仲", ("naito",), "内藤多仲"),
+        ("東京", ("tokyo",), "東京"),
+    ]
+    # Hangul: a particle attached to the noun (서울은, "Seoul" + topic marker).
+    assert [m.targets for m in linker.extract("서울은 한국의 수도이다.")] == [("seoul",)]
+    # One CJK character is too short a title (it would link everything); two make a name.
+    assert TitleLinker().keys("日") == []
+    assert TitleLinker().keys("東京") == [("東", "京")]
+    # A long CJK title counts as one word against max_words, not one per character.
+    assert TitleLinker(max_words=2).keys("東京スカイツリー駅前") != []
+    # Latin words next to CJK text are still words.
+    mixed = TitleLinker({"Tokyo Tower": ["t"]})
+    assert [m.targets for m in mixed.extract("Tokyo Tower（東京タワー）は電波塔。")] == [("t",)]
+
+
 def test_heuristic_names() -> None:
     found = [
         m.entity for m in HeuristicNameExtractor().extract("In 860 Lothair II met the Duke of York in Port of Spain.")

@@ -8,6 +8,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Protocol, runtime_checkable
 
 from .._errors import InvalidInput
@@ -34,8 +35,40 @@ def normalize(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
 
+# Scripts written without spaces between words (Han, kana, and Hangul, whose particles attach to
+# the noun: 서울은): a title is found inside a run of them character by character, so each of their
+# characters is a word of its own to the title linker ("東京タワーは港区にある" holds "東京タワー").
+_CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+# (A normalised CJK token: NFKD splits a Hangul syllable into its conjoining jamo.)
+_CJK_WORD = re.compile(rf"[{_CJK}\u1100-\u11ff]+")
+
+
 def _words(text: str) -> list[tuple[str, int, int]]:
-    return [(normalize(m.group()), m.start(), m.end()) for m in _WORD.finditer(text)]
+    found = (_WORD if text.isascii() else _TOKEN).finditer(text)
+    return [(normalize(m.group()), m.start(), m.end()) for m in found]
+
+
+def _joined(words: Sequence[str]) -> str:
+    """A mention's key: its words joined by spaces, but not between two CJK characters (東京タワー)."""
+    out = words[0] if words else ""
+    for before, w in pairwise(words):
+        out += w if _CJK_WORD.fullmatch(w) and _CJK_WORD.fullmatch(before) else f" {w}"
+    return out
+
+
+def _weight(words: Sequence[str]) -> tuple[int, int]:
+    """``(characters, words)`` of a title's words for the linker's limits: a CJK character counts as
+    two characters (東京, Tokyo, is a name; one character alone is not), and a run of CJK
+    characters as one word."""
+    chars = n = 0
+    in_run = False
+    for w in words:
+        cjk = _CJK_WORD.fullmatch(w) is not None
+        chars += 2 if cjk else len(w)
+        n += not (cjk and in_run)
+        in_run = cjk
+    return chars, n
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +158,12 @@ class TitleLinker:
         out = []
         for form in sorted(forms):
             words = tuple(w for w, _, _ in _words(form))
-            if not words or len(words) > self._max_words:
+            chars, n_words = _weight(words)
+            if not words or n_words > self._max_words:
                 continue
             if all(w in self._stopwords or w.isdigit() for w in words):
                 continue
-            if sum(map(len, words)) < self._min_chars:
+            if chars < self._min_chars:
                 continue
             out.append(words)
         return out
@@ -182,7 +216,7 @@ class TitleLinker:
             for n in range(min(longest, len(words) - i), 0, -1):
                 hit = entries.get(tuple(w for w, _, _ in words[i : i + n]))
                 if hit is not None and not (hit[0] and lower_start):
-                    key = " ".join(w for w, _, _ in words[i : i + n])
+                    key = _joined([w for w, _, _ in words[i : i + n]])
                     out.append(Mention(key, words[i][1], words[i + n - 1][2], hit[1]))
                     i += n
                     break
