@@ -28,3 +28,24 @@ def test_a_spaced_name_in_the_query_finds_the_joined_speaker() -> None:
     )
     assert index.search("What did Wolfgang Schulz say?", 1)[0][0] == "chat-1"
     assert index.search("dinner on 20260430", 1)[0][0] == "note"
+
+
+def test_text_without_spaces_gives_character_bigrams() -> None:
+    assert bm25_tokens("東京タワーは港区") == ["東京", "京タ", "タワ", "ワー", "ーは", "は港", "港区"]
+    assert len(bm25_tokens("서울은 한국의 수도")) == 5  # 서울 울은 / 한국 국의 / 수도
+    # Latin words beside them stay whole; one character alone is its own token.
+    assert bm25_tokens("Tokyo Towerの高さ") == ["tokyo", "tower", "の高", "高さ"]
+    assert bm25_tokens("日 and 月") == ["日", "月"]
+
+
+def test_a_question_in_japanese_finds_its_passage() -> None:
+    index = BM25Index(
+        [
+            ("tower", "東京タワーは港区にある電波塔である。設計者は内藤多仲である。"),
+            ("tokyo", "東京は日本の首都である。人口は約1400万人である。"),
+            ("osaka", "大阪城は豊臣秀吉が築いた城である。"),
+        ]
+    )
+    # (One whole-clause token per run before: no query term matched any passage.)
+    assert [doc_id for doc_id, _ in index.search("東京タワーの設計者は誰ですか", 3)][:1] == ["tower"]
+    assert index.search("大阪城を築いたのは誰？", 1)[0][0] == "osaka"  # noqa: RUF001

@@ -285,6 +285,34 @@ def test_non_latin_text(fmt: str) -> None:
         assert "东京" in ctx.text
 
 
+def test_evidence_reads_words_and_names_inside_text_without_spaces() -> None:
+    from graphfuse.context._evidence import relation_query
+
+    tower = Document(
+        "tower",
+        "東京タワーは電波塔である。高さは333メートルである。展望台がある。設計者は内藤多仲である。",
+        {"title": "東京タワー"},
+    )
+    tokyo = Document("tokyo", "東京は日本の首都である。人口は約1400万人である。", {"title": "東京"})
+    results = [Result(tower, 0.9, {}), Result(tokyo, 0.8, {})]
+    question = "東京タワーの設計者は誰ですか？"  # noqa: RUF001
+    # The title is found inside the question (so what is asked about it is the rest) ...
+    asked = relation_query(question, _items(results))
+    assert asked is not None
+    assert "設計" in asked
+    assert "東京" not in asked
+    # ... and the question's words inside the sentences: the designer's sentence is evidence.
+    ctx = build_context(question, results, budget=45, format="evidence")
+    assert ctx.tokens <= 45
+    assert ctx.text == "[1] 東京タワーは電波塔である。 設計者は内藤多仲である。"
+
+
+def _items(results: list[Result]) -> list[Any]:
+    from graphfuse.context._items import items_from_results
+
+    return items_from_results(results)[0]
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 async def test_no_results_gives_an_empty_context_that_says_so(fmt: str, store: InMemoryGraphStore) -> None:
     ctx = await abuild_context(QUESTION, [], budget=50, format=fmt, graph_store=store)

@@ -49,7 +49,7 @@ from graphfuse.context._text import (
     stem_prefixes,
     words_of,
 )
-from graphfuse.indexing._extractors import normalize
+from graphfuse.indexing._extractors import has_cjk, normalize
 from graphfuse.stores import InMemoryGraphStore
 
 CL100K = TiktokenCounter("cl100k_base")
@@ -129,6 +129,8 @@ def test_sentence_spans_with_a_limit_is_a_prefix(text: str, limit: int) -> None:
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)) | _tricky, data=st.data())
 def test_words_read_without_a_regex_are_the_regex_words(text: str, data: Any) -> None:
+    # (Runs of CJK characters are read as their bigrams: test_bm25_tokens and test_context_assembly.)
+    text = "".join(c for c in text if not has_cjk(c))
     assert words_of(text) == PLAIN_WORD.findall(normalize(text))
     if text.isascii():  # any slice of the mapped text splits into the words of that slice
         start = data.draw(st.integers(min_value=0, max_value=len(text)))

@@ -158,7 +158,7 @@ def test_title_linker_finds_titles_inside_text_written_without_spaces() -> None:
     assert TitleLinker(max_words=2).keys("東京スカイツリー駅前") != []
     # Latin words next to CJK text are still words.
     mixed = TitleLinker({"Tokyo Tower": ["t"]})
-    assert [m.targets for m in mixed.extract("Tokyo Tower（東京タワー）は電波塔。")] == [("t",)]
+    assert [m.targets for m in mixed.extract("Tokyo Tower（東京タワー）は電波塔。")] == [("t",)]  # noqa: RUF001
 
 
 def test_heuristic_names() -> None:

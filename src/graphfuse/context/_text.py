@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..indexing._extractors import STOPWORDS, normalize
+from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = [
     "ascii_word_map",
@@ -181,7 +182,12 @@ def words_of(text: str) -> list[str]:
     """The words (``\\w+``) of ``text`` once normalised: what :func:`content_terms` and the match keys read."""
     if text.isascii():
         return ascii_word_map(text.lower()).split()
-    return _WORD.findall(normalize(text))
+    if not has_cjk(text):
+        return _WORD.findall(normalize(text))
+    # (Chinese, Japanese, Korean: character bigrams are the words, so that a name or a term is
+    # found inside a run of text without spaces.)
+    # (NFC after normalising puts the Hangul syllables that NFKD split into jamo back together.)
+    return [part for word in _WORD.findall(unicodedata.normalize("NFC", normalize(text))) for part in cjk_bigrams(word)]
 
 
 # ASCII bytes: a word character (letter, digit, underscore: what \w matches in ASCII) kept, any other a space.

@@ -13,7 +13,16 @@ from typing import Protocol, runtime_checkable
 
 from .._errors import InvalidInput
 
-__all__ = ["STOPWORDS", "EntityExtractor", "HeuristicNameExtractor", "Mention", "TitleLinker", "normalize"]
+__all__ = [
+    "STOPWORDS",
+    "EntityExtractor",
+    "HeuristicNameExtractor",
+    "Mention",
+    "TitleLinker",
+    "cjk_bigrams",
+    "has_cjk",
+    "normalize",
+]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PAREN = re.compile(r"\s*\([^()]*\)\s*$")
@@ -40,6 +49,33 @@ def normalize(text: str) -> str:
 # characters is a word of its own to the title linker ("東京タワーは港区にある" holds "東京タワー").
 _CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has a Chinese, Japanese or Korean character (scripts without spaces)."""
+    return not text.isascii() and _CJK_RUN.search(text) is not None
+
+
+def cjk_bigrams(word: str) -> list[str]:
+    """A word (a ``\\w+`` run, not normalised) with each run of CJK characters in it as its
+    overlapping character bigrams, a run of one character as itself: the usual way to index text
+    without spaces (``"東京タワーは"`` -> ``東京 京タ タワ ワー ーは``); other words unchanged."""
+    if not has_cjk(word):
+        return [word]
+    out: list[str] = []
+    pos = 0
+    for m in _CJK_RUN.finditer(word):
+        if m.start() > pos:
+            out.append(word[pos : m.start()])
+        run = m.group()
+        out.extend([run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)])
+        pos = m.end()
+    if pos < len(word):
+        out.append(word[pos:])
+    return out
+
+
 # (A normalised CJK token: NFKD splits a Hangul syllable into its conjoining jamo.)
 _CJK_WORD = re.compile(rf"[{_CJK}\u1100-\u11ff]+")
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
 from .._types import check_id
-from ..indexing._extractors import STOPWORDS, normalize
+from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = ["BM25Index", "bm25_tokens"]
 
@@ -31,10 +31,15 @@ def bm25_tokens(text: str, *, stopwords: frozenset[str] = STOPWORDS) -> list[str
 
     Words are runs of letters and digits (an underscore separates: ``20260430_18:30`` is
     ``20260430 18 30``); a joined name is split at its lower-to-upper seams, so
-    ``WolfgangSchulz`` and "Wolfgang Schulz" give the same tokens.
+    ``WolfgangSchulz`` and "Wolfgang Schulz" give the same tokens. Runs of Chinese, Japanese
+    or Korean characters, written without spaces, give their character bigrams
+    (``東京タワー`` -> ``東京 京タ タワ ワー``).
     """
     out: list[str] = []
-    for word in _WORD.findall(text):
+    words = _WORD.findall(text)
+    if has_cjk(text):  # (runs of Chinese, Japanese or Korean: their character bigrams)
+        words = [part for word in words for part in cjk_bigrams(word)]
+    for word in words:
         parts = _CAMEL.split(word) if not word.islower() else (word,)
         for part in parts:
             token = part.lower() if part.isascii() else normalize(part)

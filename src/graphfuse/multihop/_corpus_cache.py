@@ -49,7 +49,7 @@ __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 3  # 2: timeline and entity nodes; 3: subjects
+FORMAT_VERSION = 4  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 
