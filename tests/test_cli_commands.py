@@ -159,6 +159,12 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
         real = opened.graph
         opened.graph = Listless()  # type: ignore[assignment]
         assert opened.default_preset == "standard"  # what `query` and `context` use when not told
+
+        class Ungenerational(Listless):  # (lists its documents, cannot say when they changed)
+            iter_documents = real.iter_documents
+
+        opened.graph = Ungenerational()  # type: ignore[assignment]
+        assert opened.default_preset == "standard"  # (its corpus index file could not be kept fresh)
         opened.graph = real
         with pytest.raises(
             InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"

@@ -87,6 +87,22 @@ def test_get_documents_statement() -> None:
     assert params == {"ids": ["a"], "f1": "t1"}
 
 
+def test_document_page_statement() -> None:
+    query, params = cypher.document_page_statement(L, None, 500, None)
+    assert query == (
+        "MATCH (d:`GraphFuseDocument`)\nWHERE ($after IS NULL OR d.id > $after)\n"
+        "RETURN d.id AS id, d.content AS content, d.metadata AS metadata, "
+        "d.created_at AS created_at, d.updated_at AS updated_at\n"
+        "ORDER BY d.id\nLIMIT $size"
+    )
+    assert params == {"after": None, "size": 500}
+    query, params = cypher.document_page_statement(L, "doc-9", 2, _filter({"tenant": "t1"}))
+    assert "WHERE ($after IS NULL OR d.id > $after) AND (d.`meta_tenant` = $f2)\n" in query
+    assert params == {"after": "doc-9", "size": 2, "f2": "t1"}
+    with pytest.raises(InvalidInput):
+        cypher.document_page_statement("Bad Label", None, 1, None)
+
+
 def test_delete_documents_statement() -> None:
     assert cypher.delete_documents_statement(L, ["a", "b", "a"]) == (
         "MATCH (d:`GraphFuseDocument`)\nWHERE d.id IN $ids\nDETACH DELETE d\nRETURN count(*) AS deleted",

@@ -25,6 +25,7 @@ from graphfuse import (
     ConnectionFailed,
     DeadlineExceeded,
     Document,
+    DocumentListing,
     GraphStore,
     InvalidInput,
     NotFound,
@@ -207,6 +208,67 @@ async def test_reads_and_deletes(scripted: tuple[Neo4jGraphStore, _Driver]) -> N
     assert await store.related(["a"], limit=0) == []
 
 
+async def test_iter_documents_reads_pages_after_the_last_id(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    ids = ["a", "b", "c", "d", "e"]
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "ORDER BY d.id" not in query:
+            return []
+        after = params["after"]
+        page = [i for i in ids if after is None or i > after][: params["size"]]
+        return [{"id": i, "content": i * 2, "metadata": "{}", "created_at": None, "updated_at": None} for i in page]
+
+    driver.answer = answer
+    assert isinstance(store, DocumentListing)
+    got = [d async for d in store.iter_documents(batch_size=2)]
+    assert [(d.id, d.content) for d in got] == [(i, i * 2) for i in ids]
+    pages = [(kind, params) for kind, query, params in driver.log if "ORDER BY d.id" in query]
+    # Three pages of at most two, each in its own read transaction, each after the last id seen.
+    assert pages == [
+        ("read", {"after": None, "size": 2}),
+        ("read", {"after": "b", "size": 2}),
+        ("read", {"after": "d", "size": 2}),
+    ]
+    driver.log.clear()
+    assert [d.id async for d in store.iter_documents(filter={"tenant": "t1"}, batch_size=10)] == ids
+    assert driver.log[-1][2] == {"after": None, "size": 10, "f2": "t1"}  # the filter runs in the server
+
+
+async def test_multihop_corpus_indexes_are_built_from_the_store(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    from graphfuse.multihop import corpus_indexes
+
+    store, driver = scripted
+    rows = [
+        {"id": "berg", "content": "Anna Berg was born in Oslo.", "metadata": '{"title": "Anna Berg"}'},
+        {"id": "film", "content": "The Quiet Harbour was directed by Anna Berg.", "metadata": '{"title": "Harbour"}'},
+        {"id": "oslo", "content": "Oslo is the capital of Norway.", "metadata": '{"title": "Oslo"}'},
+    ]
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "ORDER BY d.id" not in query:
+            return []
+        page = [r for r in rows if params["after"] is None or r["id"] > params["after"]][: params["size"]]
+        return [{**r, "created_at": None, "updated_at": None} for r in page]
+
+    driver.answer = answer
+    bm25, linker = await corpus_indexes(store, batch_size=2)
+    assert bm25.search("Who directed The Quiet Harbour?", 1)[0][0] == "film"
+    assert [m.targets for m in linker.extract("a film by Anna Berg")] == [("berg",)]
+
+
+@pytest.mark.parametrize("batch_size", [0, -1, True, 2.5, "10"])
+async def test_iter_documents_refuses_bad_arguments_before_reading(
+    scripted: tuple[Neo4jGraphStore, _Driver], batch_size: Any
+) -> None:
+    store, driver = scripted
+    with pytest.raises(InvalidInput, match="batch_size"):
+        store.iter_documents(batch_size=batch_size)
+    with pytest.raises(InvalidInput):
+        store.iter_documents(filter={"tenant": {"$bogus": 1}})
+    assert driver.log == []
+
+
 async def test_pagerank_fallback_from_streamed_relations(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
     store, driver = scripted
 
@@ -309,6 +371,8 @@ async def test_closed_store_raises_and_close_is_idempotent() -> None:
     await store.close()
     with pytest.raises(ConnectionFailed, match="closed"):
         await store.get_documents(["a"])
+    with pytest.raises(ConnectionFailed, match="closed"):
+        store.iter_documents()
 
 
 def test_constructor_validation() -> None:

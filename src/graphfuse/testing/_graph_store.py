@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound
 from .._filters import MetadataFilter
 from .._protocols import GraphStore
@@ -171,6 +172,34 @@ class GraphStoreContract:
         assert set(await graph_store.get_documents(ids, filter={"year": {"$gte": 2022}})) == {"b", "c"}  # type: ignore[arg-type]
         assert set(await graph_store.get_documents(ids, filter={"tenant": {"$ne": "t1"}})) == {"b", "d"}  # type: ignore[arg-type]
         assert set(await graph_store.get_documents(ids, filter={"tenant": {"$exists": False}})) == {"d"}  # type: ignore[arg-type]
+
+    async def test_iter_documents_lists_each_document_once(self, graph_store: GraphStore) -> None:
+        if not isinstance(graph_store, DocumentListing):
+            pytest.skip("the store cannot list its documents (no iter_documents)")
+        docs = [Document(f"d{i}", f"text {i}", {"tenant": "acme" if i % 2 else "globex"}) for i in range(7)]
+        await graph_store.store_documents(docs)
+        for batch_size in (1, 3, 7, 1000):
+            listed = [d async for d in graph_store.iter_documents(batch_size=batch_size)]
+            assert sorted(d.id for d in listed) == [d.id for d in docs], f"batch_size={batch_size}"
+            assert {d.id: (d.content, dict(d.metadata)) for d in listed} == {
+                d.id: (d.content, dict(d.metadata)) for d in docs
+            }
+        acme = [d.id async for d in graph_store.iter_documents(filter={"tenant": "acme"}, batch_size=2)]
+        assert sorted(acme) == ["d1", "d3", "d5"]
+
+    async def test_iter_documents_of_an_empty_store(self, graph_store: GraphStore) -> None:
+        if not isinstance(graph_store, DocumentListing):
+            pytest.skip("the store cannot list its documents (no iter_documents)")
+        assert [d async for d in graph_store.iter_documents()] == []
+
+    async def test_iter_documents_refuses_bad_arguments_before_reading(self, graph_store: GraphStore) -> None:
+        if not isinstance(graph_store, DocumentListing):
+            pytest.skip("the store cannot list its documents (no iter_documents)")
+        for bad in (0, -1, True, 2.5):
+            with pytest.raises(InvalidInput):
+                graph_store.iter_documents(batch_size=bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidInput):
+            graph_store.iter_documents(filter={"tenant": {"$bogus": 1}})
 
     async def test_delete_documents_counts_existing(self, graph_store: GraphStore) -> None:
         await _docs(graph_store, "a", "b", "c")

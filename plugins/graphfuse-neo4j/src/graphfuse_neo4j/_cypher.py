@@ -144,6 +144,23 @@ def get_documents_statement(label: str, ids: Sequence[str], flt: MetadataFilter 
     return query, params
 
 
+def document_page_statement(label: str, after: str | None, size: int, flt: MetadataFilter | None) -> Statement:
+    """Up to ``size`` documents with ids after ``after`` (all when ``None``), by id: keyset
+    pagination on the unique id index, so a page costs the same wherever it starts."""
+    label = check_identifier(label, "label")
+    params: dict[str, Any] = {"after": after, "size": size}
+    where = "($after IS NULL OR d.id > $after)"
+    if flt is not None:
+        where += f" AND {filter_expression(flt, 'd', params)}"
+    query = (
+        f"MATCH (d:`{label}`)\nWHERE {where}\n"
+        "RETURN d.id AS id, d.content AS content, d.metadata AS metadata, "
+        "d.created_at AS created_at, d.updated_at AS updated_at\n"
+        "ORDER BY d.id\nLIMIT $size"
+    )
+    return query, params
+
+
 def delete_documents_statement(label: str, ids: Sequence[str]) -> Statement:
     label = check_identifier(label, "label")
     query = f"MATCH (d:`{label}`)\nWHERE d.id IN $ids\nDETACH DELETE d\nRETURN count(*) AS deleted"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import neo4j
@@ -210,6 +210,40 @@ class Neo4jGraphStore:
         rows = await self._session_run("get_documents", work, write=False)
         found = {row["id"]: cypher.to_document(row) for row in rows}
         return {i: found[i] for i in unique if i in found}
+
+    def iter_documents(
+        self, *, filter: MetadataFilter | dict[str, Any] | None = None, batch_size: int = 1000
+    ) -> AsyncIterator[Document]:
+        """Every document (matching ``filter``), in id order, ``batch_size`` per read transaction.
+
+        ``async for doc in store.iter_documents(): ...`` (what makes the store a
+        :class:`~graphfuse.DocumentListing`: the ``multihop`` preset builds its corpus indexes from
+        it). Pages follow the id index (keyset pagination), so writes made during the iteration
+        do not break it: each document is yielded at most once, one stored or deleted meanwhile
+        may or may not be seen. Bad arguments raise ``InvalidInput`` here, before the iteration.
+        """
+        if self._closed:
+            raise ConnectionFailed("the neo4j graph store is closed")
+        flt = MetadataFilter.parse(filter)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidInput(f"batch_size must be a positive integer, got {batch_size!r}")
+
+        async def generate() -> AsyncIterator[Document]:
+            after: str | None = None
+            while True:
+                statement = cypher.document_page_statement(self._label, after, batch_size, flt)
+
+                async def work(tx: neo4j.AsyncManagedTransaction, statement: cypher.Statement = statement) -> Any:
+                    return await self._rows(tx, statement)
+
+                rows = await self._session_run("iter_documents", work, write=False)
+                for row in rows:
+                    yield cypher.to_document(row)
+                if len(rows) < batch_size:
+                    return
+                after = rows[-1]["id"]
+
+        return generate()
 
     async def delete_documents(self, ids: Sequence[str]) -> int:
         """Delete documents and every relation touching them; returns how many existed."""
