@@ -103,6 +103,19 @@ def test_document_page_statement() -> None:
         cypher.document_page_statement("Bad Label", None, 1, None)
 
 
+def test_generation_statements() -> None:
+    assert cypher.bump_generation_statement(L) == (
+        "MERGE (m:`GraphFuseMeta` {label: $label})\nSET m.generation = coalesce(m.generation, 0) + 1",
+        {"label": L},
+    )
+    assert cypher.generation_statement(L) == (
+        "OPTIONAL MATCH (m:`GraphFuseMeta` {label: $label})\nRETURN coalesce(m.generation, 0) AS generation",
+        {"label": L},
+    )
+    with pytest.raises(InvalidInput):
+        cypher.bump_generation_statement("Bad Label")
+
+
 def test_delete_documents_statement() -> None:
     assert cypher.delete_documents_statement(L, ["a", "b", "a"]) == (
         "MATCH (d:`GraphFuseDocument`)\nWHERE d.id IN $ids\nDETACH DELETE d\nRETURN count(*) AS deleted",

@@ -54,6 +54,7 @@ class TestNeo4jGraphStoreContract(GraphStoreContract):
 def _cleanup(label: str) -> Callable[[Any], Any]:
     async def work(tx: Any) -> None:
         await (await tx.run(f"MATCH (d:`{label}`) DETACH DELETE d")).consume()
+        await (await tx.run("MATCH (m:GraphFuseMeta {label: $label}) DELETE m", {"label": label})).consume()
         await (await tx.run(f"DROP CONSTRAINT `graphfuse_{label.lower()}_id` IF EXISTS")).consume()
 
     return work
@@ -153,7 +154,8 @@ async def test_store_documents_batches_in_one_transaction(scripted: tuple[Neo4jG
     store, driver = scripted
     await store.store_documents([Document(f"d{i}") for i in range(5)])
     writes = [p for kind, _, p in driver.log if kind == "write"]
-    assert [[r["id"] for r in p["rows"]] for p in writes] == [["d0", "d1"], ["d2", "d3"], ["d4"]]
+    assert [[r["id"] for r in p["rows"]] for p in writes[:-1]] == [["d0", "d1"], ["d2", "d3"], ["d4"]]
+    assert writes[-1] == {"label": "GraphFuseDocument"}  # (the generation, counted last)
 
 
 async def test_invalid_batch_sends_nothing(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
@@ -180,8 +182,52 @@ async def test_create_relations_checks_then_merges(scripted: tuple[Neo4jGraphSto
     writes = [(q, p) for kind, q, p in driver.log if kind == "write"]
     assert "AS missing" in writes[0][0]
     assert writes[0][1] == {"ids": ["a", "b", "c", "d"]}
-    assert [len(p["rows"]) for q, p in writes[1:]] == [2, 1]
-    assert all("MERGE (s)-[r:`X`]->(t)" in q for q, _ in writes[1:])
+    assert [len(p["rows"]) for q, p in writes[1:-1]] == [2, 1]
+    assert all("MERGE (s)-[r:`X`]->(t)" in q for q, _ in writes[1:-1])
+    assert "SET m.generation" in writes[-1][0]
+
+
+async def test_every_write_that_changes_something_moves_the_generation_in_its_transaction(
+    scripted: tuple[Neo4jGraphStore, _Driver],
+) -> None:
+    store, driver = scripted
+    deleted = {"n": 1}
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "AS missing" in query:
+            return [{"missing": ["ghost"] if "ghost" in params["ids"] else []}]
+        if "AS deleted" in query:
+            return [{"deleted": deleted["n"]}]
+        if "AS generation" in query:
+            return [{"generation": 7}]
+        return []
+
+    driver.answer = answer
+
+    def bumps() -> list[str]:
+        out = [kind for kind, q, _ in driver.log if "SET m.generation" in q]
+        driver.log.clear()
+        return out
+
+    await store.store_documents([Document("a"), Document("b")])
+    assert bumps() == ["write"]
+    await store.create_relations([Relation("a", "b")])
+    assert bumps() == ["write"]
+    assert await store.delete_relations([Relation("a", "b")]) == 1
+    assert bumps() == ["write"]
+    assert await store.delete_documents(["a"]) == 1
+    assert bumps() == ["write"]
+    # Nothing changed, nothing counted: a refused write, deletes of what does not exist.
+    with pytest.raises(NotFound):
+        await store.create_relations([Relation("a", "ghost")])
+    deleted["n"] = 0
+    assert await store.delete_documents(["zzz"]) == 0
+    assert await store.delete_relations([Relation("a", "zzz")]) == 0
+    assert bumps() == []
+    assert await store.generation() == 7
+    assert [(kind, p) for kind, q, p in driver.log if "AS generation" in q] == [
+        ("read", {"label": "GraphFuseDocument"})
+    ]
 
 
 async def test_reads_and_deletes(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:

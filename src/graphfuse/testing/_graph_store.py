@@ -201,6 +201,29 @@ class GraphStoreContract:
         with pytest.raises(InvalidInput):
             graph_store.iter_documents(filter={"tenant": {"$bogus": 1}})
 
+    async def test_generation_moves_with_every_write(self, graph_store: GraphStore) -> None:
+        generation = getattr(graph_store, "generation", None)
+        if not callable(generation):
+            pytest.skip("the store keeps no write generation")
+        seen = [await generation()]
+
+        async def moved() -> bool:
+            now = await generation()
+            changed = now != seen[-1]
+            seen.append(now)
+            return changed
+
+        await _docs(graph_store, "a", "b")
+        assert await moved(), "store_documents"
+        await graph_store.create_relations([Relation("a", "b", "X")])
+        assert await moved(), "create_relations"
+        await graph_store.delete_relations([Relation("a", "b", "X")])
+        assert await moved(), "delete_relations"
+        await graph_store.delete_documents(["a"])
+        assert await moved(), "delete_documents"
+        assert not await moved(), "a read moved the generation"
+        assert len(set(seen)) == 5, f"a generation came back: {seen}"
+
     async def test_delete_documents_counts_existing(self, graph_store: GraphStore) -> None:
         await _docs(graph_store, "a", "b", "c")
         assert await graph_store.delete_documents(["a", "b", "missing"]) == 2

@@ -161,6 +161,25 @@ def document_page_statement(label: str, after: str | None, size: int, flt: Metad
     return query, params
 
 
+# One node per document label holds its write generation (a distinct label: it is no document).
+META_LABEL = "GraphFuseMeta"
+
+
+def bump_generation_statement(label: str) -> Statement:
+    """Count one write to the documents of ``label``: run in the writing transaction, so the
+    generation moves exactly when the write commits."""
+    label = check_identifier(label, "label")
+    query = f"MERGE (m:`{META_LABEL}` {{label: $label}})\nSET m.generation = coalesce(m.generation, 0) + 1"
+    return query, {"label": label}
+
+
+def generation_statement(label: str) -> Statement:
+    """The write generation of the documents of ``label`` (0 before the first write)."""
+    label = check_identifier(label, "label")
+    query = f"OPTIONAL MATCH (m:`{META_LABEL}` {{label: $label}})\nRETURN coalesce(m.generation, 0) AS generation"
+    return query, {"label": label}
+
+
 def delete_documents_statement(label: str, ids: Sequence[str]) -> Statement:
     label = check_identifier(label, "label")
     query = f"MATCH (d:`{label}`)\nWHERE d.id IN $ids\nDETACH DELETE d\nRETURN count(*) AS deleted"

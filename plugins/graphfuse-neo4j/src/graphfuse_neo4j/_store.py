@@ -181,8 +181,10 @@ class Neo4jGraphStore:
             return
         statements = [cypher.store_documents_statement(self._label, chunk) for chunk in self._chunks(rows)]
 
+        bump = cypher.bump_generation_statement(self._label)
+
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
-            for query, params in statements:
+            for query, params in [*statements, bump]:
                 await (await tx.run(query, params)).consume()
 
         await self._session_run("store_documents", work, write=True)
@@ -245,14 +247,31 @@ class Neo4jGraphStore:
 
         return generate()
 
+    async def generation(self) -> int:
+        """A counter that moves with every write that changes the documents or relations of this
+        store's label (by any client: it is counted in the writing transaction). A cache stamp:
+        a ``graphfuse`` store directory keeps the ``multihop`` preset's corpus indexes in a file
+        and reads the documents again only when it moved."""
+        statement = cypher.generation_statement(self._label)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> int:
+            rows = await self._rows(tx, statement)
+            return int(rows[0]["generation"]) if rows else 0
+
+        return await self._session_run("generation", work, write=False)
+
     async def delete_documents(self, ids: Sequence[str]) -> int:
         """Delete documents and every relation touching them; returns how many existed."""
         if not ids:
             return 0
         statement = cypher.delete_documents_statement(self._label, ids)
+        bump = cypher.bump_generation_statement(self._label)
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> int:
-            return int((await self._rows(tx, statement))[0]["deleted"])
+            deleted = int((await self._rows(tx, statement))[0]["deleted"])
+            if deleted:
+                await (await tx.run(*bump)).consume()
+            return deleted
 
         return await self._session_run("delete_documents", work, write=True)
 
@@ -265,6 +284,7 @@ class Neo4jGraphStore:
             return
         endpoints = [i for r in relations for i in (r.source, r.target)]
         check = cypher.missing_documents_statement(self._label, endpoints)
+        bump = cypher.bump_generation_statement(self._label)
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> None:
             missing = (await self._rows(tx, check))[0]["missing"]
@@ -273,18 +293,22 @@ class Neo4jGraphStore:
             for query, params in statements:
                 for chunk in self._chunks(params["rows"]):
                     await (await tx.run(query, {"rows": chunk})).consume()
+            await (await tx.run(*bump)).consume()
 
         await self._session_run("create_relations", work, write=True)
 
     async def delete_relations(self, relations: Sequence[Relation]) -> int:
         """Delete relations by (source, target, type); returns how many existed."""
         statements = cypher.delete_relations_statements(self._label, relations)
+        bump = cypher.bump_generation_statement(self._label)
 
         async def work(tx: neo4j.AsyncManagedTransaction) -> int:
             deleted = 0
             for query, params in statements:
                 for chunk in self._chunks(params["rows"]):
                     deleted += int((await self._rows(tx, (query, {"rows": chunk})))[0]["deleted"])
+            if deleted:
+                await (await tx.run(*bump)).consume()
             return deleted
 
         if not statements:
