@@ -205,10 +205,10 @@ class GraphStoreContract:
         generation = getattr(graph_store, "generation", None)
         if not callable(generation):
             pytest.skip("the store keeps no write generation")
-        seen = [await generation()]
+        seen: list[int] = [int(await generation())]
 
         async def moved() -> bool:
-            now = await generation()
+            now = int(await generation())
             changed = now != seen[-1]
             seen.append(now)
             return changed
