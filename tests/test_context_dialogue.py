@@ -99,19 +99,3 @@ def test_wikipedia_text_gets_no_labels(fmt: str) -> None:
     ctx = build_context("Where was Anna Berg born?", res, budget=200, format=fmt)
     assert "She was born in Oslo." in ctx.text
     assert "Anna Berg: She" not in ctx.text
-
-
-def test_the_speakers_name_alone_does_not_make_a_greeting_evidence() -> None:
-    chat = (
-        "LiHua: Any tips for coffee in the city?\n"
-        "WolfgangSchulz: Hey! Sure thing. I recommend the Java Spot café on Main Street.\n"
-        "LiHua: Thanks! WolfgangSchulz: Cheers!\n"
-        "WolfgangSchulz: Bye! See you."
-    )
-    res = [Result(Document("c", chat, {"title": "20260105_11:00"}), 0.9, {})]
-    question = "Which café did WolfgangSchulz recommend?"
-    # Room for one short sentence: "WolfgangSchulz: Hey!" names the speaker asked about, and says nothing.
-    assert "Hey!" not in build_context(question, res, budget=25, format="evidence").text
-    # With room for it, the speaker's sentence that answers (his name counts there).
-    ctx = build_context(question, res, budget=35, format="evidence")
-    assert ctx.text == "[1] 20260105_11:00: WolfgangSchulz: I recommend the Java Spot café on Main Street."

@@ -23,15 +23,13 @@ _MIN_TURNS = 2
 
 class Turns:
     """For each sentence of a text: the label of the turn it lies inside (``None`` for a sentence
-    that starts its turn or lies outside any), the turn's number (``-1`` outside any), and its
-    speaker (the turn's label, also for the sentence that starts with it; ``None`` outside)."""
+    that starts its turn or lies outside any), and the turn's number (``-1`` outside any)."""
 
-    __slots__ = ("labels", "speakers", "turns")
+    __slots__ = ("labels", "turns")
 
-    def __init__(self, labels: list[str | None], turns: list[int], speakers: list[str | None]) -> None:
+    def __init__(self, labels: list[str | None], turns: list[int]) -> None:
         self.labels = labels
         self.turns = turns
-        self.speakers = speakers
 
 
 def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
@@ -48,7 +46,6 @@ def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
         return None
     labels: list[str | None] = []
     turns: list[int] = []
-    speakers: list[str | None] = []
     t = -1
     for start, _ in spans:
         while t + 1 < len(starts) and starts[t + 1][0] <= start:
@@ -57,10 +54,8 @@ def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
         if t < 0 or "\n" in text[starts[t][0] : start]:
             labels.append(None)
             turns.append(-1)
-            speakers.append(None)
             continue
         begin, _, label = starts[t]
         labels.append(None if start == begin else label)
         turns.append(t)
-        speakers.append(label)
-    return Turns(labels, turns, speakers)
+    return Turns(labels, turns)

@@ -437,14 +437,10 @@ class SentenceScorer:
                 # No word at all ("🕒", "..."): nothing to read, whatever it resembles.
                 out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, -1 if turns is None else turns.turns[k]))
                 continue
-            label = None
-            if turns is not None and (speaker := turns.speakers[k]) is not None:
-                # The speaker's name counts for a sentence that also says something asked about
-                # (Wolfgang's recommendation), not for a bare "WolfgangSchulz: Hey!".
-                label = turns.labels[k]
-                own = words if label is not None else words_of(text[len(speaker) + 1 :])
-                said = words_of(speaker) + own
-                words = said if terms_of(own) & q_terms else own
+            label = None if turns is None else turns.labels[k]
+            if label is not None:
+                # (Said by the turn's speaker: the label's words count, as the reader will see them.)
+                words = words_of(label) + words
             shared = frozenset(terms_of(words) & q_terms)
             score = w["terms"] * math.fsum(map(weight.__getitem__, shared)) / norm
             if query_entities is not None and query_entities.search(words):
