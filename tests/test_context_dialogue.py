@@ -99,3 +99,16 @@ def test_wikipedia_text_gets_no_labels(fmt: str) -> None:
     ctx = build_context("Where was Anna Berg born?", res, budget=200, format=fmt)
     assert "She was born in Oslo." in ctx.text
     assert "Anna Berg: She" not in ctx.text
+
+
+def test_chinese_and_japanese_turns_use_the_fullwidth_colon() -> None:
+    chat = "李华：你好！今天去哪里？\n王明：我们去公园吧。公园很美。"  # noqa: RUF001
+    assert turns_of(chat) == [
+        ("李华：你好！", None, 0),  # noqa: RUF001
+        ("今天去哪里？", "李华", 0),  # noqa: RUF001
+        ("王明：我们去公园吧。", None, 1),  # noqa: RUF001
+        ("公园很美。", "王明", 1),
+    ]
+    # A clause before a colon is no speaker: a label in a script without spaces is a short name.
+    notes = "今天我们讨论一下明年的预算和计划安排：预算。\n接下来我们讨论一下计划的细节：计划。"  # noqa: RUF001
+    assert speaker_turns(notes, sentence_spans(notes)) is None

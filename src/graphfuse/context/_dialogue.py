@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..indexing._extractors import has_cjk
+
 __all__ = ["Turns", "speaker_turns"]
 
 # "Name: words" at a line's start: a label of at most four words and 40 characters that starts
-# with a letter (no digits first: "12:30 pm" is a time, not a speaker), then a colon and a space.
-_LABEL = re.compile(r"^[ \t]*([^\W\d_][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3}):[ \t]+\S", re.MULTILINE)
+# with a letter (no digits first: "12:30 pm" is a time, not a speaker), then a colon and a space;
+# or the fullwidth colon (U+FF1A) of Chinese and Japanese text, which needs no space after it.
+_LABEL = re.compile(r"^[ \t]*([^\W\d_][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3})(?::[ \t]+|\uff1a[ \t]*)\S", re.MULTILINE)
 _MAX_LABEL = 40
+# A label in a script without spaces is one run of characters: a short name, not a clause.
+_MAX_CJK_LABEL = 8
 # A text is a dialogue when at least this many lines start with a label; one "Note: ..." line is not.
 _MIN_TURNS = 2
 
@@ -34,13 +39,14 @@ class Turns:
 
 def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
     """The speakers of ``text``'s sentences (``spans``, in order), or ``None`` when the text is not
-    a dialogue: fewer than two of its lines start with a ``Label: `` speaker label."""
-    if ":" not in text:
+    a dialogue: fewer than two of its lines start with a ``Label: `` speaker label (or a label and
+    the fullwidth colon, U+FF1A)."""
+    if ":" not in text and "\uff1a" not in text:
         return None
     starts: list[tuple[int, int, str]] = []  # (turn start, label end, label) by position
     for m in _LABEL.finditer(text):
         label = m.group(1)
-        if len(label) <= _MAX_LABEL:
+        if len(label) <= (_MAX_CJK_LABEL if has_cjk(label) else _MAX_LABEL):
             starts.append((m.start(1), m.end(1) + 1, label))
     if len(starts) < _MIN_TURNS:
         return None
