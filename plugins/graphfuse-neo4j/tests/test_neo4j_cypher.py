@@ -109,8 +109,11 @@ def test_generation_statements() -> None:
         {"label": L},
     )
     assert cypher.generation_statement(L) == (
-        "OPTIONAL MATCH (m:`GraphFuseMeta` {label: $label})\nRETURN coalesce(m.generation, 0) AS generation",
+        "OPTIONAL MATCH (m:`GraphFuseMeta` {label: $label})\nRETURN coalesce(max(m.generation), 0) AS generation",
         {"label": L},
+    )
+    assert cypher.meta_constraint_statement() == (
+        "CREATE CONSTRAINT `graphfuse_meta_label` IF NOT EXISTS FOR (m:`GraphFuseMeta`) REQUIRE m.label IS UNIQUE"
     )
     with pytest.raises(InvalidInput):
         cypher.bump_generation_statement("Bad Label")

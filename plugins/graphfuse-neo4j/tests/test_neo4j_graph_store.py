@@ -146,7 +146,8 @@ async def test_schema_is_created_once(scripted: tuple[Neo4jGraphStore, _Driver])
     ddl = [q for kind, q, _ in driver.log if kind == "auto"]
     assert ddl == [
         "CREATE CONSTRAINT `graphfuse_graphfusedocument_id` IF NOT EXISTS "
-        "FOR (d:`GraphFuseDocument`) REQUIRE d.id IS UNIQUE"
+        "FOR (d:`GraphFuseDocument`) REQUIRE d.id IS UNIQUE",
+        "CREATE CONSTRAINT `graphfuse_meta_label` IF NOT EXISTS FOR (m:`GraphFuseMeta`) REQUIRE m.label IS UNIQUE",
     ]
 
 

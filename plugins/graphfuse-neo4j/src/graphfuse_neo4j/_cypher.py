@@ -176,8 +176,14 @@ def bump_generation_statement(label: str) -> Statement:
 def generation_statement(label: str) -> Statement:
     """The write generation of the documents of ``label`` (0 before the first write)."""
     label = check_identifier(label, "label")
-    query = f"OPTIONAL MATCH (m:`{META_LABEL}` {{label: $label}})\nRETURN coalesce(m.generation, 0) AS generation"
+    # (max: one row even if a store made without its schema raced two MERGEs into two nodes.)
+    query = f"OPTIONAL MATCH (m:`{META_LABEL}` {{label: $label}})\nRETURN coalesce(max(m.generation), 0) AS generation"
     return query, {"label": label}
+
+
+def meta_constraint_statement() -> str:
+    """One generation node per label: concurrent writers' ``MERGE`` of it lock the same node."""
+    return f"CREATE CONSTRAINT `graphfuse_meta_label` IF NOT EXISTS FOR (m:`{META_LABEL}`) REQUIRE m.label IS UNIQUE"
 
 
 def delete_documents_statement(label: str, ids: Sequence[str]) -> Statement:

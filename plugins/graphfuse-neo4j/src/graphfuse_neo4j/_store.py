@@ -157,8 +157,9 @@ class Neo4jGraphStore:
                 return
             try:
                 async with self._driver.session(database=self._database) as session:
-                    result = await session.run(cypher.constraint_statement(self._label))
-                    await result.consume()
+                    for ddl in (cypher.constraint_statement(self._label), cypher.meta_constraint_statement()):
+                        result = await session.run(ddl)
+                        await result.consume()
             except _DRIVER_ERRORS as exc:
                 raise translate_error(exc, "schema setup") from exc
             self._schema_ready = True
