@@ -473,6 +473,8 @@ def test_subject_span_reads_the_lead_up_to_its_copula() -> None:
     # Dialogue has no subject; neither has an empty text.
     assert subject_span("LiHua: the weather is nice today.") is None
     assert subject_span("Ana Ruiz: the film was long.") is None
+    assert subject_span("李华：今天天气很好。") is None  # noqa: RUF001
+    assert subject_span("东京是日本的首都。东京很大。") == "东京是日本的首都。"
     assert subject_span("") is None
     assert subject_span("   \n ") is None
     # Non-Latin text and a lead without any sentence boundary.
