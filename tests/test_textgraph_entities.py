@@ -50,6 +50,15 @@ def test_extraction_finds_proper_noun_phrases() -> None:
     assert entities("I met Al and Bob.", min_chars=3) == ["bob"]
 
 
+def test_chinese_and_japanese_chat_speakers_are_entities() -> None:
+    chat = "李华：你好！今天去哪里？\n王明：我们去 Tokyo Tower 吧。\n日：一字。"  # noqa: RUF001
+    found = [(m.entity, chat[m.start : m.end]) for m in TextEntityExtractor().extract(chat)]
+    # In order; one character is too short a name (as for the title linker).
+    assert found == [("李华", "李华"), ("王明", "王明"), ("tokyo tower", "Tokyo Tower")]
+    aliased = TextEntityExtractor(aliases={"王明": "Wang Ming"}).extract(chat)
+    assert [m.entity for m in aliased][1] == "wang ming"
+
+
 def test_aliases_map_variants_to_one_entity() -> None:
     found = entities("I met Bill Gates and later William Gates.", aliases={"Bill Gates": "William Gates"})
     assert found == ["william gates", "william gates"]

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
-from ._extractors import STOPWORDS, Mention, normalize
+from ._extractors import _CJK, STOPWORDS, Mention, has_cjk, normalize
 
 if TYPE_CHECKING:
     from ._records import SourceRecord
@@ -21,6 +21,8 @@ _CONNECTORS = frozenset({"of", "de", "von", "van", "der", "da", "del", "du", "la
 # A capitalised word (a contraction or possessive ending cut off: "Wolfgang's" -> "Wolfgang"),
 # and runs of them joined by single spaces, with lower-case connectors inside.
 _CAP = r"[A-ZÀ-ÖØ-Þ][^\W_]*(?:[\-][^\W_]+)*(?:['\u2019](?:s|ll|ve|re|d|m|t)\b)?"
+# A chat line in a script without capitals: a short name and the fullwidth colon (U+FF1A).
+_CJK_SPEAKER = re.compile(rf"^[ \t]*([{_CJK}]{{1,8}})\uff1a", re.MULTILINE)
 _RUN = re.compile(rf"(?<![^\W_]){_CAP}(?: (?:(?:{'|'.join(sorted(_CONNECTORS))}) )*{_CAP})*")
 # Capitalised words that are not names: calendar words and chat fillers.
 _NOT_NAMES = frozenset(
@@ -186,6 +188,14 @@ class TextEntityExtractor:
             found = self._mention(m, text)
             if found is not None:
                 out.append(found)
+        if "\uff1a" in text and has_cjk(text):
+            # Chinese and Japanese have no capitals: the speakers of their chat lines are the names.
+            for m in _CJK_SPEAKER.finditer(text):
+                key = entity_key(m.group(1))
+                # (A CJK character counts as two towards min_chars, as in the title linker.)
+                if 2 * len(key) >= self._min_chars:
+                    out.append(Mention(self._aliases.get(key, key), m.start(1), m.end(1)))
+            out.sort(key=lambda mention: mention.start)
         return out
 
 
