@@ -59,6 +59,12 @@ def test_chinese_and_japanese_chat_speakers_are_entities() -> None:
     assert [m.entity for m in aliased][1] == "wang ming"
 
 
+def test_matcher_finds_names_inside_chinese_and_japanese_questions() -> None:
+    matcher = EntityMatcher({"王明": "n1", "李华": "n2", "wolfgang schulz": "n3"})
+    assert matcher.match_surface("王明带了什么？李华呢？") == [("王明", "n1", "王明"), ("李华", "n2", "李华")]  # noqa: RUF001
+    assert matcher.match("李华とWolfgangSchulzは友達ですか") == [("李华", "n2"), ("wolfgang schulz", "n3")]
+
+
 def test_aliases_map_variants_to_one_entity() -> None:
     found = entities("I met Bill Gates and later William Gates.", aliases={"Bill Gates": "William Gates"})
     assert found == ["william gates", "william gates"]

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
-from ._extractors import _CJK, STOPWORDS, Mention, has_cjk, normalize
+from ._extractors import _CJK, _TOKEN, STOPWORDS, Mention, _joined, has_cjk, normalize
 
 if TYPE_CHECKING:
     from ._records import SourceRecord
@@ -272,7 +272,9 @@ class EntityMatcher:
         pieces: list[str] = []
         surface: list[str] = []
         for word in _PIECE.findall(text):
-            for p in _SEAM.split(word):
+            # (Chinese and Japanese run words together: their characters are the pieces, so
+            # "王明带了什么" holds "王明".)
+            for p in _TOKEN.findall(word) if has_cjk(word) else _SEAM.split(word):
                 if p:
                     pieces.append(normalize(p))
                     surface.append(p)
@@ -286,7 +288,7 @@ class EntityMatcher:
                 if hit is None and n == 1 and joined.endswith("s"):
                     hit = table.get(joined[:-1])  # "Wolfgang's" -> "wolfgang", "s"
                 if hit is not None:
-                    out.append((hit[0], hit[1], " ".join(surface[i : i + n])))
+                    out.append((hit[0], hit[1], _joined(surface[i : i + n])))
                     i += n
                     break
             else:
