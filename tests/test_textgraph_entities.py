@@ -55,6 +55,13 @@ def test_chinese_and_japanese_chat_speakers_are_entities() -> None:
     found = [(m.entity, chat[m.start : m.end]) for m in TextEntityExtractor().extract(chat)]
     # In order; one character is too short a name (as for the title linker).
     assert found == [("李华", "李华"), ("王明", "王明"), ("tokyo tower", "Tokyo Tower")]
+    # A Latin name run into Chinese text without spaces ends where the Chinese characters start.
+    mixed = "王明：我们去Tokyo Tower吧。我用iPhone拍照，发给Anna Berg了。"  # noqa: RUF001
+    assert [mixed[m.start : m.end] for m in TextEntityExtractor().extract(mixed)] == [
+        "王明",
+        "Tokyo Tower",
+        "Anna Berg",
+    ]
     aliased = TextEntityExtractor(aliases={"王明": "Wang Ming"}).extract(chat)
     assert [m.entity for m in aliased][1] == "wang ming"
 

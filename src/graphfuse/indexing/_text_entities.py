@@ -20,10 +20,13 @@ _SENTENCE_END = re.compile(r"[.!?:;\n\"“”()\[\]]\s*$|^\s*$")
 _CONNECTORS = frozenset({"of", "de", "von", "van", "der", "da", "del", "du", "la", "le", "y", "di"})
 # A capitalised word (a contraction or possessive ending cut off: "Wolfgang's" -> "Wolfgang"),
 # and runs of them joined by single spaces, with lower-case connectors inside.
-_CAP = r"[A-ZÀ-ÖØ-Þ][^\W_]*(?:[\-][^\W_]+)*(?:['\u2019](?:s|ll|ve|re|d|m|t)\b)?"
+# (A name's letters stop at Chinese or Japanese characters, which run into it without a space:
+# "去Tokyo Tower吧" names "Tokyo Tower".)
+_LETTER = rf"[^\W_{_CJK}]"
+_CAP = rf"[A-ZÀ-ÖØ-Þ]{_LETTER}*(?:[\-]{_LETTER}+)*(?:['\u2019](?:s|ll|ve|re|d|m|t)\b)?"
 # A chat line in a script without capitals: a short name and the fullwidth colon (U+FF1A).
 _CJK_SPEAKER = re.compile(rf"^[ \t]*([{_CJK}]{{1,8}})\uff1a", re.MULTILINE)
-_RUN = re.compile(rf"(?<![^\W_]){_CAP}(?: (?:(?:{'|'.join(sorted(_CONNECTORS))}) )*{_CAP})*")
+_RUN = re.compile(rf"(?<!{_LETTER}){_CAP}(?: (?:(?:{'|'.join(sorted(_CONNECTORS))}) )*{_CAP})*")
 # Capitalised words that are not names: calendar words and chat fillers.
 _NOT_NAMES = frozenset(
     [
