@@ -20,7 +20,8 @@ __all__ = ["Turns", "speaker_turns"]
 # or the fullwidth colon (U+FF1A) of Chinese and Japanese text, which needs no space after it.
 _LABEL = re.compile(r"^[ \t]*([^\W\d_][\w.'\u2019-]*(?: [\w.'\u2019-]+){0,3})(?::[ \t]+|\uff1a[ \t]*)\S", re.MULTILINE)
 _MAX_LABEL = 40
-# A label in a script without spaces is one run of characters: a short name, not a clause.
+# A label in a script without spaces is one run of characters: a short name, not a clause (the
+# limit of graphfuse.indexing CJK_SPEAKER).
 _MAX_CJK_LABEL = 8
 # A text is a dialogue when at least this many lines start with a label; one "Note: ..." line is not.
 _MIN_TURNS = 2

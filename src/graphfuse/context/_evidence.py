@@ -24,6 +24,7 @@ __all__ = [
     "NameMatcher",
     "Sentence",
     "SentenceScorer",
+    "continues_turn",
     "entity_pattern",
     "joined_texts",
     "relation_query",
@@ -58,14 +59,19 @@ class Sentence:
     turn: int = -1
 
 
+def continues_turn(before: Sentence, s: Sentence) -> bool:
+    """Whether ``s`` is the sentence right after ``before`` in one speaker's turn, so that, shown
+    after it, ``s`` goes without the turn's label."""
+    return bool(s.lead) and s.turn == before.turn and s.item == before.item and s.index == before.index + 1
+
+
 def joined_texts(sentences: Sequence[Sentence]) -> list[str]:
     """The texts of one item's kept ``sentences`` (in text order) as they are shown joined by spaces:
     a sentence that follows the previous one of its speaker's turn goes without the turn's label."""
     out: list[str] = []
     before: Sentence | None = None
     for s in sentences:
-        same_turn = before is not None and s.lead and s.turn == before.turn and s.index == before.index + 1
-        out.append(s.text[s.lead :] if same_turn else s.text)
+        out.append(s.text[s.lead :] if before is not None and continues_turn(before, s) else s.text)
         before = s
     return out
 
@@ -433,9 +439,10 @@ class SentenceScorer:
         for k, (start, end) in enumerate(spans):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
+            turn = -1 if turns is None else turns.turns[k]
             if not words:
                 # No word at all ("🕒", "..."): nothing to read, whatever it resembles.
-                out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, -1 if turns is None else turns.turns[k]))
+                out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, turn))
                 continue
             label = None if turns is None else turns.labels[k]
             if label is not None:
@@ -466,12 +473,8 @@ class SentenceScorer:
             total = score + semantic
             if restating and k > 0 and not bridge:
                 total *= w["restated"]
-            if turns is None:
-                out.append(Sentence(i, k, text, total * rank, semantic * rank, shared))
-            else:
-                shown = text if label is None else f"{label}: {text}"
-                lead = len(shown) - len(text)
-                out.append(Sentence(i, k, shown, total * rank, semantic * rank, shared, lead, turns.turns[k]))
+            shown = text if label is None else f"{label}: {text}"
+            out.append(Sentence(i, k, shown, total * rank, semantic * rank, shared, len(shown) - len(text), turn))
         self._cache[i] = out
         return out
 

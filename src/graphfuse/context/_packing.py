@@ -9,7 +9,7 @@ from itertools import pairwise
 
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam
-from ._evidence import Sentence, SentenceScorer, joined_texts
+from ._evidence import Sentence, SentenceScorer, continues_turn, joined_texts
 from ._items import Item
 from ._text import cut_to, sentence_spans
 from ._types import ContextSource, DroppedSource
@@ -268,12 +268,15 @@ def pack_evidence(
             extra = 1 + (bare_cost if states else head_cost[s.item]) + b.sep_cost
         # (In a dialogue, a sentence right after a kept one of its turn is shown without the turn's
         # label, and one kept before it lets the next kept one drop its label: see joined_texts.)
-        text = s.text[s.lead :] if s.lead and _follows(s, taken, scored) else s.text
+        group = scored[s.item]
+        before = group[s.index - 1] if s.index > 0 else None
+        follows = before is not None and (s.item, before.index) in taken and continues_turn(before, s)
+        text = s.text[s.lead :] if follows else s.text
         if b.over(text, b.budget - used - extra):
             continue
         cost = b.count(text) + extra
-        after = scored[s.item][s.index + 1] if s.turn >= 0 and s.index + 1 < len(scored[s.item]) else None
-        if after is not None and after.lead and after.turn == s.turn and (s.item, after.index) in taken:
+        after = group[s.index + 1] if s.index + 1 < len(group) else None
+        if after is not None and (s.item, after.index) in taken and continues_turn(s, after):
             cost -= b.count(after.text) - b.count(after.text[after.lead :])
         taken.add((s.item, s.index))
         if states:
@@ -290,11 +293,6 @@ def pack_evidence(
         if cut.startswith(head) and len(cut) > len(head) + 1:
             chosen[s.item] = [Sentence(s.item, s.index, cut[len(head) :], s.score)]
     return render_evidence(items, chosen, b, [sum(len(s.text) for s in group) for group in scored])
-
-
-def _follows(s: Sentence, taken: set[tuple[int, int]], scored: Sequence[Sequence[Sentence]]) -> bool:
-    """Whether the sentence before ``s`` in its speaker's turn is kept (``s`` then needs no label)."""
-    return s.index > 0 and (s.item, s.index - 1) in taken and scored[s.item][s.index - 1].turn == s.turn
 
 
 def _title_key(title: str | None) -> str | None:

@@ -18,6 +18,7 @@ __all__ = [
     "EntityExtractor",
     "HeuristicNameExtractor",
     "Mention",
+    "CJK_SPEAKER",
     "TitleLinker",
     "cjk_bigrams",
     "has_cjk",
@@ -50,6 +51,9 @@ def normalize(text: str) -> str:
 _CJK = "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
+# A chat speaker in a script without capitals or spaces: a name of at most eight characters and
+# the fullwidth colon (U+FF1A) that ends it, at the start of a line.
+CJK_SPEAKER = rf"([{_CJK}]{{1,8}})\uff1a"
 
 
 def has_cjk(text: str) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
-from ._extractors import _CJK, _TOKEN, STOPWORDS, Mention, _joined, has_cjk, normalize
+from ._extractors import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, Mention, _joined, has_cjk, normalize
 
 if TYPE_CHECKING:
     from ._records import SourceRecord
@@ -24,8 +24,7 @@ _CONNECTORS = frozenset({"of", "de", "von", "van", "der", "da", "del", "du", "la
 # "去Tokyo Tower吧" names "Tokyo Tower".)
 _LETTER = rf"[^\W_{_CJK}]"
 _CAP = rf"[A-ZÀ-ÖØ-Þ]{_LETTER}*(?:[\-]{_LETTER}+)*(?:['\u2019](?:s|ll|ve|re|d|m|t)\b)?"
-# A chat line in a script without capitals: a short name and the fullwidth colon (U+FF1A).
-_CJK_SPEAKER = re.compile(rf"^[ \t]*([{_CJK}]{{1,8}})\uff1a", re.MULTILINE)
+_CJK_SPEAKER = re.compile(rf"^[ \t]*{CJK_SPEAKER}", re.MULTILINE)
 _RUN = re.compile(rf"(?<!{_LETTER}){_CAP}(?: (?:(?:{'|'.join(sorted(_CONNECTORS))}) )*{_CAP})*")
 # Capitalised words that are not names: calendar words and chat fillers.
 _NOT_NAMES = frozenset(

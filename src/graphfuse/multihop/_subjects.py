@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 
 from ..context._text import sentence_spans
+from ..indexing._extractors import CJK_SPEAKER
 
 __all__ = ["subject_span"]
 
 # The first copula of a definitional lead: "Frank Launder (1906 - 1997) was a British writer".
 _COPULA = re.compile(r"\s(?:is|was|are|were)\s")
 # A line of dialogue: a one- or two-word speaker and a colon ("LiHua: ...", "Ana Ruiz: ..."), or
-# a short name and the fullwidth colon (U+FF1A) of Chinese and Japanese chat.
-_SPEAKER = re.compile(r"[^\W\d][\w.'-]*(?: [^\W\d][\w.'-]*)?:\s|[^\W\d_]{1,8}\uff1a")
+# a Chinese or Japanese speaker (CJK_SPEAKER).
+_SPEAKER = re.compile(rf"[^\W\d][\w.'-]*(?: [^\W\d][\w.'-]*)?:\s|{CJK_SPEAKER}")
 _WINDOW = 300  # characters of the first sentence searched for the copula
 
 
