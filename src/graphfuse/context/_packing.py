@@ -268,14 +268,15 @@ def pack_evidence(
             extra = 1 + (bare_cost if states else head_cost[s.item]) + b.sep_cost
         # (In a dialogue, a sentence right after a kept one of its turn is shown without the turn's
         # label, and one kept before it lets the next kept one drop its label: see joined_texts.)
+        # (Outside a dialogue, turn is -1 and none of this is looked at: the common case.)
         group = scored[s.item]
-        before = group[s.index - 1] if s.index > 0 else None
+        before = group[s.index - 1] if s.lead and s.index > 0 else None
         follows = before is not None and (s.item, before.index) in taken and continues_turn(before, s)
         text = s.text[s.lead :] if follows else s.text
         if b.over(text, b.budget - used - extra):
             continue
         cost = b.count(text) + extra
-        after = group[s.index + 1] if s.index + 1 < len(group) else None
+        after = group[s.index + 1] if s.turn >= 0 and s.index + 1 < len(group) else None
         if after is not None and (s.item, after.index) in taken and continues_turn(s, after):
             cost -= b.count(after.text) - b.count(after.text[after.lead :])
         taken.add((s.item, s.index))
