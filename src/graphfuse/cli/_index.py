@@ -77,7 +77,11 @@ async def index_sources(
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
     the report's ``pruned``). ``entity_graph`` as in :func:`index_records`.
     """
-    records = list(read_sources(paths))
+
+    def skipped(path: str, why: str) -> None:
+        console.print(f"skipped {path}: {why}", highlight=False, markup=False)
+
+    records = list(read_sources(paths, on_skip=skipped))
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     store = await open_store(

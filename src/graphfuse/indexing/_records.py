@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,6 +15,7 @@ from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
+from ._markdown import MARKDOWN_SUFFIXES, NoteLinks, created_from, split_front_matter
 
 __all__ = ["SourceRecord", "read_sources"]
 
@@ -79,51 +80,81 @@ class SourceRecord:
             check_text(link, f"record {self.id!r}: link")
 
 
-def read_sources(paths: Sequence[str | os.PathLike[str]]) -> Iterator[SourceRecord]:
+def read_sources(
+    paths: Sequence[str | os.PathLike[str]], *, on_skip: Callable[[str, str], None] | None = None
+) -> Iterator[SourceRecord]:
     """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
 
     A text file becomes one record: its id is its path relative to the directory given (or
     its file name when the file itself was given), its title the first markdown heading or the
-    file stem. A ``.jsonl`` line is ``{"id", "text", "title"?, "metadata"?, "created_at"?,
-    "links"?}`` (``created_at`` in ISO 8601). An empty file (``.txt`` or ``.jsonl``, blank lines
-    only) raises :class:`~graphfuse.InvalidInput` naming it. A malformed line raises
-    :class:`~graphfuse.InvalidInput` naming ``file:line``; an id seen twice raises
-    ``InvalidInput`` listing the repeated ids (after the whole input was read, so every
-    duplicate is named at once; nothing is yielded past the first duplicate).
+    file stem. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
+    ``---`` lines, or TOML between ``+++`` lines): its ``title`` is the record's title, its
+    ``created_at``, ``date`` or ``created`` (the first present; ISO 8601) the record's
+    ``created_at``, and its other keys go into the metadata (dates as ISO strings); the text
+    indexed is what follows the block. The metadata's ``source`` is the file's path unless the
+    front matter sets one. A markdown file's links to the other notes read in the same call
+    become the record's ``links``: ``[[Name]]``, ``[[Name|shown]]``, ``[[Name#Heading]]`` and
+    ``![[Name]]`` by file name (case aside; the note in the same folder first, then the shortest
+    path) or by path (``[[folder/Name]]``), and ``[text](other.md)``, ``[text](<other note.md>)``
+    and ``[ref]: other.md`` relative to the note; links in code are left out, and so are links
+    to files that were not read.
+
+    A ``.jsonl`` line is ``{"id", "text", "title"?, "metadata"?, "created_at"?, "links"?}``
+    (``created_at`` in ISO 8601). An empty file (blank lines only, or front matter only) named
+    itself raises :class:`~graphfuse.InvalidInput` naming it; one found in a directory is
+    skipped, and ``on_skip(path, reason)`` is called (a folder of notes has empty notes). A
+    malformed line or front matter raises :class:`~graphfuse.InvalidInput` naming
+    ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
+    whole input was read, so every duplicate is named at once; nothing is yielded past the
+    first duplicate).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    files = list(_expand(paths))
+    notes = NoteLinks((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES)
     seen: set[str] = set()
     repeated: list[str] = []
-    for path in _expand(paths):
-        for record in _read_file(*path):
-            if record.id in seen:
-                repeated.append(record.id)
-                continue
-            seen.add(record.id)
-            if not repeated:
-                yield record
+    for path, rel, found in files:
+        try:
+            # (_Empty comes before any record of the file.)
+            for record in _read_file(path, rel, notes):
+                if record.id in seen:
+                    repeated.append(record.id)
+                    continue
+                seen.add(record.id)
+                if not repeated:
+                    yield record
+        except _Empty as empty:
+            if not found:
+                raise InvalidInput(f"{path}: {empty}") from None
+            if on_skip is not None:
+                on_skip(str(path), str(empty))
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(f"{len(repeated)} duplicate document id(s) in the sources: {shown}")
 
 
-def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str]]:
+class _Empty(Exception):
+    """A source file without text (what it holds instead is the message)."""
+
+
+def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
+    """``(file, record id, found in a directory)`` for each file to read."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
             for f in files:
-                yield f, f.relative_to(path).as_posix()
+                yield f, f.relative_to(path).as_posix(), True
         elif path.is_file():
             if path.suffix.lower() not in _SUFFIXES:
                 raise InvalidInput(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
-            yield path, path.name
+            yield path, path.name, False
         else:
             raise InvalidInput(f"{path}: no such file or directory")
 
 
-def _read_file(path: Path, rel: str) -> Iterator[SourceRecord]:
+def _read_file(path: Path, rel: str, notes: NoteLinks) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
         yield from _read_jsonl(path)
         return
@@ -138,10 +169,39 @@ def _read_file(path: Path, rel: str) -> Iterator[SourceRecord]:
             "convert the file to UTF-8"
         ) from None
     if not text.strip():
-        raise InvalidInput(f"{path}: the file is empty")
-    heading = _HEADING.search(text)
-    title = heading.group(1).strip() if heading else path.stem
-    yield SourceRecord(id=rel, text=text, title=title, metadata={"source": str(path)})
+        raise _Empty("the file is empty")
+    metadata: dict[str, Any] = {}
+    title: str | None = None
+    created: datetime | None = None
+    links: tuple[str, ...] = ()
+    if path.suffix.lower() in MARKDOWN_SUFFIXES:
+        front = split_front_matter(text, str(path))
+        if front is not None:
+            text = front.body
+            if not text.strip():
+                raise _Empty("the file has front matter but no text")
+            metadata = dict(front.data)
+            date_key, created = created_from(metadata, str(path))
+            if date_key is not None:
+                del metadata[date_key]
+            title = _front_title(metadata.pop("title", None), path)
+        links = notes.resolve(path, text)
+    if title is None:
+        heading = _HEADING.search(text)
+        title = heading.group(1).strip() if heading else path.stem
+    metadata.setdefault("source", str(path))
+    try:
+        yield SourceRecord(id=rel, text=text, title=title, metadata=metadata, created_at=created, links=links)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
+
+
+def _front_title(value: Any, path: Path) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InvalidInput(f"{path}: front matter 'title' must be text, got {value!r}")
+    return str(value).strip()
 
 
 def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
@@ -150,7 +210,7 @@ def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
         empty = False
         yield record_from_json(obj, where)
     if empty:  # like an empty text file
-        raise InvalidInput(f"{path}: the file is empty")
+        raise _Empty("the file is empty")
 
 
 def record_from_json(obj: Mapping[str, Any], where: str) -> SourceRecord:

@@ -1,0 +1,235 @@
+"""Markdown notes: their front matter, and the links from one note to another.
+
+A folder of notes (Obsidian, Foam, Jekyll, Hugo, MkDocs) states its graph outright: ``[[wikilinks]]``
+and relative ``[text](other.md)`` links. Front matter (a YAML block between ``---`` lines, or a
+TOML block between ``+++`` lines, at the very start) gives a note's title, date and tags.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import yaml
+
+from .._errors import InvalidInput
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["FrontMatter", "NoteLinks", "created_from", "link_targets", "split_front_matter"]
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+# The keys that date a note, in order of preference (Jekyll/Hugo ``date``, Obsidian ``created``).
+DATE_KEYS = ("created_at", "date", "created")
+
+_YAML_OPEN = re.compile(r"---[ \t]*\r?\n")
+_YAML_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_TOML_OPEN = re.compile(r"\+\+\+[ \t]*\r?\n")
+_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """A note's front matter: its keys, and the note's text after the block."""
+
+    data: dict[str, Any]
+    body: str
+
+
+def split_front_matter(text: str, where: str) -> FrontMatter | None:
+    """The YAML (``---``) or TOML (``+++``) block that opens ``text``, parsed, and the rest.
+
+    ``None`` when the text opens with no such block (or the block is never closed: then the
+    first line is a thematic break, not front matter). A block that does not parse, or is not a
+    mapping, raises :class:`~graphfuse.InvalidInput` naming ``where`` and the line.
+    """
+    start = 1 if text.startswith("\ufeff") else 0
+    for opening, closing, kind in ((_YAML_OPEN, _YAML_CLOSE, "YAML"), (_TOML_OPEN, _TOML_CLOSE, "TOML")):
+        head = opening.match(text, start)
+        if head is None:
+            continue
+        end = closing.search(text, head.end())
+        if end is None:
+            return None
+        block = text[head.end() : end.start()]
+        data = _parse(block, kind, where)
+        body = text[end.end() :].lstrip("\r\n")
+        return FrontMatter(_jsonable(data, where), body)
+    return None
+
+
+def _parse(block: str, kind: str, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(block) if kind == "YAML" else tomllib.loads(block)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 2}" if mark is not None else ""  # (+1 for 1-based, +1 for the opening ---)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise InvalidInput(f"{where}{line}: front matter is not valid YAML ({problem})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"{where}: front matter is not valid TOML ({exc})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{where}: front matter must be a mapping of keys to values, got a {type(data).__name__}")
+    return data
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    """YAML/TOML values as JSON data: dates and times as ISO 8601 strings, keys as strings."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, where) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    kind = type(value).__name__
+    raise InvalidInput(f"{where}: front matter value {value!r} ({kind}) is not text, a number or a date")
+
+
+def created_from(data: Mapping[str, Any], where: str) -> tuple[str | None, datetime | None]:
+    """The first of :data:`DATE_KEYS` in front matter ``data`` and its value as a UTC datetime.
+
+    A date without a time is midnight UTC; a naive time is UTC. A value that is no ISO 8601
+    date raises :class:`~graphfuse.InvalidInput` naming ``where`` and the key.
+    """
+    for key in DATE_KEYS:
+        raw = data.get(key)
+        if raw is None:
+            continue
+        if not isinstance(raw, str):
+            raise InvalidInput(f"{where}: front matter {key!r} must be a date, got {raw!r}")
+        try:
+            parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        except ValueError:
+            try:
+                parsed = datetime.combine(date.fromisoformat(raw.strip()), time())
+            except ValueError:
+                raise InvalidInput(
+                    f"{where}: front matter {key!r} is {raw!r}, not an ISO 8601 date (2024-05-01 or 2024-05-01T09:30)"
+                ) from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return key, parsed.astimezone(timezone.utc)
+    return None, None
+
+
+# Code is not prose: a link written in a code block or span is an example, not a link.
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+# [[Target]], [[Target|shown]], [[Target#Heading]], ![[embedded]]
+_WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
+# [text](target "title"), [text](<target with spaces>), and reference definitions [ref]: target
+_INLINE = re.compile(
+    r"\]\(\s*(<[^<>\n]*>|[^\s()<>]+(?:\([^\s()]*\)[^\s()<>]*)*)"  # the target (balanced parentheses)
+    r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"  # an optional "title"
+)
+_DEFINITION = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(<[^<>\n]*>|\S+)", re.MULTILINE)
+
+
+def link_targets(text: str) -> tuple[list[str], list[str]]:
+    """The targets of a note's links, in text order: ``(wikilink targets, markdown link targets)``.
+
+    Links inside fenced code blocks and code spans are left out; a markdown link's target is
+    URL-decoded, without its ``#fragment``, and web/mail addresses are left out.
+    """
+    prose = _CODE_SPAN.sub(" ", _FENCE.sub("\n", text))
+    wiki = [m.group(1).strip() for m in _WIKILINK.finditer(prose)]
+    paths: list[str] = []
+    for m in [*_INLINE.finditer(prose), *_DEFINITION.finditer(prose)]:
+        raw = m.group(1)
+        if raw.startswith("<"):
+            raw = raw[1:-1]
+        parts = urlsplit(raw)
+        if parts.scheme or parts.netloc or not parts.path:
+            continue  # http:, mailto:, //host, or a #fragment of this note
+        paths.append(unquote(parts.path))
+    return [w for w in wiki if w], paths
+
+
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+class NoteLinks:
+    """Resolves links between the notes of one read: ``[[Name]]`` by file name (as Obsidian
+    does: case aside, the note in the linking note's folder first, then the one with the
+    shortest path), ``[[folder/Name]]`` by path, ``[text](../other.md)`` relative to the
+    linking note. A link to a file that is not among the notes (an image, a note not read)
+    or to a note without text (which is not indexed) resolves to nothing."""
+
+    def __init__(self, notes: Iterable[tuple[Path, str]]) -> None:
+        self._by_file: dict[Path, str] = {}
+        self._by_stem: dict[str, list[tuple[Path, str]]] = {}
+        self._by_path: dict[str, list[str]] = {}
+        self._ids: dict[str, Path] = {}
+        self._has_text: dict[str, bool] = {}
+        for path, note_id in notes:
+            self._by_file[path.resolve()] = note_id
+            self._ids[note_id] = path
+            self._by_stem.setdefault(_fold(path.stem), []).append((path, note_id))
+            stemmed = PurePosixPath(note_id).with_suffix("").as_posix() if path.suffix else note_id
+            self._by_path.setdefault(_fold(stemmed), []).append(note_id)
+
+    def resolve(self, path: Path, text: str) -> tuple[str, ...]:
+        """The ids of the notes that note ``path`` (text ``text``) links to, once each, in text
+        order, without itself."""
+        own = self._by_file.get(path.resolve())
+        wiki, paths = link_targets(text)
+        found: dict[str, None] = {}
+        for target in wiki:
+            hit = self._wiki(path, target)
+            if hit is not None:
+                found[hit] = None
+        for target in paths:
+            hit = self._by_file.get((path.parent / target).resolve())
+            if hit is not None:
+                found[hit] = None
+        found.pop(own or "", None)
+        return tuple(i for i in found if self._text_in(i))
+
+    def _text_in(self, note_id: str) -> bool:
+        """Whether the note has text besides its front matter (read once; a note that cannot be
+        read counts as having text: reading it for itself raises the error)."""
+        known = self._has_text.get(note_id)
+        if known is None:
+            try:
+                text = self._ids[note_id].read_text(encoding="utf-8")
+                front = split_front_matter(text, note_id)
+                known = bool((text if front is None else front.body).strip())
+            except (OSError, UnicodeDecodeError, InvalidInput):
+                known = True
+            self._has_text[note_id] = known
+        return known
+
+    def _wiki(self, path: Path, target: str) -> str | None:
+        name = target
+        low = _fold(name)
+        for suffix in MARKDOWN_SUFFIXES:
+            if low.endswith(suffix):
+                name, low = name[: -len(suffix)], low[: -len(suffix)]
+                break
+        if "/" in name:
+            key = low.strip("/")
+            exact = self._by_path.get(key)
+            if exact:
+                return min(exact)
+            tails = sorted(i for p, ids in self._by_path.items() if p.endswith("/" + key) for i in ids)
+            return tails[0] if tails else None
+        candidates = self._by_stem.get(low)
+        if not candidates:
+            return None
+        here = path.parent.resolve()
+        return min(candidates, key=lambda c: (c[0].parent.resolve() != here, len(c[1]), c[1]))[1]
