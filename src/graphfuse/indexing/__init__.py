@@ -23,6 +23,7 @@ from ._indexer import (
     IndexReport,
 )
 from ._llm_extractor import LLMEntityExtractor
+from ._loaded import records_from_loaded
 from ._records import SourceRecord, read_sources
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 
@@ -52,5 +53,6 @@ __all__ = [
     "entity_key",
     "merge_variants",
     "read_sources",
+    "records_from_loaded",
     "wants_entity_graph",
 ]

@@ -20,6 +20,8 @@
   components inside GraphFuse (an embedder, a vector store searched by vector, a store searched
   by query text as a stage).
 - :class:`GraphFuseEmbeddings`: a GraphFuse embedder as a LangChain ``Embeddings``.
+- :func:`source_records`: loaded LangChain documents as GraphFuse source records, for
+  ``graphfuse.indexing.Indexer`` to build the graph that the retrievers walk.
 
 Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``, the one
 key GraphFuse adds (its internal ``graphfuse_*`` bookkeeping never leaves the store).
@@ -36,6 +38,7 @@ from ._embedder import LangChainEmbedder
 from ._embeddings import GraphFuseEmbeddings
 from ._expansion import GraphExpansionRetriever
 from ._fusion import FUSION_WEIGHTS, WeightedFusion
+from ._ingest import source_records
 from ._retriever import GraphFuseRetriever
 from ._search import LangChainSearch
 from ._stages import (
@@ -74,6 +77,7 @@ __all__ = [
     "TemporalDecayRunnable",
     "WeightedFusion",
     "__version__",
+    "source_records",
     "with_query",
 ]
 

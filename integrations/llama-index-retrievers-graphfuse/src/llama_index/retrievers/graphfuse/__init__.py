@@ -8,6 +8,8 @@
 - :class:`GraphFuseEmbedding`: a GraphFuse ``Embedder`` used as a LlamaIndex embedding.
 - :class:`LlamaIndexGenerator` / :class:`LlamaIndexAnswerPipeline`: a LlamaIndex ``LLM``, and a
   retriever or query engine, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
+- :func:`source_records`: LlamaIndex documents as GraphFuse source records, for
+  ``graphfuse.indexing.Indexer`` to build the graph that the retrievers walk.
 - :mod:`llama_index.retrievers.graphfuse.nodes`: the public converters between LlamaIndex nodes
   and GraphFuse candidates, shared with ``llama-index-postprocessor-graphfuse`` and open to any
   LlamaIndex component built on GraphFuse.
@@ -24,6 +26,7 @@ from ._compare import LlamaIndexAnswerPipeline, LlamaIndexGenerator
 from ._embedding import GraphFuseEmbedding, LlamaIndexEmbedder
 from ._expansion_retriever import GraphExpansionRetriever
 from ._fusion import FusionRetriever
+from ._ingest import source_records
 from ._retriever import GraphFuseRetriever
 from ._vector_store import LlamaIndexVectorStore, to_metadata_filters
 from .nodes import CONTRIBUTIONS_KEY, SIGNALS_KEY, GraphFuseNode
@@ -40,5 +43,6 @@ __all__ = [
     "LlamaIndexEmbedder",
     "LlamaIndexGenerator",
     "LlamaIndexVectorStore",
+    "source_records",
     "to_metadata_filters",
 ]

@@ -1,0 +1,66 @@
+"""source_records: what a LangChain loader loaded, indexed by GraphFuse, retrieved through the graph."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from langchain_core.documents import Document as LCDocument
+from langchain_graphfuse import GraphFuseRetriever, source_records
+
+from graphfuse import InvalidInput, presets, run_sync
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.indexing import MENTIONS, Indexer, TitleLinker
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
+
+
+def test_loader_output_becomes_a_graph_the_retriever_walks() -> None:
+    # What TextLoader / a PDF loader / WebBaseLoader put in metadata: source, page, title.
+    loaded = [
+        LCDocument(
+            page_content="Project Falcon rewrites routing. Its maps come from Atlas Maps.",
+            metadata={"source": "notes/falcon.txt", "title": "Project Falcon"},
+        ),
+        LCDocument(
+            page_content="Atlas Maps serves map tiles.",
+            metadata={"source": "manual.pdf", "page": 0, "title": "Atlas Maps"},
+        ),
+        LCDocument(page_content="", metadata={"source": "manual.pdf", "page": 1}),  # a blank page
+        LCDocument(
+            page_content="Jonas Berg carries the Atlas pager.",
+            metadata={"source": "manual.pdf", "page": 2, "created_at": "2025-02-03T04:05:06Z"},
+        ),
+        LCDocument(id="memo-7", page_content="A memo.", metadata={"source": "https://example.com/memo"}),
+    ]
+    skipped: list[str] = []
+    records = source_records(loaded, on_skip=lambda doc_id, why: skipped.append(doc_id))
+    assert [r.id for r in records] == ["notes/falcon.txt", "manual.pdf#page=0", "manual.pdf#page=2", "memo-7"]
+    assert skipped == ["manual.pdf#page=1"]
+    assert records[1].title == "Atlas Maps"
+    assert dict(records[1].metadata) == {"source": "manual.pdf", "page": 0}
+    assert records[2].created_at == datetime(2025, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
+
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=256)
+    Indexer(graph, vectors, embedder, extractors=[TitleLinker()]).index(records)
+    found = run_sync(graph.relations(["notes/falcon.txt"]))
+    assert [(r.source, r.target, r.type) for r in found] == [("notes/falcon.txt", "manual.pdf#page=0", MENTIONS)]
+
+    retriever = GraphFuseRetriever(
+        pipeline=presets.no_rerank(graph, vectors, embedder), k=2, options={"semantic": {"limit": 1}}
+    )
+    docs = retriever.invoke("Project Falcon rewrites routing")
+    assert [d.id for d in docs] == ["notes/falcon.txt", "manual.pdf#page=0"]
+    assert docs[1].metadata["graphfuse"]["signals"]["graph"] > 0  # reached through the mention
+
+
+def test_an_id_key_and_bad_input() -> None:
+    (rec,) = source_records([LCDocument(page_content="x", metadata={"doc_key": "k1", "source": "s"})], id_key="doc_key")
+    assert rec.id == "k1"
+    with pytest.raises(InvalidInput, match="got a single Document"):
+        source_records(LCDocument(page_content="x"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="document 0: no id"):
+        source_records([LCDocument(page_content="no id, no source")])
+    with pytest.raises(InvalidInput, match="document 1: expected a LangChain Document, got dict"):
+        source_records([LCDocument(page_content="x", metadata={"source": "a"}), {"page_content": "y"}])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput, match=r"1 document id\(s\) given twice: 'a.txt'"):
+        source_records([LCDocument(page_content=t, metadata={"source": "a.txt"}) for t in ("one", "two")])

@@ -1,0 +1,56 @@
+"""LlamaIndex documents into GraphFuse's indexer: the graph that the retrievers then walk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llama_index.core.schema import BaseNode, MetadataMode
+
+from graphfuse import InvalidInput
+from graphfuse.indexing import SourceRecord, records_from_loaded
+
+__all__ = ["source_records"]
+
+
+def source_records(
+    documents: Sequence[BaseNode],
+    *,
+    id_key: str | None = None,
+    title_key: str | None = "title",
+    created_at_key: str | None = "created_at",
+    links_key: str | None = "links",
+    on_skip: Callable[[str, str], None] | None = None,
+) -> list[SourceRecord]:
+    """GraphFuse :class:`~graphfuse.indexing.SourceRecord` s from LlamaIndex documents (or nodes).
+
+    Index what a reader loaded (``SimpleDirectoryReader(...).load_data()``) with
+    ``graphfuse.indexing.Indexer`` to build the graph (title mentions, links, entities) that
+    :class:`GraphFuseRetriever` and the graph postprocessors read. The id is the node's id
+    (``doc_id``; give readers stable ids, e.g. ``SimpleDirectoryReader(..., filename_as_id=True)``,
+    or the same files get new ids at every load) or ``metadata[id_key]``; the text is the node's
+    content without metadata. ``title_key``, ``created_at_key`` (``"last_modified_date"`` for
+    ``SimpleDirectoryReader``'s file dates), ``links_key`` and ``on_skip`` are as in
+    :func:`graphfuse.indexing.records_from_loaded`, which names bad input (``InvalidInput``).
+    GraphFuse chunks long documents itself: pass documents rather than split nodes.
+    """
+    if isinstance(documents, BaseNode):
+        raise InvalidInput("documents must be a list of LlamaIndex documents or nodes, got a single node")
+
+    def triple(n: int, node: Any) -> tuple[str | None, str, dict[str, Any]]:
+        if not isinstance(node, BaseNode):
+            raise InvalidInput(f"document {n}: expected a LlamaIndex Document or node, got {type(node).__name__}")
+        metadata = dict(node.metadata)
+        doc_id: str | None = node.node_id
+        if id_key is not None:
+            found = metadata.get(id_key)
+            doc_id = found if isinstance(found, str) else None
+        return doc_id, node.get_content(metadata_mode=MetadataMode.NONE), metadata
+
+    return records_from_loaded(
+        (triple(n, node) for n, node in enumerate(documents)),
+        title_key=title_key,
+        created_at_key=created_at_key,
+        links_key=links_key,
+        on_skip=on_skip,
+    )
