@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from graphfuse import InvalidInput, run_sync
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import Indexer, SourceRecord, read_sources
+from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, read_sources
 from graphfuse.stores import LocalVectorStore, SQLiteGraphStore
 
 
@@ -232,3 +232,29 @@ def test_cli_index_reports_skipped_notes(tmp_path: Path) -> None:
     assert f"skipped {notes / 'empty.md'}: the file is empty" in out
     assert "indexed 2 documents" in out
     assert "0 warnings" in out
+
+
+def test_front_matter_aliases_are_other_names_for_the_title_linker(tmp_path: Path) -> None:
+    notes = _write(
+        tmp_path / "vault",
+        {
+            "falcon.md": "---\ntitle: Project Falcon\naliases: [Falcon, Routing Rewrite]\n---\nThe routing rewrite.",
+            "standup.md": "Falcon slipped a week; the Routing Rewrite needs a reviewer.",
+            "solo.md": "---\naliases: Lone Note\n---\nNothing links here.",
+            "other.md": "Mentions Lone Note once.",
+        },
+    )
+
+    async def run() -> None:
+        graph = SQLiteGraphStore(str(tmp_path / "g.sqlite"))
+        try:
+            indexer = Indexer(graph, LocalVectorStore(), HashingEmbedder(dimension=64), extractors=[TitleLinker()])
+            await indexer.aindex(list(read_sources([notes])))
+            mentions = {
+                (r.source, r.target) for r in await graph.relations(["falcon.md", "solo.md"]) if r.type == "MENTIONS"
+            }
+            assert mentions == {("standup.md", "falcon.md"), ("other.md", "solo.md")}
+        finally:
+            await graph.close()
+
+    run_sync(run())

@@ -92,7 +92,8 @@ class Indexer:
     - ``LINKS_TO`` from a document to each id in its ``links`` (an unknown id is a counted
       warning, not an error);
     - ``MENTIONS`` from a unit to every document an extractor names as a mention's target
-      (the :class:`TitleLinker` targets documents whose title the text mentions), weighted
+      (the :class:`TitleLinker` targets documents whose title, or one of whose
+      ``metadata["aliases"]``, the text mentions), weighted
       ``1 / (1 + r)`` for the ``r``-th distinct document the unit mentions (earlier mentions
       are more central to a passage);
     - ``CO_MENTION`` between units of different documents mentioning the same entity (a
@@ -209,6 +210,8 @@ class Indexer:
                 for r in recs:
                     if r.title:
                         add(r.title, r.id)
+                    for alias in aliases_of(r):
+                        add(alias, r.id)
         plans = await asyncio.to_thread(self._plan, recs, report)
         external = await self._check_links(plans, report)
         existing = await self._existing([p.record.id for p in plans])
@@ -640,3 +643,17 @@ class Indexer:
         result: Any = self._graph.refresh_pagerank()
         if inspect.isawaitable(result):
             await result
+
+
+ALIASES_KEY = "aliases"
+
+
+def aliases_of(record: SourceRecord) -> list[str]:
+    """The other names of a record: its ``metadata["aliases"]`` (a name or a list of names, as in
+    Obsidian's front matter). A title linker links a mention of any of them, as of the title."""
+    raw = record.metadata.get(ALIASES_KEY)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list | tuple):
+        return []
+    return [a.strip() for a in raw if isinstance(a, str) and a.strip()]
