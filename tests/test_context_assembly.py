@@ -441,6 +441,27 @@ def test_a_place_question_prefers_the_sentence_that_names_a_place() -> None:
     assert in_ukiah.score == at_home.score
 
 
+def test_the_question_word_not_the_topic_says_whether_a_date_or_a_place_is_asked() -> None:
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    # One sentence gives a year, the other a place: "born"/"died" say what the question is about,
+    # "where"/"when" what it asks for.
+    text = "Ada Brook was a composer. Brook was born in 1901. Brook was born in Ukiah."
+    item = Item("p", "Ada Brook", text, 1.0, {}, ("p",))
+
+    def year_and_place(question: str) -> tuple[float, float]:
+        year, place = SentenceScorer(question, [item]).sentences(0)[1:]
+        return year.score, place.score
+
+    year, place = year_and_place("Where was Ada Brook born?")
+    assert place > year
+    year, place = year_and_place("When was Ada Brook born?")
+    assert year > place
+    year, place = year_and_place("Who was born first, Ada Brook or Tom Lee?")  # a comparison of dates
+    assert year > place
+
+
 def test_relation_words_match_their_forms_in_the_text() -> None:
     from graphfuse.context._text import content_terms
 

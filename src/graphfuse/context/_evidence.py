@@ -34,9 +34,12 @@ __all__ = [
 _WORD = re.compile(r"\w+", re.UNICODE)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _NUMBER = re.compile(r"\d")
-_TIME_WORDS = frozenset({"when", "year", "date", "born", "die", "died", "founded", "old", "age", "older", "younger"})
+_TIME_WORDS = frozenset({"when", "year", "date", "founded", "old", "age", "older", "younger"})
 _QUANTITY_WORDS = frozenset({"many", "much", "number", "long", "far", "tall", "high", "population"})
-_PLACE_WORDS = frozenset({"where", "place", "city", "country", "town", "located", "location", "born", "died", "buried"})
+_PLACE_WORDS = frozenset({"where", "place", "city", "country", "town", "located", "location", "buried"})
+# Words that say what a question is about, a birth or a death, not what it asks for: "where did X
+# die" asks for a place and "when was X born" for a date; alone ("who died first?"), for dates.
+_LIFE_WORDS = frozenset({"born", "die", "died"})
 # "in Detroit", "at Ukiah", "of Port of Spain": a place named after a locative preposition.
 _PLACE = re.compile(r"\b(?:in|at|near|of)\s+(?:the\s+)?[A-Z][\w\-]+")
 _PAREN = re.compile(r"\s*\([^()]*\)\s*$")
@@ -162,7 +165,9 @@ def entity_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
 
 def _expects(query: str) -> tuple[bool, bool, bool]:
     words = {normalize(w) for w in _WORD.findall(query)}
-    return bool(words & _TIME_WORDS), bool(words & _QUANTITY_WORDS), bool(words & _PLACE_WORDS)
+    place = bool(words & _PLACE_WORDS)
+    time = bool(words & _TIME_WORDS) or (not place and bool(words & _LIFE_WORDS))
+    return time, bool(words & _QUANTITY_WORDS), place
 
 
 # Chosen on the dev questions of 2Wiki and MuSiQue, checked on HotpotQA's (docs/context.md has the table).
