@@ -109,7 +109,7 @@ def test_wikilinks_resolve_by_file_name_as_obsidian_does(tmp_path: Path) -> None
             "projects/Falcon.md": (
                 "Led by [[mira okafor]] (case aside), see [[Atlas Maps#API|the maps]], ![[Atlas Maps]] again,\n"
                 "[[people/Jonas Berg]] by path, [[Budget.md]] with its suffix, [[Falcon]] itself, "
-                "[[Nowhere]] and [[diagram.png]].\n"
+                "[[Nowhere]] and [[diagram.png]].\n| owner | [[Roadmap\\|the roadmap]] |\n"
                 "```\n[[Jonas Berg]] in a fence\n```\nand `[[Ideas]]` in a span."
             ),
             "projects/Atlas Maps.md": "Tiles.",
@@ -117,6 +117,7 @@ def test_wikilinks_resolve_by_file_name_as_obsidian_does(tmp_path: Path) -> None
             "people/Jonas Berg.md": "Jonas.",
             "Budget.md": "Money.",
             "Ideas.md": "Ideas.",
+            "Roadmap.md": "Plans.",
         },
     )
     assert _read(notes)["projects/Falcon.md"].links == (
@@ -124,6 +125,7 @@ def test_wikilinks_resolve_by_file_name_as_obsidian_does(tmp_path: Path) -> None
         "projects/Atlas Maps.md",
         "people/Jonas Berg.md",
         "Budget.md",
+        "Roadmap.md",
     )
 
 

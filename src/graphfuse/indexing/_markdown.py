@@ -146,7 +146,8 @@ def link_targets(text: str) -> tuple[list[str], list[str]]:
     URL-decoded, without its ``#fragment``, and web/mail addresses are left out.
     """
     prose = _CODE_SPAN.sub(" ", _FENCE.sub("\n", text))
-    wiki = [m.group(1).strip() for m in _WIKILINK.finditer(prose)]
+    # (In a table, Obsidian escapes the alias bar: [[Name\\|shown]].)
+    wiki = [m.group(1).rstrip("\\").strip() for m in _WIKILINK.finditer(prose)]
     paths: list[str] = []
     for m in [*_INLINE.finditer(prose), *_DEFINITION.finditer(prose)]:
         raw = m.group(1)
