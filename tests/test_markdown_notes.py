@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 from graphfuse import InvalidInput, run_sync
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, read_sources
+from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, links_as_text, read_sources
 from graphfuse.stores import LocalVectorStore, SQLiteGraphStore
 
 
@@ -260,3 +261,59 @@ def test_front_matter_aliases_are_other_names_for_the_title_linker(tmp_path: Pat
             await graph.close()
 
     run_sync(run())
+
+
+def test_links_are_indexed_as_their_text_and_code_is_left_alone() -> None:
+    text = (
+        "# [[Falcon]] overview\n"
+        'Led by [[Mira Okafor|Mira]], see [the maps](../Atlas%20Maps.md#api "API") and [the FAQ][faq], '
+        "![a diagram](d.png)![[chart.png]] ![[Standup]] [[Budget.md]] [[#Risks]] | [[Roadmap\\|plan]] |\n"
+        "[faq]: https://example.com/faq\n"
+        "`[[kept]] [as](is)`\n"
+        "```\n[[fenced]] [also](kept)\n```\n"
+        "Done: [e](https://example.com)."
+    )
+    assert links_as_text(text) == (
+        "# Falcon overview\n"
+        "Led by Mira, see the maps and the FAQ, a diagram Standup Budget Risks | plan |\n"
+        "`[[kept]] [as](is)`\n"
+        "```\n[[fenced]] [also](kept)\n```\n"
+        "Done: e."
+    )
+    assert links_as_text("No links here.") == "No links here."
+
+
+def test_read_sources_shows_links_as_text_unless_raw_markdown(tmp_path: Path) -> None:
+    notes = _write(
+        tmp_path / "vault",
+        {
+            "a.md": "# [[b|Beta]] notes\n\nSee [the beta page](b.md).",
+            "b.md": "Beta.",
+            "picture.md": "![[chart.png]]\n",  # an embedded picture: nothing to read
+        },
+    )
+    skipped: list[str] = []
+    got = {r.id: r for r in read_sources([notes], on_skip=lambda path, why: skipped.append(why))}
+    assert got["a.md"].text == "# Beta notes\n\nSee the beta page."
+    assert got["a.md"].title == "Beta notes"
+    assert got["a.md"].links == ("b.md",)
+    assert skipped == ["the file has no text besides its links"]
+    raw = {r.id: r for r in read_sources([notes], raw_markdown=True)}
+    assert raw["a.md"].text == "# [[b|Beta]] notes\n\nSee [the beta page](b.md)."
+    assert raw["a.md"].links == ("b.md",)
+    assert raw["picture.md"].text == "![[chart.png]]\n"
+
+
+@pytest.mark.parametrize(
+    ("flag", "shown"), [([], "See the beta page."), (["--raw-markdown"], "See [the beta page](b.md).")]
+)
+def test_cli_index_raw_markdown(tmp_path: Path, flag: list[str], shown: str) -> None:
+    notes = _write(tmp_path / "vault", {"a.md": "See [the beta page](b.md).", "b.md": "Beta."})
+    store = str(tmp_path / "store")
+    runner = CliRunner()
+    result = runner.invoke(app, ["index", str(notes), "--store", store, "--embedder", "hashing", *flag])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["query", "beta page", "--store", store, "--json", "--preset", "minimal"])
+    assert result.exit_code == 0, result.output
+    rows = {row["id"]: row for row in json.loads(result.stdout)}
+    assert rows["a.md"]["snippet"] == shown

@@ -69,19 +69,21 @@ async def index_sources(
     console: Console,
     prune: bool = False,
     entity_graph: bool | None = None,
+    raw_markdown: bool = False,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
-    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`.
+    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
+    :func:`~graphfuse.indexing.read_sources`.
     """
 
     def skipped(path: str, why: str) -> None:
         console.print(f"skipped {path}: {why}", highlight=False, markup=False)
 
-    records = list(read_sources(paths, on_skip=skipped))
+    records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     store = await open_store(
@@ -131,6 +133,13 @@ def index(
             show_default=False,
         ),
     ] = None,
+    raw_markdown: Annotated[
+        bool,
+        typer.Option(
+            "--raw-markdown",
+            help="Index markdown as written (default: links shown as their text, e.g. [maps](m.md) as 'maps').",
+        ),
+    ] = False,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
@@ -144,6 +153,7 @@ def index(
             console=console,
             prune=prune,
             entity_graph=entity_graph,
+            raw_markdown=raw_markdown,
         )
     )
     typer.echo(

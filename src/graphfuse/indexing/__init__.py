@@ -24,6 +24,7 @@ from ._indexer import (
 )
 from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
+from ._markdown import links_as_text
 from ._records import SourceRecord, read_sources
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 
@@ -51,6 +52,7 @@ __all__ = [
     "Tokenizer",
     "WordPieceTokenizer",
     "entity_key",
+    "links_as_text",
     "merge_variants",
     "read_sources",
     "records_from_loaded",

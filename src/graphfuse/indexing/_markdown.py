@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["FrontMatter", "NoteLinks", "created_from", "link_targets", "split_front_matter"]
+__all__ = ["FrontMatter", "NoteLinks", "created_from", "link_targets", "links_as_text", "split_front_matter"]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # The keys that date a note, in order of preference (Jekyll/Hugo ``date``, Obsidian ``created``).
@@ -132,11 +132,22 @@ _CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
 # [[Target]], [[Target|shown]], [[Target#Heading]], ![[embedded]]
 _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # [text](target "title"), [text](<target with spaces>), and reference definitions [ref]: target
-_INLINE = re.compile(
-    r"\]\(\s*(<[^<>\n]*>|[^\s()<>]+(?:\([^\s()]*\)[^\s()<>]*)*)"  # the target (balanced parentheses)
+_TARGET = (
+    r"\(\s*(<[^<>\n]*>|[^\s()<>]+(?:\([^\s()]*\)[^\s()<>]*)*)"  # the target (balanced parentheses)
     r"(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"  # an optional "title"
 )
+_INLINE = re.compile(r"\]" + _TARGET)
 _DEFINITION = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(<[^<>\n]*>|\S+)", re.MULTILINE)
+# The same links whole, for rendering them as their text.
+_LINK_TEXT = r"\[([^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]"
+_WHOLE_LINK = re.compile(r"!?" + _LINK_TEXT + r"(?:" + _TARGET + r"|\[[^\[\]\n]*\])")
+_WHOLE_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\\?\|([^\[\]\n]*))?\]\]")
+_DEFINITION_LINE = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^<>\n]*>|\S+)[^\n]*\n?", re.MULTILINE)
+_CODE = re.compile(
+    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)"
+    r"|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)",
+    re.MULTILINE | re.DOTALL,
+)
 
 
 def link_targets(text: str) -> tuple[list[str], list[str]]:
@@ -234,3 +245,41 @@ class NoteLinks:
             return None
         here = path.parent.resolve()
         return min(candidates, key=lambda c: (c[0].parent.resolve() != here, len(c[1]), c[1]))[1]
+
+
+def links_as_text(text: str) -> str:
+    """``text`` with its links written as what a reader sees: ``[text](url)`` and ``[text][ref]``
+    as ``text``, ``![alt](image.png)`` as ``alt``, ``[[Name|shown]]`` as ``shown``, ``[[Name]]`` and
+    ``[[Name#Heading]]`` as ``Name``, an embedded file that is not a note (``![[chart.png]]``) as
+    nothing, and reference definitions (``[ref]: url`` lines) left out. Code is left as it is.
+
+    The targets are the note's ``links`` already; written out, they would cost an LLM's context
+    tokens and blur the note's embedding (a relative path, ``%20``, ``#fragment``).
+    """
+    out: list[str] = []
+    at = 0
+    for code in _CODE.finditer(text):
+        out.append(_prose_as_text(text[at : code.start()]))
+        out.append(code.group(0))
+        at = code.end()
+    out.append(_prose_as_text(text[at:]))
+    return "".join(out)
+
+
+def _prose_as_text(prose: str) -> str:
+    prose = _DEFINITION_LINE.sub("", prose)
+    prose = _WHOLE_WIKILINK.sub(_wikilink_text, prose)
+    return _WHOLE_LINK.sub(lambda m: m.group(1), prose)
+
+
+def _wikilink_text(m: re.Match[str]) -> str:
+    embed, name, heading, shown = m.groups()
+    name = name.rstrip("\\").strip()
+    if shown is not None and shown.strip():
+        return shown.strip()
+    suffix = PurePosixPath(name).suffix.lower()
+    if embed and suffix and suffix not in MARKDOWN_SUFFIXES:
+        return ""  # an embedded picture or file: nothing to read
+    if suffix in MARKDOWN_SUFFIXES:
+        name = name[: -len(suffix)]
+    return name or (heading or "").strip()

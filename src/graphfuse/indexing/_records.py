@@ -15,7 +15,7 @@ from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
-from ._markdown import MARKDOWN_SUFFIXES, NoteLinks, created_from, split_front_matter
+from ._markdown import MARKDOWN_SUFFIXES, NoteLinks, created_from, links_as_text, split_front_matter
 
 __all__ = ["SourceRecord", "read_sources"]
 
@@ -81,7 +81,10 @@ class SourceRecord:
 
 
 def read_sources(
-    paths: Sequence[str | os.PathLike[str]], *, on_skip: Callable[[str, str], None] | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    on_skip: Callable[[str, str], None] | None = None,
+    raw_markdown: bool = False,
 ) -> Iterator[SourceRecord]:
     """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
 
@@ -97,7 +100,10 @@ def read_sources(
     ``![[Name]]`` by file name (case aside; the note in the same folder first, then the shortest
     path) or by path (``[[folder/Name]]``), and ``[text](other.md)``, ``[text](<other note.md>)``
     and ``[ref]: other.md`` relative to the note; links in code are left out, and so are links
-    to files that were not read.
+    to files that were not read. The text indexed shows each link as its text
+    (:func:`~graphfuse.indexing.links_as_text`: ``[the maps](../maps.md#api)`` as ``the maps``,
+    ``[[Name|shown]]`` as ``shown``): targets would cost context tokens and blur embeddings.
+    ``raw_markdown=True`` keeps the markdown as written.
 
     A ``.jsonl`` line is ``{"id", "text", "title"?, "metadata"?, "created_at"?, "links"?}``
     (``created_at`` in ISO 8601). An empty file (blank lines only, or front matter only) named
@@ -117,7 +123,7 @@ def read_sources(
     for path, rel, found in files:
         try:
             # (_Empty comes before any record of the file.)
-            for record in _read_file(path, rel, notes):
+            for record in _read_file(path, rel, notes, raw_markdown):
                 if record.id in seen:
                     repeated.append(record.id)
                     continue
@@ -154,7 +160,7 @@ def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str
             raise InvalidInput(f"{path}: no such file or directory")
 
 
-def _read_file(path: Path, rel: str, notes: NoteLinks) -> Iterator[SourceRecord]:
+def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
         yield from _read_jsonl(path)
         return
@@ -186,6 +192,10 @@ def _read_file(path: Path, rel: str, notes: NoteLinks) -> Iterator[SourceRecord]
                 del metadata[date_key]
             title = _front_title(metadata.pop("title", None), path)
         links = notes.resolve(path, text)
+        if not raw_markdown:
+            text = links_as_text(text)
+            if not text.strip():
+                raise _Empty("the file has no text besides its links")
     if title is None:
         heading = _HEADING.search(text)
         title = heading.group(1).strip() if heading else path.stem
