@@ -317,3 +317,22 @@ def test_cli_index_raw_markdown(tmp_path: Path, flag: list[str], shown: str) -> 
     assert result.exit_code == 0, result.output
     rows = {row["id"]: row for row in json.loads(result.stdout)}
     assert rows["a.md"]["snippet"] == shown
+
+
+def test_hidden_files_and_folders_of_a_directory_are_left_out(tmp_path: Path) -> None:
+    notes = _write(
+        tmp_path / "vault",
+        {
+            "a.md": "Kept, links to [[gone]].",
+            ".trash/gone.md": "A deleted note.",
+            ".obsidian/notes.md": "Settings.",
+            "sub/.draft.md": "Hidden draft.",
+            "sub/b.md": "Kept too.",
+        },
+    )
+    got = _read(notes)
+    assert sorted(got) == ["a.md", "sub/b.md"]
+    assert got["a.md"].links == ()  # a link to a hidden note goes nowhere
+    # Named itself, a hidden file is read; so is a directory inside a hidden one.
+    assert [r.id for r in read_sources([notes / ".trash" / "gone.md"])] == ["gone.md"]
+    assert [r.id for r in read_sources([notes / ".trash"])] == ["gone.md"]

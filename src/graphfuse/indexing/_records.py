@@ -88,8 +88,10 @@ def read_sources(
 ) -> Iterator[SourceRecord]:
     """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
 
-    A text file becomes one record: its id is its path relative to the directory given (or
-    its file name when the file itself was given), its title the first markdown heading or the
+    A directory is read recursively, leaving out hidden files and folders (a name starting with
+    a dot: ``.trash``, ``.git``, ``.venv``; name such a file itself to read it). A text file
+    becomes one record: its id is its path relative to the directory given (or its file name
+    when the file itself was given), its title the first markdown heading or the
     file stem. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
     ``---`` lines, or TOML between ``+++`` lines): its ``title`` is the record's title, its
     ``created_at``, ``date`` or ``created`` (the first present; ISO 8601) the record's
@@ -149,7 +151,11 @@ def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix.lower() in _SUFFIXES and not _hidden(p.relative_to(path)) and p.is_file()
+            )
             for f in files:
                 yield f, f.relative_to(path).as_posix(), True
         elif path.is_file():
@@ -158,6 +164,12 @@ def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str
             yield path, path.name, False
         else:
             raise InvalidInput(f"{path}: no such file or directory")
+
+
+def _hidden(rel: Path) -> bool:
+    """Whether a path inside a directory given is hidden (a part starting with a dot): a vault's
+    ``.obsidian`` settings and ``.trash``, a repository's ``.git``, a ``.venv``'s packages."""
+    return any(part.startswith(".") for part in rel.parts)
 
 
 def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
