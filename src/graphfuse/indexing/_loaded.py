@@ -80,7 +80,8 @@ def records_from_loaded(
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(
-            f"{len(repeated)} document id(s) given twice: {shown}; ids name documents in the graph, give each its own"
+            f"{len(repeated)} document id(s) given twice: {shown}; ids name documents in the graph, give each "
+            "its own (chunks split from one document share its id: pass the documents, GraphFuse chunks them)"
         )
     return out
 
