@@ -127,8 +127,11 @@ def created_from(data: Mapping[str, Any], where: str) -> tuple[str | None, datet
 
 
 # Code is not prose: a link written in a code block or span is an example, not a link.
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_CODE = re.compile(
+    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)"  # a fenced block
+    r"|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)",  # a code span
+    re.MULTILINE | re.DOTALL,
+)
 # [[Target]], [[Target|shown]], [[Target#Heading]], ![[embedded]]
 _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)(?:#[^\[\]|\n]*)?(?:\|[^\[\]\n]*)?\]\]")
 # [text](target "title"), [text](<target with spaces>), and reference definitions [ref]: target
@@ -143,11 +146,6 @@ _LINK_TEXT = r"\[([^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]"
 _WHOLE_LINK = re.compile(r"!?" + _LINK_TEXT + r"(?:" + _TARGET + r"|\[[^\[\]\n]*\])")
 _WHOLE_WIKILINK = re.compile(r"(!?)\[\[([^\[\]|#\n]*)(?:#([^\[\]|\n]*))?(?:\\?\|([^\[\]\n]*))?\]\]")
 _DEFINITION_LINE = re.compile(r"^[ \t]{0,3}\[[^\]\n]+\]:[ \t]*(?:<[^<>\n]*>|\S+)[^\n]*\n?", re.MULTILINE)
-_CODE = re.compile(
-    r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]{0,3}(?P=fence)[ \t]*$|\Z)"
-    r"|(?P<ticks>`+)(?!`).+?(?<!`)(?P=ticks)(?!`)",
-    re.MULTILINE | re.DOTALL,
-)
 
 
 def link_targets(text: str) -> tuple[list[str], list[str]]:
@@ -156,7 +154,7 @@ def link_targets(text: str) -> tuple[list[str], list[str]]:
     Links inside fenced code blocks and code spans are left out; a markdown link's target is
     URL-decoded, without its ``#fragment``, and web/mail addresses are left out.
     """
-    prose = _CODE_SPAN.sub(" ", _FENCE.sub("\n", text))
+    prose = _CODE.sub(" ", text)
     # (In a table, Obsidian escapes the alias bar: [[Name\\|shown]].)
     wiki = [m.group(1).rstrip("\\").strip() for m in _WIKILINK.finditer(prose)]
     paths: list[str] = []
