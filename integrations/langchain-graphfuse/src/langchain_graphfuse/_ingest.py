@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from langchain_core.documents import Document as LCDocument
@@ -14,7 +14,7 @@ __all__ = ["source_records"]
 
 
 def source_records(
-    documents: Sequence[LCDocument],
+    documents: Iterable[LCDocument],
     *,
     id_key: str | None = None,
     title_key: str | None = "title",
@@ -31,7 +31,8 @@ def source_records(
     (a PDF loader's pages share their source). ``title_key``, ``created_at_key``,
     ``links_key`` and ``on_skip`` are as in :func:`graphfuse.indexing.records_from_loaded`,
     which names bad input (``InvalidInput``). GraphFuse chunks long documents itself: pass
-    loaded documents rather than split ones.
+    loaded documents rather than split ones. ``documents`` may be any iterable
+    (``loader.lazy_load()``).
     """
     if isinstance(documents, LCDocument):
         raise InvalidInput("documents must be a list of LangChain documents, got a single Document")

@@ -56,6 +56,8 @@ def test_loader_output_becomes_a_graph_the_retriever_walks() -> None:
 def test_an_id_key_and_bad_input() -> None:
     (rec,) = source_records([LCDocument(page_content="x", metadata={"doc_key": "k1", "source": "s"})], id_key="doc_key")
     assert rec.id == "k1"
+    lazy = (LCDocument(page_content=f"page {n}", metadata={"source": "a.pdf", "page": n}) for n in range(2))
+    assert [r.id for r in source_records(lazy)] == ["a.pdf#page=0", "a.pdf#page=1"]  # as loader.lazy_load() gives
     with pytest.raises(InvalidInput, match="got a single Document"):
         source_records(LCDocument(page_content="x"))  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="document 0: no id"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from llama_index.core.schema import BaseNode, MetadataMode
@@ -14,7 +14,7 @@ __all__ = ["source_records"]
 
 
 def source_records(
-    documents: Sequence[BaseNode],
+    documents: Iterable[BaseNode],
     *,
     id_key: str | None = None,
     title_key: str | None = "title",
