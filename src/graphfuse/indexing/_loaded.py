@@ -69,7 +69,7 @@ def records_from_loaded(
             record = SourceRecord(
                 doc_id,
                 text,
-                title=title.strip() or None if title else None,
+                title=(title.strip() or None) if title else None,
                 metadata=_jsonable(meta),
                 created_at=created,
                 links=tuple(links),
