@@ -55,6 +55,7 @@ def test_toml_front_matter_and_the_date_keys_in_order(tmp_path: Path) -> None:
             # created_at wins over date; the other date key stays in the metadata
             "b.md": "---\ndate: 2020-01-01\ncreated_at: 2021-06-07T08:00:00Z\n---\nBeta text.\n",
             "c.markdown": "---\ncreated: 2022-02-02 05:06\n---\nGamma.\n",
+            "windows.md": "---\r\ntitle: Written on Windows\r\n---\r\nDelta.\r\n",
         },
     )
     got = _read(notes)
@@ -65,6 +66,8 @@ def test_toml_front_matter_and_the_date_keys_in_order(tmp_path: Path) -> None:
     assert dict(got["b.md"].metadata)["date"] == "2020-01-01"
     assert got["b.md"].title == "b"  # no title, no heading: the file stem
     assert got["c.markdown"].created_at == datetime(2022, 2, 2, 5, 6, tzinfo=timezone.utc)
+    assert got["windows.md"].title == "Written on Windows"
+    assert got["windows.md"].text == "Delta.\r\n"
 
 
 def test_text_that_only_looks_like_front_matter_is_kept_whole(tmp_path: Path) -> None:

@@ -33,9 +33,9 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 DATE_KEYS = ("created_at", "date", "created")
 
 _YAML_OPEN = re.compile(r"---[ \t]*\r?\n")
-_YAML_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_YAML_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 _TOML_OPEN = re.compile(r"\+\+\+[ \t]*\r?\n")
-_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
+_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*\r?$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
