@@ -632,3 +632,31 @@ async def test_entity_nodes_are_named_in_the_graph_format() -> None:
     assert "carla diaz -[MENTIONED_IN]-> ops" in ctx.text
     assert "graphfuse:entity:" not in ctx.text
     assert "carla diaz: carla diaz" not in ctx.text
+
+
+def test_in_markdown_the_sentence_after_the_opening_headings_defines_the_subject() -> None:
+    from graphfuse.context._evidence import SentenceScorer
+    from graphfuse.context._items import Item
+
+    question = "Who carries the pager?"
+    plain = Item("p", "Atlas Maps", "Atlas Maps is the tiles service. It has a pager.", 1.0, {}, ("p",))
+    noted = Item(
+        "n", "Atlas Maps", "# Atlas\n## Overview\nAtlas Maps is the tiles service. It has a pager.", 1.0, {}, ("n",)
+    )
+    defining, _ = SentenceScorer(question, [plain]).sentences(0)
+    heading, subheading, after, _ = SentenceScorer(question, [noted]).sentences(0)
+    assert after.score == defining.score  # the subject bonus, as if the headings were not there
+    assert heading.score < after.score
+    assert subheading.score < after.score
+
+
+async def test_graph_entities_of_markdown_notes_are_described_by_the_sentence_after_their_headings() -> None:
+    notes = InMemoryGraphStore()
+    text = "# Atlas\n## Overview\nAtlas Maps is the tiles service. Jonas carries its pager."
+    atlas = Document("atlas.md", text, {"title": "Atlas Maps"})
+    await notes.store_documents([atlas])
+    ctx = await abuild_context(
+        "Who carries the Atlas pager?", [Result(atlas, 0.9, {})], budget=200, format="graph", graph_store=notes
+    )
+    assert ctx.text.startswith("## ENTITIES\n- [1] Atlas Maps: Atlas Maps is the tiles service.")
+    await notes.close()

@@ -18,7 +18,7 @@ from ..indexing import TextEntityExtractor
 from ..indexing._extractors import normalize
 from ._dialogue import speaker_turns
 from ._items import Item
-from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
+from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, subject_index, terms_of, words_of
 
 __all__ = [
     "NameMatcher",
@@ -241,9 +241,10 @@ class SentenceScorer:
     its share of the query's content terms (each weighted by how few items contain it), a
     bonus for naming an entity of the query (a retrieved document's title that the question
     names), for naming a bridge entity (another retrieved document's subject), for being the
-    subject-defining first sentence, and a small one for a date/number where the question asks
-    when/how many. A document whose subject a better-ranked document (or the query) names is
-    a bridge document: its rank weight is raised to ``linked`` (1.0) times that document's.
+    subject-defining first sentence (in markdown, the first after the opening headings), and a
+    small one for a date/number where the question asks when/how many. A document whose
+    subject a better-ranked document (or the query) names is a bridge document: its rank
+    weight is raised to ``linked`` (1.0) times that document's.
     With ``similarity`` (a sentence's text -> its cosine similarity to the query, from an
     embedder), ``semantic`` times the similarity is added too: it finds the sentences that
     answer in other words than the question's (*born in* for *place of birth*); with
@@ -441,6 +442,7 @@ class SentenceScorer:
         mapped = ascii_word_map(whole.lower()) if whole.isascii() else None
         spans = sentence_spans(whole)
         turns = speaker_turns(whole, spans)
+        subject_at = subject_index(whole, spans)
         for k, (start, end) in enumerate(spans):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
@@ -460,7 +462,7 @@ class SentenceScorer:
             bridge = every is not None and bool(every.found(words) - alone)
             if bridge:
                 score += w["bridge"]
-            if k == 0:
+            if k == subject_at:
                 score += w["subject"]
             score += title_share
             # (A year has a 1 or a 2: the plain tests skip the regex scan for most sentences.)
@@ -476,7 +478,7 @@ class SentenceScorer:
             if relation is not None:
                 semantic += w["relation"] * max(0.0, relation.get(text, 0.0))
             total = score + semantic
-            if restating and k > 0 and not bridge:
+            if restating and k != subject_at and not bridge:
                 total *= w["restated"]
             shown = text if label is None else f"{label}: {text}"
             out.append(Sentence(i, k, shown, total * rank, semantic * rank, shared, len(shown) - len(text), turn))

@@ -11,7 +11,7 @@ from .._types import Relation
 from ._evidence import SentenceScorer, _key, _name_key, joined_texts
 from ._items import Item
 from ._packing import Budgeter, empty_text
-from ._text import sentence_spans
+from ._text import sentence_spans, subject_index
 from ._types import ContextSource, DroppedSource
 
 __all__ = ["GraphCaps", "serialize_graph"]
@@ -86,13 +86,13 @@ class _Reader:
         return found
 
     def first(self, text: str) -> str | None:
-        """The first sentence of ``text`` (``None`` without one); the rest is not split."""
-        if text in self._sentences:
-            whole = self._sentences[text]
-            return whole[0] if whole else None
+        """The sentence of ``text`` that defines its subject, the first but in markdown the first
+        after the opening headings (``None`` without one); the rest is not split."""
         if text not in self._firsts:
-            spans = sentence_spans(text, limit=1)
-            self._firsts[text] = text[spans[0][0] : spans[0][1]] if spans else None
+            # (Outside markdown one sentence is enough: the rest is not split.)
+            spans = sentence_spans(text, limit=None if text.startswith("#") else 1)
+            at = subject_index(text, spans)
+            self._firsts[text] = text[spans[at][0] : spans[at][1]] if spans else None
         return self._firsts[text]
 
     def key(self, text: str) -> str:

@@ -11,6 +11,7 @@ from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = [
     "ascii_word_map",
+    "subject_index",
     "content_terms",
     "cut_to",
     "holds_term",
@@ -232,3 +233,17 @@ def cut_to(text: str, fits: object, *, ellipsis: str = "\u2026") -> str:
         prefix = prefix[:space]
     out = prefix.rstrip() + ellipsis
     return out if check(out) else ""
+
+
+_HEADING_LINE = re.compile(r"#{1,6}[ \t]")
+
+
+def subject_index(text: str, spans: list[tuple[int, int]]) -> int:
+    """Which of ``text``'s sentences (``spans``) defines its subject: the first, or in markdown
+    the first after the headings that open the text (``# Atlas`` names a note; the sentence
+    after it says what it is). A text of headings only: its last."""
+    at = 0
+    if text.startswith("#"):
+        while at < len(spans) - 1 and _HEADING_LINE.match(text, spans[at][0]):
+            at += 1
+    return at
