@@ -471,6 +471,11 @@ def test_relation_words_match_their_forms_in_the_text() -> None:
     assert content_terms("Who is her child?") & content_terms("Her daughter Eva sang.")
     # A parent and a child are one relation read from either end; a killing is a death.
     assert content_terms("Who is the father of Eva?") & content_terms("Eva is the daughter of Tom Lee.")
+    # Education and burial, as they are asked and as they are stated.
+    for stated in ("He graduated from King's College.", "She studied law.", "An alumnus of Eton."):
+        assert content_terms("Where did he study?") & content_terms(stated), stated
+    assert content_terms("What is the place of burial of Eva?") & content_terms("Eva was interred in Oslo.")
+    assert content_terms("Where was Eva buried?") & content_terms("Her burial took place in Oslo.")
     assert content_terms("Who is his paternal grandmother?") & content_terms("He was the son of Ann Bo.")
     assert content_terms("place of death") & content_terms("he was assassinated in Delft")
     assert content_terms("place of death") & content_terms("dying in Paris")

@@ -115,7 +115,8 @@ def stem(word: str) -> str:
 
 # Words that name one family/biographical relation in a question and another in the text that
 # states it (*place of death* / *died in* / *assassinated*, *spouse* / *married*, *father* /
-# *son of*: a parent and a child are one relation read from either end).
+# *son of*: a parent and a child are one relation read from either end; *where did X study* /
+# *graduated from* / *educated at*; *place of burial* / *buried* / *interred*).
 _RELATION_STEMS = {
     "death": "die",
     "birth": "born",
@@ -138,6 +139,14 @@ _RELATION_STEMS = {
     "murder": "die",
     "execut": "die",
     "dying": "die",
+    "study": "educat",
+    "studen": "educat",
+    "gradua": "educat",
+    "alumnu": "educat",
+    "alumni": "educat",
+    "burial": "bury",
+    "interr": "bury",
+    "entomb": "bury",
 }
 
 
