@@ -339,3 +339,14 @@ def test_hidden_files_and_folders_of_a_directory_are_left_out(tmp_path: Path) ->
     # Named itself, a hidden file is read; so is a directory inside a hidden one.
     assert [r.id for r in read_sources([notes / ".trash" / "gone.md"])] == ["gone.md"]
     assert [r.id for r in read_sources([notes / ".trash"])] == ["gone.md"]
+
+
+def test_a_markdown_link_through_a_symbolic_link_finds_the_note(tmp_path: Path) -> None:
+    notes = _write(
+        tmp_path / "vault", {"a.md": "See [b](shortcut/b.md) and [c](../outside/c.md).", "real/b.md": "Bee."}
+    )
+    (notes / "shortcut").symlink_to(notes / "real", target_is_directory=True)
+    _write(tmp_path / "outside", {"c.md": "Not read."})
+    got = _read(notes)
+    assert sorted(got) == ["a.md", "real/b.md"]  # (a linked folder is not read twice)
+    assert got["a.md"].links == ("real/b.md",)
