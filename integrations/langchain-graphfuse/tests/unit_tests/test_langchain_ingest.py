@@ -66,3 +66,39 @@ def test_an_id_key_and_bad_input() -> None:
         source_records([LCDocument(page_content="x", metadata={"source": "a"}), {"page_content": "y"}])  # type: ignore[list-item]
     with pytest.raises(InvalidInput, match=r"1 document id\(s\) given twice: 'a.txt'"):
         source_records([LCDocument(page_content=t, metadata={"source": "a.txt"}) for t in ("one", "two")])
+
+
+def test_chunks_in_another_vector_store_find_their_document_in_the_graph_by_an_id_key() -> None:
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    from langchain_graphfuse import GraphExpansionRunnable
+
+    loaded = [
+        LCDocument(
+            page_content="Project Falcon rewrites routing. Its maps come from Atlas Maps.",
+            metadata={"source": "falcon.txt", "title": "Project Falcon"},
+        ),
+        LCDocument(
+            page_content="Atlas Maps serves map tiles.",
+            metadata={"source": "atlas.pdf", "page": 3, "title": "Atlas Maps"},
+        ),
+    ]
+    for doc in loaded:  # one graph id per loaded document, copied onto its chunks by any splitter
+        doc.metadata["graph_id"] = f"{doc.metadata['source']}#page={doc.metadata.get('page', 0)}"
+    graph = InMemoryGraphStore()
+    Indexer(graph, LocalVectorStore(), HashingEmbedder(dimension=64), extractors=[TitleLinker()]).index(
+        source_records(loaded, id_key="graph_id")
+    )
+    # The application's own store holds chunks (here: one sentence each), with the metadata copied.
+    chunks = [
+        LCDocument(page_content=sentence.strip() + ".", metadata=dict(doc.metadata))
+        for doc in loaded
+        for sentence in doc.page_content.split(".")
+        if sentence.strip()
+    ]
+    store = InMemoryVectorStore(DeterministicFakeEmbedding(size=16))
+    store.add_documents(chunks)
+    falcon_chunks = [c for c in store.similarity_search("routing", k=10) if c.metadata["source"] == "falcon.txt"]
+    expanded = GraphExpansionRunnable(graph, id_key="graph_id").invoke(falcon_chunks)
+    assert "atlas.pdf#page=3" in {d.metadata.get("graph_id") or d.id for d in expanded}
