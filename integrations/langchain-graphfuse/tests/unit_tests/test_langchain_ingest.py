@@ -6,7 +6,9 @@ from datetime import datetime, timezone
 
 import pytest
 from langchain_core.documents import Document as LCDocument
-from langchain_graphfuse import GraphFuseRetriever, source_records
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_core.vectorstores import InMemoryVectorStore
+from langchain_graphfuse import GraphExpansionRunnable, GraphFuseRetriever, source_records
 
 from graphfuse import InvalidInput, presets, run_sync
 from graphfuse.embedders import HashingEmbedder
@@ -69,11 +71,6 @@ def test_an_id_key_and_bad_input() -> None:
 
 
 def test_chunks_in_another_vector_store_find_their_document_in_the_graph_by_an_id_key() -> None:
-    from langchain_core.embeddings import DeterministicFakeEmbedding
-    from langchain_core.vectorstores import InMemoryVectorStore
-
-    from langchain_graphfuse import GraphExpansionRunnable
-
     loaded = [
         LCDocument(
             page_content="Project Falcon rewrites routing. Its maps come from Atlas Maps.",
