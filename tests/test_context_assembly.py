@@ -643,7 +643,7 @@ def test_in_markdown_the_sentence_after_the_opening_headings_defines_the_subject
     from graphfuse.context._evidence import SentenceScorer
     from graphfuse.context._items import Item
 
-    question = "Who carries the pager?"
+    question = "Who carries the Atlas pager?"
     plain = Item("p", "Atlas Maps", "Atlas Maps is the tiles service. It has a pager.", 1.0, {}, ("p",))
     noted = Item(
         "n", "Atlas Maps", "# Atlas\n## Overview\nAtlas Maps is the tiles service. It has a pager.", 1.0, {}, ("n",)
@@ -651,8 +651,11 @@ def test_in_markdown_the_sentence_after_the_opening_headings_defines_the_subject
     defining, _ = SentenceScorer(question, [plain]).sentences(0)
     heading, subheading, after, _ = SentenceScorer(question, [noted]).sentences(0)
     assert after.score == defining.score  # the subject bonus, as if the headings were not there
-    assert heading.score < after.score
-    assert subheading.score < after.score
+    assert heading.score == subheading.score == 0.0  # a heading states nothing: never evidence
+    ctx = build_context(
+        question, [Result(Document("n", noted.text, {"title": "Atlas Maps"}), 0.9, {})], budget=60, format="evidence"
+    )
+    assert ctx.text == "[1] Atlas Maps is the tiles service. It has a pager."
 
 
 async def test_graph_entities_of_markdown_notes_are_described_by_the_sentence_after_their_headings() -> None:

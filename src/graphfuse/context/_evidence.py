@@ -18,7 +18,16 @@ from ..indexing import TextEntityExtractor
 from ..indexing._extractors import normalize
 from ._dialogue import speaker_turns
 from ._items import Item
-from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, subject_index, terms_of, words_of
+from ._text import (
+    ascii_word_map,
+    content_terms,
+    holds_term,
+    is_heading,
+    sentence_spans,
+    subject_index,
+    terms_of,
+    words_of,
+)
 
 __all__ = [
     "NameMatcher",
@@ -447,8 +456,8 @@ class SentenceScorer:
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
             turn = -1 if turns is None else turns.turns[k]
-            if not words:
-                # No word at all ("🕒", "..."): nothing to read, whatever it resembles.
+            if not words or is_heading(text):
+                # No word at all ("🕒", "..."), or a markdown heading: nothing stated to read.
                 out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, turn))
                 continue
             label = None if turns is None else turns.labels[k]

@@ -11,6 +11,7 @@ from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = [
     "ascii_word_map",
+    "is_heading",
     "subject_index",
     "content_terms",
     "cut_to",
@@ -245,6 +246,12 @@ def cut_to(text: str, fits: object, *, ellipsis: str = "\u2026") -> str:
 
 
 _HEADING_LINE = re.compile(r"#{1,6}[ \t]")
+
+
+def is_heading(sentence: str) -> bool:
+    """Whether ``sentence`` is a markdown heading line (``## Overview``): it names a section, it
+    states nothing (a line break ends a sentence, so a heading is a sentence of its own)."""
+    return sentence.startswith("#") and _HEADING_LINE.match(sentence) is not None
 
 
 def subject_index(text: str, spans: list[tuple[int, int]]) -> int:
