@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from graphfuse import InvalidInput, run_sync
@@ -350,3 +352,28 @@ def test_a_markdown_link_through_a_symbolic_link_finds_the_note(tmp_path: Path) 
     got = _read(notes)
     assert sorted(got) == ["a.md", "real/b.md"]  # (a linked folder is not read twice)
     assert got["a.md"].links == ("real/b.md",)
+
+
+# Pieces of markdown syntax, front matter and text, joined at random into two notes.
+_PIECES = [
+    *("---\n", "+++\n", "...\n", "[[", "]]", "|", "#", "# ", "\n", "](", "(", ")", "[", "]", "`", "```\n"),
+    *("~~~\n", "title: x\n", "date: 2024-01-02\n", "date: bad\n", "a.md", "b.md", "../", "<", ">", "![", "%20"),
+    *(":", "- a\n", "text ", "Name", "\\|", "\r\n", "\ufeff", "é", "東京", " ", "[r]: b.md\n", '= "x"\n'),
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(_PIECES), max_size=30), st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_any_note_reads_as_records_or_a_clear_error(first: list[str], second: list[str]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _write(Path(tmp), {"a.md": "".join(first), "b.md": "".join(second)})
+        try:
+            records = list(read_sources([root], on_skip=lambda path, why: None))
+        except InvalidInput:
+            return  # (bad front matter, named)
+        for record in records:
+            assert record.text.strip()
+            assert set(record.links) <= {"a.md", "b.md"} - {record.id}
+            assert links_as_text(record.text) == record.text  # shown as text once: nothing left to show
