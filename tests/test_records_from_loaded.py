@@ -76,7 +76,9 @@ def test_blank_documents_are_skipped_and_reported() -> None:
         (("a", "text", {"title": 3}), r"metadata 'title' \(the title\) must be text, got 3"),
         (("a", "text", {"created_at": "last week"}), r"document 0 \('a'\): metadata 'created_at' is not an ISO 8601"),
         (("a", "text", {"links": "b"}), r"metadata 'links' \(the links\) must be a list of document ids"),
-        (("a", "text", {"links": [3]}), r"document 0 \('a'\): record 'a': links must be a sequence of document ids"),
+        (("a", "text", {"links": [3]}), r"document 0 \('a'\): metadata 'links' \(the links\) must be a list"),
+        # (Unstructured's elements keep their hyperlinks under 'links': the message says what to do.)
+        (("a", "text", {"links": [{"text": "x", "url": "https://e.com"}]}), r"pass links_key=None"),
         (("a", "text", {"obj": object()}), r"document 0 \('a'\): record 'a'"),
         (("a", "text", {"parent_id": "x"}), r"metadata key 'parent_id' is reserved"),
         (("a", "text", {"score": float("nan")}), r"JSON has no NaN"),

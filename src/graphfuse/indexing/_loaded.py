@@ -59,8 +59,11 @@ def records_from_loaded(
         links = meta.pop(links_key, None) if links_key is not None else None
         if links is None:
             links = []
-        if isinstance(links, str) or not isinstance(links, list | tuple):
-            raise InvalidInput(f"{what}: metadata {links_key!r} (the links) must be a list of document ids")
+        if isinstance(links, str) or not isinstance(links, list | tuple) or not all(isinstance(x, str) for x in links):
+            raise InvalidInput(
+                f"{what}: metadata {links_key!r} (the links) must be a list of document ids, got {links!r:.80}; "
+                f"if the loader keeps something else under {links_key!r}, pass links_key=None"
+            )
         if doc_id in seen:
             repeated.append(doc_id)
             continue
