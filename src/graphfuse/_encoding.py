@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from datetime import date, datetime, time
+from pathlib import PurePath
 from typing import Any
 
 from ._errors import InvalidInput
 
-__all__ = ["check_json_data", "check_text", "first_surrogate"]
+__all__ = ["as_json_data", "check_json_data", "check_text", "first_surrogate"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -69,3 +71,18 @@ def _check_value(value: Any, what: str, path: str, depth: int) -> None:
             _check_value(item, what, f"{path}[{i}]", depth + 1)
         return
     raise InvalidInput(f"{what}: {path} is a {type(value).__name__}, not JSON data")
+
+
+def as_json_data(value: Any) -> Any:
+    """``value`` with what readers hand over in metadata made JSON data: dates and times as ISO 8601
+    strings, paths as text, tuples as lists, mapping keys as strings (as ``json.dumps`` writes them).
+    Anything else is returned as it is, for :func:`check_json_data` to judge."""
+    if isinstance(value, Mapping):
+        return {str(k): as_json_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_json_data(v) for v in value]
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    return value

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import date, datetime, time
-from pathlib import PurePath
 from typing import Any
 
+from .._encoding import as_json_data
 from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
 from ._records import SourceRecord
@@ -73,7 +72,7 @@ def records_from_loaded(
                 doc_id,
                 text,
                 title=(title.strip() or None) if title else None,
-                metadata=_jsonable(meta),
+                metadata=as_json_data(meta),
                 created_at=created,
                 links=tuple(links),
             )
@@ -87,15 +86,3 @@ def records_from_loaded(
             "its own (chunks split from one document share its id: pass the documents, GraphFuse chunks them)"
         )
     return out
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, PurePath):
-        return str(value)
-    return value

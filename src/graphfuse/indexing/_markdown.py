@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
+from .._encoding import as_json_data
 from .._errors import InvalidInput
 
 if sys.version_info >= (3, 11):
@@ -59,7 +60,7 @@ def split_front_matter(text: str, where: str) -> FrontMatter | None:
     if found is None:
         return None
     kind, block, body = found
-    return FrontMatter(_jsonable(_parse(block, kind, where), where), body)
+    return FrontMatter(as_json_data(_parse(block, kind, where)), body)
 
 
 def _front_block(text: str) -> tuple[str, str, str] | None:
@@ -92,20 +93,6 @@ def _parse(block: str, kind: str, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput(f"{where}: front matter must be a mapping of keys to values, got a {type(data).__name__}")
     return data
-
-
-def _jsonable(value: Any, where: str) -> Any:
-    """YAML/TOML values as JSON data: dates and times as ISO 8601 strings, keys as strings."""
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v, where) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v, where) for v in value]
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    kind = type(value).__name__
-    raise InvalidInput(f"{where}: front matter value {value!r} ({kind}) is not text, a number or a date")
 
 
 def created_from(data: Mapping[str, Any], where: str) -> tuple[str | None, datetime | None]:
