@@ -1,0 +1,280 @@
+"""Abuse cases for ``graphfuse serve``: the real app over a real store, on loopback only.
+
+Loaded by ``benchmarks/abuse_probe.py`` (by path: this file imports nothing from the others).
+Each case builds its own store in the temporary directory it is given, talks to the app
+through httpx (in-process ASGI transport, or a real uvicorn server on 127.0.0.1 where the
+event loop itself is what is probed) and raises ``AssertionError`` naming what did not hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Coroutine
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.server import KeyFile, Limits, Service, create_app
+from graphfuse.stores import LocalStore
+
+PROBLEM = "application/problem+json"
+TENANTS = ("acme", "globex")
+MARKER = {"acme": "ACMEWORD", "globex": "GLOBEXWORD"}
+DOCS: dict[str, list[dict[str, Any]]] = {
+    "acme": [
+        {"id": "a1", "title": "Apple Orchard", "text": "ACMEWORD apple orchard harvest by the Apple Orchard team."},
+        {"id": "a2", "title": "Banana Coast", "text": "ACMEWORD banana coast; see Apple Orchard.", "links": ["a1"]},
+        {"id": "same", "title": "Same Id", "text": "ACMEWORD a document id both tenants use."},
+    ],
+    "globex": [
+        {"id": "g1", "title": "Merger Plans", "text": "GLOBEXWORD apple merger plans for the Merger Plans board."},
+        {"id": "g2", "title": "Harvest Forecast", "text": "GLOBEXWORD orchard harvest forecast.", "links": ["g1"]},
+        {"id": "same", "title": "Same Id", "text": "GLOBEXWORD the same id, another tenant."},
+    ],
+}
+
+
+@dataclass
+class World:
+    store: LocalStore
+    service: Service
+    keys: KeyFile
+    key: dict[str, str]
+    client: httpx.AsyncClient
+
+    def auth(self, tenant: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key[tenant]}"}
+
+
+@asynccontextmanager
+async def world(
+    tmp: Path, *, with_keys: bool = True, limits: Limits | None = None, ingest: bool = True
+) -> AsyncIterator[World]:
+    store = LocalStore.open(tmp / "store")
+    embedder = HashingEmbedder(dimension=64)
+    await store.use_embedder(embedder)
+    service = Service(store.graph, store.vectors, embedder, limits=limits or Limits())
+    keys = KeyFile(tmp / "keys.json")
+    key = {t: keys.add(t)[1] for t in TENANTS} if with_keys else {}
+    app = create_app(service, keys=keys if with_keys else None)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=30) as client:
+            w = World(store, service, keys, key, client)
+            if ingest and with_keys:
+                for tenant in TENANTS:
+                    r = await client.post("/v1/ingest", json={"documents": DOCS[tenant]}, headers=w.auth(tenant))
+                    assert r.status_code == 200, f"ingest for {tenant} answered {r.status_code}: {r.text[:300]}"
+            yield w
+    finally:
+        await store.close()
+
+
+def sync(fn: Callable[[Path], Coroutine[Any, Any, None]]) -> Callable[[Path], None]:
+    """A case function from a coroutine function."""
+
+    def run(tmp: Path) -> None:
+        asyncio.run(fn(tmp))
+
+    run.__name__ = fn.__name__
+    return run
+
+
+def expect_problem(r: httpx.Response, statuses: tuple[int, ...], what: str) -> dict[str, Any]:
+    assert r.status_code in statuses, f"{what}: expected {statuses}, got {r.status_code}: {r.text[:300]}"
+    assert r.headers.get("content-type") == PROBLEM, f"{what}: not a problem body: {r.headers.get('content-type')}"
+    body: dict[str, Any] = r.json()
+    assert isinstance(body.get("detail"), str), f"{what}: no detail in {body}"
+    assert body["detail"], f"{what}: an empty detail"
+    assert "Traceback" not in r.text, f"{what}: a traceback reached the client"
+    return body
+
+
+# -- cases that held in the first probe and must keep holding ---------------------------------
+
+
+async def _tenants_on_every_route(tmp: Path) -> None:
+    async with world(tmp) as w:
+        for me, other in (("acme", "globex"), ("globex", "acme")):
+            auth = w.auth(me)
+            own = {d["id"] for d in DOCS[me]}
+            theirs = {d["id"] for d in DOCS[other]} - own
+            texts: list[str] = []
+            for preset in ("minimal", "standard", "multihop", "bm25", "hybrid"):
+                for q in [d["text"] for d in DOCS[other]] + ["apple orchard harvest"]:
+                    body = {"query": q, "top_k": 20, "preset": preset, "graph": True}
+                    r = await w.client.post("/v1/retrieve", json=body, headers=auth)
+                    assert r.status_code in (200, 422), f"retrieve {preset}: {r.status_code} {r.text[:200]}"
+                    texts.append(r.text)
+                    if r.status_code == 200:
+                        got = {x["id"] for x in r.json()["results"]}
+                        assert got <= own, f"{me} got {sorted(got - own)} from preset {preset}"
+                for fmt in ("passages", "evidence", "graph"):
+                    body = {"query": DOCS[other][0]["text"], "budget": 400, "format": fmt, "preset": preset}
+                    r = await w.client.post("/v1/context", json=body, headers=auth)
+                    assert r.status_code in (200, 422), f"context {preset}/{fmt}: {r.status_code} {r.text[:200]}"
+                    texts.append(r.text)
+            for method, path in (
+                ("GET", "/v1/graph/stats"),
+                ("GET", "/v1/stats/session"),
+                ("GET", "/v1/samples"),
+                ("POST", "/v1/compare"),
+            ):
+                r = await w.client.request(
+                    method, path, json={"question": "apple"} if method == "POST" else None, headers=auth
+                )
+                assert r.status_code in (200, 503), f"{path}: {r.status_code}"
+                texts.append(r.text)
+            stats = (await w.client.get("/v1/graph/stats", headers=auth)).json()
+            assert stats["documents"] == len(own), f"{me} graph stats count {stats['documents']} documents"
+            for doc_id in sorted(theirs):
+                r = await w.client.delete(f"/v1/documents/{doc_id}", headers=auth)
+                assert r.status_code == 404, f"{me} deleting {other}'s {doc_id}: {r.status_code}"
+                r = await w.client.delete(f"/v1/documents/{other}/{doc_id}", headers=auth)
+                assert r.status_code == 404, f"{me} deleting {other}/{doc_id}: {r.status_code}"
+            r = await w.client.post(
+                "/v1/ingest",
+                json={"documents": [{"id": "n", "text": f"{MARKER[me]} new", "links": sorted(theirs)[:1]}]},
+                headers=auth,
+            )
+            assert r.status_code == 200, f"{me} ingest: {r.status_code} {r.text[:200]}"
+            assert r.json()["warnings"], "a link to another tenant's id must be an unknown id"
+            for text in texts:
+                assert MARKER[other] not in text, f"{other}'s text reached {me}"
+                assert f"{other}/" not in text, f"{other}'s stored id reached {me}"
+
+
+async def _credentials(tmp: Path) -> None:
+    routes = [
+        ("POST", "/v1/retrieve", {"query": "apple"}),
+        ("POST", "/v1/context", {"query": "apple", "budget": 100}),
+        ("POST", "/v1/ingest", {"documents": [{"id": "z", "text": "t"}]}),
+        ("POST", "/v1/compare", {"question": "apple"}),
+        ("DELETE", "/v1/documents/a1", None),
+        ("GET", "/v1/graph/stats", None),
+        ("GET", "/v1/samples", None),
+        ("GET", "/v1/stats/session", None),
+    ]
+    async with world(tmp, ingest=False) as w:
+        bad: list[dict[str, str]] = [
+            {},
+            {"Authorization": "Bearer "},
+            {"Authorization": "Bearer not-a-key"},
+            {"Authorization": f"Basic {w.key['acme']}"},
+            {"Authorization": f"Bearer {w.key['acme']}x"},
+            {"Authorization": w.key["acme"]},
+        ]
+        for method, path, body in routes:
+            for headers in bad:
+                r = await w.client.request(method, path, json=body, headers=headers)
+                expect_problem(r, (401,), f"{method} {path} with {sorted(headers.values())}")
+                assert r.headers.get("www-authenticate", "").startswith("Bearer"), f"{path}: no WWW-Authenticate"
+        w.keys.revoke(next(k.key_id for k in w.keys.records() if k.tenant == "acme"))
+        for method, path, body in routes:
+            r = await w.client.request(method, path, json=body, headers=w.auth("acme"))
+            expect_problem(r, (401,), f"{method} {path} with a revoked key")
+            r = await w.client.request(method, path, json=body, headers=w.auth("globex"))
+            assert r.status_code != 401, f"{path}: revoking acme's key locked out globex"
+
+
+async def _bad_input(tmp: Path) -> None:
+    async with world(tmp, ingest=False) as w:
+        auth = w.auth("acme")
+        cases: list[tuple[str, str, Any]] = [
+            ("POST", "/v1/retrieve", {"query": "apple", "top_k": 0}),
+            ("POST", "/v1/retrieve", {"query": "apple", "top_k": 10**12}),
+            ("POST", "/v1/retrieve", {"query": "apple", "top_k": "5"}),
+            ("POST", "/v1/retrieve", {"query": ""}),
+            ("POST", "/v1/retrieve", {"query": "x" * 5000}),
+            ("POST", "/v1/retrieve", {"query": "apple", "preset": "../../etc"}),
+            ("POST", "/v1/retrieve", {"query": "apple", "filter": {"a": {"$where": "1"}}}),
+            ("POST", "/v1/retrieve", {"query": "apple", "filter": "tenant = 'x'"}),
+            ("POST", "/v1/retrieve", {"query": "apple", "unknown": 1}),
+            ("POST", "/v1/retrieve", ["not", "an", "object"]),
+            ("POST", "/v1/context", {"query": "apple", "budget": -1}),
+            ("POST", "/v1/context", {"query": "apple", "budget": 10**9}),
+            ("POST", "/v1/context", {"query": "apple", "format": "xml"}),
+            ("POST", "/v1/ingest", {"documents": []}),
+            ("POST", "/v1/ingest", {"documents": [{"id": "a", "text": ""}]}),
+            ("POST", "/v1/ingest", {"documents": [{"id": "a#1", "text": "t"}]}),
+            ("POST", "/v1/ingest", {"documents": [{"id": "a", "text": "t", "metadata": {"graphfuse_kind": "x"}}]}),
+            ("POST", "/v1/ingest", {"documents": [{"id": "a", "text": "t", "created_at": "yesterday"}]}),
+            ("POST", "/v1/ingest", b'{"documents": [{"id": "a", "text": "t", "metadata": {"x": NaN}}]}'),
+            ("POST", "/v1/compare", {"question": ""}),
+        ]
+        for method, path, body in cases:
+            if isinstance(body, bytes):
+                headers = {**auth, "content-type": "application/json"}
+                r = await w.client.request(method, path, content=body, headers=headers)
+            else:
+                r = await w.client.request(method, path, json=body, headers=auth)
+            expect_problem(r, (400, 413, 422), f"{method} {path} {str(body)[:80]}")
+        r = await w.client.post(
+            "/v1/retrieve", content=b"{not json", headers={**auth, "content-type": "application/json"}
+        )
+        expect_problem(r, (400, 422), "a body that is not JSON")
+
+
+INJECTIONS = [
+    "'; DROP TABLE documents; --",
+    '" OR 1=1 --',
+    "x') UNION SELECT id, content FROM documents --",
+    "MATCH (n) DETACH DELETE n",
+    "}) RETURN n UNION MATCH (m) RETURN m //",
+    "$where: function() { return true }",
+]
+
+
+async def _injection_stored_inertly(tmp: Path) -> None:
+    async with world(tmp) as w:
+        auth = w.auth("acme")
+        docs = [
+            {
+                "id": f"inj{i}",
+                "title": payload,
+                "text": f"ACMEWORD payload {payload}",
+                "metadata": {"note": payload, payload[:20]: "value"},
+            }
+            for i, payload in enumerate(INJECTIONS)
+        ]
+        r = await w.client.post("/v1/ingest", json={"documents": docs}, headers=auth)
+        assert r.status_code == 200, f"ingest of injection-looking text: {r.status_code} {r.text[:300]}"
+        for payload in INJECTIONS:
+            r = await w.client.post(
+                "/v1/retrieve", json={"query": payload, "top_k": 50, "preset": "minimal"}, headers=auth
+            )
+            assert r.status_code == 200, f"query {payload!r}: {r.status_code} {r.text[:200]}"
+            for flt in ({"note": payload}, {"note": {"$in": [payload]}}):
+                r = await w.client.post(
+                    "/v1/retrieve", json={"query": "payload", "top_k": 50, "filter": flt}, headers=auth
+                )
+                assert r.status_code in (200, 422), f"filter {flt!r}: {r.status_code}"
+                if r.status_code == 200:
+                    got = {x["id"] for x in r.json()["results"]}
+                    assert got <= {f"inj{i}" for i in range(len(INJECTIONS))}, f"filter {flt!r} matched {got}"
+            r = await w.client.delete(f"/v1/documents/{payload}", headers=auth)
+            assert r.status_code in (404, 422), f"delete {payload!r}: {r.status_code}"
+        r = await w.client.post(
+            "/v1/retrieve", json={"query": "payload", "top_k": 50, "preset": "minimal"}, headers=auth
+        )
+        stored = {x["id"]: x for x in r.json()["results"]}
+        for i, payload in enumerate(INJECTIONS):
+            found = stored.get(f"inj{i}")
+            assert found is not None, f"inj{i} is missing after the queries"
+            assert found["title"] == payload, f"title of inj{i} changed: {found['title']!r}"
+        for tenant in TENANTS:
+            stats = (await w.client.get("/v1/graph/stats", headers=w.auth(tenant))).json()
+            expected = len(DOCS[tenant]) + (len(INJECTIONS) if tenant == "acme" else 0)
+            assert stats["documents"] == expected, f"{tenant} has {stats['documents']} documents, not {expected}"
+
+
+CASES = [
+    ("server/tenants-kept-apart-on-every-route", True, sync(_tenants_on_every_route)),
+    ("server/401-on-bad-missing-revoked-keys", True, sync(_credentials)),
+    ("server/clear-4xx-on-bad-input", True, sync(_bad_input)),
+    ("server/injection-payloads-stored-inertly", True, sync(_injection_stored_inertly)),
+]
