@@ -155,12 +155,24 @@ def multihop(
     return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))
 
 
-def lexical(*, bm25: BM25Index, linker: EntityExtractor | None = None, **bm25_options: Any) -> Pipeline:
+def lexical(
+    *,
+    bm25: BM25Index,
+    linker: EntityExtractor | None = None,
+    graph_store: GraphStore | None = None,
+    **bm25_options: Any,
+) -> Pipeline:
     """BM25 only (the preset ``"bm25"``): :class:`BM25Search` over the corpus index, scored by ``bm25``.
 
-    ``linker`` is accepted (the preset's corpus indexes come as a pair) and unused.
+    With a ``graph_store``, a :class:`~graphfuse.stages.Hydrate` stage loads each result's
+    document (title, text) and drops documents an unfinished index run left ``pending``, as
+    every other preset does. ``linker`` is accepted (the preset's corpus indexes come as a
+    pair) and unused.
     """
-    return Pipeline([BM25Search(bm25, **bm25_options)], WeightedScorer({"bm25": 1.0}))
+    stages: list[Stage] = [BM25Search(bm25, **bm25_options)]
+    if graph_store is not None:
+        stages.append(Hydrate(graph_store))
+    return Pipeline(stages, WeightedScorer({"bm25": 1.0}))
 
 
 def hybrid(
@@ -169,12 +181,17 @@ def hybrid(
     *,
     bm25: BM25Index,
     linker: EntityExtractor | None = None,
+    graph_store: GraphStore | None = None,
     weights: Mapping[str, float] | None = None,
 ) -> Pipeline:
-    """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default."""
+    """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default.
+
+    With a ``graph_store``, results are hydrated (and ``pending`` documents dropped) as in
+    :func:`lexical`.
+    """
     from ..scoring import ReciprocalRankFusion
 
-    return Pipeline(
-        [SemanticSearch(vector_store, embedder), BM25Search(bm25)],
-        ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights),
-    )
+    stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(bm25)]
+    if graph_store is not None:
+        stages.append(Hydrate(graph_store))
+    return Pipeline(stages, ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights))
