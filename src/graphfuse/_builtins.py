@@ -310,14 +310,14 @@ def register_presets(register: RegisterPreset) -> None:
         "graphfuse.multihop:lexical",
         needs=("corpus_indexes",),
         uses=("graph_store",),
-        description="BM25 only (hydrated when a graph store is given)",
+        description="BM25 only (passages when a graph store is given)",
     )
     register(
         "hybrid",
         "graphfuse.multihop:hybrid",
         needs=("vector_store", "embedder", "corpus_indexes"),
         uses=("graph_store",),
-        description="vector + BM25 search by reciprocal rank fusion (hydrated when a graph store is given)",
+        description="vector + BM25 search by reciprocal rank fusion (passages when a graph store is given)",
     )
 
 

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._errors import InvalidInput
+from .._passages import Passages
 from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
@@ -152,7 +153,11 @@ def multihop(
         stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))
+    return Pipeline(
+        stages,
+        WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights),
+        passages=Passages(graph_store, vector_store, embedder),
+    )
 
 
 def lexical(
@@ -166,13 +171,16 @@ def lexical(
 
     With a ``graph_store``, a :class:`~graphfuse.stages.Hydrate` stage loads each result's
     document (title, text) and drops documents an unfinished index run left ``pending``, as
-    every other preset does. ``linker`` is accepted (the preset's corpus indexes come as a
-    pair) and unused.
+    every other preset does, and a chunked document's results are its best passages by words
+    (:class:`~graphfuse.Passages`, lexical only). ``linker`` is accepted (the preset's corpus
+    indexes come as a pair) and unused.
     """
     stages: list[Stage] = [BM25Search(bm25, **bm25_options)]
+    passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-    return Pipeline(stages, WeightedScorer({"bm25": 1.0}))
+        passages = Passages(graph_store)
+    return Pipeline(stages, WeightedScorer({"bm25": 1.0}), passages=passages)
 
 
 def hybrid(
@@ -187,11 +195,17 @@ def hybrid(
     """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default.
 
     With a ``graph_store``, results are hydrated (and ``pending`` documents dropped) as in
-    :func:`lexical`.
+    :func:`lexical`, and are passages (:class:`~graphfuse.Passages`).
     """
     from ..scoring import ReciprocalRankFusion
 
     stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(bm25)]
+    passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-    return Pipeline(stages, ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights))
+        passages = Passages(graph_store, vector_store, embedder)
+    return Pipeline(
+        stages,
+        ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights),
+        passages=passages,
+    )
