@@ -76,7 +76,7 @@ async def served(
             key[tenant] = keys.add(tenant)[1]
     app = create_app(service, keys=keys if with_keys else None, sample_questions=["what is harvested?"])
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         world = Served(store, service, client, keys, key, app)
         if corpus and with_keys:
             for tenant, docs in (("acme", ACME), ("globex", GLOBEX)):

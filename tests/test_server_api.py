@@ -82,7 +82,7 @@ async def test_ingest_bad_input_names_the_field(tmp_path: Path, documents: list[
 
 
 async def test_body_too_large_and_bad_json(tmp_path: Path) -> None:
-    async with served(tmp_path, corpus=False, limits=Limits(max_body_bytes=1000)) as w:
+    async with served(tmp_path, corpus=False, limits=Limits(max_body_bytes=1000, max_request_bytes=1000)) as w:
         big = {"documents": [{"id": "a", "text": "word " * 500}]}
         _problem(await w.client.post("/v1/ingest", json=big, headers=w.auth("acme")), 413, "body")
         r = await w.client.post(

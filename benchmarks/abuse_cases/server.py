@@ -45,6 +45,7 @@ class World:
     keys: KeyFile
     key: dict[str, str]
     client: httpx.AsyncClient
+    app: Any
 
     def auth(self, tenant: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.key[tenant]}"}
@@ -64,7 +65,7 @@ async def world(
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1", timeout=30) as client:
-            w = World(store, service, keys, key, client)
+            w = World(store, service, keys, key, client, app)
             if ingest and with_keys:
                 for tenant in TENANTS:
                     r = await client.post("/v1/ingest", json={"documents": DOCS[tenant]}, headers=w.auth(tenant))
@@ -272,9 +273,158 @@ async def _injection_stored_inertly(tmp: Path) -> None:
             assert stats["documents"] == expected, f"{tenant} has {stats['documents']} documents, not {expected}"
 
 
+# -- issue 28: the fixes ------------------------------------------------------------------------
+
+FILE_STAGES = ("bm25", "bridge", "entity_seeds", "time")
+
+
+async def _spec_naming_server_files(tmp: Path) -> None:
+    secret = tmp / "secret.jsonl"
+    secret.write_text('{"id": "hidden-id-7", "text": "t"}\n')
+    folder = tmp / "private"
+    folder.mkdir()
+    (folder / "payroll-2026.md").write_text("x\n")
+    (folder / "keys-backup.txt").write_text("x\n")
+    paths = [str(secret), str(tmp / "missing.jsonl"), str(folder), "/etc/passwd", "/etc", "/proc/self/environ"]
+    async with world(tmp) as w:
+        for route, base in (("/v1/retrieve", {"query": "apple"}), ("/v1/context", {"query": "apple", "budget": 200})):
+            for stage in FILE_STAGES:
+                answers = set()
+                for path in paths:
+                    body = {**base, "stages": ["semantic", {"name": stage, "corpus": path}]}
+                    r = await w.client.post(route, json=body, headers=w.auth("acme"))
+                    expect_problem(r, (400, 422), f"{route} {stage} corpus={path}")
+                    for leak in ("hidden-id-7", "payroll", "keys-backup", "root:", "exist"):
+                        assert leak not in r.text, f"{route} {stage} corpus={path} told {leak!r}: {r.text[:200]}"
+                    answers.add(r.text.replace(path, "<path>"))
+                assert len(answers) == 1, f"{route} {stage}: answers differ by path: {sorted(answers)}"
+            for stages in (["semantic", "graphfuse._builtins:_bm25"], [{"name": "semantic", "limit": 10**9}]):
+                r = await w.client.post(route, json={**base, "stages": stages}, headers=w.auth("acme"))
+                expect_problem(r, (422,), f"{route} stages={stages}")
+            r = await w.client.post(route, json={**base, "preset": str(secret)}, headers=w.auth("acme"))
+            expect_problem(r, (422,), f"{route} preset=<path>")
+
+
+async def _oversized_bodies(tmp: Path) -> None:
+    async with world(tmp, ingest=False) as w:
+        padding = "apple " * 20_000  # 120 KB: over the 64 KiB bound of a query body
+        for route, body in (
+            ("/v1/retrieve", {"query": "apple", "filter": {"note": padding}}),
+            ("/v1/context", {"query": padding}),
+            ("/v1/compare", {"question": padding}),
+        ):
+            r = await w.client.post(route, json=body, headers=w.auth("acme"))
+            expect_problem(r, (413,), f"{route} with a 120 KB body")
+        r = await w.client.post(
+            "/v1/ingest",
+            content=b"[" + b" " * (9 * 1024 * 1024),
+            headers={**w.auth("acme"), "content-type": "application/json"},
+        )
+        expect_problem(r, (413,), "ingest with a 9 MiB body")
+
+
+async def _health_during_slow_build(tmp: Path) -> None:
+    import socket
+    import threading
+
+    import uvicorn
+
+    from graphfuse import presets
+
+    building, release = threading.Event(), threading.Event()
+
+    def factory(vector_store: Any, embedder: Any) -> Any:
+        building.set()
+        release.wait(20)
+        return presets.minimal(vector_store, embedder)
+
+    presets.register("abuse_slow_build", factory, needs=("vector_store", "embedder"))
+    try:
+        async with world(tmp) as w:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+            server = uvicorn.Server(uvicorn.Config(w.app, log_level="warning", lifespan="off"))
+            thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+            thread.start()
+            try:
+                for _ in range(200):
+                    if server.started:
+                        break
+                    await asyncio.sleep(0.05)
+                assert server.started, "uvicorn did not start"
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+                    body = {"query": "apple", "preset": "abuse_slow_build"}
+                    slow = asyncio.create_task(client.post("/v1/retrieve", json=body, headers=w.auth("acme")))
+                    try:
+                        assert await asyncio.to_thread(building.wait, 20), "the slow build never started"
+                        try:
+                            health = await client.get("/health", timeout=5)
+                        except httpx.TimeoutException:
+                            raise AssertionError("/health did not answer while a pipeline was being built") from None
+                        assert health.status_code == 200, f"/health answered {health.status_code}"
+                        assert not slow.done(), "the slow request finished before the build was released"
+                        release.set()
+                        r = await slow
+                        assert r.status_code == 200, f"the slow request answered {r.status_code}: {r.text[:200]}"
+                    finally:
+                        release.set()
+                        if not slow.done():
+                            slow.cancel()
+                        await asyncio.gather(slow, return_exceptions=True)
+            finally:
+                release.set()
+                server.should_exit = True
+                await asyncio.to_thread(thread.join, 10)
+    finally:
+        release.set()
+        presets.unregister("abuse_slow_build")
+
+
+async def _foreign_host_without_keys(tmp: Path) -> None:
+    async with world(tmp, with_keys=False, ingest=False) as w:
+        for host in ("attacker.example", "attacker.example:8000", "localhost.attacker.example", "127.0.0.1.nip.io"):
+            for method, path in (("POST", "/v1/retrieve"), ("GET", "/v1/graph/stats"), ("GET", "/")):
+                body = {"query": "apple"} if method == "POST" else None
+                r = await w.client.request(method, path, json=body, headers={"host": host})
+                expect_problem(r, (400, 421), f"{method} {path} with Host {host}")
+        for host in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000"):
+            r = await w.client.post("/v1/retrieve", json={"query": "apple"}, headers={"host": host})
+            assert r.status_code == 200, f"Host {host} refused: {r.status_code}"
+
+
+async def _any_host_with_keys(tmp: Path) -> None:
+    async with world(tmp, ingest=False) as w:
+        for host in ("search.example.com", "10.1.2.3:8443"):
+            r = await w.client.post("/v1/retrieve", json={"query": "apple"}, headers={**w.auth("acme"), "host": host})
+            assert r.status_code == 200, f"with keys, Host {host} got {r.status_code}"
+
+
+async def _metric_labels_bounded(tmp: Path) -> None:
+    def series(text: str) -> set[str]:
+        return {line.rsplit(" ", 1)[0] for line in text.splitlines() if line.startswith("graphfuse_http_")}
+
+    async with world(tmp, ingest=False) as w:
+        for method, path in (("BREW", "/v1/retrieve"), ("GET", "/nope"), ("BREW", "/nope"), ("BREW", "/health")):
+            await w.client.request(method, path)
+        await w.client.get("/metrics")
+        before = series((await w.client.get("/metrics")).text)
+        for i in range(500):
+            await w.client.request(f"INVENT{i}", f"/v1/made-up-{i}")
+            await w.client.get(f"/made/up/{i}")
+        after = series((await w.client.get("/metrics")).text)
+        assert after == before, f"{len(after - before)} new metric series, e.g. {sorted(after - before)[:3]}"
+
+
 CASES = [
     ("server/tenants-kept-apart-on-every-route", True, sync(_tenants_on_every_route)),
     ("server/401-on-bad-missing-revoked-keys", True, sync(_credentials)),
     ("server/clear-4xx-on-bad-input", True, sync(_bad_input)),
     ("server/injection-payloads-stored-inertly", True, sync(_injection_stored_inertly)),
+    ("server/spec-naming-server-files-refused-alike", True, sync(_spec_naming_server_files)),
+    ("server/oversized-bodies-413", True, sync(_oversized_bodies)),
+    ("server/health-answers-during-slow-build", True, sync(_health_during_slow_build)),
+    ("server/no-keys-refuses-foreign-host", True, sync(_foreign_host_without_keys)),
+    ("server/keys-accept-any-host", True, sync(_any_host_with_keys)),
+    ("server/metric-labels-bounded", True, sync(_metric_labels_bounded)),
 ]

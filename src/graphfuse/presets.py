@@ -24,13 +24,13 @@ register raises the same :class:`~graphfuse.PluginError` everywhere.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._capabilities import DocumentListing
 from ._errors import InvalidInput
-from ._passages import Passages
 from ._pipeline import Pipeline
 from ._preset_options import stage_options as _options
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -79,7 +79,7 @@ def _graph_pipeline(
     if reranker is not None:
         # The rerank stage picks its top_k by the same weights as the final score.
         stages.append(registry.build_stage("rerank", components, **{"scorer": scorer, **opts["rerank"]}))
-    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
+    return Pipeline(stages, scorer)
 
 
 def _weighted(weights: Mapping[str, float] | None) -> Any:
@@ -123,17 +123,14 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
     """Vector search only: semantic, then hydrate when a ``graph_store`` is given.
 
     The score is the ``semantic`` signal (the cosine, floored at 0), not a share of a weighted
-    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content;
-    with one, results are passages, at most two of one document (:class:`~graphfuse.Passages`).
+    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content.
     """
     registry = get_registry()
     components = Components(graph_store=graph_store, vector_store=vector_store, embedder=embedder)
     stages: list[Any] = [registry.build_stage("semantic", components)]
-    passages = None
     if graph_store is not None:
         stages.append(registry.build_stage("hydrate", components))
-        passages = Passages(graph_store, vector_store, embedder)
-    return Pipeline(stages, _weighted({"semantic": 1.0}), passages=passages)
+    return Pipeline(stages, _weighted({"semantic": 1.0}))
 
 
 def names() -> list[str]:
@@ -216,7 +213,7 @@ async def abuild(
     one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
     so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
     per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
-    naming it.
+    naming it. The factory itself runs in a worker thread (it is synchronous and may be slow).
     """
     preset = get(name)
     have: dict[str, Any] = {
@@ -257,4 +254,6 @@ async def abuild(
     missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
     if missing:
         raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")
-    return build(name, **inputs, **options)
+    # The factory is synchronous and may be slow (a plugin's preset reading a model or a file):
+    # it runs in a worker thread, so the caller's event loop keeps serving while it builds.
+    return await asyncio.to_thread(build, name, **inputs, **options)

@@ -8,16 +8,21 @@ Install with ``pip install 'graphfuse[server]'``.
 - :class:`KeyFile`: API keys stored hashed, each bound to a tenant.
 - :class:`Scope`: the tenant a request acts for, pushed into every store call.
 - :func:`install_prometheus_exporter`: export the pipeline metrics on ``/metrics``.
+- :data:`REQUEST_STAGES`, :data:`REQUEST_SCORERS`: what a request's ``stages`` and ``scorer`` may name.
 """
 
 from ._app import create_app
 from ._keys import KeyFile, KeyRecord, check_tenant
 from ._metrics import install_prometheus_exporter
+from ._options import SCORERS as REQUEST_SCORERS
+from ._options import STAGES as REQUEST_STAGES
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 from ._service import Limits, Service
 
 __all__ = [
+    "REQUEST_SCORERS",
+    "REQUEST_STAGES",
     "TENANT_KEY",
     "KeyFile",
     "KeyRecord",

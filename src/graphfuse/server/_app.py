@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,22 +28,21 @@ from .._errors import (
     GraphFuseError,
     InvalidInput,
     NotFound,
-    PermissionDenied,
     RateLimited,
-    StageFailed,
-    StoreCorrupted,
 )
 from .._pipeline import Pipeline
 from ..indexing import SourceRecord
 from ..indexing._records import reserved_key
-from ._keys import KeyFile, KeyFileDamaged
+from ._keys import KeyFile
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
 from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
 from ._scope import Scope
 from ._service import Service
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "loopback_host"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("graphfuse.server")
 
@@ -65,15 +65,6 @@ def _field(loc: Sequence[Any]) -> str:
 
 
 def _from_graphfuse(exc: GraphFuseError) -> Problem:
-    # Server-side faults, never the client's (also when a stage met them): the details (file
-    # names) go to the server's log only.
-    cause = exc.cause if isinstance(exc, StageFailed) else exc
-    if isinstance(cause, KeyFileDamaged):
-        return Problem(500, "the server's API key file is damaged; the server's log names it")
-    if isinstance(cause, StoreCorrupted):
-        return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
-    if isinstance(cause, PermissionDenied):
-        return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
     if isinstance(exc, InvalidInput):
         return Problem(422, str(exc))
     if isinstance(exc, NotFound):
@@ -89,24 +80,30 @@ def _from_graphfuse(exc: GraphFuseError) -> Problem:
 
 
 class _BodyLimit:
-    """Answer 413 to a body larger than ``limit`` bytes (declared or streamed)."""
+    """Answer 413 to a body larger than the route's limit (declared or streamed).
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    ``/v1/ingest`` may send ``ingest_limit`` bytes (documents), every other route ``limit``
+    (a query and its options).
+    """
+
+    def __init__(self, app: ASGIApp, limit: int, ingest_limit: int) -> None:
         self.app = app
         self.limit = limit
+        self.ingest_limit = ingest_limit
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = Problem(413, f"the request body is larger than {self.limit} bytes", field="body")
+        limit = self.ingest_limit if scope.get("path") == "/v1/ingest" else self.limit
+        too_large = Problem(413, f"the request body is larger than {limit} bytes", field="body")
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
                     declared = int(value)
                 except ValueError:
                     declared = 0
-                if declared > self.limit:
+                if declared > limit:
                     await _problem_response(too_large)(scope, receive, send)
                     return
         # Read the body here, up to the limit, then hand it on: a body cut off part-way
@@ -121,12 +118,68 @@ class _BodyLimit:
                 return
             chunk = message.get("body", b"")
             seen += len(chunk)
-            if seen > self.limit:
+            if seen > limit:
                 await _problem_response(too_large)(scope, receive, send)
                 return
             chunks.append(chunk)
             more = bool(message.get("more_body", False))
         await self.app(scope, _replay(chunks, None, receive), send)
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def loopback_host(host: str) -> bool:
+    """Whether a ``Host`` header names this machine's loopback: ``localhost``, ``127.0.0.1``, ``[::1]``, any port."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name, bracket, rest = host[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return False
+    else:
+        name, colon, port = host.partition(":")
+        if colon and not port.isdigit():
+            return False
+    return name.rstrip(".") in _LOOPBACK_NAMES
+
+
+class _LoopbackHosts:
+    """Without keys, answer only requests addressed to a loopback name (DNS rebinding).
+
+    A web page can make its own host name resolve to 127.0.0.1 and so reach a local server
+    from the user's browser; the browser still sends the page's name as ``Host``. A server
+    without keys serves the whole store, so it refuses any other ``Host`` with a 421.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        hosts = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"host"]
+        if len(hosts) == 1 and loopback_host(hosts[0]):
+            await self.app(scope, receive, send)
+            return
+        problem = Problem(
+            421,
+            "this server has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]; "
+            "start it with --keys to serve other host names",
+            field="host",
+        )
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        await _problem_response(problem)(scope, receive, send)
+
+
+async def _within(seconds: float, work: Awaitable[T]) -> T:
+    """``work`` with a deadline of ``seconds``: past it, a 504 (the event loop is never held)."""
+    try:
+        return await asyncio.wait_for(work, timeout=seconds)
+    except asyncio.TimeoutError as exc:
+        raise Problem(504, f"the request did not finish within {seconds:g} s") from exc
 
 
 def _replay(chunks: list[bytes], final: Message | None, receive: Receive | None = None) -> Receive:
@@ -242,8 +295,10 @@ def create_app(
             return response
         finally:
             route = request.scope.get("route")
-            path = getattr(route, "path", None) or "unmatched"
-            metrics.observe(request.method, path, status, time.perf_counter() - started)
+            path = getattr(route, "path", None)
+            metrics.observe(
+                request.method, path if isinstance(path, str) else None, status, time.perf_counter() - started
+            )
 
     # -- authentication --------------------------------------------------------------------
 
@@ -280,6 +335,10 @@ def create_app(
         """Ranked results with every signal, for the key's tenant only."""
         limits.check_query(body.query)
         limits.check_top_k(body.top_k)
+        limits.check_filter(body.filter)
+        return await _within(limits.request_timeout, run_retrieve(body, scope))
+
+    async def run_retrieve(body: RetrieveRequest, scope: Scope) -> dict[str, Any]:
         started = time.perf_counter()
         pipeline, name = await chosen_pipeline(body)
         results, out = await service.retrieve(scope, pipeline, body.query, top_k=body.top_k, client_filter=body.filter)
@@ -328,7 +387,7 @@ def create_app(
             if "#" in doc.id and doc.id.rsplit("#", 1)[1].isdigit():
                 raise Problem.invalid(f"{where}.id", f"id {doc.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
             records.append(scope.stamp(record, where))
-        return await service.ingest(scope, records)
+        return await _within(limits.write_timeout, service.ingest(scope, records))
 
     async def chosen_pipeline(body: RetrieveRequest | ContextRequest) -> tuple[Pipeline, str]:
         if body.preset is not None and body.stages is not None:
@@ -336,7 +395,7 @@ def create_app(
         if body.scorer is not None and body.stages is None:
             raise Problem.invalid("scorer", "'scorer' goes with 'stages'")
         if body.stages is not None:
-            return service.spec_pipeline(body.stages, body.scorer), "stages"
+            return await service.spec_pipeline(body.stages, body.scorer), "stages"
         name = body.preset or service.default_preset
         return await service.pipeline(name), name
 
@@ -345,8 +404,12 @@ def create_app(
         """The context an LLM would read: retrieved, then assembled within ``budget`` tokens."""
         limits.check_query(body.query)
         limits.check_budget(body.budget)
+        limits.check_filter(body.filter)
         if body.top_k is not None:
             limits.check_top_k(body.top_k)
+        return await _within(limits.request_timeout, run_context(body, scope))
+
+    async def run_context(body: ContextRequest, scope: Scope) -> dict[str, Any]:
         started = time.perf_counter()
         pipeline, name = await chosen_pipeline(body)
         out = await service.context(
@@ -373,21 +436,26 @@ def create_app(
         """LLM only, basic RAG and GraphRAG answers side by side, judged (needs an LLM configured at start)."""
         limits.check_query(body.question, "question")
         limits.check_budget(body.budget)
-        return await service.compare(scope, body.question, gold=body.answer, budget=body.budget)
+        work = service.compare(scope, body.question, gold=body.answer, budget=body.budget)
+        return await _within(limits.request_timeout, work)
 
     @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
     async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:
         """Delete a document with its chunks, vectors and relations (404 if it is not the tenant's)."""
-        return await service.delete(scope, doc_id)
+        return await _within(limits.write_timeout, service.delete(scope, doc_id))
 
     @app.get("/v1/graph/stats", tags=["graph"])
     async def graph_stats(scope: Tenant) -> dict[str, Any]:
         """Documents, relations by type and the degree distribution of the tenant's graph."""
-        return await service.graph_stats(scope)
+        return await _within(limits.request_timeout, service.graph_stats(scope))
 
     static = resources.files("graphfuse.server") / "static"
     with resources.as_file(static) as directory:
         app.mount("/", StaticFiles(directory=str(directory), html=True), name="dashboard")
 
-    app.add_middleware(_BodyLimit, limit=limits.max_body_bytes)
+    # Metric labels name only the routes that exist (an invented path is "unmatched").
+    metrics.routes = frozenset(p for r in app.routes if isinstance(p := getattr(r, "path", None), str) and p)
+    app.add_middleware(_BodyLimit, limit=limits.max_request_bytes, ingest_limit=limits.max_body_bytes)
+    if keys is None:
+        app.add_middleware(_LoopbackHosts)
     return app

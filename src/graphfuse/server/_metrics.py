@@ -15,7 +15,7 @@ import logging
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
 
-__all__ = ["HttpMetrics", "install_prometheus_exporter", "render"]
+__all__ = ["METHODS", "HttpMetrics", "install_prometheus_exporter", "render"]
 
 logger = logging.getLogger("graphfuse.server")
 
@@ -52,10 +52,21 @@ def install_prometheus_exporter() -> bool:
     return True
 
 
-class HttpMetrics:
-    """Requests by route and status, their duration, and tokens saved per pipeline."""
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+"""HTTP methods counted by name; any other is counted as ``other``."""
 
-    def __init__(self) -> None:
+
+class HttpMetrics:
+    """Requests by route and status, their duration, and tokens saved per pipeline.
+
+    Every label has a bounded set of values, whatever clients send: ``method`` is one of
+    :data:`METHODS` or ``other``, ``route`` one of ``routes`` (the app's route templates,
+    e.g. ``/v1/documents/{doc_id:path}``) or ``unmatched``, ``status`` a status code the
+    server answered (a three-digit number).
+    """
+
+    def __init__(self, routes: frozenset[str] = frozenset()) -> None:
+        self.routes = routes
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter(
             "graphfuse_http_requests",
@@ -71,8 +82,11 @@ class HttpMetrics:
             registry=self.registry,
         )
 
-    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
-        self.requests.labels(method, route, str(status)).inc()
+    def observe(self, method: str, route: str | None, status: int, seconds: float) -> None:
+        method = method.upper() if method.upper() in METHODS else "other"
+        route = route if route is not None and route in self.routes else "unmatched"
+        code = str(status) if 100 <= status <= 599 else "other"
+        self.requests.labels(method, route, code).inc()
         self.duration.labels(method, route).observe(seconds)
 
 

@@ -21,11 +21,13 @@ _TITLES = {
     409: "Conflict",
     413: "Request body too large",
     415: "Unsupported media type",
+    421: "Misdirected request",
     422: "Invalid input",
     429: "Too many requests",
     500: "Internal server error",
     501: "Not implemented",
     503: "Service unavailable",
+    504: "Gateway timeout",
 }
 
 

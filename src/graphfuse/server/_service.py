@@ -40,8 +40,9 @@ from ..indexing import (
     TitleLinker,
 )
 from ..multihop import CorpusCache
-from ..plugins import Components, build_pipeline, get_registry
+from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
+from ._options import check_filter_size, check_scorer, check_stages
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 from ._session import SessionStats
@@ -76,15 +77,26 @@ class _Scoped:
 
 @dataclass(frozen=True)
 class Limits:
-    """What one request may ask for; larger requests get a 413 or a 422 naming the field."""
+    """What one request may ask for; larger requests get a 413 or a 422 naming the field.
+
+    ``max_body_bytes`` bounds an ingest body, ``max_request_bytes`` every other body (a query,
+    its options and filter). ``request_timeout`` bounds all the work a read request causes
+    (building a preset's pipeline included), ``write_timeout`` an ingest or a delete: past it
+    the answer is a 504.
+    """
 
     max_body_bytes: int = 8 * 1024 * 1024
+    max_request_bytes: int = 64 * 1024
     max_query_chars: int = 2000
     max_top_k: int = 100
     max_budget: int = 32_000
     max_documents: int = 1000
     max_stages: int = 16
+    max_filter_conditions: int = 32
+    max_filter_values: int = 256
+    max_filter_chars: int = 1024
     request_timeout: float = 60.0
+    write_timeout: float = 600.0
 
     def check_query(self, query: str, field: str = "query") -> str:
         if not query.strip():
@@ -102,6 +114,16 @@ class Limits:
         if budget < 1 or budget > self.max_budget:
             raise Problem.invalid(field, f"{field} must be between 1 and {self.max_budget} tokens, got {budget}")
         return budget
+
+    def check_filter(self, spec: Any, field: str = "filter") -> Any:
+        check_filter_size(
+            spec,
+            max_conditions=self.max_filter_conditions,
+            max_values=self.max_filter_values,
+            max_chars=self.max_filter_chars,
+            field=field,
+        )
+        return spec
 
 
 @dataclass
@@ -136,6 +158,8 @@ class Service:
     _generation: int = 0
     _pipelines: dict[str, _Built] = field(default_factory=dict)
     _build_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _building: dict[str, asyncio.Future[Pipeline]] = field(default_factory=dict)
+    _preset_names: tuple[str, ...] = field(default_factory=lambda: tuple(presets.names()))
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
     _positions: tuple[Sequence[str], dict[str, int]] | None = None
@@ -174,40 +198,54 @@ class Service:
         return _Built(pipeline, generation)
 
     async def pipeline(self, name: str) -> Pipeline:
-        """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus)."""
-        known = presets.names()
-        if name not in known:
-            raise Problem.invalid("preset", f"unknown preset {name!r}; known presets: {', '.join(known)}")
+        """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus).
+
+        ``name`` must be one of the presets registered when this service was made. A build
+        runs once per preset and generation, in a task of its own: a request that stops
+        waiting for it (its deadline passed) leaves it to finish for the next one.
+        """
+        if name not in self._preset_names:
+            known = ", ".join(self._preset_names)
+            raise Problem.invalid("preset", f"unknown preset {name[:64]!r}; known presets: {known}")
         built = self._pipelines.get(name)
         if built is not None and built.generation in (None, self._generation):
             return built.pipeline
         async with self._build_lock:
             built = self._pipelines.get(name)
-            if built is None or built.generation not in (None, self._generation):
-                try:
-                    built = await self._build_preset(name)
-                except InvalidInput as exc:
-                    raise Problem.invalid("preset", f"preset {name!r} cannot serve this store: {exc}") from exc
-                self._pipelines[name] = built
-            return built.pipeline
+            if built is not None and built.generation in (None, self._generation):
+                return built.pipeline
+            task = self._building.get(name)
+            if task is None or task.done():
+                task = self._building[name] = asyncio.ensure_future(self._build_and_keep(name))
+                # Retrieved here when no request is left waiting for it (no "never retrieved" warning).
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return await asyncio.shield(task)
 
-    def spec_pipeline(self, stages: Sequence[Any], scorer: Any) -> Pipeline:
-        """A pipeline from a declarative spec of registered stage names (built per request)."""
-        if len(stages) > self.limits.max_stages:
-            raise Problem.invalid("stages", f"at most {self.limits.max_stages} stages, got {len(stages)}")
-        known = get_registry().names("stage")
-        for i, item in enumerate(stages):
-            name = item if isinstance(item, str) else item.get("name")
-            if name not in known:
-                raise Problem.invalid(f"stages[{i}]", f"no stage named {name!r}; known: {', '.join(known)}")
-        spec: dict[str, Any] = {"stages": list(stages)}
+    async def _build_and_keep(self, name: str) -> Pipeline:
+        try:
+            built = await self._build_preset(name)
+        except InvalidInput as exc:
+            raise Problem.invalid("preset", f"preset {name!r} cannot serve this store: {exc}") from exc
+        finally:
+            self._building.pop(name, None)
+        self._pipelines[name] = built
+        return built.pipeline
+
+    async def spec_pipeline(self, stages: Sequence[Any], scorer: Any) -> Pipeline:
+        """A pipeline from a request's ``stages`` (and ``scorer``), allow-listed (built per request, off the loop).
+
+        Only the stages and options of :data:`graphfuse.server._options.STAGES` (and the
+        scorers of ``SCORERS``) pass; anything else is a 422 naming the entry.
+        """
+        spec: dict[str, Any] = {"stages": check_stages(stages, self.limits.max_stages)}
         if scorer is not None:
-            spec["scorer"] = scorer
+            spec["scorer"] = check_scorer(scorer)
+        reranker = self._reranker() if any(s["name"] == "rerank" for s in spec["stages"]) else self.reranker
         components = Components(
-            graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=self.reranker
+            graph_store=self.graph, vector_store=self.vectors, embedder=self.embedder, reranker=reranker
         )
         try:
-            return build_pipeline(spec, components)
+            return await asyncio.to_thread(build_pipeline, spec, components)
         except InvalidInput as exc:
             where = "stages"
             text = str(exc)
@@ -469,19 +507,8 @@ class Service:
         chosen = [(r.id, position[r.id]) for r in results if r.id in position]
         if not chosen:
             return {"nodes": nodes, "edges": []}
-        rows = np.array([p for _, p in chosen], dtype=np.int64)
         names = [scope.external(i) for i, _ in chosen]
-        edges: list[dict[str, Any]] = []
-        seen: set[tuple[int, int]] = set()
-        for rel_type, matrix in typed.items():
-            sub = matrix[rows][:, rows].tocoo()
-            for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-                seen.add((s, t))
-                edges.append({"source": names[s], "target": names[t], "type": rel_type, "weight": w})
-        sub = untyped[rows][:, rows].tocoo()
-        for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-            if (s, t) not in seen:
-                edges.append({"source": names[s], "target": names[t], "type": "OTHER", "weight": w})
+        edges = await asyncio.to_thread(_edges_among, [p for _, p in chosen], names, typed, untyped)
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
@@ -504,47 +531,8 @@ class Service:
                 documents += 1
             if doc.id in position:
                 mine.append(position[doc.id])
-        rows = np.array(sorted(mine), dtype=np.int64)
-        by_type: dict[str, int] = {}
-        typed_pairs = 0
-        for rel_type, matrix in typed.items():
-            n = int(matrix[rows][:, rows].nnz) if len(rows) else 0
-            if n:
-                by_type[rel_type] = n
-            typed_pairs += n
-        sub = untyped[rows][:, rows] if len(rows) else None
-        relations = sum(by_type.values())
-        if sub is not None:
-            # Pairs related only by types this server does not know by name.
-            present = (sub != 0).astype(np.int8)
-            for t in typed:
-                present = present - (typed[t][rows][:, rows] != 0).astype(np.int8)
-            other = int((present.tocsr().data > 0).sum())
-            if other:
-                by_type["OTHER"] = other
-                relations += other
-            sym = (sub != 0).astype(np.int8)
-            sym = ((sym + sym.T) != 0).astype(np.int8)
-            degrees = np.asarray(sym.sum(axis=1)).ravel()
-        else:
-            degrees = np.zeros(0, dtype=np.int64)
-        distribution = {}
-        for low, high in _DEGREE_BUCKETS:
-            mask = degrees >= low if high is None else (degrees >= low) & (degrees <= high)
-            label = f"{low}+" if high is None else (str(low) if low == high else f"{low}-{high}")
-            distribution[label] = int(mask.sum())
-        return {
-            "documents": documents,
-            "chunks": chunks,
-            "entities": entities,
-            "relations": relations,
-            "relations_by_type": dict(sorted(by_type.items())),
-            "degree": {
-                "distribution": distribution,
-                "max": int(degrees.max()) if len(degrees) else 0,
-                "mean": float(degrees.mean()) if len(degrees) else 0.0,
-            },
-        }
+        numbers = await asyncio.to_thread(_graph_numbers, sorted(mine), typed, untyped)
+        return {"documents": documents, "chunks": chunks, "entities": entities, **numbers}
 
     # -- health ----------------------------------------------------------------------------
 
@@ -572,3 +560,62 @@ class Service:
             "tenant_key": TENANT_KEY,
             "took_ms": round((time.perf_counter() - started) * 1000, 3),
         }
+
+
+def _edges_among(
+    positions: Sequence[int], names: Sequence[str | None], typed: Mapping[str, Any], untyped: Any
+) -> list[dict[str, Any]]:
+    """Typed edges among the nodes at ``positions`` of the adjacency snapshot (CPU: off the loop)."""
+    rows = np.array(positions, dtype=np.int64)
+    edges: list[dict[str, Any]] = []
+    seen: set[tuple[int, int]] = set()
+    for rel_type, matrix in typed.items():
+        sub = matrix[rows][:, rows].tocoo()
+        for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
+            seen.add((s, t))
+            edges.append({"source": names[s], "target": names[t], "type": rel_type, "weight": w})
+    sub = untyped[rows][:, rows].tocoo()
+    for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
+        if (s, t) not in seen:
+            edges.append({"source": names[s], "target": names[t], "type": "OTHER", "weight": w})
+    return edges
+
+
+def _graph_numbers(positions: Sequence[int], typed: Mapping[str, Any], untyped: Any) -> dict[str, Any]:
+    """Relations by type and the degree distribution among ``positions`` (CPU: off the loop)."""
+    rows = np.array(positions, dtype=np.int64)
+    by_type: dict[str, int] = {}
+    for rel_type, matrix in typed.items():
+        n = int(matrix[rows][:, rows].nnz) if len(rows) else 0
+        if n:
+            by_type[rel_type] = n
+    sub = untyped[rows][:, rows] if len(rows) else None
+    relations = sum(by_type.values())
+    if sub is not None:
+        # Pairs related only by types this server does not know by name.
+        present = (sub != 0).astype(np.int8)
+        for t in typed:
+            present = present - (typed[t][rows][:, rows] != 0).astype(np.int8)
+        other = int((present.tocsr().data > 0).sum())
+        if other:
+            by_type["OTHER"] = other
+            relations += other
+        sym = (sub != 0).astype(np.int8)
+        sym = ((sym + sym.T) != 0).astype(np.int8)
+        degrees = np.asarray(sym.sum(axis=1)).ravel()
+    else:
+        degrees = np.zeros(0, dtype=np.int64)
+    distribution = {}
+    for low, high in _DEGREE_BUCKETS:
+        mask = degrees >= low if high is None else (degrees >= low) & (degrees <= high)
+        label = f"{low}+" if high is None else (str(low) if low == high else f"{low}-{high}")
+        distribution[label] = int(mask.sum())
+    return {
+        "relations": relations,
+        "relations_by_type": dict(sorted(by_type.items())),
+        "degree": {
+            "distribution": distribution,
+            "max": int(degrees.max()) if len(degrees) else 0,
+            "mean": float(degrees.mean()) if len(degrees) else 0.0,
+        },
+    }
