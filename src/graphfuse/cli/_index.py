@@ -12,16 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .._errors import InvalidInput
 from .._sync import run_sync
-from ..indexing import (
-    EntityExtractor,
-    Indexer,
-    IndexReport,
-    SourceRecord,
-    TextEntityExtractor,
-    TitleLinker,
-    read_sources,
-    wants_entity_graph,
-)
+from ..indexing import Indexer, IndexReport, SourceRecord, read_sources
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
@@ -37,16 +28,7 @@ async def index_records(
     ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled
     records, or titles that link almost none of them).
     """
-    if entity_graph is None:
-        entity_graph = wants_entity_graph(records)
-    extractors: list[EntityExtractor] = [TitleLinker(), TextEntityExtractor()] if entity_graph else [TitleLinker()]
-    indexer = Indexer(
-        store.graph,
-        store.vectors,
-        store.embedder,
-        extractors=extractors,
-        entity_graph=entity_graph,
-    )
+    indexer = Indexer.for_records(records, store.graph, store.vectors, store.embedder, entity_graph=entity_graph)
     with Progress(
         TextColumn("indexing"),
         BarColumn(),

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import inspect
 import json
+import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,9 +20,9 @@ from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
 from .._types import ENTITY_PREFIX, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
-from ._extractors import EntityExtractor
+from ._extractors import EntityExtractor, TitleLinker
 from ._records import SourceRecord
-from ._text_entities import merge_variants
+from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
     "CO_MENTION",
@@ -51,6 +52,10 @@ _OWNED = "graphfuse_relations"
 _STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
 
 _Rel = tuple[str, str, str]
+
+_log = logging.getLogger("graphfuse.indexing")
+# A run of at least this many documents without one relation between them is warned about.
+_UNRELATED_RUN = 20
 
 
 @dataclass
@@ -167,6 +172,43 @@ class Indexer:
         self._entity_graph = entity_graph
         self._entity_nodes: dict[str, Document] = {}
 
+    @classmethod
+    def for_records(
+        cls,
+        records: Sequence[SourceRecord],
+        graph_store: GraphStore,
+        vector_store: VectorStore,
+        embedder: Embedder,
+        *,
+        entity_graph: bool | None = None,
+        chunker: TokenChunker | None = None,
+        batch_size: int = 64,
+    ) -> Indexer:
+        """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
+
+        A :class:`TitleLinker` (passages naming a document's title mention it), and, when
+        ``entity_graph`` is true or (``None``, the default) when
+        :func:`~graphfuse.indexing.wants_entity_graph` finds the records' titles and links would
+        leave them unrelated (mostly untitled records, or titles that link almost none of them),
+        a :class:`TextEntityExtractor` with ``entity_graph=True``: entity nodes from the
+        proper nouns of the text. Index the same records with it
+        (``Indexer.for_records(records, graph, vectors, embedder).index(records)``).
+        """
+        if entity_graph is None:
+            entity_graph = wants_entity_graph(records)
+        extractors: list[EntityExtractor] = [TitleLinker()]
+        if entity_graph:
+            extractors.append(TextEntityExtractor())
+        return cls(
+            graph_store,
+            vector_store,
+            embedder,
+            chunker=chunker,
+            extractors=extractors,
+            batch_size=batch_size,
+            entity_graph=entity_graph,
+        )
+
     def __repr__(self) -> str:
         extractors = list(self._extractors)
         return f"Indexer(chunker={self._chunker!r}, extractors={extractors!r}, batch_size={self._batch_size})"
@@ -214,6 +256,16 @@ class Indexer:
                         add(alias, r.id)
         plans = await asyncio.to_thread(self._plan, recs, report)
         external = await self._check_links(plans, report)
+        if len(plans) >= _UNRELATED_RUN and all(rel[2] == PART_OF for p in plans for rel in p.owned):
+            warning = (
+                f"no relation between the {len(plans)} documents (no links, no title mentions, no entities): "
+                "the graph cannot help retrieval. Give the documents titles or links (markdown files: keep "
+                "their path in the metadata, as the readers do, so that their links are read), or build the "
+                "graph from their text with entity_graph=True (Indexer.for_records(records, ...) and "
+                "graphfuse index decide as they are)"
+            )
+            report.warnings.append(warning)
+            _log.warning("%s", warning)
         existing = await self._existing([p.record.id for p in plans])
         present: set[str] = set()
         todo: list[_Plan] = []

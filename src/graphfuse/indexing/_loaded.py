@@ -3,14 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from .._encoding import as_json_data
 from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
+from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, heading_title, note_text, read_note
 from ._records import SourceRecord
 
 __all__ = ["records_from_loaded"]
+
+
+@dataclass
+class _Loaded:
+    what: str
+    id: str
+    text: str
+    meta: dict[str, Any]
+    title: str | None
+    created: datetime | None
+    links: list[str]
+    path: Path | None = None  # a markdown file's, when the path metadata names one
+    note: Note | None = None
 
 
 def records_from_loaded(
@@ -19,6 +36,8 @@ def records_from_loaded(
     title_key: str | None = "title",
     created_at_key: str | None = "created_at",
     links_key: str | None = "links",
+    path_key: str | None = None,
+    raw_markdown: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
 ) -> list[SourceRecord]:
     """:class:`SourceRecord` s from ``(id, text, metadata)`` of documents a loader produced.
@@ -30,11 +49,24 @@ def records_from_loaded(
     JSON data: dates and times as ISO 8601 strings, paths as text, tuples as lists. A document
     whose text is blank (a PDF's empty page) is skipped, and ``on_skip(id, reason)`` called.
 
+    ``metadata[path_key]`` is where the loader read the document (LlamaIndex readers'
+    ``"file_path"``, LangChain loaders' ``"source"``; the integrations' ``source_records`` pass
+    it). A document read from a markdown file (``.md``, ``.markdown``) is read as
+    :func:`~graphfuse.indexing.read_sources` reads that file: its front matter gives the title,
+    date and more metadata (the loader's own keys win); its links (``[text](other.md)``,
+    ``[[Name]]``) to the other documents of the call become ``links`` (besides
+    ``metadata[links_key]``), resolved through their paths; the text indexed is without the
+    markup of documentation tools and shows links as their text (``raw_markdown=True`` keeps
+    the markdown as written); a document with no title is titled by its first heading, or its
+    file name. Several documents from one file (a reader's sections) are all read; links to
+    the file go to its first.
+
     Raises :class:`~graphfuse.InvalidInput` naming the document (its position and id) for a
     missing id, a title that is not text, an unreadable timestamp, links that are not a list of
-    ids, metadata that cannot be stored, and ids that repeat (all listed; nothing is returned).
+    ids, front matter that does not parse, metadata that cannot be stored, and ids that repeat
+    (all listed; nothing is returned).
     """
-    out: list[SourceRecord] = []
+    loaded: list[_Loaded] = []
     seen: set[str] = set()
     repeated: list[str] = []
     for n, (doc_id, text, metadata) in enumerate(documents):
@@ -67,22 +99,52 @@ def records_from_loaded(
             repeated.append(doc_id)
             continue
         seen.add(doc_id)
-        try:
-            record = SourceRecord(
-                doc_id,
-                text,
-                title=(title.strip() or None) if title else None,
-                metadata=as_json_data(meta),
-                created_at=created,
-                links=tuple(links),
-            )
-        except InvalidInput as exc:
-            raise InvalidInput(f"{what}: {exc}") from None
-        out.append(record)
+        doc = _Loaded(what, doc_id, text, meta, (title.strip() or None) if title else None, created, list(links))
+        where = meta.get(path_key) if path_key is not None else None
+        if isinstance(where, str) and where and Path(where).suffix.lower() in MARKDOWN_SUFFIXES:
+            doc.path = Path(where)
+            try:
+                doc.note = read_note(text, f"{what}, {where}")
+            except EmptyNote as empty:
+                if on_skip is not None:
+                    on_skip(doc_id, str(empty))
+                continue
+        loaded.append(doc)
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(
             f"{len(repeated)} document id(s) given twice: {shown}; ids name documents in the graph, give each "
             "its own (chunks split from one document share its id: pass the documents, GraphFuse chunks them)"
         )
+    first: dict[Path, _Loaded] = {}
+    for doc in loaded:
+        if doc.path is not None:
+            first.setdefault(doc.path, doc)
+    notes = NoteLinks(((p, d.id) for p, d in first.items()), has_text={d.id: True for d in first.values()})
+    out: list[SourceRecord] = []
+    for doc in loaded:
+        text, meta, title, created, links = doc.text, doc.meta, doc.title, doc.created, doc.links
+        if doc.path is not None and doc.note is not None:
+            try:
+                text, cleaned = note_text(doc.note.body, raw_markdown=raw_markdown)
+            except EmptyNote as empty:
+                if on_skip is not None:
+                    on_skip(doc.id, str(empty))
+                continue
+            meta = {**doc.note.metadata, **meta}
+            title = title or doc.note.title or heading_title(text) or doc.path.stem
+            created = created or doc.note.created_at
+            links = list(dict.fromkeys([*links, *notes.resolve(doc.path, cleaned)]))
+        try:
+            record = SourceRecord(
+                doc.id,
+                text,
+                title=title,
+                metadata=as_json_data(meta),
+                created_at=created,
+                links=tuple(links),
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(f"{doc.what}: {exc}") from None
+        out.append(record)
     return out

@@ -22,13 +22,25 @@ import yaml
 
 from .._encoding import as_json_data
 from .._errors import InvalidInput
+from ._markup import clean_markup, clean_title
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["FrontMatter", "NoteLinks", "created_from", "link_targets", "links_as_text", "split_front_matter"]
+__all__ = [
+    "EmptyNote",
+    "FrontMatter",
+    "Note",
+    "NoteLinks",
+    "created_from",
+    "heading_title",
+    "link_targets",
+    "links_as_text",
+    "read_note",
+    "split_front_matter",
+]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 # The keys that date a note, in order of preference (Jekyll/Hugo ``date``, Obsidian ``created``).
@@ -176,13 +188,13 @@ class NoteLinks:
     linking note. A link to a file that is not among the notes (an image, a note not read)
     or to a note without text (which is not indexed) resolves to nothing."""
 
-    def __init__(self, notes: Iterable[tuple[Path, str]]) -> None:
+    def __init__(self, notes: Iterable[tuple[Path, str]], *, has_text: Mapping[str, bool] | None = None) -> None:
         self._by_file: dict[str, str] = {}  # resolved path -> id
         self._by_stem: dict[str, list[tuple[str, str]]] = {}  # folded stem -> (resolved folder, id)
         self._by_path: dict[str, list[str]] = {}  # every tail of a folded path without suffix -> ids
         self._ids: dict[str, Path] = {}
         self._folder: dict[str, str] = {}  # id -> resolved folder
-        self._has_text: dict[str, bool] = {}
+        self._has_text: dict[str, bool] = dict(has_text or {})  # (known already for loaded documents)
         for path, note_id in notes:
             where = path.resolve()
             self._by_file[str(where)] = note_id
@@ -203,11 +215,11 @@ class NoteLinks:
         folder = self._folder[own] if own is not None else str(where.parent)
         wiki, paths = link_targets(text)
         found: dict[str, None] = {}
-        for target in wiki:
+        for target in dict.fromkeys(wiki):  # (a long page links to one page many times)
             hit = self._wiki(folder, target)
             if hit is not None:
                 found[hit] = None
-        for target in paths:
+        for target in dict.fromkeys(paths):
             joined = os.path.normpath(os.path.join(folder, target))
             hit = self._by_file.get(joined)
             if hit is None and os.path.exists(joined):
@@ -285,3 +297,66 @@ def _wikilink_text(m: re.Match[str]) -> str:
     if suffix in MARKDOWN_SUFFIXES:
         name = name[: -len(suffix)]
     return name or (heading or "").strip()
+
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def heading_title(text: str) -> str | None:
+    """The text of the first markdown heading in ``text``, without markup, or ``None``."""
+    for heading in _HEADING.finditer(text):
+        title = clean_title(heading.group(1))
+        if title:
+            return title
+    return None
+
+
+class EmptyNote(Exception):
+    """A note without text (what it holds instead is the message)."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """A markdown note read: its front matter's keys (title and date taken out), title and date."""
+
+    body: str
+    metadata: dict[str, Any]
+    title: str | None
+    created_at: datetime | None
+
+
+def read_note(text: str, where: str) -> Note:
+    """A markdown note's front matter split off: ``title`` (text, made plain; blank is no
+    title) and the first of :data:`DATE_KEYS` taken out of its keys. Raises :class:`EmptyNote`
+    when nothing follows the front matter, and :class:`~graphfuse.InvalidInput` naming ``where``
+    for front matter that does not parse, a title that is not text, a date that is no date."""
+    front = split_front_matter(text, where)
+    if front is None:
+        return Note(text, {}, None, None)
+    if not front.body.strip():
+        raise EmptyNote("the file has front matter but no text")
+    metadata = dict(front.data)
+    date_key, created = created_from(metadata, where)
+    if date_key is not None:
+        del metadata[date_key]
+    return Note(front.body, metadata, _front_title(metadata.pop("title", None), where), created)
+
+
+def _front_title(value: Any, where: str) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InvalidInput(f"{where}: front matter 'title' must be text, got {value!r}")
+    return clean_title(str(value)) or None
+
+
+def note_text(body: str, *, raw_markdown: bool) -> tuple[str, str]:
+    """``(text to index, text to read links from)`` of a note's body: without the markup of
+    documentation tools (:func:`~graphfuse.indexing._markup.clean_markup`; links in comments or
+    diagrams are not links) and with links shown as their text, or as written with
+    ``raw_markdown``. Raises :class:`EmptyNote` when no text is left."""
+    cleaned = clean_markup(body)
+    text = body if raw_markdown else links_as_text(cleaned)
+    if not text.strip():
+        raise EmptyNote("the file has no text besides its links" + (" and markup" if cleaned != body else ""))
+    return text, cleaned

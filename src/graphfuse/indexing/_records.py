@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -15,11 +14,10 @@ from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
-from ._markdown import MARKDOWN_SUFFIXES, NoteLinks, created_from, links_as_text, split_front_matter
+from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
 
 __all__ = ["SourceRecord", "read_sources"]
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 _SUFFIXES = (*_TEXT_SUFFIXES, ".jsonl")
 RESERVED_KEYS = frozenset({"parent_id"})
@@ -105,12 +103,16 @@ def read_sources(
     to files that were not read. The text indexed shows each link as its text
     (:func:`~graphfuse.indexing.links_as_text`: ``[the maps](../maps.md#api)`` as ``the maps``,
     ``[[Name|shown]]`` as ``shown``): targets would cost context tokens and blur embeddings.
+    The markup of documentation tools (MkDocs attribute lists, admonitions, tabs, mkdocstrings
+    lines, snippet includes, Docusaurus / MyST directives, HTML comments and tags, diagram
+    fences) is left out of the text and the title, code left as written.
     ``raw_markdown=True`` keeps the markdown as written.
 
     A ``.jsonl`` line is ``{"id", "text", "title"?, "metadata"?, "created_at"?, "links"?}``
-    (``created_at`` in ISO 8601). An empty file (blank lines only, or front matter only) named
-    itself raises :class:`~graphfuse.InvalidInput` naming it; one found in a directory is
-    skipped, and ``on_skip(path, reason)`` is called (a folder of notes has empty notes). A
+    (``created_at`` in ISO 8601). An empty file (blank lines only, or front matter only), or a
+    text file that is not UTF-8 text (binary, Latin-1), named itself raises
+    :class:`~graphfuse.InvalidInput` naming it; one found in a directory is skipped, and
+    ``on_skip(path, reason)`` is called (a folder of notes has empty notes). A
     malformed line or front matter raises :class:`~graphfuse.InvalidInput` naming
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
     whole input was read, so every duplicate is named at once; nothing is yielded past the
@@ -132,6 +134,11 @@ def read_sources(
                 seen.add(record.id)
                 if not repeated:
                     yield record
+        except _Unreadable as bad:
+            if not found:
+                raise InvalidInput(f"{path}{bad.where}: {bad.why}") from None
+            if on_skip is not None:
+                on_skip(f"{path}{bad.where}", bad.why)
         except _Empty as empty:
             if not found:
                 raise InvalidInput(f"{path}: {empty}") from None
@@ -144,6 +151,14 @@ def read_sources(
 
 class _Empty(Exception):
     """A source file without text (what it holds instead is the message)."""
+
+
+class _Unreadable(Exception):
+    """A source file that is not UTF-8 text: ``(":line" or "", why)``."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(where, why)
+        self.where, self.why = where, why
 
 
 def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
@@ -177,14 +192,15 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         yield from _read_jsonl(path)
         return
     data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise _Unreadable("", "a binary file, not text")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InvalidInput(
-            f"{path}:{line}: not valid UTF-8 (byte {data[exc.start]:#04x} at column {column}); "
-            "convert the file to UTF-8"
+        raise _Unreadable(
+            f":{line}", f"not valid UTF-8 (byte {data[exc.start]:#04x} at column {column}); convert the file to UTF-8"
         ) from None
     if not text.strip():
         raise _Empty("the file is empty")
@@ -193,37 +209,20 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
     created: datetime | None = None
     links: tuple[str, ...] = ()
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
-        front = split_front_matter(text, str(path))
-        if front is not None:
-            text = front.body
-            if not text.strip():
-                raise _Empty("the file has front matter but no text")
-            metadata = dict(front.data)
-            date_key, created = created_from(metadata, str(path))
-            if date_key is not None:
-                del metadata[date_key]
-            title = _front_title(metadata.pop("title", None), path)
-        links = notes.resolve(path, text)
-        if not raw_markdown:
-            text = links_as_text(text)
-            if not text.strip():
-                raise _Empty("the file has no text besides its links")
+        try:
+            note = read_note(text, str(path))
+            text, cleaned = note_text(note.body, raw_markdown=raw_markdown)
+        except EmptyNote as empty:
+            raise _Empty(str(empty)) from None
+        metadata, title, created = note.metadata, note.title, note.created_at
+        links = notes.resolve(path, cleaned)
     if title is None:
-        heading = _HEADING.search(text)
-        title = heading.group(1).strip() if heading else path.stem
+        title = heading_title(text) or path.stem
     metadata.setdefault("source", str(path))
     try:
         yield SourceRecord(id=rel, text=text, title=title, metadata=metadata, created_at=created, links=links)
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}") from None
-
-
-def _front_title(value: Any, path: Path) -> str | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise InvalidInput(f"{path}: front matter 'title' must be text, got {value!r}")
-    return str(value).strip()
 
 
 def _read_jsonl(path: Path) -> Iterator[SourceRecord]:

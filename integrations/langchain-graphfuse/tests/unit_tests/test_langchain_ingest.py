@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
+from langchain_core.document_loaders import BaseLoader, Blob
 from langchain_core.documents import Document as LCDocument
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.vectorstores import InMemoryVectorStore
@@ -12,7 +15,7 @@ from langchain_graphfuse import GraphExpansionRunnable, GraphFuseRetriever, sour
 
 from graphfuse import InvalidInput, presets, run_sync
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import MENTIONS, Indexer, TitleLinker
+from graphfuse.indexing import LINKS_TO, MENTIONS, Indexer, TitleLinker
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 
@@ -99,3 +102,55 @@ def test_chunks_in_another_vector_store_find_their_document_in_the_graph_by_an_i
     falcon_chunks = [c for c in store.similarity_search("routing", k=10) if c.metadata["source"] == "falcon.txt"]
     expanded = GraphExpansionRunnable(graph, id_key="graph_id").invoke(falcon_chunks)
     assert "atlas.pdf#page=3" in {d.metadata.get("graph_id") or d.id for d in expanded}
+
+
+class MarkdownFolderLoader(BaseLoader):
+    """What ``DirectoryLoader(path, glob="**/*.md", loader_cls=TextLoader)`` of langchain-community
+    yields (not installed here): one document per file, its text as read, ``metadata={"source":
+    str(path)}`` with the path under the folder given; the file is read through langchain-core's
+    ``Blob``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def lazy_load(self) -> Iterator[LCDocument]:
+        for file in sorted(self.path.glob("**/*.md")):
+            blob = Blob.from_path(file)
+            yield LCDocument(page_content=blob.as_string(), metadata={"source": str(blob.source)})
+
+
+def test_a_docs_folder_read_by_a_directory_loader_builds_the_cli_graph(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from graphfuse.cli import app
+    from graphfuse.stores import SQLiteGraphStore
+
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "index.md").write_text(
+        "# Atlas Maps { #atlas }\n\nSee the [guide](guide/tiles.md) and [[faq]].\n\n<!-- [old](old.md) -->\n"
+    )
+    (docs / "faq.md").write_text('---\ntitle: ""\n---\n# FAQ\n\n:::note\nTiles: [tiles](guide/tiles.md#cache).\n:::\n')
+    (docs / "guide" / "tiles.md").write_text("# Tiles\n\nBack to [the start](../index.md). [Out](../../x.md).\n")
+
+    result = CliRunner().invoke(app, ["index", str(docs), "--store", str(tmp_path / "s"), "--embedder", "hashing"])
+    assert result.exit_code == 0, result.output
+    ids = ["index.md", "faq.md", "guide/tiles.md"]
+    stored = run_sync(SQLiteGraphStore(str(tmp_path / "s" / "graph.sqlite")).relations(ids))
+    cli_links = {(r.source, r.target) for r in stored if r.type == LINKS_TO}
+    assert cli_links == {
+        ("index.md", "guide/tiles.md"),
+        ("index.md", "faq.md"),
+        ("faq.md", "guide/tiles.md"),
+        ("guide/tiles.md", "index.md"),
+    }
+
+    records = source_records(MarkdownFolderLoader(docs).lazy_load())
+    assert [r.id for r in records] == [str(docs / i) for i in ("faq.md", "guide/tiles.md", "index.md")]
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=64)
+    Indexer.for_records(records, graph, vectors, embedder).index(records)
+    rels = run_sync(graph.relations([r.id for r in records]))
+    rel = {str(docs / i): i for i in ids}
+    assert {(rel[r.source], rel[r.target]) for r in rels if r.type == LINKS_TO} == cli_links
+    assert [r.title for r in records] == ["FAQ", "Tiles", "Atlas Maps"]
+    assert records[0].text == "# FAQ\n\nTiles: tiles.\n"

@@ -13,7 +13,7 @@ from llama_index.retrievers.graphfuse import GraphFuseRetriever, source_records
 
 from graphfuse import InvalidInput, presets, run_sync
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import MENTIONS, Indexer, TitleLinker
+from graphfuse.indexing import LINKS_TO, MENTIONS, Indexer, TitleLinker
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 
@@ -75,3 +75,65 @@ def test_bad_input_is_named() -> None:
         source_records([LIDocument(text="x", id_="a")], id_key="path")
     with pytest.raises(InvalidInput, match=r"1 document id\(s\) given twice: 'a'"):
         source_records([LIDocument(text="x", id_="a"), LIDocument(text="y", id_="a")])
+
+
+def _docs_folder(root: Path) -> Path:
+    """A small MkDocs-style folder: front matter, markdown links and wikilinks, tool markup."""
+    docs = root / "docs"
+    (docs / "tutorial").mkdir(parents=True)
+    (docs / "index.md").write_text(
+        "# Project Falcon { #falcon }\n\nStart with the [tutorial](tutorial/first-steps.md) "
+        "or the [[settings]] page.\n\n!!! tip\n    Read the [settings](settings.md#env) first.\n"
+    )
+    (docs / "settings.md").write_text(
+        '---\ntitle: "Settings { #settings }"\n---\n/// note | Environment\n\nValues come from the '
+        "environment; see [[index|the start]].\n\n///\n\n::: falcon.Settings\n"
+    )
+    (docs / "tutorial" / "first-steps.md").write_text(
+        "# First Steps\n\nInstall it, then read [Settings](../settings.md).\n\n"
+        "```mermaid\ngraph TD; A-->B;\n```\n\nNot a link: `[x](index.md)`. Gone: [old](old.md).\n"
+    )
+    return docs
+
+
+def _links_of(graph_path: Path) -> set[tuple[str, str]]:
+    from graphfuse.stores import SQLiteGraphStore
+
+    graph = SQLiteGraphStore(str(graph_path))
+    ids = ["index.md", "settings.md", "tutorial/first-steps.md"]
+    return {(r.source, r.target) for r in run_sync(graph.relations(ids)) if r.type == LINKS_TO}
+
+
+def test_a_docs_folder_read_by_the_directory_reader_builds_the_cli_graph(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from graphfuse.cli import app
+
+    docs = _docs_folder(tmp_path)
+    result = CliRunner().invoke(app, ["index", str(docs), "--store", str(tmp_path / "s"), "--embedder", "hashing"])
+    assert result.exit_code == 0, result.output
+    cli_links = _links_of(tmp_path / "s" / "graph.sqlite")
+    assert cli_links == {
+        ("index.md", "tutorial/first-steps.md"),
+        ("index.md", "settings.md"),
+        ("settings.md", "index.md"),
+        ("tutorial/first-steps.md", "settings.md"),
+    }
+
+    documents = SimpleDirectoryReader(str(docs), recursive=True, filename_as_id=True).load_data()
+    records = source_records(documents)
+    by_path = {r.id: Path(r.metadata["file_path"]).relative_to(docs).as_posix() for r in records}
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=64)
+    Indexer.for_records(records, graph, vectors, embedder).index(records)
+    rels = run_sync(graph.relations(list(by_path)))
+    assert {(by_path[r.source], by_path[r.target]) for r in rels if r.type == LINKS_TO} == cli_links
+
+    titles = {by_path[r.id]: r.title for r in records}
+    assert titles == {"index.md": "Project Falcon", "settings.md": "Settings", "tutorial/first-steps.md": "First Steps"}
+    settings = next(r for r in records if by_path[r.id] == "settings.md")
+    assert settings.text == "Environment\n\nValues come from the environment; see the start.\n"
+    for record in records:
+        for markup in ("{ #", "!!!", "///", ":::", "mermaid", ".md)", "[["):
+            assert markup not in record.text.replace("`[x](index.md)`", ""), (record.id, markup)  # (code stays)
+    raw = source_records(documents, raw_markdown=True)
+    assert [r.text for r in raw] == [d.text.split("---\n", 2)[-1] for d in documents]

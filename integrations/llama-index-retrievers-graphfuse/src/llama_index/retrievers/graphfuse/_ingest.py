@@ -20,6 +20,8 @@ def source_records(
     title_key: str | None = "title",
     created_at_key: str | None = "created_at",
     links_key: str | None = "links",
+    path_key: str | None = "file_path",
+    raw_markdown: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
 ) -> list[SourceRecord]:
     """GraphFuse :class:`~graphfuse.indexing.SourceRecord` s from LlamaIndex documents (or nodes).
@@ -33,6 +35,13 @@ def source_records(
     ``SimpleDirectoryReader``'s file dates), ``links_key`` and ``on_skip`` are as in
     :func:`graphfuse.indexing.records_from_loaded`, which names bad input (``InvalidInput``).
     GraphFuse chunks long documents itself: pass documents rather than split nodes.
+
+    Markdown files are read as ``graphfuse index`` reads them: ``metadata[path_key]`` (the
+    reader's ``file_path``) tells a document read from a ``.md`` file, whose front matter gives
+    its title, whose links to the other documents' files become ``LINKS_TO`` relations, and
+    whose text is indexed without the markup of documentation tools (``raw_markdown=True``
+    keeps it); see ``records_from_loaded``. Index them with
+    ``Indexer.for_records(records, graph, vectors, embedder)`` for the CLI's graph.
     """
     if isinstance(documents, BaseNode):
         raise InvalidInput("documents must be a list of LlamaIndex documents or nodes, got a single node")
@@ -52,5 +61,7 @@ def source_records(
         title_key=title_key,
         created_at_key=created_at_key,
         links_key=links_key,
+        path_key=path_key,
+        raw_markdown=raw_markdown,
         on_skip=on_skip,
     )
