@@ -21,7 +21,7 @@ from .._sync import run_sync
 from .._types import ENTITY_PREFIX, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord
+from ._records import SourceRecord, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -114,7 +114,10 @@ class Indexer:
     entities mentioned in one unit (among its ``co_mention_cap`` most-mentioned; weight: in how
     many units of the call, owned by each document where they co-occur). Counts are over the
     records of one call; entity nodes stay when their documents are deleted (without
-    relations, they do not affect retrieval).
+    relations, they do not affect retrieval). ``entity_namespace`` goes between the prefix and
+    the key (ids ``ENTITY_PREFIX + entity_namespace + key``) and ``entity_metadata`` into every
+    entity node's metadata: a server gives each tenant its own entity nodes so
+    (``"acme/"``, ``{"tenant": "acme"}``), which its tenant filter then keeps apart.
 
     Mentions and co-mentions are resolved over the records of one call plus the titles the
     extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
@@ -143,6 +146,8 @@ class Indexer:
         mention_target_cap: int = 5,
         embed_title: bool = True,
         entity_graph: bool = False,
+        entity_namespace: str = "",
+        entity_metadata: Mapping[str, Any] | None = None,
     ) -> None:
         for obj, what, method in (
             (graph_store, "graph_store", "store_documents"),
@@ -170,6 +175,16 @@ class Indexer:
         if not isinstance(entity_graph, bool):
             raise InvalidInput(f"entity_graph must be a bool, got {entity_graph!r}")
         self._entity_graph = entity_graph
+        if not isinstance(entity_namespace, str) or "\n" in entity_namespace or len(entity_namespace) > 128:
+            raise InvalidInput(f"entity_namespace must be a string of at most 128 characters, got {entity_namespace!r}")
+        self._entity_namespace = ENTITY_PREFIX + entity_namespace
+        extra = dict(entity_metadata or {})
+        reserved = sorted(
+            str(k) for k in extra if not isinstance(k, str) or k in ("name", "mentions") or reserved_key(k)
+        )
+        if reserved:
+            raise InvalidInput(f"entity_metadata may not set {reserved}: the indexer writes them")
+        self._entity_metadata = extra
         self._entity_nodes: dict[str, Document] = {}
 
     @classmethod
@@ -510,7 +525,7 @@ class Indexer:
             plan = by_doc[doc_of[unit]]
             keys = sorted(own)
             for key in keys:
-                node = ENTITY_PREFIX + key
+                node = self._entity_namespace + key
                 rel = (node, unit, MENTIONED_IN)
                 plan.owned.add(rel)
                 plan.weights[rel] = float(own[key])
@@ -522,10 +537,11 @@ class Indexer:
                     pairs[(a, b)] += 1
                     owners[(a, b)].add(doc_of[unit])
         for key, n in total.items():
-            node = ENTITY_PREFIX + key
-            nodes[node] = Document(node, key, {_KIND: "entity", "name": key, "mentions": n})
+            node = self._entity_namespace + key
+            meta = {**self._entity_metadata, _KIND: "entity", "name": key, "mentions": n}
+            nodes[node] = Document(node, key, meta)
         for (a, b), n in pairs.items():
-            rel = (ENTITY_PREFIX + a, ENTITY_PREFIX + b, CO_OCCURS_WITH)
+            rel = (self._entity_namespace + a, self._entity_namespace + b, CO_OCCURS_WITH)
             for doc in owners[(a, b)]:
                 by_doc[doc].owned.add(rel)
                 by_doc[doc].weights[rel] = float(n)
