@@ -321,11 +321,9 @@ def create_app(
     @app.get("/v1/samples", tags=["dashboard"])
     async def samples(scope: Tenant) -> dict[str, Any]:
         """Sample questions for the dashboard, and the server's presets."""
-        from .. import presets
-
         return {
             "questions": list(sample_questions),
-            "presets": presets.names(),
+            "presets": list(service.preset_names),
             "default_preset": service.default_preset,
             "tenant": scope.tenant,
         }

@@ -202,6 +202,11 @@ class Service:
         )
         return _Built(pipeline, generation)
 
+    @property
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets a request may name: those registered when this service was made."""
+        return self._preset_names
+
     async def pipeline(self, name: str) -> Pipeline:
         """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus).
 
