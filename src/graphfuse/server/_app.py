@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
 import uuid
@@ -126,11 +127,8 @@ class _BodyLimit:
         await self.app(scope, _replay(chunks, None, receive), send)
 
 
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
 def loopback_host(host: str) -> bool:
-    """Whether a ``Host`` header names this machine's loopback: ``localhost``, ``127.0.0.1``, ``[::1]``, any port."""
+    """Whether a ``Host`` header names this machine's loopback: ``localhost``, 127.0.0.0/8, ``[::1]``, any port."""
     host = host.strip().lower()
     if host.startswith("["):
         name, bracket, rest = host[1:].partition("]")
@@ -140,7 +138,13 @@ def loopback_host(host: str) -> bool:
         name, colon, port = host.partition(":")
         if colon and not port.isdigit():
             return False
-    return name.rstrip(".") in _LOOPBACK_NAMES
+    if name.rstrip(".") == "localhost":
+        return True
+    try:
+        # A literal address cannot be rebound: any loopback one (127.0.0.0/8, ::1) is this machine.
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class _LoopbackHosts:
@@ -164,7 +168,8 @@ class _LoopbackHosts:
             return
         problem = Problem(
             421,
-            "this server has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]; "
+            "this server has no API keys and answers only requests addressed to localhost or a loopback address "
+            "(127.0.0.1, [::1]); "
             "start it with --keys to serve other host names",
             field="host",
         )
