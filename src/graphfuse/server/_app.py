@@ -180,7 +180,7 @@ class _LoopbackHosts:
 
 
 async def _within(seconds: float, work: Awaitable[T]) -> T:
-    """``work`` with a deadline of ``seconds``: past it, a 504 (the event loop is never held)."""
+    """``work`` with a deadline of ``seconds``: past it, a 504 (work already in a thread may finish later)."""
     try:
         return await asyncio.wait_for(work, timeout=seconds)
     except asyncio.TimeoutError as exc:
