@@ -69,7 +69,7 @@ class Record(Generic[T]):
 
     def candidate(self) -> Candidate:
         """The record as a :class:`~graphfuse.Candidate`."""
-        return Candidate(self.document, self.signals)
+        return Candidate.trusted(self.document, dict(self.signals))  # signals checked when read
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,15 +214,16 @@ class RecordReader(Generic[T]):
         order: list[str] = []
         merged: dict[str, dict[str, float]] = {}
         members: dict[str, list[T]] = {}
-        firsts: dict[str, T] = {}
         unseen: list[str] = []
         for item in items:
-            doc_id = check_id(self._id(item), self._name(item, None) + " id")
-            own = self._own_signals(item, doc_id)
+            try:
+                doc_id = check_id(self._id(item), "id")
+            except InvalidInput as exc:
+                raise InvalidInput(f"{self._name(item)}: {exc}") from None
+            own = self._own_signals(item)
             known = merged.get(doc_id)
             if known is None:
                 order.append(doc_id)
-                firsts[doc_id] = item
                 members[doc_id] = [item]
                 merged[doc_id] = {} if own is None else own
                 if own is None:
@@ -236,39 +237,50 @@ class RecordReader(Generic[T]):
             for rank, doc_id in enumerate(unseen):
                 signals = merged[doc_id]
                 signals[self._rank_signal] = max((n - rank) / n, signals.get(self._rank_signal, 0.0))
-        return Batch(Record(self._document(firsts[i], i), merged[i], tuple(members[i])) for i in order)
+        return Batch(Record(self._document(members[i][0], i), merged[i], tuple(members[i])) for i in order)
 
-    def _name(self, item: T, doc_id: str | None) -> str:
+    def _name(self, item: T) -> str:
         if self._label is not None:
             return self._label(item)
-        return "record" if doc_id is None else f"record {doc_id!r}"
+        try:
+            return f"record {self._id(item)!r}"
+        except Exception:  # an id the accessor cannot even read
+            return "record"
 
-    def _own_signals(self, item: T, doc_id: str) -> dict[str, float] | None:
+    def _own_signals(self, item: T) -> dict[str, float] | None:
         raw = None if self._signals is None else self._signals(item)
         if raw is not None:
             if not isinstance(raw, Mapping):
-                raise InvalidInput(f"{self._name(item, doc_id)}: signals must be a mapping, got {raw!r}")
-            return {str(name): check_signal(str(name), value) for name, value in raw.items()}
+                raise InvalidInput(f"{self._name(item)}: signals must be a mapping, got {raw!r}")
+            try:
+                return {str(name): check_signal(str(name), value) for name, value in raw.items()}
+            except InvalidInput as exc:
+                raise InvalidInput(f"{self._name(item)}: {exc}") from None
         if self._rank_signal is not None or self._score is None or self._score_signal is None:
             return None
         score = self._score(item)
         if score is None:
             return {}
-        return {self._score_signal: score_as_signal(score, self._score_signal, self._name(item, doc_id))}
+        if type(score) is float and 0.0 <= score <= 1.0:
+            return {self._score_signal: score}
+        return {self._score_signal: score_as_signal(score, self._score_signal, self._name(item))}
 
     def _document(self, item: T, doc_id: str) -> Document:
-        what = self._name(item, doc_id)
-        content = self._content(item)
-        if not isinstance(content, str):
-            raise InvalidInput(f"{what} has no text: content must be a string, got {type(content).__name__}")
-        metadata = self._metadata(item)
-        if not isinstance(metadata, Mapping):
-            raise InvalidInput(f"{what}: metadata must be a mapping, got {type(metadata).__name__}")
-        stamps = [
-            None if key is None else parse_timestamp(metadata.get(key), f"{what} metadata {key!r}")
-            for key in (self._created_at_key, self._updated_at_key)
-        ]
-        return Document(doc_id, content, metadata, stamps[0], stamps[1])
+        try:
+            content = self._content(item)
+            if not isinstance(content, str):
+                raise InvalidInput(f"has no text: content must be a string, got {type(content).__name__}")
+            metadata = self._metadata(item)
+            if not isinstance(metadata, Mapping):
+                raise InvalidInput(f"metadata must be a mapping, got {type(metadata).__name__}")
+            created, updated = (
+                None if key is None else parse_timestamp(metadata.get(key), f"metadata {key!r}")
+                for key in (self._created_at_key, self._updated_at_key)
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(f"{self._name(item)} {exc}") from None
+        # Every part is checked: build without checking again (metadata copied, so nobody else holds it).
+        return Document.trusted(doc_id, content, dict(metadata), created, updated)
 
 
 async def run_stages(stages: Sequence[Stage], query: Query, batch: Batch[T]) -> list[Hit[T]]:

@@ -141,7 +141,14 @@ def _hidden(keys: Sequence[str], extra: Sequence[str]) -> list[str]:
 
 
 def _with_signals(node: BaseNode, signals: Mapping[str, float], key: str) -> BaseNode:
-    # A copy (pydantic's model_copy): the node the caller passed is left as it was.
+    # A copy (pydantic's model_copy): the node the caller passed is left as it was. A node that carries
+    # these signals already, hidden, is taken as it is (not changed, so not copied).
+    if (
+        node.metadata.get(key) == signals
+        and key in node.excluded_embed_metadata_keys
+        and key in node.excluded_llm_metadata_keys
+    ):
+        return node
     metadata = {**node.metadata, key: dict(signals)}
     return node.model_copy(
         update={
