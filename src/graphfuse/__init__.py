@@ -34,6 +34,7 @@ from ._errors import (
     StoreCorrupted,
 )
 from ._filters import Condition, FilterLike, MetadataFilter
+from ._passages import Passages
 from ._pipeline import Pipeline, StageRunContext, run_signal_stage, run_stage, run_stages
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._sync import run_sync
@@ -67,6 +68,7 @@ __all__ = [
     "NoCandidates",
     "NotFound",
     "PageRankRefreshing",
+    "Passages",
     "Pipeline",
     "PluginError",
     "Query",

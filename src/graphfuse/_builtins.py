@@ -305,12 +305,19 @@ def register_presets(register: RegisterPreset) -> None:
         needs=(*_COMPONENTS, "corpus_indexes"),
         description="hybrid seeds, entity links and Personalized PageRank for multi-hop questions",
     )
-    register("bm25", "graphfuse.multihop:lexical", needs=("corpus_indexes",), description="BM25 only")
+    register(
+        "bm25",
+        "graphfuse.multihop:lexical",
+        needs=("corpus_indexes",),
+        uses=("graph_store",),
+        description="BM25 only (passages when a graph store is given)",
+    )
     register(
         "hybrid",
         "graphfuse.multihop:hybrid",
         needs=("vector_store", "embedder", "corpus_indexes"),
-        description="vector + BM25 search by reciprocal rank fusion",
+        uses=("graph_store",),
+        description="vector + BM25 search by reciprocal rank fusion (passages when a graph store is given)",
     )
 
 

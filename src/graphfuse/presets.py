@@ -31,6 +31,7 @@ from typing import Any
 
 from ._capabilities import DocumentListing
 from ._errors import InvalidInput
+from ._passages import Passages
 from ._pipeline import Pipeline
 from ._preset_options import stage_options as _options
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -79,7 +80,7 @@ def _graph_pipeline(
     if reranker is not None:
         # The rerank stage picks its top_k by the same weights as the final score.
         stages.append(registry.build_stage("rerank", components, **{"scorer": scorer, **opts["rerank"]}))
-    return Pipeline(stages, scorer)
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
 
 
 def _weighted(weights: Mapping[str, float] | None) -> Any:
@@ -123,14 +124,17 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
     """Vector search only: semantic, then hydrate when a ``graph_store`` is given.
 
     The score is the ``semantic`` signal (the cosine, floored at 0), not a share of a weighted
-    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content.
+    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content;
+    with one, results are passages, at most two of one document (:class:`~graphfuse.Passages`).
     """
     registry = get_registry()
     components = Components(graph_store=graph_store, vector_store=vector_store, embedder=embedder)
     stages: list[Any] = [registry.build_stage("semantic", components)]
+    passages = None
     if graph_store is not None:
         stages.append(registry.build_stage("hydrate", components))
-    return Pipeline(stages, _weighted({"semantic": 1.0}))
+        passages = Passages(graph_store, vector_store, embedder)
+    return Pipeline(stages, _weighted({"semantic": 1.0}), passages=passages)
 
 
 def names() -> list[str]:

@@ -60,6 +60,14 @@ def eval_command(
         bool,
         typer.Option("--strip-titles", help="Index without titles and links (titles also cut from the text)."),
     ] = False,
+    max_per_document: Annotated[
+        int | None,
+        typer.Option("--max-per-document", min=1, help="Passages of one document per result list (default 2)."),
+    ] = None,
+    granularity: Annotated[
+        str | None,
+        typer.Option("--granularity", help="Results as 'passage' (default) or whole 'document's, every pipeline."),
+    ] = None,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
@@ -83,6 +91,8 @@ def eval_command(
                 progress=lambda msg: console.print(msg, highlight=False, markup=False),
                 advance=bars.advance,
                 context_budgets=budgets or (),
+                max_per_document=max_per_document,
+                granularity=granularity,
             )
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
@@ -103,6 +113,8 @@ def eval_command(
         cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
         table.add_row(name, *cells)
     Console().print(table)
+    if result.scoring:
+        console.print(f"scoring: {result.scoring}", highlight=False, markup=False)
     if result.context is not None:
         ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
         for column in ("pipeline/format", "answer in context", "tokens", "n"):

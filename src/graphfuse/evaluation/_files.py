@@ -32,6 +32,8 @@ async def evaluate_files(
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
     context_budgets: Sequence[int | float] = (),
+    max_per_document: int | None = None,
+    granularity: str | None = None,
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -41,7 +43,14 @@ async def evaluate_files(
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
     With ``strip_titles`` the corpus is indexed without titles and links (:func:`strip_titles`).
+    ``max_per_document`` and ``granularity`` shape every pipeline's results (see :func:`evaluate`).
     """
+    from .._passages import check_granularity, check_max_per_document
+
+    if max_per_document is not None:
+        check_max_per_document(max_per_document)
+    if granularity is not None:
+        check_granularity(granularity)
     from ..embedders import CachingEmbedder
     from ..plugins import EMBEDDER, get_registry
     from ..stores import default_embedder, open_store
@@ -88,6 +97,8 @@ async def evaluate_files(
             progress=say,
             advance=advance,
             context_budgets=context_budgets,
+            max_per_document=max_per_document,
+            granularity=granularity,
         )
     finally:
         for close in reversed(closers):

@@ -27,6 +27,8 @@ def markdown_table(report: EvalReport) -> str:
     lines = []
     if not report.complete:
         lines += ["**Incomplete run:** " + "; ".join(report.warnings), ""]
+    if report.scoring:
+        lines += [f"Scoring: {report.scoring}.", ""]
     lines.append("| pipeline | " + " | ".join(c[1] for c in _COLUMNS) + " |")
     lines.append("|---|" + "---:|" * len(_COLUMNS))
     for name, metrics in report.pipelines.items():
