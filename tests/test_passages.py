@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +176,39 @@ async def test_eval_scores_each_passage_slot_by_its_page_and_says_so() -> None:
     # is pushed out, which a per-page dedup would have hidden.
     assert recall["default"] == 1.0
     assert recall["three"] == 0.5
+
+
+async def test_presets_multihop_is_one_call_over_components_and_names_what_is_missing(indexed: Indexed) -> None:
+    pipeline = await presets.multihop(indexed.graph, indexed.vectors, indexed.embedder)
+    assert pipeline.passages is not None
+    assert "ppr" in [s.name for s in pipeline.stages]
+    with pytest.raises(InvalidInput, match="without vector_store and embedder"):
+        await presets.multihop(indexed.graph)
+    with pytest.raises(InvalidInput, match="without embedder"):
+        await presets.multihop(indexed.graph, indexed.vectors)
+
+
+def test_cli_query_returns_passages_naming_their_page_and_pages_on_request(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from graphfuse.cli import app
+
+    corpus = tmp_path / "docs.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": r.id, "title": r.title, "text": r.text * 4}) + "\n" for r in RECORDS),
+        encoding="utf-8",
+    )
+    store = tmp_path / "store"
+    runner = CliRunner()
+    indexed = runner.invoke(app, ["index", str(corpus), "--store", str(store), "--embedder", "hashing"])
+    assert indexed.exit_code == 0, indexed.output
+    base = ["query", QUESTION, "--store", str(store), "--json", "--top-k", "3"]
+    rows = json.loads(runner.invoke(app, base).stdout)
+    assert any(row["id"].startswith("guide#") and row["document_id"] == "guide" for row in rows)
+    pages = json.loads(runner.invoke(app, [*base, "--granularity", "document"]).stdout)
+    assert {row["id"] for row in pages} == {row["document_id"] for row in pages}
+    bad = runner.invoke(app, [*base, "--granularity", "page"])
+    assert bad.exit_code == 1
+    assert "granularity must be one of" in bad.output
