@@ -29,12 +29,15 @@ from .._errors import (
     GraphFuseError,
     InvalidInput,
     NotFound,
+    PermissionDenied,
     RateLimited,
+    StageFailed,
+    StoreCorrupted,
 )
 from .._pipeline import Pipeline
 from ..indexing import SourceRecord
 from ..indexing._records import reserved_key
-from ._keys import KeyFile
+from ._keys import KeyFile, KeyFileDamaged
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
 from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
@@ -66,6 +69,15 @@ def _field(loc: Sequence[Any]) -> str:
 
 
 def _from_graphfuse(exc: GraphFuseError) -> Problem:
+    # Server-side faults, never the client's (also when a stage met them): the details (file
+    # names) go to the server's log only.
+    cause = exc.cause if isinstance(exc, StageFailed) else exc
+    if isinstance(cause, KeyFileDamaged):
+        return Problem(500, "the server's API key file is damaged; the server's log names it")
+    if isinstance(cause, StoreCorrupted):
+        return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
+    if isinstance(cause, PermissionDenied):
+        return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
     if isinstance(exc, InvalidInput):
         return Problem(422, str(exc))
     if isinstance(exc, NotFound):
