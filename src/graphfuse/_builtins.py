@@ -23,6 +23,7 @@ from .plugins.hookspecs import Register, RegisterPreset
 __all__ = [
     "register_cache_stores",
     "register_embedders",
+    "register_entity_extractors",
     "register_graph_stores",
     "register_presets",
     "register_rerankers",
@@ -344,3 +345,15 @@ def register_token_counters(register: Register) -> None:
     register("cl100k_base", _tiktoken_counter("cl100k_base"))
     register("o200k_base", _tiktoken_counter("o200k_base"))
     register("regex", _regex_counter)
+
+
+def _text_entities(**options: Any) -> Any:
+    from .indexing import TextEntityExtractor
+
+    return TextEntityExtractor(**options)
+
+
+@hookimpl
+def register_entity_extractors(register: Register) -> None:
+    """text: proper-noun phrases (:class:`~graphfuse.indexing.TextEntityExtractor`, offline, no model)."""
+    register("text", _text_entities)

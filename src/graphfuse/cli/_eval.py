@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._sync import run_sync
-from ..evaluation import CACHE_FILE, evaluate_files
+from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, multihop_gaps
 from ._errors import reports_errors
 from ._progress import StepBars
 
@@ -68,6 +68,15 @@ def eval_command(
         str | None,
         typer.Option("--granularity", help="Results as 'passage' (default) or whole 'document's, every pipeline."),
     ] = None,
+    entity_extractor: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entity-extractor",
+            help="Entity extractor for the text graph, NAME or NAME:MODEL (repeatable; default: text, when the "
+            "corpus wants a text graph). Naming one builds the text graph.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
@@ -93,6 +102,7 @@ def eval_command(
                 context_budgets=budgets or (),
                 max_per_document=max_per_document,
                 granularity=granularity,
+                entity_extractors=entity_extractor,
             )
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
@@ -115,6 +125,18 @@ def eval_command(
     Console().print(table)
     if result.scoring:
         console.print(f"scoring: {result.scoring}", highlight=False, markup=False)
+    gaps = multihop_gaps(result.pipelines)
+    if gaps:
+        gap_table = Table(title="multihop against the best of bm25, minimal, hybrid (those run)")
+        for label in ("metric", "multihop", "best part", "best", "gap", ""):
+            gap_table.add_column(label, justify="left" if label in ("metric", "best part", "") else "right")
+        labels = dict(GAP_METRICS)
+        for g in gaps:
+            flag = "NEGATIVE" if g.negative else ""
+            gap_table.add_row(
+                labels[g.metric], f"{g.multihop:.3f}", g.best_pipeline, f"{g.best:.3f}", f"{g.gap:+.3f}", flag
+            )
+        Console().print(gap_table)
     if result.context is not None:
         ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
         for column in ("pipeline/format", "answer in context", "tokens", "n"):

@@ -12,6 +12,7 @@ from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Result
 from ..indexing import (
+    EntityExtractor,
     EntityMatcher,
     Indexer,
     IndexReport,
@@ -86,16 +87,23 @@ class EvalReport:
     context: ContextReport | None = None
     scoring: str = ""
     """How results were scored against the gold ids (passages by their document; the cap used)."""
+    index_seconds: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index", "scoring"}`` (+ context)."""
+        """``{"pipelines": {NAME: {...}}, "multihop_gap", "n_queries", "complete", "warnings", "index",
+        "scoring", "index_seconds"}`` (+ ``context*``); ``multihop_gap`` as
+        :func:`~graphfuse.evaluation.gaps_json` gives it."""
+        from ._gaps import gaps_json
+
         out = {
             "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
+            "multihop_gap": gaps_json(self.pipelines),
             "n_queries": self.n_queries,
             "complete": self.complete,
             "warnings": list(self.warnings),
             "index": asdict(self.index) if self.index is not None else None,
             "scoring": self.scoring,
+            "index_seconds": self.index_seconds,
         }
         if self.context is not None:
             out.update(self.context.as_json())
@@ -170,6 +178,7 @@ async def evaluate(
     token_counter: Any = None,
     max_per_document: int | None = None,
     granularity: str | None = None,
+    text_extractors: Sequence[EntityExtractor] | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
@@ -192,6 +201,11 @@ async def evaluate(
     :class:`~graphfuse.Passages`), or at ``granularity`` / ``max_per_document`` when given (every
     preset alike); each result slot is scored as its document (``Result.document_id``) against
     the gold ids, so Recall@k is over the first k passages an LLM would read.
+
+    ``text_extractors`` find the entities of the text graph (default
+    :class:`~graphfuse.indexing.TextEntityExtractor`); giving them builds the text graph even
+    on a corpus whose titles would give the graph. ``index_seconds`` in the report is the
+    indexing time (embeddings included, unless they come from a cache).
     """
     from ..multihop import BM25Index, entity_matcher, subject_span
     from ..timeaware import Timeline
@@ -205,14 +219,17 @@ async def evaluate(
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
     # Titles that name entities give the graph; without them (chats, title-stripped sets) the
     # graph comes from the proper nouns of the text: entity nodes.
-    text_graph = wants_entity_graph(corpus)
-    extractors: list[Any] = [linker, TextEntityExtractor()] if text_graph else [linker]
+    text_graph = text_extractors is not None or wants_entity_graph(corpus)
+    found = list(text_extractors) if text_extractors is not None else [TextEntityExtractor()]
+    extractors: list[Any] = [linker, *found] if text_graph else [linker]
     indexer = Indexer(
         graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
     )
     say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
     step("indexing", 0, len(corpus))
+    started = time.perf_counter()
     index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
+    index_seconds = time.perf_counter() - started
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
@@ -310,6 +327,7 @@ async def evaluate(
         index=index_report,
         context=context,
         scoring=scoring_note(granularity, max_per_document),
+        index_seconds=index_seconds,
     )
 
 

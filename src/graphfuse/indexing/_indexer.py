@@ -198,6 +198,7 @@ class Indexer:
         entity_graph: bool | None = None,
         chunker: TokenChunker | None = None,
         batch_size: int = 64,
+        text_extractors: Sequence[EntityExtractor] | None = None,
     ) -> Indexer:
         """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
 
@@ -208,12 +209,16 @@ class Indexer:
         a :class:`TextEntityExtractor` with ``entity_graph=True``: entity nodes from the
         proper nouns of the text. Index the same records with it
         (``Indexer.for_records(records, graph, vectors, embedder).index(records)``).
+        ``text_extractors`` find the entities instead of the ``TextEntityExtractor`` (e.g.
+        ``[entity_extractor("spacy:en_core_web_sm")]``); giving them turns the entity graph on.
         """
+        if text_extractors is not None and entity_graph is False:
+            raise InvalidInput("text_extractors build the entity graph: they cannot go with entity_graph=False")
         if entity_graph is None:
-            entity_graph = wants_entity_graph(records)
+            entity_graph = text_extractors is not None or wants_entity_graph(records)
         extractors: list[EntityExtractor] = [TitleLinker()]
         if entity_graph:
-            extractors.append(TextEntityExtractor())
+            extractors.extend([TextEntityExtractor()] if text_extractors is None else text_extractors)
         return cls(
             graph_store,
             vector_store,
