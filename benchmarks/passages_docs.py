@@ -84,6 +84,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                     "largest_result_tokens": largest,
                     "never_gold@5": sum(hubs.values()),
                     "never_gold_pages": dict(hubs.most_common(5)),
+                    "never_gold_by_page": dict(hubs),
                 }
                 row = out["runs"][key]
                 print(

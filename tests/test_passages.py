@@ -212,3 +212,24 @@ def test_cli_query_returns_passages_naming_their_page_and_pages_on_request(tmp_p
     bad = runner.invoke(app, [*base, "--granularity", "page"])
     assert bad.exit_code == 1
     assert "granularity must be one of" in bad.output
+
+
+async def test_a_hub_page_holding_most_chunks_gives_way_to_a_page_that_answers() -> None:
+    # One page is most of the corpus (release notes); it repeats the question's words everywhere.
+    # Without the hub rule its passage ranks first for a question the guide answers.
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(None), HashingEmbedder(64)
+    answer = "Frozen models: set frozen to make instances immutable."
+    records = [
+        SourceRecord("hub", HUB * 3, title="Release notes"),
+        SourceRecord("guide", f"{FILLER} {answer}", title="Models guide"),
+        *(SourceRecord(f"page{i}", f"Page {i} covers routing topic {i}.", title=f"Page {i}") for i in range(3)),
+    ]
+    await Indexer(graph, vectors, embedder, chunker=TokenChunker(CHUNK, 8)).aindex(records)
+    pipeline = presets.minimal(vectors, embedder, graph)
+    question = "Release frozen models immutable instances"
+    plain = pipeline.with_passages(Passages(graph, vectors, embedder, hub_share=1.0))
+    assert (await plain.aretrieve(question, top_k=2))[0].document_id == "hub"
+    damped = await pipeline.aretrieve(question, top_k=2)
+    assert damped[0].document_id == "guide"
+    with pytest.raises(InvalidInput, match="hub_share must be a number"):
+        Passages(graph, vectors, embedder, hub_share=0.0)

@@ -14,7 +14,12 @@ comes from. :class:`Passages` turns a pipeline's ranked results into that:
 - a document stored whole (short enough to be one unit) is its own passage.
 
 At most ``max_per_document`` passages of one document are kept, best first, so one long page
-cannot fill a result list. With ``granularity="document"`` the results are documents instead
+cannot fill a result list. A **hub** page, one that holds more than ``hub_share`` (a fifth) of all
+the chunks in the vector store (release notes, changelogs, glossaries concatenated into one
+file), matches some words of almost any question somewhere: its passages' scores are multiplied
+by ``hub_share / share`` (its share of the chunks), so it takes a slot only when it matches
+clearly better than the other pages. No page names are involved; a corpus of whole passages
+(one unit per document) has no hub by this rule. With ``granularity="document"`` the results are documents instead
 (chunks folded into their document at the best chunk's rank), each text cut to
 ``max_document_tokens`` tokens; a cut result says so in its metadata
 (``graphfuse_truncated_tokens``: the tokens left out).
@@ -33,6 +38,7 @@ from ._protocols import Embedder, GraphStore, VectorStore
 from ._types import Document, Query, Result
 
 __all__ = [
+    "DEFAULT_HUB_SHARE",
     "DEFAULT_MAX_DOCUMENT_TOKENS",
     "DEFAULT_MAX_PER_DOCUMENT",
     "GRANULARITIES",
@@ -50,6 +56,9 @@ GRANULARITIES = ("passage", "document")
 
 DEFAULT_MAX_PER_DOCUMENT = 1
 """Passages of one document in a result list, at most (chosen on docs_pydantic, see docs/evaluation.md)."""
+
+DEFAULT_HUB_SHARE = 0.2
+"""A page holding more than this share of the vector store's chunks is a hub (see :class:`Passages`)."""
 
 DEFAULT_MAX_DOCUMENT_TOKENS = 2048
 """With ``granularity="document"``, each document's text is cut to this many tokens (words and
@@ -148,7 +157,16 @@ class Passages:
     :meth:`Pipeline.aretrieve <graphfuse.Pipeline.aretrieve>`'s options of the same names.
     """
 
-    __slots__ = ("_embedder", "_granularity", "_graph", "_lexical", "_max_doc_tokens", "_max_per_doc", "_vectors")
+    __slots__ = (
+        "_embedder",
+        "_granularity",
+        "_graph",
+        "_hub_share",
+        "_lexical",
+        "_max_doc_tokens",
+        "_max_per_doc",
+        "_vectors",
+    )
 
     def __init__(
         self,
@@ -160,6 +178,7 @@ class Passages:
         granularity: str = "passage",
         max_document_tokens: int = DEFAULT_MAX_DOCUMENT_TOKENS,
         lexical: float = 0.5,
+        hub_share: float = DEFAULT_HUB_SHARE,
     ) -> None:
         if not callable(getattr(graph_store, "get_documents", None)):
             raise InvalidInput(f"graph_store does not look right: {graph_store!r} has no 'get_documents'")
@@ -174,6 +193,9 @@ class Passages:
         self._granularity = check_granularity(granularity)
         self._max_doc_tokens = check_max_per_document(max_document_tokens, "max_document_tokens")
         self._lexical = float(lexical) if embedder is not None else 1.0
+        if isinstance(hub_share, bool) or not isinstance(hub_share, (int, float)) or not 0.0 < hub_share <= 1.0:
+            raise InvalidInput(f"hub_share must be a number in (0, 1], got {hub_share!r}")
+        self._hub_share = float(hub_share)
 
     def __repr__(self) -> str:
         return (
@@ -248,6 +270,7 @@ class Passages:
         scored: dict[str, tuple[float, int, Result]] = {}
         documents: list[str] = []
         order = 0
+        damp = await self._hub_damping(query, ranked[: 4 * top_k])
 
         def add(result: Result) -> None:
             nonlocal order
@@ -259,16 +282,46 @@ class Passages:
         for r in ranked:
             doc = document_id_of(r.document)
             if doc not in documents:
-                if len(documents) >= top_k:
+                # A damped hub does not count towards the documents that fill the list.
+                if sum(1 for d in documents if d not in damp) >= top_k:
                     break
                 documents.append(doc)
+            factor = damp.get(doc, 1.0)
             if r.document.metadata.get(_PARENT) is None and _chunk_count(r.document) > 1:
                 for passage in await self._expand(query, r, context):
-                    add(passage)
+                    add(_scaled(passage, factor))
             else:
-                add(r)
+                add(_scaled(r, factor))
         best = sorted(scored.values(), key=lambda t: (-t[0], t[1]))
         return cap_per_document([r for _, _, r in best], cap)[:top_k]
+
+    async def _hub_damping(self, query: Query, ranked: Sequence[Result]) -> dict[str, float]:
+        """``{document id: factor < 1}`` for the hub pages among ``ranked`` (see the class docs)."""
+        if self._vectors is None or not ranked:
+            return {}
+        counts: dict[str, int] = {}
+        parents: set[str] = set()
+        for r in ranked:
+            doc = document_id_of(r.document)
+            if doc == r.document.id:
+                counts[doc] = _chunk_count(r.document)
+            else:
+                parents.add(doc)
+        missing = sorted(parents - counts.keys())
+        if missing:
+            for doc_id, page in (await self._graph.get_documents(missing, filter=query.filter)).items():
+                counts[doc_id] = _chunk_count(page)
+        if max(counts.values(), default=0) <= 1:
+            return {}
+        total = await self._vectors.count()
+        if total <= 0:
+            return {}
+        out: dict[str, float] = {}
+        for doc_id, n in counts.items():
+            share = n / total
+            if n > 1 and share > self._hub_share:
+                out[doc_id] = self._hub_share / share
+        return out
 
     async def _expand(self, query: Query, result: Result, context: Any) -> list[Result]:
         doc = result.document
@@ -334,6 +387,12 @@ class Passages:
                 continue
             out.append(Result(_cut(document, size), r.score, r.signals, r.contributions))
         return out
+
+
+def _scaled(result: Result, factor: float) -> Result:
+    if factor >= 1.0:
+        return result
+    return Result(result.document, result.score * factor, result.signals, result.contributions)
 
 
 def _cut(document: Document, size: int) -> Document:
