@@ -90,6 +90,7 @@ __all__ = [
     "StageTraits",
     "StoreCorrupted",
     "VectorHit",
+    "VectorLookup",
     "VectorRecord",
     "VectorStore",
     "__version__",

@@ -18,7 +18,7 @@ from .._sync import run_sync
 from .._types import Query, Result
 from ..scoring import DEFAULT_WEIGHTS
 from ..stores import DEFAULT_STORE, open_store
-from ._errors import reports_errors
+from ._errors import err_console, reports_errors
 
 __all__ = ["register", "results_table"]
 
@@ -112,6 +112,8 @@ async def _run(
     async with await open_store(store_dir, mode="ro") as store:
         name = preset or store.default_preset
         pipeline = await store.pipeline(name)
+        for note in store.notes:
+            err_console.print(f"note: {note}", markup=False)
         given = {k: v for k, v in (shape or {}).items() if v is not None}
         return name, await pipeline.aretrieve(text, top_k=top_k, filter=filter_, **given)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._capabilities import PageRankRefreshing
+from .._capabilities import PageRankRefreshing, VectorLookup
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
@@ -287,11 +287,17 @@ class Indexer:
             report.warnings.append(warning)
             _log.warning("%s", warning)
         existing = await self._existing([p.record.id for p in plans])
+        intact = await self._intact(plans, existing)
         present: set[str] = set()
         todo: list[_Plan] = []
         for p in plans:
             meta = existing.get(p.record.id)
-            if meta is not None and meta.get(_STATE) == "indexed" and meta.get(_HASH) == p.digest:
+            if (
+                meta is not None
+                and meta.get(_STATE) == "indexed"
+                and meta.get(_HASH) == p.digest
+                and p.record.id in intact
+            ):
                 report.skipped += 1
                 present.add(p.record.id)
                 present.update(u for u, _ in p.units)
@@ -573,6 +579,39 @@ class Indexer:
         return found
 
     # -- writing ------------------------------------------------------------------------------
+
+    async def _intact(self, plans: Sequence[_Plan], existing: Mapping[str, Mapping[str, Any]]) -> set[str]:
+        """Ids of the unchanged documents whose units (chunk documents and vectors) all exist.
+
+        A skip trusts what an earlier run wrote; a vector file truncated or replaced since (or a
+        graph file that lost chunks) must make the document be written again, not orphan it.
+        """
+        candidates = [
+            p
+            for p in plans
+            if (meta := existing.get(p.record.id)) is not None
+            and meta.get(_STATE) == "indexed"
+            and meta.get(_HASH) == p.digest
+        ]
+        if not candidates:
+            return set()
+        units = [u for p in candidates for u, _ in p.units]
+        chunk_ids = [u for p in candidates for u, _ in p.units if u != p.record.id]
+        step = max(self._batch_size, 256)
+        have_chunks: set[str] = set()
+        for i in range(0, len(chunk_ids), step):
+            have_chunks.update(await self._graph.get_documents(chunk_ids[i : i + step]))
+        have_vectors: set[str] | None = None
+        if isinstance(self._vectors, VectorLookup):
+            have_vectors = set()
+            for i in range(0, len(units), step):
+                have_vectors |= await self._vectors.existing_ids(units[i : i + step])
+        return {
+            p.record.id
+            for p in candidates
+            if all(u == p.record.id or u in have_chunks for u, _ in p.units)
+            and (have_vectors is None or all(u in have_vectors for u, _ in p.units))
+        }
 
     async def _existing(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         return {k: d.metadata for k, d in (await self._existing_documents(ids)).items()}
