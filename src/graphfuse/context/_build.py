@@ -12,12 +12,14 @@ from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, GraphStore
 from .._sync import run_sync
 from .._types import Relation, Result
+from ..embedders._memo import memo_for
 from ._budget import TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
 from ._items import Item, item_body, item_title, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
+from ._preselect import worth_embedding
 from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
 
@@ -83,8 +85,11 @@ async def abuild_context(
     the budget's tokens by that counter.
 
     With an ``embedder`` (the one the pipeline searches with, say), sentences are also scored
-    by their similarity to the query, which finds answers worded unlike the question; it
-    embeds every sentence of the results once per call.
+    by their similarity to the query, which finds answers worded unlike the question. Only the
+    sentences that can still win are embedded: scored by words first, at most
+    :func:`~graphfuse.context._preselect.pool_size` of the budget (the rest keep their word
+    score), and only where the format uses similarity (a passage shown whole needs none); their
+    vectors are remembered by the text's hash for the next calls with the same embedder.
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query text must be a non-empty string")
@@ -114,7 +119,10 @@ async def abuild_context(
     similarity: dict[str, float] | None = None
     relation: dict[str, float] | None = None
     if embedder is not None and items:
-        similarity, relation = await sentence_similarity(embedder, query, items)
+        # Only the sentences that can still win are embedded (see _preselect), each once per embedder.
+        wanted = worth_embedding(query, items, fmt, b, caps)
+        if wanted:
+            similarity, relation = await sentence_similarity(embedder, query, items, wanted)
     if fmt == "passages":
         text, sources, dropped = pack_passages(query, items, b, similarity, relation)
     elif fmt == "evidence":
@@ -137,20 +145,31 @@ async def abuild_context(
 
 
 async def sentence_similarity(
-    embedder: Embedder, query: str, items: Sequence[Item]
+    embedder: Embedder, query: str, items: Sequence[Item], texts: Sequence[str] | None = None
 ) -> tuple[dict[str, float], dict[str, float] | None]:
-    """Each distinct sentence of ``items`` -> its cosine similarity to ``query`` by ``embedder``,
-    and to :func:`~graphfuse.context._evidence.relation_query` (``None`` when the query names no
-    retrieved title). The sentences are embedded once for both."""
-    texts = list(dict.fromkeys(it.text[s:e] for it in items for s, e in sentence_spans(it.text)))
+    """Each of ``texts`` (default: every distinct sentence of ``items``) -> its cosine similarity
+    to ``query`` by ``embedder``, and to :func:`~graphfuse.context._evidence.relation_query`
+    (``None`` when the query names no retrieved title). The sentences are embedded once for
+    both, and remembered by their text's hash for later calls with the same embedder (see
+    :mod:`graphfuse.embedders._memo`)."""
+    if texts is None:
+        texts = list(dict.fromkeys(it.text[s:e] for it in items for s, e in sentence_spans(it.text)))
+    else:
+        texts = list(dict.fromkeys(texts))
     if not texts:
         return {}, None
     asked = relation_query(query, items)
     who = type(embedder).__name__
+    memo = memo_for(embedder)
     try:
-        q = np.asarray(await embedder.embed_query(query), dtype=np.float64)
-        r = np.asarray(await embedder.embed_query(asked), dtype=np.float64) if asked else None
-        m = np.asarray(await embedder.embed_documents(texts), dtype=np.float64)
+        if memo is not None:
+            q = await memo.embed_query(query)
+            r = await memo.embed_query(asked) if asked else None
+            m = await memo.embed_documents(texts)
+        else:
+            q = np.asarray(await embedder.embed_query(query), dtype=np.float64)
+            r = np.asarray(await embedder.embed_query(asked), dtype=np.float64) if asked else None
+            m = np.asarray(await embedder.embed_documents(texts), dtype=np.float64)
     except GraphFuseError:
         raise
     except Exception as exc:

@@ -122,8 +122,13 @@ def pack_passages(
     b: Budgeter,
     similarity: Mapping[str, float] | None = None,
     relation_similarity: Mapping[str, float] | None = None,
+    *,
+    scorer: SentenceScorer | None = None,
 ) -> Packed:
     """Whole passages by score; one that does not fit is cut to its query-relevant sentences, else dropped.
+
+    ``scorer`` (made from ``query``, ``items`` and the similarities when not given) ranks the
+    sentences of a passage that is cut.
 
     A passage too long for the space left, whose best sentence alone does not fit either, is
     cut at a word boundary when it would be the first in the context (so one long paragraph
@@ -133,7 +138,6 @@ def pack_passages(
     sources: list[ContextSource] = []
     dropped: list[DroppedSource] = []
     used = 0
-    scorer: SentenceScorer | None = None
     for pos, item in enumerate(items):
         n = len(parts) + 1
         head = _head(n, item.title, "\n")

@@ -47,8 +47,23 @@ def sentence_spans(text: str, limit: int | None = None) -> list[tuple[int, int]]
     a number's decimal point or a known abbreviation such as *Dr.* or *U.S.*), at the CJK full
     stop, exclamation and question marks, and at line breaks. A text without any boundary is
     one sentence. With ``limit``, only the first ``limit`` sentences are returned (and the rest
-    of the text is not read).
+    of the text is not read). The spans of a long text are remembered (by its content) for the
+    next calls: packing and scoring split the same long pages again and again.
     """
+    if limit is None and len(text) >= _REMEMBERED_FROM:
+        return list(_long_spans(text))
+    return _spans(text, limit)
+
+
+_REMEMBERED_FROM = 4096  # characters
+
+
+@lru_cache(maxsize=32)
+def _long_spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple(_spans(text, None))
+
+
+def _spans(text: str, limit: int | None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _END.finditer(text):

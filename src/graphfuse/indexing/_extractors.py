@@ -41,6 +41,17 @@ def normalize(text: str) -> str:
     """Lower-case, strip accents: the form titles and passages are matched in."""
     if text.isascii():  # NFKD changes nothing and there are no combining marks: the common case, 20x faster
         return text.lower()
+    if "\n" in text:
+        # Line by line: a line break is a starter (no mark combines with it), so each line decomposes,
+        # loses its marks and folds on its own; the ASCII lines of a long page (an emoji here and
+        # there) take the fast way.
+        return "".join(_normalized(line) for line in text.splitlines(keepends=True))
+    return _normalized(text)
+
+
+def _normalized(text: str) -> str:
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
