@@ -39,7 +39,7 @@ from llama_index.postprocessor.graphfuse import (
     TemporalDecayPostprocessor,
     WeightedFusionPostprocessor,
 )
-from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, node_with_signals, scored
+from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY
 
 from graphfuse import Document, Relation, Result
 from graphfuse.context import build_context, get_token_counter
@@ -58,7 +58,8 @@ class CopyOnly(BaseNodePostprocessor):
         out = []
         for n in nodes:
             signals = {**n.node.metadata.get(SIGNALS_KEY, {}), "copy": 0.5}
-            out.append(scored(node_with_signals(n.node, signals, SIGNALS_KEY), n.score))
+            node = n.node.model_copy(update={"metadata": {**n.node.metadata, SIGNALS_KEY: signals}})
+            out.append(NodeWithScore(node=node, score=n.score))
         return out
 
 
@@ -68,7 +69,7 @@ class Rewrap(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        return sorted((scored(n.node, n.score) for n in nodes), key=lambda n: -(n.score or 0.0))
+        return sorted((NodeWithScore(node=n.node, score=n.score) for n in nodes), key=lambda n: -(n.score or 0.0))
 
 
 def make_nodes(n: int, rng: random.Random) -> list[NodeWithScore]:

@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from graphfuse import Document, Embedder, GraphStore, Relation, VectorRecord, VectorStore
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
+
+# Property tests check behaviour, not speed: no per-example deadline and no "input generation is
+# slow" health check, which fails on a busy machine without saying anything about the code.
+settings.register_profile("graphfuse", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("graphfuse")
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 DAY = timedelta(days=1)

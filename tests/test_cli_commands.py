@@ -104,7 +104,7 @@ def test_query_json(store: Path) -> None:
     rows = json.loads(result.stdout)
     assert len(rows) == 2
     assert rows[0]["id"] == "apples"
-    assert set(rows[0]) == {"id", "title", "snippet", "score", "signals"}
+    assert set(rows[0]) == {"id", "document_id", "title", "snippet", "score", "signals"}
     assert rows[0]["score"] >= rows[1]["score"]
     assert "bm25" in rows[0]["signals"]  # the default preset is multihop on the embedded store
 

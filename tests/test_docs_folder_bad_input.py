@@ -13,7 +13,7 @@ from graphfuse import presets, run_sync
 from graphfuse.cli import app
 from graphfuse.context import build_context, get_token_counter
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import LINKS_TO, Indexer, SourceRecord, TokenChunker, read_sources
+from graphfuse.indexing import LINKS_TO, Indexer, SourceRecord, TokenChunker, read_sources, records_from_loaded
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 runner = CliRunner()
@@ -137,3 +137,24 @@ def test_many_unrelated_documents_are_warned_about(caplog: pytest.LogCaptureFixt
     linked = [SourceRecord(r.id, r.text, links=("d0",) if r.id == "d1" else ()) for r in records]
     report = Indexer(InMemoryGraphStore(), LocalVectorStore(), embedder).index(linked)
     assert not any("no relation" in w for w in report.warnings)
+
+
+def test_a_page_of_markup_only_is_skipped_and_links_to_it_link_nothing(tmp_path: Path) -> None:
+    (tmp_path / "api.md").write_text("::: pydantic.fields\n    options:\n      members: true\n")
+    (tmp_path / "guide.md").write_text("# Guide\n\nSee the [API](api.md) and [more](more.md).\n")
+    (tmp_path / "more.md").write_text("# More\n\nMore text.\n")
+    skipped: list[str] = []
+    records = list(read_sources([tmp_path], on_skip=lambda path, why: skipped.append(why)))
+    assert [r.id for r in records] == ["guide.md", "more.md"]
+    assert skipped == ["the file has no text besides its links and markup"]
+    assert records[0].links == ("more.md",)
+    loaded = records_from_loaded(
+        [(p.name, p.read_text(), {"file_path": str(p)}) for p in sorted(tmp_path.glob("*.md"))],
+        path_key="file_path",
+        on_skip=lambda doc_id, why: skipped.append(doc_id),
+    )
+    assert [(r.id, r.links) for r in loaded] == [("guide.md", ("more.md",)), ("more.md", ())]
+    assert skipped[-1] == "api.md"
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=64)
+    report = Indexer.for_records(loaded, graph, vectors, embedder).index(loaded)
+    assert report.warnings == []

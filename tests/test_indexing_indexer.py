@@ -254,3 +254,23 @@ def test_constructor_validation(stores: Stores) -> None:
         Indexer(graph, vectors, object())  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="extract"):
         Indexer(graph, vectors, HashingEmbedder(DIM), extractors=[object()])  # type: ignore[list-item]
+
+
+async def test_entity_nodes_in_a_namespace_with_their_metadata() -> None:
+    from graphfuse.indexing import ENTITY_PREFIX, MENTIONED_IN, TextEntityExtractor
+
+    graph, vectors = InMemoryGraphStore(), LocalVectorStore()
+    options = {"extractors": [TextEntityExtractor()], "entity_graph": True}
+    indexer = Indexer(
+        graph, vectors, HashingEmbedder(DIM), entity_namespace="t1/", entity_metadata={"tenant": "t1"}, **options
+    )
+    await indexer.aindex([SourceRecord(id="t1/d", text="The plant in Tarvin opened.")])
+    node = f"{ENTITY_PREFIX}t1/tarvin"
+    got = (await graph.get_documents([node]))[node]
+    assert got.metadata == {"tenant": "t1", "graphfuse_kind": "entity", "name": "tarvin", "mentions": 1}
+    assert [r.type for r in await graph.relations([node])] == [MENTIONED_IN]
+    for bad in ({"name": "x"}, {"mentions": 2}, {"graphfuse_kind": "doc"}, {"parent_id": "p"}):
+        with pytest.raises(InvalidInput, match="entity_metadata"):
+            Indexer(graph, vectors, HashingEmbedder(DIM), entity_metadata=bad, **options)
+    with pytest.raises(InvalidInput, match="entity_namespace"):
+        Indexer(graph, vectors, HashingEmbedder(DIM), entity_namespace=3, **options)  # type: ignore[arg-type]

@@ -225,7 +225,10 @@ async def test_a_build_past_the_deadline_is_a_504_and_finishes_for_the_next_requ
         ("evil.example:8000", False),
         ("localhost.evil.example", False),
         ("127.0.0.1.nip.io", False),
-        ("127.0.0.2", False),
+        ("127.0.0.2:8000", True),
+        ("[0:0:0:0:0:0:0:1]", True),
+        ("::1", False),
+        ("10.0.0.1", False),
         ("0.0.0.0", False),
         ("[::1]x", False),
         ("localhost:80:80", False),
@@ -288,3 +291,17 @@ async def test_invented_methods_and_paths_add_no_metric_series(tmp_path: Path) -
         assert after == before, sorted(after - before)[:10]
         labels = {line.split("{", 1)[1] for line in after if "{" in line}
         assert not any("M1" in x or "invented" in x for x in labels)
+
+
+async def test_presets_are_the_ones_registered_when_the_server_started(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        presets.register("late_probe", lambda vector_store, embedder: presets.minimal(vector_store, embedder))
+        try:
+            listed = (await w.client.get("/v1/samples", headers=w.auth("acme"))).json()["presets"]
+            assert "minimal" in listed
+            assert "late_probe" not in listed
+            r = await w.client.post("/v1/retrieve", json={"query": "a", "preset": "late_probe"}, headers=w.auth("acme"))
+            assert r.status_code == 422
+            assert r.json()["field"] == "preset"
+        finally:
+            presets.unregister("late_probe")

@@ -155,3 +155,60 @@ async def test_every_v1_route_needs_a_valid_key(tmp_path: Path, method: str, pat
         w.keys.revoke(w.keys.records()[0].key_id)
         r = await w.client.request(method, path, json=body, headers=w.auth("acme"))
         assert r.status_code == 401
+
+
+async def test_tenants_get_their_own_entity_graph(tmp_path: Path) -> None:
+    """Issue 28, item 7: a store with an entity graph builds each tenant's entity nodes in its scope."""
+    from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord, TextEntityExtractor
+
+    async with served(tmp_path, corpus=False) as w:
+        # The store was indexed with an entity graph (as `graphfuse index` does for untitled text).
+        indexer = Indexer(
+            w.store.graph, w.store.vectors, w.service.embedder, extractors=[TextEntityExtractor()], entity_graph=True
+        )
+        await indexer.aindex([SourceRecord(id="base", text="Operators of Kestrel Dynamics met in Lisbon.")])
+        acme = [
+            {"id": "a1", "text": "The Zorblax Industries plant opened in Tarvin. acmeword"},
+            {"id": "a2", "text": "Quarterly budget notes: Zorblax Industries paid the invoice. acmeword"},
+        ]
+        globex = [{"id": "g1", "text": "Zorblax Industries bought a warehouse in Quuxville. globexword"}]
+        assert (await w.ingest("acme", acme)).status_code == 200
+        assert (await w.ingest("globex", globex)).status_code == 200
+        stats = {t: (await w.client.get("/v1/graph/stats", headers=w.auth(t))).json() for t in ("acme", "globex")}
+        assert stats["acme"]["entities"] == 2  # zorblax industries, tarvin
+        assert stats["globex"]["entities"] == 2  # zorblax industries, quuxville
+        assert stats["acme"]["relations_by_type"]["MENTIONED_IN"] == 3
+        # The same name is two nodes, each under its tenant, with its tenant's metadata.
+        nodes = {
+            d.id: d.metadata
+            async for d in w.store.graph.iter_documents()
+            if d.metadata.get("graphfuse_kind") == "entity" and d.metadata.get("name") == "zorblax industries"
+        }
+        assert nodes.keys() == {f"{ENTITY_PREFIX}acme/zorblax industries", f"{ENTITY_PREFIX}globex/zorblax industries"}
+        for node_id, metadata in nodes.items():
+            tenant = node_id[len(ENTITY_PREFIX) :].split("/", 1)[0]
+            assert metadata["tenant"] == tenant
+            # Unfiltered, one hop: the node leads to its own tenant's documents only.
+            related = {r.id for r in await w.store.graph.related([node_id], depth=1)}
+            own_entities = {x for x in related if x.startswith(f"{ENTITY_PREFIX}{tenant}/")}
+            assert related - own_entities == {f"{tenant}/{d['id']}" for d in (acme + globex) if tenant in d["text"]}
+        # A hop through acme's entity node reaches acme's other document, never globex's.
+        spec = {
+            "query": "plant opened in Tarvin",
+            "top_k": 10,
+            "stages": [{"name": "semantic", "limit": 1}, "hydrate", {"name": "graph", "depth": 2}],
+        }
+        r = await w.client.post("/v1/retrieve", json=spec, headers=w.auth("acme"))
+        assert r.status_code == 200, r.text
+        got = {x["id"]: x for x in r.json()["results"]}
+        assert set(got) == {"a1", "a2"}
+        assert got["a2"]["signals"]["graph"] > 0
+        assert "globexword" not in r.text
+        for preset in ("multihop", "standard"):
+            for tenant, other in (("acme", "globexword"), ("globex", "acmeword")):
+                body = {"query": "What did Zorblax Industries do?", "top_k": 10, "preset": preset, "graph": True}
+                r = await w.client.post("/v1/retrieve", json=body, headers=w.auth(tenant))
+                assert r.status_code == 200, r.text
+                assert other not in r.text
+                assert r.json()["results"]
+                assert not any(x["id"].startswith(ENTITY_PREFIX) for x in r.json()["results"])

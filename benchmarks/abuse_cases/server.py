@@ -416,6 +416,53 @@ async def _metric_labels_bounded(tmp: Path) -> None:
         assert after == before, f"{len(after - before)} new metric series, e.g. {sorted(after - before)[:3]}"
 
 
+async def _tenant_entity_graph(tmp: Path) -> None:
+    from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord, TextEntityExtractor
+
+    async with world(tmp, ingest=False) as w:
+        extractors = [TextEntityExtractor()]
+        base = Indexer(w.store.graph, w.store.vectors, w.service.embedder, extractors=extractors, entity_graph=True)
+        await base.aindex([SourceRecord(id="base", text="Operators of Kestrel Dynamics met in Lisbon.")])
+        docs = {
+            "acme": [
+                {"id": "x1", "text": "The Zorblax Industries plant opened in Tarvin. acmeword"},
+                {"id": "x2", "text": "Budget notes: Zorblax Industries paid the invoice. acmeword"},
+            ],
+            "globex": [
+                {"id": "x1", "text": "Zorblax Industries bought a warehouse in Quuxville. globexword"},
+                {"id": "x3", "text": "Minutes: Zorblax Industries will move. globexword"},
+            ],
+        }
+        for tenant in TENANTS:
+            r = await w.client.post("/v1/ingest", json={"documents": docs[tenant]}, headers=w.auth(tenant))
+            assert r.status_code == 200, f"ingest {tenant}: {r.status_code} {r.text[:200]}"
+        for tenant, other in (("acme", "globex"), ("globex", "acme")):
+            stats = (await w.client.get("/v1/graph/stats", headers=w.auth(tenant))).json()
+            assert stats["entities"] > 0, f"{tenant} has no entity nodes after ingest into an entity-graph store"
+            spec = {
+                "query": docs[tenant][0]["text"],
+                "top_k": 10,
+                "stages": [{"name": "semantic", "limit": 1}, "hydrate", {"name": "graph", "depth": 3}],
+            }
+            r = await w.client.post("/v1/retrieve", json=spec, headers=w.auth(tenant))
+            assert r.status_code == 200, f"{tenant} graph walk: {r.status_code}"
+            got = {x["id"] for x in r.json()["results"]}
+            assert docs[tenant][1]["id"] in got, f"{tenant}: the hop through its entity node found nothing: {got}"
+            assert f"{other}word" not in r.text, f"a hop through an entity node reached {other}'s document"
+            for preset in ("multihop", "standard"):
+                body = {"query": "What did Zorblax Industries do?", "preset": preset, "top_k": 10, "graph": True}
+                r = await w.client.post("/v1/retrieve", json=body, headers=w.auth(tenant))
+                assert r.status_code == 200, f"{tenant} {preset}: {r.status_code}"
+                assert f"{other}word" not in r.text, f"{preset} gave {tenant} {other}'s document"
+                assert not any(x["id"].startswith(ENTITY_PREFIX) for x in r.json()["results"]), "entity node as result"
+        names: dict[str, list[str]] = {}
+        async for d in w.store.graph.iter_documents():
+            if d.metadata.get("graphfuse_kind") == "entity":
+                names.setdefault(str(d.metadata.get("name")), []).append(d.id)
+        shared = names.get("zorblax industries", [])
+        assert len(shared) == 2, f"the shared name should be one node per tenant, got {shared}"
+
+
 CASES = [
     ("server/tenants-kept-apart-on-every-route", True, sync(_tenants_on_every_route)),
     ("server/401-on-bad-missing-revoked-keys", True, sync(_credentials)),
@@ -427,4 +474,5 @@ CASES = [
     ("server/no-keys-refuses-foreign-host", True, sync(_foreign_host_without_keys)),
     ("server/keys-accept-any-host", True, sync(_any_host_with_keys)),
     ("server/metric-labels-bounded", True, sync(_metric_labels_bounded)),
+    ("server/tenant-entity-graph-in-scope", True, sync(_tenant_entity_graph)),
 ]

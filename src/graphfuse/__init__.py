@@ -28,12 +28,14 @@ from ._errors import (
     InvalidInput,
     NoCandidates,
     NotFound,
+    PermissionDenied,
     PluginError,
     RateLimited,
     StageFailed,
     StoreCorrupted,
 )
 from ._filters import Condition, FilterLike, MetadataFilter
+from ._passages import Passages
 from ._pipeline import Pipeline, StageRunContext, run_signal_stage, run_stage, run_stages
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._sync import run_sync
@@ -67,6 +69,8 @@ __all__ = [
     "NoCandidates",
     "NotFound",
     "PageRankRefreshing",
+    "Passages",
+    "PermissionDenied",
     "Pipeline",
     "PluginError",
     "Query",
@@ -86,6 +90,7 @@ __all__ = [
     "StageTraits",
     "StoreCorrupted",
     "VectorHit",
+    "VectorLookup",
     "VectorRecord",
     "VectorStore",
     "__version__",

@@ -23,6 +23,7 @@ from .plugins.hookspecs import Register, RegisterPreset
 __all__ = [
     "register_cache_stores",
     "register_embedders",
+    "register_entity_extractors",
     "register_graph_stores",
     "register_presets",
     "register_rerankers",
@@ -305,12 +306,19 @@ def register_presets(register: RegisterPreset) -> None:
         needs=(*_COMPONENTS, "corpus_indexes"),
         description="hybrid seeds, entity links and Personalized PageRank for multi-hop questions",
     )
-    register("bm25", "graphfuse.multihop:lexical", needs=("corpus_indexes",), description="BM25 only")
+    register(
+        "bm25",
+        "graphfuse.multihop:lexical",
+        needs=("corpus_indexes",),
+        uses=("graph_store",),
+        description="BM25 only (passages when a graph store is given)",
+    )
     register(
         "hybrid",
         "graphfuse.multihop:hybrid",
         needs=("vector_store", "embedder", "corpus_indexes"),
-        description="vector + BM25 search by reciprocal rank fusion",
+        uses=("graph_store",),
+        description="vector + BM25 search by reciprocal rank fusion (passages when a graph store is given)",
     )
 
 
@@ -337,3 +345,15 @@ def register_token_counters(register: Register) -> None:
     register("cl100k_base", _tiktoken_counter("cl100k_base"))
     register("o200k_base", _tiktoken_counter("o200k_base"))
     register("regex", _regex_counter)
+
+
+def _text_entities(**options: Any) -> Any:
+    from .indexing import TextEntityExtractor
+
+    return TextEntityExtractor(**options)
+
+
+@hookimpl
+def register_entity_extractors(register: Register) -> None:
+    """text: proper-noun phrases (:class:`~graphfuse.indexing.TextEntityExtractor`, offline, no model)."""
+    register("text", _text_entities)

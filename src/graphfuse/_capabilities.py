@@ -11,6 +11,7 @@ capability                   used by
 :class:`DocumentListing`     :func:`graphfuse.multihop.corpus_indexes`, the ``multihop`` preset
 :class:`AdjacencySource`     :class:`~graphfuse.multihop.PersonalizedPageRank` (whole-graph walk)
 :class:`PageRankRefreshing`  :class:`~graphfuse.indexing.Indexer` (precompute after writes)
+:class:`VectorLookup`        :class:`~graphfuse.indexing.Indexer` (skip unchanged only with vectors)
 :class:`SignalStage`         integrations score their own records (:func:`~graphfuse.run_signal_stage`)
 :class:`SignalScorer`        integrations fuse signals without building candidates
 ============================ ==================================================================
@@ -36,8 +37,21 @@ __all__ = [
     "SignalInput",
     "SignalScorer",
     "SignalStage",
+    "VectorLookup",
     "as_signal_stage",
 ]
+
+
+@runtime_checkable
+class VectorLookup(Protocol):
+    """A vector store that says which ids it holds a vector for.
+
+    The :class:`~graphfuse.indexing.Indexer` skips an unchanged document only when the vectors
+    of its units are there (a truncated or replaced vector file must not leave it orphaned);
+    with a vector store without this capability the skip trusts the graph store's record.
+    """
+
+    async def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
 
 
 @runtime_checkable

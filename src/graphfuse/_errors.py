@@ -11,6 +11,7 @@
     ├── AuthenticationFailed   credentials were refused (never retried)
     ├── InvalidInput           bad arguments or data; also a ``ValueError``
     ├── StoreCorrupted         a store directory is damaged or half-written
+    ├── PermissionDenied       the process may not read or write a file it needs (also a ``PermissionError``)
     ├── StageFailed            a pipeline stage raised (carries ``stage``, chained from the cause)
     ├── NoCandidates           a run that requires results produced none
     ├── EmptyPipeline          a pipeline was built without stages
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidInput",
     "NoCandidates",
     "NotFound",
+    "PermissionDenied",
     "PluginError",
     "RateLimited",
     "StageFailed",
@@ -85,6 +87,13 @@ class InvalidInput(GraphFuseError, ValueError):
 
 class StoreCorrupted(GraphFuseError):
     """A store directory is damaged, half-written, or was written by something else."""
+
+
+class PermissionDenied(GraphFuseError, PermissionError):
+    """The operating system refused to let GraphFuse read or write a file; the message names it.
+
+    Not damage: the file may be intact (a read-only store written to, another user's file).
+    """
 
 
 class StageFailed(GraphFuseError):

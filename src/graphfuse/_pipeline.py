@@ -29,6 +29,7 @@ from ._sync import run_sync
 from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
+    from ._passages import Passages
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
@@ -65,7 +66,7 @@ class Pipeline:
     inside a running event loop.
     """
 
-    __slots__ = ("_require_results", "_scorer", "_stages")
+    __slots__ = ("_passages", "_require_results", "_scorer", "_stages")
 
     def __init__(
         self,
@@ -73,8 +74,13 @@ class Pipeline:
         scorer: Scorer | Callable[[Mapping[str, float]], float] | None = None,
         *,
         require_results: bool = False,
+        passages: Passages | None = None,
     ) -> None:
+        from ._passages import Passages
         from .scoring import WeightedScorer, as_scorer
+
+        if passages is not None and not isinstance(passages, Passages):
+            raise InvalidInput(f"passages must be a graphfuse.Passages, got {type(passages).__name__}")
 
         stages = tuple(stages)
         if not stages:
@@ -91,6 +97,20 @@ class Pipeline:
         self._stages: tuple[Stage, ...] = stages
         self._scorer: Scorer = WeightedScorer() if scorer is None else as_scorer(scorer)
         self._require_results = require_results
+        self._passages = passages
+
+    @property
+    def passages(self) -> Passages | None:
+        """How results become passages (:class:`~graphfuse.Passages`; the presets attach one), or ``None``.
+
+        Without one, results are what the stages ranked (a pipeline built by hand keeps its
+        behaviour); ``max_per_document`` still caps passages per document when given.
+        """
+        return self._passages
+
+    def with_passages(self, passages: Passages | None) -> Pipeline:
+        """A new pipeline with the same stages and scorer and another passage selection (``None``: none)."""
+        return Pipeline(self._stages, self._scorer, require_results=self._require_results, passages=passages)
 
     @property
     def stages(self) -> tuple[Stage, ...]:
@@ -104,7 +124,7 @@ class Pipeline:
 
     def with_scorer(self, scorer: Scorer) -> Pipeline:
         """A new pipeline with the same stages and another scorer."""
-        return Pipeline(self._stages, scorer, require_results=self._require_results)
+        return Pipeline(self._stages, scorer, require_results=self._require_results, passages=self._passages)
 
     def __repr__(self) -> str:
         names = " -> ".join(s.name for s in self._stages)
@@ -119,9 +139,24 @@ class Pipeline:
         filter: FilterLike | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        granularity: str | None = None,
+        max_per_document: int | None = None,
+        max_document_tokens: int | None = None,
     ) -> list[Result]:
         """Sync form of :meth:`aretrieve`."""
-        return run_sync(self.aretrieve(query, top_k, min_score, filter=filter, options=options, timeout=timeout))
+        return run_sync(
+            self.aretrieve(
+                query,
+                top_k,
+                min_score,
+                filter=filter,
+                options=options,
+                timeout=timeout,
+                granularity=granularity,
+                max_per_document=max_per_document,
+                max_document_tokens=max_document_tokens,
+            )
+        )
 
     async def aretrieve(
         self,
@@ -132,15 +167,39 @@ class Pipeline:
         filter: FilterLike | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        granularity: str | None = None,
+        max_per_document: int | None = None,
+        max_document_tokens: int | None = None,
     ) -> list[Result]:
         """Run every stage, score, and return the ``top_k`` best results (best first).
 
         ``filter`` is a metadata filter applied by every stage that reads a store; ``options``
         are per-call stage options keyed by stage name; ``timeout`` (seconds) bounds the whole
         run and raises :class:`DeadlineExceeded`. A failing stage raises :class:`StageFailed`.
+
+        With a passage selection (:attr:`passages`, which every preset has), a result is a
+        passage of at most the indexer's chunk size naming its document
+        (:attr:`Result.document_id`, :attr:`Result.document_title`), at most
+        ``max_per_document`` of one document (default 2); ``granularity="document"`` returns
+        whole documents instead, each cut to ``max_document_tokens`` tokens (default 2048). The
+        defaults are the :class:`~graphfuse.Passages`' own.
         """
+        from ._passages import check_granularity, check_max_per_document
+
         q = Query.of(query, filter=filter, options=options)
         _check_top_k(top_k)
+        if granularity is not None:
+            check_granularity(granularity)
+            if self._passages is None:
+                raise InvalidInput(
+                    "granularity needs a pipeline with a passage selection (graphfuse.Passages): "
+                    "build it from a preset, or pass passages= to Pipeline"
+                )
+        if max_per_document is not None:
+            check_max_per_document(max_per_document)
+        if max_document_tokens is not None:
+            check_max_per_document(max_document_tokens, "max_document_tokens")
+        grain = (granularity, max_per_document, max_document_tokens)
         if min_score is not None and (
             isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not math.isfinite(min_score)
         ):
@@ -156,8 +215,8 @@ class Pipeline:
             left = _deadline.remaining()
             try:
                 if left is None:
-                    return await self._run(q, top_k, min_score)
-                return await asyncio.wait_for(self._run(q, top_k, min_score), timeout=max(left, 0.0))
+                    return await self._run(q, top_k, min_score, grain)
+                return await asyncio.wait_for(self._run(q, top_k, min_score, grain), timeout=max(left, 0.0))
             except DeadlineExceeded:
                 raise
             except asyncio.TimeoutError as exc:
@@ -250,7 +309,8 @@ class Pipeline:
         return self._stage_component("embedder", "embed_query")
 
     def _graph_store(self) -> Any:
-        return self._stage_component("graph_store", "get_documents")
+        found = self._stage_component("graph_store", "get_documents")
+        return found if found is not None or self._passages is None else self._passages.graph_store
 
     def _stage_component(self, name: str, method: str) -> Any:
         """The first stage's ``name`` (or ``_name``) attribute that has ``method``, else ``None``."""
@@ -260,7 +320,13 @@ class Pipeline:
                 return found
         return None
 
-    async def _run(self, q: Query, top_k: int, min_score: float | None) -> list[Result]:
+    async def _run(
+        self,
+        q: Query,
+        top_k: int,
+        min_score: float | None,
+        grain: tuple[str | None, int | None, int | None] = (None, None, None),
+    ) -> list[Result]:
         started = time.perf_counter()
         context = StageRunContext()
         candidates: list[Candidate] = []
@@ -279,11 +345,28 @@ class Pipeline:
                 else [{} for _ in candidates]
             )
             order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
-            results = [
+            ranked = [
                 Result(candidates[i].document, float(scores[i]), candidates[i].signals, shares[i])
                 for i in order
                 if min_score is None or scores[i] >= min_score
-            ][:top_k]
+            ]
+            granularity, per_document, document_tokens = grain
+            if self._passages is not None:
+                results = await self._passages.select(
+                    q,
+                    ranked,
+                    top_k,
+                    granularity=granularity,
+                    max_per_document=per_document,
+                    max_document_tokens=document_tokens,
+                    context=context,
+                )
+            elif per_document is not None:
+                from ._passages import cap_per_document
+
+                results = cap_per_document(ranked, per_document)[:top_k]
+            else:
+                results = ranked[:top_k]
             elapsed = time.perf_counter() - started
             PIPELINE_DURATION.record(elapsed)
             PIPELINE_RESULTS.record(len(results))

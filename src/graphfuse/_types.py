@@ -185,8 +185,20 @@ class Result:
 
     @property
     def id(self) -> str:
-        """The document id."""
+        """The result's own id: a passage's (``<document>#<n>`` for a chunk) or a document's."""
         return self.document.id
+
+    @property
+    def document_id(self) -> str:
+        """The id of the document this result belongs to: a chunk's ``parent_id``, else :attr:`id`."""
+        parent = self.document.metadata.get("parent_id")
+        return parent if isinstance(parent, str) and parent else self.document.id
+
+    @property
+    def document_title(self) -> str | None:
+        """The title of that document (metadata ``title``, which the indexer copies onto chunks), or ``None``."""
+        title = self.document.metadata.get("title")
+        return title if isinstance(title, str) and title.strip() else None
 
 
 @dataclass(frozen=True, slots=True)

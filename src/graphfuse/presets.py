@@ -8,7 +8,8 @@ any plugin's):
 - ``minimal``: semantic -> hydrate (vector search only), scored by the cosine itself.
 - ``no_rerank``: ``standard`` without the rerank stage.
 - ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that
-  need two passages (:func:`graphfuse.multihop.multihop`; needs the corpus indexes).
+  need two passages (:func:`graphfuse.multihop.multihop`; needs the corpus indexes). Over a
+  store in one call: ``await presets.multihop(store)`` (:func:`multihop`).
 - ``bm25``: BM25 only; ``hybrid``: vector + BM25 by reciprocal rank fusion (need the corpus indexes).
 
 Each :class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`). Hosts (the CLI,
@@ -31,6 +32,7 @@ from typing import Any
 
 from ._capabilities import DocumentListing
 from ._errors import InvalidInput
+from ._passages import Passages
 from ._pipeline import Pipeline
 from ._preset_options import stage_options as _options
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -43,6 +45,7 @@ __all__ = [
     "build",
     "get",
     "minimal",
+    "multihop",
     "names",
     "no_rerank",
     "register",
@@ -79,7 +82,7 @@ def _graph_pipeline(
     if reranker is not None:
         # The rerank stage picks its top_k by the same weights as the final score.
         stages.append(registry.build_stage("rerank", components, **{"scorer": scorer, **opts["rerank"]}))
-    return Pipeline(stages, scorer)
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
 
 
 def _weighted(weights: Mapping[str, float] | None) -> Any:
@@ -123,14 +126,52 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
     """Vector search only: semantic, then hydrate when a ``graph_store`` is given.
 
     The score is the ``semantic`` signal (the cosine, floored at 0), not a share of a weighted
-    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content.
+    sum. Without a graph store the results carry ids and the ``semantic`` signal, no content;
+    with one, results are passages, at most two of one document (:class:`~graphfuse.Passages`).
     """
     registry = get_registry()
     components = Components(graph_store=graph_store, vector_store=vector_store, embedder=embedder)
     stages: list[Any] = [registry.build_stage("semantic", components)]
+    passages = None
     if graph_store is not None:
         stages.append(registry.build_stage("hydrate", components))
-    return Pipeline(stages, _weighted({"semantic": 1.0}))
+        passages = Passages(graph_store, vector_store, embedder)
+    return Pipeline(stages, _weighted({"semantic": 1.0}), passages=passages)
+
+
+async def multihop(
+    store: Any,
+    vector_store: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    *,
+    reranker: Reranker | None = None,
+    **options: Any,
+) -> Pipeline:
+    """The ``multihop`` pipeline over a store, in one call: ``await presets.multihop(store)``.
+
+    ``store`` is a store directory (:func:`graphfuse.stores.open_store`, what ``graphfuse index``
+    writes; its corpus indexes are read from the directory's cache) or a graph store given with
+    its ``vector_store`` and ``embedder`` (the corpus indexes, entity matcher and timeline are
+    read back from the graph store, as :func:`abuild` does). ``options`` go to
+    :func:`graphfuse.multihop.multihop` (weights, per-stage options). Results are passages
+    (:class:`~graphfuse.Passages`). Raises :class:`~graphfuse.InvalidInput` when a graph store
+    comes without its vector store and embedder.
+    """
+    from .stores import StoreDirectory
+
+    if isinstance(store, StoreDirectory):
+        if vector_store is not None or embedder is not None:
+            raise InvalidInput("presets.multihop(store): a store directory brings its own vector store and embedder")
+        return await store.pipeline("multihop", reranker=reranker, **options)
+    if vector_store is None or embedder is None:
+        raise InvalidInput(
+            "presets.multihop needs a store directory (graphfuse.stores.open_store), or a graph store with its "
+            f"vector_store and embedder; got {type(store).__name__} without "
+            + " and ".join(n for n, v in (("vector_store", vector_store), ("embedder", embedder)) if v is None)
+        )
+    return await abuild(
+        "multihop", graph_store=store, vector_store=vector_store, embedder=embedder, reranker=reranker, **options
+    )
 
 
 def names() -> list[str]:

@@ -20,10 +20,11 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     repair: Annotated[bool, typer.Option("--repair", help="Fix what can be fixed and say what was done.")] = False,
 ) -> None:
-    """Check a store: SQLite integrity, counts, pending documents, dangling relations,
-    documents without vectors, vectors without documents, manifest vs actual counts.
+    """Check a store: its files (missing, empty, unreadable, damaged), damaged rows, counts,
+    pending documents, dangling relations, documents without vectors, vectors without
+    documents; stale manifest counts and corpus index are notes.
 
-    Exit code 1 when the store is inconsistent (after repairs, with --repair).
+    Exit code 1 when the store is inconsistent or damaged (after repairs, with --repair).
     """
     from ..stores import check_store
 
@@ -37,14 +38,19 @@ def check(
             "dangling relations": report.dangling_relations,
             "documents without vectors": report.documents_without_vectors,
             "vectors without documents": report.vectors_without_documents,
+            "damaged rows": report.damaged_rows,
         }
         for what, n in problems.items():
             if n:
                 typer.echo(f"  {n} {what}")
-        for key, (recorded, actual) in report.manifest.items():
-            typer.echo(f"  manifest says {recorded} {key}, the store holds {actual}")
         for line in report.integrity:
             typer.echo(f"  integrity: {line}")
+        for line in report.damaged:
+            typer.echo(f"  damaged: {line}")
+        if report.damaged_rows > len(report.damaged):
+            typer.echo(f"  damaged: ... and {report.damaged_rows - len(report.damaged)} more rows (see --json counts)")
+        for line in report.notes:
+            typer.echo(f"  note: {line}")
         for line in report.repairs:
             typer.echo(f"  repaired: {line}")
         for line in report.unrepaired:

@@ -12,7 +12,7 @@ from .._filters import MetadataFilter
 from .._sync import run_sync
 from .._types import Query
 from ..stores import DEFAULT_STORE, open_store
-from ._errors import reports_errors
+from ._errors import err_console, reports_errors
 from ._query import parse_filter
 
 __all__ = ["register"]
@@ -31,8 +31,10 @@ async def _run(
     from ..context import get_token_counter
 
     token_counter = get_token_counter(counter) if counter else None
-    async with await open_store(store_dir) as store:
+    async with await open_store(store_dir, mode="ro") as store:  # like `query`, writes nothing
         pipeline = await store.pipeline(preset or store.default_preset)
+        for note in store.notes:
+            err_console.print(f"note: {note}", markup=False)
         return await pipeline.acontext(
             text, budget=budget, format=fmt, top_k=top_k, filter=filter_, counter=token_counter
         )

@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from .._errors import GraphFuseError
+from .._errors import GraphFuseError, PermissionDenied, StageFailed, StoreCorrupted
 
 __all__ = ["err_console", "reports_errors"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_STORE_FAULTS = (StoreCorrupted, PermissionDenied)
 
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -27,7 +29,9 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except GraphFuseError as exc:
-            err_console.print(Text.assemble(("error: ", "bold red"), str(exc)))
+            # A stage that met a damaged or unreadable store: the store is what to tell about.
+            shown = exc.cause if isinstance(exc, StageFailed) and isinstance(exc.cause, _STORE_FAULTS) else exc
+            err_console.print(Text.assemble(("error: ", "bold red"), str(shown)))
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._sync import run_sync
-from ..evaluation import CACHE_FILE, evaluate_files
+from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, multihop_gaps
 from ._errors import reports_errors
 from ._progress import StepBars
 
@@ -60,6 +60,23 @@ def eval_command(
         bool,
         typer.Option("--strip-titles", help="Index without titles and links (titles also cut from the text)."),
     ] = False,
+    max_per_document: Annotated[
+        int | None,
+        typer.Option("--max-per-document", min=1, help="Passages of one document per result list (default 2)."),
+    ] = None,
+    granularity: Annotated[
+        str | None,
+        typer.Option("--granularity", help="Results as 'passage' (default) or whole 'document's, every pipeline."),
+    ] = None,
+    entity_extractor: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entity-extractor",
+            help="Entity extractor for the text graph, NAME or NAME:MODEL (repeatable; default: text, when the "
+            "corpus wants a text graph). Naming one builds the text graph.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
@@ -83,6 +100,9 @@ def eval_command(
                 progress=lambda msg: console.print(msg, highlight=False, markup=False),
                 advance=bars.advance,
                 context_budgets=budgets or (),
+                max_per_document=max_per_document,
+                granularity=granularity,
+                entity_extractors=entity_extractor,
             )
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
@@ -103,6 +123,20 @@ def eval_command(
         cells = [f"{values[key]:.3f}" if key[0] in "rnm" else f"{values[key]:.1f}" for key, _ in columns]
         table.add_row(name, *cells)
     Console().print(table)
+    if result.scoring:
+        console.print(f"scoring: {result.scoring}", highlight=False, markup=False)
+    gaps = multihop_gaps(result.pipelines)
+    if gaps:
+        gap_table = Table(title="multihop against the best of bm25, minimal, hybrid (those run)")
+        for label in ("metric", "multihop", "best part", "best", "gap", ""):
+            gap_table.add_column(label, justify="left" if label in ("metric", "best part", "") else "right")
+        labels = dict(GAP_METRICS)
+        for g in gaps:
+            flag = "NEGATIVE" if g.negative else ""
+            gap_table.add_row(
+                labels[g.metric], f"{g.multihop:.3f}", g.best_pipeline, f"{g.best:.3f}", f"{g.gap:+.3f}", flag
+            )
+        Console().print(gap_table)
     if result.context is not None:
         ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
         for column in ("pipeline/format", "answer in context", "tokens", "n"):

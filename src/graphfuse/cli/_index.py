@@ -12,23 +12,62 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .._errors import InvalidInput
 from .._sync import run_sync
-from ..indexing import Indexer, IndexReport, SourceRecord, read_sources
+from ..indexing import (
+    EntityExtractor,
+    Indexer,
+    IndexReport,
+    SourceRecord,
+    entity_extractors,
+    read_sources,
+    wants_entity_graph,
+)
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
-__all__ = ["index_records", "index_sources", "register"]
+__all__ = ["index_records", "index_sources", "register", "text_graph_extractors"]
+
+
+def text_graph_extractors(
+    records: Sequence[SourceRecord], entity_graph: bool | None, names: Sequence[str] | None
+) -> list[EntityExtractor] | None:
+    """The extractors that build the text graph, or ``None`` for no text graph.
+
+    ``names`` are ``--entity-extractor`` values (:func:`~graphfuse.indexing.entity_extractors`;
+    default ``text``); naming one turns the entity graph on. ``entity_graph`` ``None`` decides by
+    :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled records, or titles that link
+    almost none of them).
+    """
+    if names and entity_graph is False:
+        raise InvalidInput("--entity-extractor builds the entity graph from the text: drop --no-entity-graph")
+    if entity_graph is None:
+        entity_graph = bool(names) or wants_entity_graph(records)
+    return entity_extractors(names) if entity_graph else None
 
 
 async def index_records(
-    store: StoreDirectory, records: Sequence[SourceRecord], console: Console, *, entity_graph: bool | None = None
+    store: StoreDirectory,
+    records: Sequence[SourceRecord],
+    console: Console,
+    *,
+    entity_graph: bool | None = None,
+    text_extractors: Sequence[EntityExtractor] | None = None,
 ) -> IndexReport:
     """Index ``records`` into an opened store, with a progress bar on ``console``.
 
     ``entity_graph``: build entity nodes from the text (``Indexer(entity_graph=True)``);
     ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled
-    records, or titles that link almost none of them).
+    records, or titles that link almost none of them). ``text_extractors`` find the entities
+    (default: :class:`~graphfuse.indexing.TextEntityExtractor`); giving them turns the entity
+    graph on.
     """
-    indexer = Indexer.for_records(records, store.graph, store.vectors, store.embedder, entity_graph=entity_graph)
+    indexer = Indexer.for_records(
+        records,
+        store.graph,
+        store.vectors,
+        store.embedder,
+        entity_graph=entity_graph,
+        text_extractors=text_extractors,
+    )
     with Progress(
         TextColumn("indexing"),
         BarColumn(),
@@ -52,6 +91,7 @@ async def index_sources(
     prune: bool = False,
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
+    entity_extractor: Sequence[str] | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
@@ -59,7 +99,8 @@ async def index_sources(
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
     the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
-    :func:`~graphfuse.indexing.read_sources`.
+    :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
+    (built, so a pipeline that is not installed fails, before the store is opened).
     """
 
     def skipped(path: str, why: str) -> None:
@@ -68,13 +109,16 @@ async def index_sources(
     records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
+    text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
     store = await open_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
     try:
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
-        report = await index_records(store, records, console, entity_graph=entity_graph)
+        report = await index_records(
+            store, records, console, entity_graph=text_extractors is not None, text_extractors=text_extractors
+        )
         if prune:
             indexer = Indexer(store.graph, store.vectors, store.embedder)
             report.pruned = await indexer.aprune(r.id for r in records)
@@ -122,6 +166,17 @@ def index(
             help="Index markdown as written (default: links shown as their text, e.g. [maps](m.md) as 'maps').",
         ),
     ] = False,
+    entity_extractor: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--entity-extractor",
+            help=(
+                "Registered entity extractor for the entity graph, NAME or NAME:MODEL (repeatable; default: "
+                "text; e.g. spacy:en_core_web_sm with graphfuse-spacy). Turns --entity-graph on."
+            ),
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
@@ -136,6 +191,7 @@ def index(
             prune=prune,
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
+            entity_extractor=entity_extractor,
         )
     )
     typer.echo(

@@ -13,11 +13,12 @@ from rich.text import Text
 
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
+from .._passages import check_granularity
 from .._sync import run_sync
 from .._types import Query, Result
 from ..scoring import DEFAULT_WEIGHTS
 from ..stores import DEFAULT_STORE, open_store
-from ._errors import reports_errors
+from ._errors import err_console, reports_errors
 
 __all__ = ["register", "results_table"]
 
@@ -78,8 +79,9 @@ def _snippet(content: str | None) -> str | None:
 
 
 def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """``--json`` output, best first: ``{"id", "title", "snippet", "score", "signals"}`` per result.
+    """``--json`` output, best first: ``{"id", "document_id", "title", "snippet", "score", "signals"}`` per result.
 
+    ``document_id`` is the page a passage comes from (:attr:`~graphfuse.Result.document_id`);
     ``title`` is the document's ``title`` metadata (``null`` when it has none); ``snippet`` the
     start of its text, whitespace collapsed, at most 200 characters.
     """
@@ -89,6 +91,7 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
         rows.append(
             {
                 "id": r.id,
+                "document_id": r.document_id,
                 "title": title if isinstance(title, str) else None,
                 "snippet": _snippet(r.document.content),
                 "score": r.score,
@@ -99,12 +102,20 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
 
 
 async def _run(
-    text: str, store_dir: str, preset: str | None, top_k: int, filter_: MetadataFilter | None
+    text: str,
+    store_dir: str,
+    preset: str | None,
+    top_k: int,
+    filter_: MetadataFilter | None,
+    shape: dict[str, Any] | None = None,
 ) -> tuple[str, list[Result]]:
     async with await open_store(store_dir, mode="ro") as store:
         name = preset or store.default_preset
         pipeline = await store.pipeline(name)
-        return name, await pipeline.aretrieve(text, top_k=top_k, filter=filter_)
+        for note in store.notes:
+            err_console.print(f"note: {note}", markup=False)
+        given = {k: v for k, v in (shape or {}).items() if v is not None}
+        return name, await pipeline.aretrieve(text, top_k=top_k, filter=filter_, **given)
 
 
 @reports_errors
@@ -127,11 +138,22 @@ def query(
     filter_: Annotated[
         str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
     ] = None,
+    granularity: Annotated[
+        str | None,
+        typer.Option("--granularity", help="Results as 'passage' (default) or whole 'document's.", show_default=False),
+    ] = None,
+    max_per_document: Annotated[
+        int | None,
+        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
+    ] = None,
 ) -> None:
     """Retrieve from a store: every signal and its weighted contribution to the score."""
     Query(text)  # refuse an empty query before opening anything
     parsed = parse_filter(filter_)
-    preset, results = run_sync(_run(text, store, preset, top_k, parsed))
+    if granularity is not None:
+        check_granularity(granularity)
+    shape = {"granularity": granularity, "max_per_document": max_per_document}
+    preset, results = run_sync(_run(text, store, preset, top_k, parsed, shape))
     if as_json:
         typer.echo(json.dumps(results_json(results), indent=2))
         return

@@ -19,17 +19,20 @@ from ._context import (
 from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
+from ._gaps import GAP_METRICS, MetricGap, gaps_json, multihop_gaps
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
-from ._report import context_table, markdown_table, write_report
+from ._report import context_table, gap_table, markdown_table, write_report
 
 __all__ = [
     "CACHE_FILE",
+    "GAP_METRICS",
     "PIPELINES",
     "ContextMetrics",
     "ContextReport",
     "EvalQuery",
     "EvalReport",
+    "MetricGap",
     "PipelineMetrics",
     "SQLiteCache",
     "check_gold",
@@ -39,9 +42,12 @@ __all__ = [
     "evaluate",
     "evaluate_files",
     "evaluate_contexts",
+    "gap_table",
+    "gaps_json",
     "load_corpus",
     "load_queries",
     "markdown_table",
+    "multihop_gaps",
     "ndcg_at_k",
     "normalize_answer",
     "parse_context_budgets",

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from .._protocols import Embedder, GraphStore, VectorStore
+from ..indexing import entity_extractors as entity_extractors_named
 from ._data import check_gold, load_corpus, load_queries
 from ._data import strip_titles as stripped
 from ._embedding_cache import SQLiteCache
@@ -32,6 +33,9 @@ async def evaluate_files(
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
     context_budgets: Sequence[int | float] = (),
+    max_per_document: int | None = None,
+    granularity: str | None = None,
+    entity_extractors: Sequence[str] | None = None,
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -41,7 +45,17 @@ async def evaluate_files(
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
     With ``strip_titles`` the corpus is indexed without titles and links (:func:`strip_titles`).
+    ``max_per_document`` and ``granularity`` shape every pipeline's results (see :func:`evaluate`).
+    ``entity_extractors`` name registered entity extractors for the text graph (``NAME`` or
+    ``NAME:MODEL``, :func:`~graphfuse.indexing.entity_extractors`); naming any builds the text
+    graph. They are built (a model loaded) before any store is opened.
     """
+    from .._passages import check_granularity, check_max_per_document
+
+    if max_per_document is not None:
+        check_max_per_document(max_per_document)
+    if granularity is not None:
+        check_granularity(granularity)
     from ..embedders import CachingEmbedder
     from ..plugins import EMBEDDER, get_registry
     from ..stores import default_embedder, open_store
@@ -55,6 +69,7 @@ async def evaluate_files(
     queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
     for w in warnings:
         say(f"warning: {w}")
+    text_extractors = entity_extractors_named(entity_extractors) if entity_extractors else None
     closers: list[Callable[[], Awaitable[None]]] = []
     graph: GraphStore
     vectors: VectorStore
@@ -88,6 +103,9 @@ async def evaluate_files(
             progress=say,
             advance=advance,
             context_budgets=context_budgets,
+            max_per_document=max_per_document,
+            granularity=granularity,
+            text_extractors=text_extractors,
         )
     finally:
         for close in reversed(closers):

@@ -12,6 +12,7 @@ from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Result
 from ..indexing import (
+    EntityExtractor,
     EntityMatcher,
     Indexer,
     IndexReport,
@@ -38,7 +39,8 @@ PEER = "llamaindex-fusion"
 """The LlamaIndex peer baseline (not a preset)."""
 
 _TOP_K = 10
-Retriever = Callable[[str], Awaitable[tuple[list[str], float]]]
+Retriever = Callable[[str], Awaitable[tuple[list[str], float, list[str]]]]
+"""``question -> (document id per result slot, seconds, result texts)``."""
 
 
 @dataclass
@@ -83,15 +85,25 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     index: IndexReport | None = None
     context: ContextReport | None = None
+    scoring: str = ""
+    """How results were scored against the gold ids (passages by their document; the cap used)."""
+    index_seconds: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """``{"pipelines": {NAME: {...}}, "n_queries", "complete", "warnings", "index"}`` (+ ``context*``)."""
+        """``{"pipelines": {NAME: {...}}, "multihop_gap", "n_queries", "complete", "warnings", "index",
+        "scoring", "index_seconds"}`` (+ ``context*``); ``multihop_gap`` as
+        :func:`~graphfuse.evaluation.gaps_json` gives it."""
+        from ._gaps import gaps_json
+
         out = {
             "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
+            "multihop_gap": gaps_json(self.pipelines),
             "n_queries": self.n_queries,
             "complete": self.complete,
             "warnings": list(self.warnings),
             "index": asdict(self.index) if self.index is not None else None,
+            "scoring": self.scoring,
+            "index_seconds": self.index_seconds,
         }
         if self.context is not None:
             out.update(self.context.as_json())
@@ -140,12 +152,9 @@ class _QueryVectors:
 
 
 def _doc_ids(results: Sequence[Result]) -> list[str]:
-    # A chunk counts as its parent document; each document once, at its best rank.
-    out: dict[str, None] = {}
-    for r in results:
-        parent = r.document.metadata.get("parent_id")
-        out.setdefault(parent if isinstance(parent, str) else r.id, None)
-    return list(out)
+    # Each result slot counts as its document (a passage as the page it comes from), so two
+    # passages of one page take two of the top k slots, as they do in what an LLM reads.
+    return [r.document_id for r in results]
 
 
 def _embed_text(record: SourceRecord) -> str:
@@ -167,6 +176,9 @@ async def evaluate(
     advance: Callable[[str, int, int], None] | None = None,
     context_budgets: Sequence[int | float] = (),
     token_counter: Any = None,
+    max_per_document: int | None = None,
+    granularity: str | None = None,
+    text_extractors: Sequence[EntityExtractor] | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
@@ -184,6 +196,16 @@ async def evaluate(
     context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
     ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`), sentences scored
     with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does).
+
+    Results are what the pipelines return by default (passages, at most two of a document,
+    :class:`~graphfuse.Passages`), or at ``granularity`` / ``max_per_document`` when given (every
+    preset alike); each result slot is scored as its document (``Result.document_id``) against
+    the gold ids, so Recall@k is over the first k passages an LLM would read.
+
+    ``text_extractors`` find the entities of the text graph (default
+    :class:`~graphfuse.indexing.TextEntityExtractor`); giving them builds the text graph even
+    on a corpus whose titles would give the graph. ``index_seconds`` in the report is the
+    indexing time (embeddings included, unless they come from a cache).
     """
     from ..multihop import BM25Index, entity_matcher, subject_span
     from ..timeaware import Timeline
@@ -197,14 +219,17 @@ async def evaluate(
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
     # Titles that name entities give the graph; without them (chats, title-stripped sets) the
     # graph comes from the proper nouns of the text: entity nodes.
-    text_graph = wants_entity_graph(corpus)
-    extractors: list[Any] = [linker, TextEntityExtractor()] if text_graph else [linker]
+    text_graph = text_extractors is not None or wants_entity_graph(corpus)
+    found = list(text_extractors) if text_extractors is not None else [TextEntityExtractor()]
+    extractors: list[Any] = [linker, *found] if text_graph else [linker]
     indexer = Indexer(
         graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
     )
     say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
     step("indexing", 0, len(corpus))
+    started = time.perf_counter()
     index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
+    index_seconds = time.perf_counter() - started
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
@@ -224,7 +249,17 @@ async def evaluate(
     for name in names:
         say(f"running pipeline {name}")
         retrieve = await _retriever(
-            name, corpus, graph_store, vector_store, fixed, bm25, linker, timeline, entities, query_vectors
+            name,
+            corpus,
+            graph_store,
+            vector_store,
+            fixed,
+            bm25,
+            linker,
+            timeline,
+            entities,
+            query_vectors,
+            {"max_per_document": max_per_document, "granularity": granularity},
         )
         r2: list[float] = []
         r5: list[float] = []
@@ -234,15 +269,15 @@ async def evaluate(
         ctx: list[float] = []
         step(f"pipeline {name}", 0, len(queries))
         for i, q in enumerate(queries, 1):
-            ranked, elapsed = await retrieve(q.question)
+            ranked, elapsed, shown = await retrieve(q.question)
             step(f"pipeline {name}", i, len(queries))
-            ranked_ids.setdefault(name, {})[q.id] = ranked
+            ranked_ids.setdefault(name, {})[q.id] = list(dict.fromkeys(ranked))  # documents, for contexts
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
             rr.append(reciprocal_rank(ranked, q.gold_ids))
             lat.append(elapsed * 1000)
-            ctx.append(sum(len(tokenizer.spans(texts.get(d, ""))) for d in ranked[:5]))
+            ctx.append(sum(len(tokenizer.spans(text)) for text in shown[:5]))
         n = len(queries)
         by_tag: dict[str, dict[str, dict[str, float]]] = {}
         groups: dict[tuple[str, str], list[int]] = {}
@@ -285,7 +320,28 @@ async def evaluate(
             embedder=embedder,
         )
     return EvalReport(
-        results, len(queries), complete=not warnings, warnings=list(warnings), index=index_report, context=context
+        results,
+        len(queries),
+        complete=not warnings,
+        warnings=list(warnings),
+        index=index_report,
+        context=context,
+        scoring=scoring_note(granularity, max_per_document),
+        index_seconds=index_seconds,
+    )
+
+
+def scoring_note(granularity: str | None, max_per_document: int | None) -> str:
+    """The sentence a report gives on how results were scored against document-level gold ids."""
+    from .._passages import DEFAULT_MAX_PER_DOCUMENT
+
+    if granularity == "document":
+        return "results are whole documents (granularity=document), each scored by its id"
+    cap = DEFAULT_MAX_PER_DOCUMENT if max_per_document is None else max_per_document
+    default = " (the default)" if max_per_document is None else ""
+    return (
+        "results are passages, each result slot scored by its document (a chunk counts as its parent_id), "
+        f"at most {cap} passages per document{default}"
     )
 
 
@@ -300,6 +356,7 @@ async def _retriever(
     timeline: Any,
     entities: Any,
     query_vectors: Mapping[str, list[float]],
+    shape: Mapping[str, Any],
 ) -> Retriever:
     from .. import presets
 
@@ -324,10 +381,13 @@ async def _retriever(
         entities=entities,
     )
 
-    async def run(question: str) -> tuple[list[str], float]:
+    given = {k: v for k, v in shape.items() if v is not None}
+
+    async def run(question: str) -> tuple[list[str], float, list[str]]:
         started = time.perf_counter()
-        results = await pipeline.aretrieve(question, top_k=_TOP_K)
-        return _doc_ids(results), time.perf_counter() - started
+        results = await pipeline.aretrieve(question, top_k=_TOP_K, **given)
+        elapsed = time.perf_counter() - started
+        return _doc_ids(results), elapsed, [r.document.content or "" for r in results]
 
     return run
 
@@ -346,12 +406,13 @@ async def _peer(
             vectors[doc_id] = v
     fusion = await asyncio.to_thread(llamaindex_fusion, texts, vectors, query_vectors, top_k=_TOP_K)
 
-    def timed(question: str) -> tuple[list[str], float]:
+    def timed(question: str) -> tuple[list[str], float, list[str]]:
         started = time.perf_counter()
         nodes = fusion.retrieve(question)
-        return [n.node.node_id for n in nodes], time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        return [n.node.node_id for n in nodes], elapsed, [texts.get(n.node.node_id, "") for n in nodes]
 
-    async def run(question: str) -> tuple[list[str], float]:
+    async def run(question: str) -> tuple[list[str], float, list[str]]:
         return await asyncio.to_thread(timed, question)
 
     return run

@@ -24,10 +24,18 @@ def recall_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
 
 
 def ndcg_at_k(ranked: Sequence[str], gold: Collection[str], k: int) -> float:
-    """Binary-relevance nDCG: ``sum 1/log2(rank+1)`` over gold hits in the top k, over the ideal."""
+    """Binary-relevance nDCG: ``sum 1/log2(rank+1)`` over gold hits in the top k, over the ideal.
+
+    A gold id ranked more than once (two passages of one gold document) counts at its first rank only.
+    """
     _check(gold, k)
     relevant = set(gold)
-    dcg = sum(1.0 / math.log2(i + 2) for i, doc in enumerate(ranked[:k]) if doc in relevant)
+    seen: set[str] = set()
+    dcg = 0.0
+    for i, doc in enumerate(ranked[:k]):
+        if doc in relevant and doc not in seen:
+            seen.add(doc)
+            dcg += 1.0 / math.log2(i + 2)
     ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(relevant), k)))
     return dcg / ideal
 

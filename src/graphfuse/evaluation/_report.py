@@ -6,9 +6,10 @@ import os
 from pathlib import Path
 
 from .._errors import InvalidInput
+from ._gaps import GAP_METRICS, multihop_gaps
 from ._harness import EvalReport
 
-__all__ = ["context_table", "markdown_table", "write_report"]
+__all__ = ["context_table", "gap_table", "markdown_table", "write_report"]
 
 _COLUMNS = (
     ("recall@2", "R@2", "{:.3f}"),
@@ -27,11 +28,34 @@ def markdown_table(report: EvalReport) -> str:
     lines = []
     if not report.complete:
         lines += ["**Incomplete run:** " + "; ".join(report.warnings), ""]
+    if report.scoring:
+        lines += [f"Scoring: {report.scoring}.", ""]
     lines.append("| pipeline | " + " | ".join(c[1] for c in _COLUMNS) + " |")
     lines.append("|---|" + "---:|" * len(_COLUMNS))
     for name, metrics in report.pipelines.items():
         values = metrics.as_json()
         lines.append(f"| {name} | " + " | ".join(fmt.format(values[key]) for key, _, fmt in _COLUMNS) + " |")
+    return "\n".join(lines) + "\n" + gap_table(report)
+
+
+def gap_table(report: EvalReport) -> str:
+    """``multihop`` against the best of ``bm25``, ``minimal``/``vector``, ``hybrid`` per metric, a
+    negative gap in bold with **NEGATIVE**; empty unless ``multihop`` and one of them were run."""
+    gaps = multihop_gaps(report.pipelines)
+    if not gaps:
+        return ""
+    labels = dict(GAP_METRICS)
+    lines = [
+        "",
+        "Gap of `multihop` to the best of its parts (`bm25`, `minimal`, `hybrid`, those run):",
+        "",
+        "| metric | multihop | best part | best | gap | |",
+        "|---|---:|---|---:|---:|---|",
+    ]
+    for g in gaps:
+        gap = f"**{g.gap:+.3f}**" if g.negative else f"{g.gap:+.3f}"
+        flag = "**NEGATIVE**" if g.negative else ""
+        lines.append(f"| {labels[g.metric]} | {g.multihop:.3f} | {g.best_pipeline} | {g.best:.3f} | {gap} | {flag} |")
     return "\n".join(lines) + "\n"
 
 

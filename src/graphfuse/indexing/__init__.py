@@ -26,11 +26,13 @@ from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
 from ._records import SourceRecord, read_sources
+from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 
 __all__ = [
     "CO_MENTION",
     "CO_OCCURS_WITH",
+    "DEFAULT_TEXT_EXTRACTOR",
     "ENTITY_PREFIX",
     "LINKS_TO",
     "MENTIONED_IN",
@@ -51,6 +53,8 @@ __all__ = [
     "TokenChunker",
     "Tokenizer",
     "WordPieceTokenizer",
+    "entity_extractor",
+    "entity_extractors",
     "entity_key",
     "links_as_text",
     "merge_variants",

@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from .._capabilities import PageRankRefreshing
+from .._capabilities import PageRankRefreshing, VectorLookup
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
 from .._types import ENTITY_PREFIX, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord
+from ._records import SourceRecord, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -114,7 +114,10 @@ class Indexer:
     entities mentioned in one unit (among its ``co_mention_cap`` most-mentioned; weight: in how
     many units of the call, owned by each document where they co-occur). Counts are over the
     records of one call; entity nodes stay when their documents are deleted (without
-    relations, they do not affect retrieval).
+    relations, they do not affect retrieval). ``entity_namespace`` goes between the prefix and
+    the key (ids ``ENTITY_PREFIX + entity_namespace + key``) and ``entity_metadata`` into every
+    entity node's metadata: a server gives each tenant its own entity nodes so
+    (``"acme/"``, ``{"tenant": "acme"}``), which its tenant filter then keeps apart.
 
     Mentions and co-mentions are resolved over the records of one call plus the titles the
     extractors already know (a ``TitleLinker`` keeps the titles of every call on this indexer).
@@ -143,6 +146,8 @@ class Indexer:
         mention_target_cap: int = 5,
         embed_title: bool = True,
         entity_graph: bool = False,
+        entity_namespace: str = "",
+        entity_metadata: Mapping[str, Any] | None = None,
     ) -> None:
         for obj, what, method in (
             (graph_store, "graph_store", "store_documents"),
@@ -170,6 +175,16 @@ class Indexer:
         if not isinstance(entity_graph, bool):
             raise InvalidInput(f"entity_graph must be a bool, got {entity_graph!r}")
         self._entity_graph = entity_graph
+        if not isinstance(entity_namespace, str) or "\n" in entity_namespace or len(entity_namespace) > 128:
+            raise InvalidInput(f"entity_namespace must be a string of at most 128 characters, got {entity_namespace!r}")
+        self._entity_namespace = ENTITY_PREFIX + entity_namespace
+        extra = dict(entity_metadata or {})
+        reserved = sorted(
+            str(k) for k in extra if not isinstance(k, str) or k in ("name", "mentions") or reserved_key(k)
+        )
+        if reserved:
+            raise InvalidInput(f"entity_metadata may not set {reserved}: the indexer writes them")
+        self._entity_metadata = extra
         self._entity_nodes: dict[str, Document] = {}
 
     @classmethod
@@ -183,6 +198,7 @@ class Indexer:
         entity_graph: bool | None = None,
         chunker: TokenChunker | None = None,
         batch_size: int = 64,
+        text_extractors: Sequence[EntityExtractor] | None = None,
     ) -> Indexer:
         """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
 
@@ -193,12 +209,16 @@ class Indexer:
         a :class:`TextEntityExtractor` with ``entity_graph=True``: entity nodes from the
         proper nouns of the text. Index the same records with it
         (``Indexer.for_records(records, graph, vectors, embedder).index(records)``).
+        ``text_extractors`` find the entities instead of the ``TextEntityExtractor`` (e.g.
+        ``[entity_extractor("spacy:en_core_web_sm")]``); giving them turns the entity graph on.
         """
+        if text_extractors is not None and entity_graph is False:
+            raise InvalidInput("text_extractors build the entity graph: they cannot go with entity_graph=False")
         if entity_graph is None:
-            entity_graph = wants_entity_graph(records)
+            entity_graph = text_extractors is not None or wants_entity_graph(records)
         extractors: list[EntityExtractor] = [TitleLinker()]
         if entity_graph:
-            extractors.append(TextEntityExtractor())
+            extractors.extend([TextEntityExtractor()] if text_extractors is None else text_extractors)
         return cls(
             graph_store,
             vector_store,
@@ -267,11 +287,17 @@ class Indexer:
             report.warnings.append(warning)
             _log.warning("%s", warning)
         existing = await self._existing([p.record.id for p in plans])
+        intact = await self._intact(plans, existing)
         present: set[str] = set()
         todo: list[_Plan] = []
         for p in plans:
             meta = existing.get(p.record.id)
-            if meta is not None and meta.get(_STATE) == "indexed" and meta.get(_HASH) == p.digest:
+            if (
+                meta is not None
+                and meta.get(_STATE) == "indexed"
+                and meta.get(_HASH) == p.digest
+                and p.record.id in intact
+            ):
                 report.skipped += 1
                 present.add(p.record.id)
                 present.update(u for u, _ in p.units)
@@ -510,7 +536,7 @@ class Indexer:
             plan = by_doc[doc_of[unit]]
             keys = sorted(own)
             for key in keys:
-                node = ENTITY_PREFIX + key
+                node = self._entity_namespace + key
                 rel = (node, unit, MENTIONED_IN)
                 plan.owned.add(rel)
                 plan.weights[rel] = float(own[key])
@@ -522,10 +548,11 @@ class Indexer:
                     pairs[(a, b)] += 1
                     owners[(a, b)].add(doc_of[unit])
         for key, n in total.items():
-            node = ENTITY_PREFIX + key
-            nodes[node] = Document(node, key, {_KIND: "entity", "name": key, "mentions": n})
+            node = self._entity_namespace + key
+            meta = {**self._entity_metadata, _KIND: "entity", "name": key, "mentions": n}
+            nodes[node] = Document(node, key, meta)
         for (a, b), n in pairs.items():
-            rel = (ENTITY_PREFIX + a, ENTITY_PREFIX + b, CO_OCCURS_WITH)
+            rel = (self._entity_namespace + a, self._entity_namespace + b, CO_OCCURS_WITH)
             for doc in owners[(a, b)]:
                 by_doc[doc].owned.add(rel)
                 by_doc[doc].weights[rel] = float(n)
@@ -552,6 +579,39 @@ class Indexer:
         return found
 
     # -- writing ------------------------------------------------------------------------------
+
+    async def _intact(self, plans: Sequence[_Plan], existing: Mapping[str, Mapping[str, Any]]) -> set[str]:
+        """Ids of the unchanged documents whose units (chunk documents and vectors) all exist.
+
+        A skip trusts what an earlier run wrote; a vector file truncated or replaced since (or a
+        graph file that lost chunks) must make the document be written again, not orphan it.
+        """
+        candidates = [
+            p
+            for p in plans
+            if (meta := existing.get(p.record.id)) is not None
+            and meta.get(_STATE) == "indexed"
+            and meta.get(_HASH) == p.digest
+        ]
+        if not candidates:
+            return set()
+        units = [u for p in candidates for u, _ in p.units]
+        chunk_ids = [u for p in candidates for u, _ in p.units if u != p.record.id]
+        step = max(self._batch_size, 256)
+        have_chunks: set[str] = set()
+        for i in range(0, len(chunk_ids), step):
+            have_chunks.update(await self._graph.get_documents(chunk_ids[i : i + step]))
+        have_vectors: set[str] | None = None
+        if isinstance(self._vectors, VectorLookup):
+            have_vectors = set()
+            for i in range(0, len(units), step):
+                have_vectors |= await self._vectors.existing_ids(units[i : i + step])
+        return {
+            p.record.id
+            for p in candidates
+            if all(u == p.record.id or u in have_chunks for u, _ in p.units)
+            and (have_vectors is None or all(u in have_vectors for u, _ in p.units))
+        }
 
     async def _existing(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         return {k: d.metadata for k, d in (await self._existing_documents(ids)).items()}

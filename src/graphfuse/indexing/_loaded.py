@@ -28,6 +28,7 @@ class _Loaded:
     links: list[str]
     path: Path | None = None  # a markdown file's, when the path metadata names one
     note: Note | None = None
+    prepared: tuple[str, str] | None = None  # (text to index, text to read links from)
 
 
 def records_from_loaded(
@@ -105,6 +106,7 @@ def records_from_loaded(
             doc.path = Path(where)
             try:
                 doc.note = read_note(text, f"{what}, {where}")
+                doc.prepared = note_text(doc.note.body, raw_markdown=raw_markdown)
             except EmptyNote as empty:
                 if on_skip is not None:
                     on_skip(doc_id, str(empty))
@@ -124,13 +126,8 @@ def records_from_loaded(
     out: list[SourceRecord] = []
     for doc in loaded:
         text, meta, title, created, links = doc.text, doc.meta, doc.title, doc.created, doc.links
-        if doc.path is not None and doc.note is not None:
-            try:
-                text, cleaned = note_text(doc.note.body, raw_markdown=raw_markdown)
-            except EmptyNote as empty:
-                if on_skip is not None:
-                    on_skip(doc.id, str(empty))
-                continue
+        if doc.path is not None and doc.note is not None and doc.prepared is not None:
+            text, cleaned = doc.prepared
             meta = {**doc.note.metadata, **meta}
             title = title or doc.note.title or heading_title(text) or doc.path.stem
             created = created or doc.note.created_at

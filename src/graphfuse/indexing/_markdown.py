@@ -188,7 +188,14 @@ class NoteLinks:
     linking note. A link to a file that is not among the notes (an image, a note not read)
     or to a note without text (which is not indexed) resolves to nothing."""
 
-    def __init__(self, notes: Iterable[tuple[Path, str]], *, has_text: Mapping[str, bool] | None = None) -> None:
+    def __init__(
+        self,
+        notes: Iterable[tuple[Path, str]],
+        *,
+        has_text: Mapping[str, bool] | None = None,
+        raw_markdown: bool = False,
+    ) -> None:
+        self._raw = raw_markdown
         self._by_file: dict[str, str] = {}  # resolved path -> id
         self._by_stem: dict[str, list[tuple[str, str]]] = {}  # folded stem -> (resolved folder, id)
         self._by_path: dict[str, list[str]] = {}  # every tail of a folded path without suffix -> ids
@@ -240,7 +247,11 @@ class NoteLinks:
                 known = True
             else:
                 block = _front_block(text)
-                known = bool((text if block is None else block[2]).strip())
+                body = text if block is None else block[2]
+                try:  # (a page of mkdocstrings lines only is skipped: no text to link to)
+                    known = bool(body.strip()) and bool(note_text(body, raw_markdown=self._raw))
+                except EmptyNote:
+                    known = False
             self._has_text[note_id] = known
         return known
 

@@ -121,7 +121,9 @@ def read_sources(
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = list(_expand(paths))
-    notes = NoteLinks((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES)
+    notes = NoteLinks(
+        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
+    )
     seen: set[str] = set()
     repeated: list[str] = []
     for path, rel, found in files:

@@ -184,22 +184,28 @@ class CorpusCache:
     def __init__(self, directory: str | os.PathLike[str], *, k1: float = 1.2, b: float = 0.75) -> None:
         self.path = Path(directory) / FILE
         self._k1, self._b = k1, b
+        self.rebuilt = False
+        """True when the last call found the file missing or stale and read the store's documents."""
 
     def __repr__(self) -> str:
         return f"CorpusCache({str(self.path)!r})"
 
-    async def indexes(self, graph_store: GraphStore) -> tuple[BM25Index, TitleLinker]:
-        """The corpus's BM25 index and title linker, refreshing the file first if it is stale."""
-        snapshot = await self._current(graph_store)
+    async def indexes(self, graph_store: GraphStore, *, save: bool = True) -> tuple[BM25Index, TitleLinker]:
+        """The corpus's BM25 index and title linker, refreshing the file first if it is stale.
+
+        ``save=False`` never writes: a missing or stale file is rebuilt in memory only (what a
+        read-only query does; :attr:`rebuilt` tells it happened).
+        """
+        snapshot = await self._current(graph_store, save=save)
         return await asyncio.to_thread(self._indexes, snapshot)
 
-    async def inputs(self, graph_store: GraphStore) -> dict[str, Any]:
+    async def inputs(self, graph_store: GraphStore, *, save: bool = True) -> dict[str, Any]:
         """What ``multihop`` reads from the whole store: ``bm25``, ``linker``, ``timeline``, ``entities``.
 
         Pass them to :func:`graphfuse.presets.abuild` (or the preset factory) as keyword
-        arguments; the file is refreshed first if it is stale.
+        arguments; the file is refreshed first if it is stale (only in memory with ``save=False``).
         """
-        snapshot = await self._current(graph_store)
+        snapshot = await self._current(graph_store, save=save)
         bm25, linker = await asyncio.to_thread(self._indexes, snapshot)
         timeline = Timeline(
             (doc_id, None if moment is None else datetime.fromisoformat(moment)) for doc_id, moment in snapshot.timeline
@@ -237,7 +243,16 @@ class CorpusCache:
                 titles.setdefault(title, []).append(doc_id)
         return bm25, TitleLinker(titles)
 
-    async def _current(self, graph_store: GraphStore) -> _Snapshot:
+    async def is_current(self, graph_store: GraphStore) -> bool:
+        """Whether the file exists and matches the store's current write generation (reads nothing else)."""
+        generation_of = getattr(graph_store, "generation", None)
+        if not callable(generation_of):
+            return False
+        generation = await generation_of()
+        stored = await asyncio.to_thread(self._load)
+        return stored is not None and stored[0] == generation
+
+    async def _current(self, graph_store: GraphStore, *, save: bool = True) -> _Snapshot:
         generation_of = getattr(graph_store, "generation", None)
         iterate = getattr(graph_store, "iter_documents", None)
         if not callable(generation_of) or not callable(iterate):
@@ -247,8 +262,10 @@ class CorpusCache:
             )
         generation = await generation_of()
         stored = await asyncio.to_thread(self._load)
+        self.rebuilt = False
         if stored is not None and stored[0] == generation:
             return stored[1]
+        self.rebuilt = True
         previous = stored[1] if stored is not None else _Snapshot()
         fresh: list[tuple[str, str, Mapping[str, Any], str | None, str, str]] = []
         timeline: list[tuple[str, str | None]] = []
@@ -267,7 +284,8 @@ class CorpusCache:
         # Documents written while we read make the next call refresh again: stamp the older generation.
         snapshot = await asyncio.to_thread(self._update, previous, fresh)
         snapshot.timeline, snapshot.entities = timeline, entities
-        await asyncio.to_thread(self._save, snapshot, generation)
+        if save:
+            await asyncio.to_thread(self._save, snapshot, generation)
         return snapshot
 
     def _update(

@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._errors import InvalidInput
+from .._passages import Passages
 from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
@@ -152,15 +153,34 @@ def multihop(
         stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights))
+    return Pipeline(
+        stages,
+        WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights),
+        passages=Passages(graph_store, vector_store, embedder),
+    )
 
 
-def lexical(*, bm25: BM25Index, linker: EntityExtractor | None = None, **bm25_options: Any) -> Pipeline:
+def lexical(
+    *,
+    bm25: BM25Index,
+    linker: EntityExtractor | None = None,
+    graph_store: GraphStore | None = None,
+    **bm25_options: Any,
+) -> Pipeline:
     """BM25 only (the preset ``"bm25"``): :class:`BM25Search` over the corpus index, scored by ``bm25``.
 
-    ``linker`` is accepted (the preset's corpus indexes come as a pair) and unused.
+    With a ``graph_store``, a :class:`~graphfuse.stages.Hydrate` stage loads each result's
+    document (title, text) and drops documents an unfinished index run left ``pending``, as
+    every other preset does, and a chunked document's results are its best passages by words
+    (:class:`~graphfuse.Passages`, lexical only). ``linker`` is accepted (the preset's corpus
+    indexes come as a pair) and unused.
     """
-    return Pipeline([BM25Search(bm25, **bm25_options)], WeightedScorer({"bm25": 1.0}))
+    stages: list[Stage] = [BM25Search(bm25, **bm25_options)]
+    passages = None
+    if graph_store is not None:
+        stages.append(Hydrate(graph_store))
+        passages = Passages(graph_store)
+    return Pipeline(stages, WeightedScorer({"bm25": 1.0}), passages=passages)
 
 
 def hybrid(
@@ -169,12 +189,23 @@ def hybrid(
     *,
     bm25: BM25Index,
     linker: EntityExtractor | None = None,
+    graph_store: GraphStore | None = None,
     weights: Mapping[str, float] | None = None,
 ) -> Pipeline:
-    """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default."""
+    """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default.
+
+    With a ``graph_store``, results are hydrated (and ``pending`` documents dropped) as in
+    :func:`lexical`, and are passages (:class:`~graphfuse.Passages`).
+    """
     from ..scoring import ReciprocalRankFusion
 
+    stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(bm25)]
+    passages = None
+    if graph_store is not None:
+        stages.append(Hydrate(graph_store))
+        passages = Passages(graph_store, vector_store, embedder)
     return Pipeline(
-        [SemanticSearch(vector_store, embedder), BM25Search(bm25)],
+        stages,
         ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights),
+        passages=passages,
     )

@@ -19,11 +19,13 @@ from typing import Any, Generic, TypeVar
 
 from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, TokenCounter, VectorStore
 from ..compare._generation import Generator
+from ..indexing._extractors import EntityExtractor
 
 __all__ = [
     "CACHE_STORE",
     "COMPONENT_KINDS",
     "EMBEDDER",
+    "ENTITY_EXTRACTOR",
     "GENERATOR",
     "GRAPH_STORE",
     "RERANKER",
@@ -89,6 +91,7 @@ RERANKER: ComponentKind[Reranker] = _kind("reranker", "rerankers", Reranker, ("r
 CACHE_STORE: ComponentKind[CacheStore] = _kind("cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close"))  # noqa: E501
 TOKEN_COUNTER: ComponentKind[TokenCounter] = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
 GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
+ENTITY_EXTRACTOR: ComponentKind[EntityExtractor] = _kind("entity_extractor", "entity_extractors", EntityExtractor, ("extract",))  # noqa: E501
 # fmt: on
 # -------------------------------------------------------------------------------------------------
 

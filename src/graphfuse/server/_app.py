@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import time
 import uuid
@@ -28,12 +29,15 @@ from .._errors import (
     GraphFuseError,
     InvalidInput,
     NotFound,
+    PermissionDenied,
     RateLimited,
+    StageFailed,
+    StoreCorrupted,
 )
 from .._pipeline import Pipeline
 from ..indexing import SourceRecord
 from ..indexing._records import reserved_key
-from ._keys import KeyFile
+from ._keys import KeyFile, KeyFileDamaged
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
 from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
@@ -65,6 +69,15 @@ def _field(loc: Sequence[Any]) -> str:
 
 
 def _from_graphfuse(exc: GraphFuseError) -> Problem:
+    # Server-side faults, never the client's (also when a stage met them): the details (file
+    # names) go to the server's log only.
+    cause = exc.cause if isinstance(exc, StageFailed) else exc
+    if isinstance(cause, KeyFileDamaged):
+        return Problem(500, "the server's API key file is damaged; the server's log names it")
+    if isinstance(cause, StoreCorrupted):
+        return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
+    if isinstance(cause, PermissionDenied):
+        return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
     if isinstance(exc, InvalidInput):
         return Problem(422, str(exc))
     if isinstance(exc, NotFound):
@@ -126,11 +139,8 @@ class _BodyLimit:
         await self.app(scope, _replay(chunks, None, receive), send)
 
 
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-
 def loopback_host(host: str) -> bool:
-    """Whether a ``Host`` header names this machine's loopback: ``localhost``, ``127.0.0.1``, ``[::1]``, any port."""
+    """Whether a ``Host`` header names this machine's loopback: ``localhost``, 127.0.0.0/8, ``[::1]``, any port."""
     host = host.strip().lower()
     if host.startswith("["):
         name, bracket, rest = host[1:].partition("]")
@@ -140,7 +150,13 @@ def loopback_host(host: str) -> bool:
         name, colon, port = host.partition(":")
         if colon and not port.isdigit():
             return False
-    return name.rstrip(".") in _LOOPBACK_NAMES
+    if name.rstrip(".") == "localhost":
+        return True
+    try:
+        # A literal address cannot be rebound: any loopback one (127.0.0.0/8, ::1) is this machine.
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class _LoopbackHosts:
@@ -164,7 +180,8 @@ class _LoopbackHosts:
             return
         problem = Problem(
             421,
-            "this server has no API keys and answers only requests addressed to localhost, 127.0.0.1 or [::1]; "
+            "this server has no API keys and answers only requests addressed to localhost or a loopback address "
+            "(127.0.0.1, [::1]); "
             "start it with --keys to serve other host names",
             field="host",
         )
@@ -175,7 +192,7 @@ class _LoopbackHosts:
 
 
 async def _within(seconds: float, work: Awaitable[T]) -> T:
-    """``work`` with a deadline of ``seconds``: past it, a 504 (the event loop is never held)."""
+    """``work`` with a deadline of ``seconds``: past it, a 504 (work already in a thread may finish later)."""
     try:
         return await asyncio.wait_for(work, timeout=seconds)
     except asyncio.TimeoutError as exc:
@@ -321,11 +338,9 @@ def create_app(
     @app.get("/v1/samples", tags=["dashboard"])
     async def samples(scope: Tenant) -> dict[str, Any]:
         """Sample questions for the dashboard, and the server's presets."""
-        from .. import presets
-
         return {
             "questions": list(sample_questions),
-            "presets": presets.names(),
+            "presets": list(service.preset_names),
             "default_preset": service.default_preset,
             "tenant": scope.tenant,
         }

@@ -5,12 +5,20 @@ in ``graphfuse keys revoke``; the secret is 32 random bytes. The file keeps only
 of the whole key (keys are random, so a fast hash is enough: there is nothing to guess), and
 a presented key is compared against every stored hash with :func:`hmac.compare_digest`, so
 the time taken does not depend on which key, if any, matched. The file is rewritten
-atomically with mode 0600; a running server re-reads it when it changes, so a revocation
-takes effect on the next request.
+atomically with mode 0600 (a temporary file, fsync, rename, fsync of the directory); a
+running server re-reads it when it changes, so a revocation takes effect on the next request.
+
+``add`` and ``revoke`` read, change and rewrite the file while holding an exclusive lock on
+``<file>.lock`` beside it (:mod:`filelock`: ``fcntl``/``msvcrt`` locks, released by the
+operating system when a process dies), so concurrent ``graphfuse keys`` commands, in any
+number of processes, never lose each other's change: N concurrent adds save N keys, and a
+revoke is never undone by an add that read the file before it. Readers take no lock: the
+rename means they see the old file or the new one, never a half-written one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -19,18 +27,22 @@ import re
 import secrets
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, StoreCorrupted
+from filelock import FileLock, Timeout
 
-__all__ = ["KeyFile", "KeyRecord", "TENANT_PATTERN", "check_tenant"]
+from .._errors import ConnectionFailed, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+
+__all__ = ["KeyFile", "KeyFileDamaged", "KeyRecord", "TENANT_PATTERN", "check_tenant"]
 
 FORMAT = "graphfuse-keys"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _KEY = re.compile(r"^gfk_([0-9a-f]{8})_[A-Za-z0-9_-]{43}$")
+_LOCK_TIMEOUT_S = 30.0
 
 
 def check_tenant(name: object) -> str:
@@ -40,6 +52,10 @@ def check_tenant(name: object) -> str:
             f"tenant name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}"
         )
     return name
+
+
+class KeyFileDamaged(StoreCorrupted):
+    """The key file cannot be read as a GraphFuse key file (the message names it and why)."""
 
 
 def _digest(key: str) -> str:
@@ -79,19 +95,23 @@ class KeyFile:
             raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
+        except PermissionError as exc:
+            raise PermissionDenied(f"key file {str(self.path)!r} cannot be read: permission denied") from exc
         except (OSError, UnicodeDecodeError) as exc:
-            raise StoreCorrupted(f"key file {str(self.path)!r} is unreadable ({exc})") from exc
+            raise KeyFileDamaged(f"key file {str(self.path)!r} is unreadable ({exc})") from exc
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise StoreCorrupted(f"key file {str(self.path)!r} is not valid JSON ({exc.msg})") from exc
+            raise KeyFileDamaged(
+                f"key file {str(self.path)!r} is damaged: not valid JSON ({exc.msg} at character {exc.pos})"
+            ) from exc
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("keys"), list):
-            raise StoreCorrupted(f"key file {str(self.path)!r} is not a GraphFuse key file")
+            raise KeyFileDamaged(f"key file {str(self.path)!r} is damaged or not a GraphFuse key file")
         out = []
         for i, item in enumerate(data["keys"]):
             fields = ("id", "tenant", "created_at", "sha256")
             if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
-                raise StoreCorrupted(f"key file {str(self.path)!r}: entry {i} is malformed")
+                raise KeyFileDamaged(f"key file {str(self.path)!r} is damaged: entry {i} is malformed")
             out.append(KeyRecord(item["id"], item["tenant"], item["created_at"], item["sha256"]))
         return out
 
@@ -129,8 +149,29 @@ class KeyFile:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _write(self, records: list[KeyRecord]) -> None:
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the file's exclusive lock (``<file>.lock``) for one read-modify-write."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        lock = FileLock(lock_path, timeout=_LOCK_TIMEOUT_S, mode=0o600)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise ConnectionFailed(
+                f"key file {str(self.path)!r} stayed locked by another process for {_LOCK_TIMEOUT_S:.0f} s "
+                f"(lock {str(lock_path)!r}); try again"
+            ) from exc
+        except PermissionError as exc:
+            raise PermissionDenied(
+                f"key file {str(self.path)!r}: cannot create its lock {str(lock_path)!r}: permission denied"
+            ) from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def _write(self, records: list[KeyRecord]) -> None:
         payload: dict[str, Any] = {"format": FORMAT, "keys": [r.to_json() for r in records]}
         fd, tmp = tempfile.mkstemp(prefix=".keys-", suffix=".tmp", dir=self.path.parent)
         try:
@@ -143,28 +184,47 @@ class KeyFile:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _sync_directory(self.path.parent)
 
     def add(self, tenant: str) -> tuple[KeyRecord, str]:
         """Create a key for ``tenant``: returns its record and the key itself (shown once, not stored)."""
         check_tenant(tenant)
-        records = self._read()
-        taken = {r.key_id for r in records}
-        key_id = secrets.token_hex(4)
-        while key_id in taken:
+        with self._locked():
+            records = self._read()
+            taken = {r.key_id for r in records}
             key_id = secrets.token_hex(4)
-        key = f"gfk_{key_id}_{secrets.token_urlsafe(32)}"
-        created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-        record = KeyRecord(key_id, tenant, created, _digest(key))
-        self._write([*records, record])
+            while key_id in taken:
+                key_id = secrets.token_hex(4)
+            key = f"gfk_{key_id}_{secrets.token_urlsafe(32)}"
+            created = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+            record = KeyRecord(key_id, tenant, created, _digest(key))
+            self._write([*records, record])
         return record, key
 
     def revoke(self, key_id: str) -> KeyRecord:
         """Remove the key with id ``key_id`` (or the key itself); raises ``NotFound``."""
         match = _KEY.match(key_id)
         wanted = match.group(1) if match else key_id
-        records = self._read()
-        kept = [r for r in records if r.key_id != wanted]
-        if len(kept) == len(records):
-            raise NotFound(f"no key with id {wanted!r} in {str(self.path)!r}")
-        self._write(kept)
+        with self._locked():
+            records = self._read()
+            kept = [r for r in records if r.key_id != wanted]
+            if len(kept) == len(records):
+                raise NotFound(f"no key with id {wanted!r} in {str(self.path)!r}")
+            self._write(kept)
         return next(r for r in records if r.key_id == wanted)
+
+
+def _sync_directory(directory: Path) -> None:
+    """fsync a directory so a rename in it survives a power loss (a no-op where unsupported)."""
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

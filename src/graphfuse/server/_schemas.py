@@ -30,9 +30,11 @@ class RetrieveRequest(_Strict):
     top_k: StrictInt = Field(10, description="How many results.")
     preset: StrictStr | None = Field(None, description="Preset name (default: the server's).")
     stages: list[StrictStr | dict[str, Any]] | None = Field(
-        None, description="Registered stage names or tables with a 'name' and options, instead of a preset."
+        None,
+        description="Instead of a preset: stage names or tables with a 'name' and options, from the server's "
+        "allow-list (graphfuse.server.REQUEST_STAGES; no files, paths or plugin names).",
     )
-    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': a registered scorer.")
+    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': 'weighted' or 'rrf'.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
     graph: StrictBool = Field(False, description="Also return the relations among the results.")
 
@@ -45,8 +47,10 @@ class ContextRequest(_Strict):
     format: StrictStr = Field("passages", description="passages, evidence or graph.")
     top_k: StrictInt | None = Field(None, description="Results to assemble from (default 10).")
     preset: StrictStr | None = Field(None, description="Preset name (default: the server's).")
-    stages: list[StrictStr | dict[str, Any]] | None = Field(None, description="A declarative pipeline instead.")
-    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': a registered scorer.")
+    stages: list[StrictStr | dict[str, Any]] | None = Field(
+        None, description="Instead of a preset: allow-listed stages (graphfuse.server.REQUEST_STAGES)."
+    )
+    scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': 'weighted' or 'rrf'.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
 
 

@@ -10,6 +10,10 @@ With keys, a tenant's documents are stored under ids ``<tenant>/<id>`` and carry
   (an id of another tenant simply does not exist: 404);
 - every result is checked once more against both before it leaves the server.
 
+A tenant's entity nodes (a store with an entity graph) are ``graphfuse:entity:<tenant>/<key>``
+with the same ``tenant`` metadata: the same name in two tenants is two nodes, and a walk
+through one only ever reaches its own tenant's documents.
+
 Without keys (a loopback-only server), the scope is the whole store and ids are unchanged.
 """
 
@@ -21,7 +25,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
-from .._types import check_id
+from .._types import ENTITY_PREFIX, check_id
 from ..indexing import SourceRecord
 from ._problems import Problem
 
@@ -57,17 +61,31 @@ class Scope:
             raise Problem.invalid(field, f"{field} is too long: at most {_MAX_ID - len(self.prefix)} characters")
         return stored
 
+    @property
+    def entity_prefix(self) -> str:
+        """How the ids of this scope's entity nodes start: ``graphfuse:entity:<tenant>/``."""
+        return ENTITY_PREFIX + self.prefix
+
     def external(self, stored_id: str) -> str | None:
-        """The client's id of a stored id, or ``None`` when it is outside this scope."""
+        """The client's id of a stored id, or ``None`` when it is outside this scope.
+
+        The tenant's entity nodes (``graphfuse:entity:<tenant>/<key>``) show as
+        ``graphfuse:entity:<key>``, as in a store without tenants.
+        """
         if self.tenant is None:
             return stored_id
-        return stored_id[len(self.prefix) :] if stored_id.startswith(self.prefix) else None
+        if stored_id.startswith(self.prefix):
+            return stored_id[len(self.prefix) :]
+        if stored_id.startswith(self.entity_prefix):
+            return ENTITY_PREFIX + stored_id[len(self.entity_prefix) :]
+        return None
 
     def visible(self, stored_id: str, metadata: Mapping[str, Any]) -> bool:
         """True when a stored document belongs to this scope (its id and its metadata agree)."""
         if self.tenant is None:
             return True
-        return stored_id.startswith(self.prefix) and metadata.get(TENANT_KEY) == self.tenant
+        own = stored_id.startswith(self.prefix) or stored_id.startswith(self.entity_prefix)
+        return own and metadata.get(TENANT_KEY) == self.tenant
 
     # -- filters ---------------------------------------------------------------------------
 

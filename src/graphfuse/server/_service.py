@@ -142,6 +142,10 @@ class _Writer:
 class Service:
     """One store's components and what the endpoints do with them.
 
+    ``entity_graph``: whether ingest builds entity nodes from the text (``Indexer(entity_graph=True)``,
+    each tenant's inside its own scope); ``None`` (the default) decides by the store: yes when
+    it already holds entity nodes (it was indexed with an entity graph).
+
     ``corpus_cache`` (a :class:`~graphfuse.multihop.CorpusCache` of the store directory) lets
     presets that read the corpus (``multihop``) load their BM25 index and title linker from the
     persisted file, refreshed incrementally after ingests, instead of re-reading the whole
@@ -170,6 +174,7 @@ class Service:
     graph_preset: str = "multihop"
     max_answer_tokens: int = 256
     corpus_cache: CorpusCache | None = None
+    entity_graph: bool | None = None
 
     # -- pipelines -------------------------------------------------------------------------
 
@@ -196,6 +201,11 @@ class Service:
             **options,
         )
         return _Built(pipeline, generation)
+
+    @property
+    def preset_names(self) -> tuple[str, ...]:
+        """The presets a request may name: those registered when this service was made."""
+        return self._preset_names
 
     async def pipeline(self, name: str) -> Pipeline:
         """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus).
@@ -411,25 +421,45 @@ class Service:
 
     # -- writes ----------------------------------------------------------------------------
 
+    async def _store_has_entity_graph(self) -> bool:
+        """Whether the store was built with an entity graph: it holds an entity node (of anyone)."""
+        if self.entity_graph is None:
+            found = False
+            if isinstance(self.graph, DocumentListing):
+                kind = MetadataFilter.parse({_KIND: "entity"})
+                async for _ in self.graph.iter_documents(filter=kind, batch_size=1):
+                    found = True
+                    break
+            self.entity_graph = found
+        return self.entity_graph
+
     async def _writer(self, scope: Scope) -> _Writer:
         writer = self._writers.get(scope.tenant)
         if writer is None:
             # One title linker per tenant: a document only ever mentions its own tenant's titles.
             linker = TitleLinker()
-            # A store built with an entity graph (its entity nodes visible here) keeps one: new
-            # documents get their entity nodes too.
-            entity_graph = False
             if isinstance(self.graph, DocumentListing):
                 async for doc in self.graph.iter_documents(filter=scope.base_filter):
                     if not scope.visible(doc.id, doc.metadata):
                         continue
                     kind = doc.metadata.get(_KIND)
-                    entity_graph = entity_graph or kind == "entity"
                     title = doc.metadata.get("title")
                     if kind not in ("chunk", "entity") and isinstance(title, str) and title.strip():
                         linker.add(title, doc.id)
+            # A store built with an entity graph keeps one: new documents get their entity nodes
+            # too, inside the tenant's scope (ids under the tenant, its tenant metadata), so the
+            # same name in two tenants is two nodes that the tenant filter keeps apart.
+            entity_graph = await self._store_has_entity_graph()
             extractors: list[EntityExtractor] = [linker, TextEntityExtractor()] if entity_graph else [linker]
-            indexer = Indexer(self.graph, self.vectors, self.embedder, extractors=extractors, entity_graph=entity_graph)
+            indexer = Indexer(
+                self.graph,
+                self.vectors,
+                self.embedder,
+                extractors=extractors,
+                entity_graph=entity_graph,
+                entity_namespace=scope.prefix,
+                entity_metadata=None if scope.tenant is None else {TENANT_KEY: scope.tenant},
+            )
             writer = self._writers[scope.tenant] = _Writer(indexer, linker)
         return writer
 

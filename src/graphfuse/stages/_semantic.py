@@ -9,6 +9,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._filters import FilterLike, MetadataFilter
+from .._passages import QUERY_VECTOR
 from .._protocols import Embedder, RunContext, VectorStore
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
@@ -80,6 +81,10 @@ class SemanticSearch(NamedStage):
         limit, min_score = self._settings(query.options.get(self._name, {}))
         vector = await self._embedder.embed_query(query.text)
         self._check_vector(vector)
+        # Left for the pipeline's passage selection, which scores chunks with the same vector.
+        values = getattr(context, "values", None)
+        if isinstance(values, dict):
+            values[QUERY_VECTOR] = (self._embedder, vector)
         hits = await self._vector_store.search(
             vector, limit=limit, filter=combine_filters(query.filter, self._filter), min_score=min_score
         )

@@ -1,7 +1,15 @@
-"""Integrity check (and repair) of a store directory: ``graphfuse check``."""
+"""Integrity check (and repair) of a store directory: ``graphfuse check``.
+
+The check never trusts the files: each one is opened read-only on its own, every query is
+guarded, and what cannot be read (a missing, empty, unreadable or damaged file, a row whose
+vector has the wrong size or whose metadata is not JSON) is reported by name instead of
+raised, so the check works on exactly the stores it exists for.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sqlite3
@@ -9,18 +17,27 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import NotFound
-from ._local_store import GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
+from .._errors import GraphFuseError, NotFound
+from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
+from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
+from ._vector_store import APPLICATION_ID as VECTORS_ID
 
 __all__ = ["StoreCheck", "check_store"]
 
 _SHOWN = 20
+_DAMAGED_SHOWN = 200
+
+
+def _meta(column: str, key: str) -> str:
+    # json_extract raises on text that is not JSON: damaged rows are counted apart.
+    return f"(CASE WHEN json_valid({column}) THEN json_extract({column}, '$.{key}') END)"
+
 
 # Units the indexer embeds: chunks, and documents it did not split into chunks.
 _UNITS = (
-    "json_extract(d.metadata, '$.graphfuse_kind') = 'chunk' OR "
-    "(json_extract(d.metadata, '$.graphfuse_kind') = 'document' AND "
-    "coalesce(json_extract(d.metadata, '$.graphfuse_chunks'), 1) <= 1)"
+    f"{_meta('d.metadata', 'graphfuse_kind')} = 'chunk' OR "
+    f"({_meta('d.metadata', 'graphfuse_kind')} = 'document' AND "
+    f"coalesce({_meta('d.metadata', 'graphfuse_chunks')}, 1) <= 1)"
 )
 
 
@@ -30,12 +47,16 @@ class StoreCheck:
 
     Counts: ``documents``, ``vectors``, ``relations``, ``pending`` (documents an unfinished
     index run left behind), ``dangling_relations`` (an end is missing),
-    ``documents_without_vectors`` (indexed units the indexer embeds, with no vector) and
-    ``vectors_without_documents``. ``manifest`` lists the counts the manifest records that
-    differ from the actual ones (``{"documents": [recorded, actual], ...}``); ``integrity``
-    holds SQLite's ``integrity_check`` / ``foreign_key_check`` problems; ``examples`` a few
-    ids per problem; ``repairs`` what ``repair=True`` did, ``unrepaired`` what it could not
-    fix and how to fix it. ``ok`` is true when nothing is wrong.
+    ``documents_without_vectors`` (indexed units the indexer embeds, with no vector),
+    ``vectors_without_documents`` and ``damaged_rows`` (vectors of the wrong size, metadata
+    that is not a JSON object; ``damaged`` names them). ``integrity`` holds what is wrong
+    with the files themselves (missing, empty, unreadable, damaged pages, SQLite's
+    ``integrity_check`` / ``foreign_key_check``), each line naming the file. ``manifest``
+    lists the counts the manifest records that differ from the actual ones
+    (``{"documents": [recorded, actual], ...}``): a store being served or left by a killed
+    process has stale counts, so they are a note (``notes``), not an inconsistency.
+    ``examples`` holds a few ids per problem; ``repairs`` what ``repair=True`` did,
+    ``unrepaired`` what it could not fix and how to fix it. ``ok`` is true when nothing is wrong.
     """
 
     documents: int = 0
@@ -45,21 +66,24 @@ class StoreCheck:
     dangling_relations: int = 0
     documents_without_vectors: int = 0
     vectors_without_documents: int = 0
+    damaged_rows: int = 0
     manifest: dict[str, list[int | None]] = field(default_factory=dict)
     integrity: list[str] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     examples: dict[str, list[str]] = field(default_factory=dict)
     repairs: list[str] = field(default_factory=list)
     unrepaired: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        """True when the store is consistent."""
+        """True when the store is consistent (stale manifest counts are only a note)."""
         return not (
             self.pending
             or self.dangling_relations
             or self.documents_without_vectors
             or self.vectors_without_documents
-            or self.manifest
+            or self.damaged_rows
             or self.integrity
         )
 
@@ -68,64 +92,233 @@ class StoreCheck:
         return {**asdict(self), "ok": self.ok}
 
 
-def _connect(directory: Path) -> sqlite3.Connection:
-    graph, vectors = (directory / GRAPH_FILE).resolve().as_uri(), (directory / VECTORS_FILE).resolve().as_uri()
-    conn = sqlite3.connect(f"{graph}?mode=ro", uri=True)
-    conn.execute("ATTACH DATABASE ? AS v", (f"{vectors}?mode=ro",))
-    return conn
+def _open(path: Path) -> sqlite3.Connection:
+    uri = path.resolve().as_uri()
+    conn = sqlite3.connect(f"{uri}?mode=ro", uri=True)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        # A WAL file in a directory we cannot write (SQLite cannot make its -shm file there).
+        conn.close()
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+
+
+def _file_problem(path: Path, application_id: int, what: str) -> tuple[str | None, sqlite3.Connection | None]:
+    """(what is wrong with the file, or None; a read-only connection when it can be read)."""
+    name = path.name
+    if not path.exists():
+        return f"{name}: missing (the {what} of this store)", None
+    if not path.is_file():
+        return f"{name}: not a file", None
+    if not os.access(path, os.R_OK):
+        return f"{name}: cannot be read: permission denied (the file is not known to be damaged)", None
+    size = path.stat().st_size
+    if size == 0:
+        return (
+            f"{name}: empty (0 bytes) although the store was created: it was truncated or replaced; "
+            "`graphfuse check --repair` re-creates it empty, then re-run the same `graphfuse index` command"
+        ), None
+    try:
+        conn = _open(path)
+        found = conn.execute("PRAGMA application_id").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    except sqlite3.DatabaseError as exc:
+        return f"{name}: damaged, unreadable as SQLite ({exc})", None
+    if found == 0 and tables == 0:
+        conn.close()
+        return f"{name}: holds no tables although the store was created: it was truncated or replaced", None
+    if found != application_id:
+        conn.close()
+        return f"{name}: a SQLite file, but not a GraphFuse {what}", None
+    return None, conn
+
+
+def _guarded(report: StoreCheck, name: str, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    try:
+        return conn.execute(sql, params).fetchall()
+    except sqlite3.DatabaseError as exc:
+        line = f"{name}: damaged ({exc})"
+        if line not in report.integrity:
+            report.integrity.append(line)
+        return None
 
 
 def _inspect(directory: Path) -> StoreCheck:
     report = StoreCheck()
-    manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    conn = _connect(directory)
+    manifest: dict[str, Any] | None = None
     try:
-        for schema, name in (("main", GRAPH_FILE), ("v", VECTORS_FILE)):
-            problems = [r[0] for r in conn.execute(f"PRAGMA {schema}.integrity_check")]
-            if problems != ["ok"]:
-                report.integrity.extend(f"{name}: {p}" for p in problems[:_SHOWN])
-        fk = conn.execute("PRAGMA main.foreign_key_check").fetchall()
-        if fk:
-            report.integrity.append(f"{GRAPH_FILE}: {len(fk)} rows fail their foreign-key check")
+        loaded = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        if isinstance(loaded, dict) and loaded.get("format") == FORMAT:
+            manifest = loaded
+        else:
+            report.integrity.append(f"{MANIFEST}: not a GraphFuse store manifest")
+    except PermissionError:
+        report.integrity.append(f"{MANIFEST}: cannot be read: permission denied")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        report.integrity.append(f"{MANIFEST}: damaged ({exc})")
 
-        def ids(sql: str) -> tuple[int, list[str]]:
-            rows = conn.execute(sql).fetchall()
-            return len(rows), [r[0] for r in rows[:_SHOWN]]
-
-        report.documents = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
-        report.relations = conn.execute("SELECT count(*) FROM relations").fetchone()[0]
-        report.vectors = conn.execute("SELECT count(*) FROM v.vectors").fetchone()[0]
-        checks = {
-            "pending": "SELECT id FROM documents d WHERE json_extract(d.metadata, '$.graphfuse_state') = 'pending'",
-            "dangling_relations": (
-                "SELECT r.source || ' -[' || r.type || ']-> ' || r.target FROM relations r "
-                "WHERE r.source NOT IN (SELECT node FROM documents) OR r.target NOT IN (SELECT node FROM documents)"
-            ),
-            "documents_without_vectors": (
-                f"SELECT d.id FROM documents d WHERE ({_UNITS}) "
-                "AND coalesce(json_extract(d.metadata, '$.graphfuse_state'), 'indexed') = 'indexed' "
-                "AND d.id NOT IN (SELECT id FROM v.vectors)"
-            ),
-            "vectors_without_documents": "SELECT id FROM v.vectors WHERE id NOT IN (SELECT id FROM documents)",
-        }
-        for key, sql in checks.items():
-            count, shown = ids(sql)
-            setattr(report, key, count)
-            if shown:
-                report.examples[key] = shown
+    problem, graph = _file_problem(directory / GRAPH_FILE, GRAPH_ID, "graph store")
+    if problem:
+        report.integrity.append(problem)
+    problem, vectors = _file_problem(directory / VECTORS_FILE, VECTORS_ID, "vector store")
+    if problem:
+        report.integrity.append(problem)
+    try:
+        dimension = _inspect_vectors(report, vectors) if vectors is not None else None
+        if graph is not None:
+            _inspect_graph(report, graph, directory / VECTORS_FILE if vectors is not None else None)
     finally:
-        conn.close()
-    recorded = manifest.get("counts") if isinstance(manifest, dict) else None
-    recorded = recorded if isinstance(recorded, dict) else {}
-    for key in ("documents", "relations", "vectors"):
-        actual = getattr(report, key)
-        if recorded.get(key) != actual:
-            report.manifest[key] = [recorded.get(key), actual]
+        for conn in (graph, vectors):
+            if conn is not None:
+                conn.close()
+    if manifest is not None:
+        if dimension is not None and manifest.get("dimension") not in (None, dimension):
+            report.integrity.append(
+                f"{MANIFEST}: says dimension {manifest.get('dimension')}, {VECTORS_FILE} holds {dimension}"
+            )
+        recorded = manifest.get("counts")
+        recorded = recorded if isinstance(recorded, dict) else {}
+        for key in ("documents", "relations", "vectors"):
+            actual = getattr(report, key)
+            if recorded.get(key) != actual:
+                report.manifest[key] = [recorded.get(key), actual]
+        if report.manifest:
+            stale = ", ".join(f"{v[0]} {k} (holds {v[1]})" for k, v in sorted(report.manifest.items()))
+            report.notes.append(
+                f"the manifest's counts are stale: it says {stale}. A running server or a killed process "
+                "leaves them so; the next read-write open (or --repair) rewrites them"
+            )
     return report
+
+
+def _damaged(report: StoreCheck, lines: list[str]) -> None:
+    report.damaged_rows += len(lines)
+    room = _DAMAGED_SHOWN - len(report.damaged)
+    report.damaged.extend(lines[: max(room, 0)])
+
+
+def _inspect_vectors(report: StoreCheck, conn: sqlite3.Connection) -> int | None:
+    name = VECTORS_FILE
+    problems = _guarded(report, name, conn, "PRAGMA integrity_check")
+    if problems is not None and [r[0] for r in problems] != ["ok"]:
+        report.integrity.extend(f"{name}: {r[0]}" for r in problems[:_SHOWN])
+    rows = _guarded(report, name, conn, "SELECT value FROM meta WHERE key = 'dimension'")
+    dimension = rows[0][0] if rows else None
+    count = _guarded(report, name, conn, "SELECT count(*) FROM vectors")
+    report.vectors = count[0][0] if count else 0
+    if isinstance(dimension, int) and not isinstance(dimension, bool):
+        bad = _guarded(
+            report,
+            name,
+            conn,
+            "SELECT id, typeof(vector), length(vector) FROM vectors "
+            "WHERE typeof(vector) != 'blob' OR length(vector) != ?",
+            (4 * dimension,),
+        )
+        _damaged(
+            report,
+            [f"{name}: vector {r[0]!r} is {r[2]} bytes of {r[1]}, not {dimension} float32 values" for r in bad or []],
+        )
+    elif report.vectors:
+        report.integrity.append(f"{name}: holds {report.vectors} vectors but no valid dimension ({dimension!r})")
+    bad = _guarded(
+        report, name, conn, "SELECT id FROM vectors WHERE NOT json_valid(metadata) OR json_type(metadata) != 'object'"
+    )
+    _damaged(report, [f"{name}: vector {r[0]!r} has metadata that is not a JSON object" for r in bad or []])
+    return dimension if isinstance(dimension, int) else None
+
+
+def _inspect_graph(report: StoreCheck, conn: sqlite3.Connection, vectors: Path | None) -> None:
+    name = GRAPH_FILE
+    problems = _guarded(report, name, conn, "PRAGMA integrity_check")
+    if problems is not None and [r[0] for r in problems] != ["ok"]:
+        report.integrity.extend(f"{name}: {r[0]}" for r in problems[:_SHOWN])
+    fk = _guarded(report, name, conn, "PRAGMA foreign_key_check")
+    if fk:
+        report.integrity.append(f"{name}: {len(fk)} rows fail their foreign-key check")
+    for table, what in (("documents", "documents"), ("relations", "relations")):
+        count = _guarded(report, name, conn, f"SELECT count(*) FROM {table}")
+        setattr(report, what, count[0][0] if count else 0)
+    bad = _guarded(
+        report, name, conn, "SELECT id FROM documents WHERE NOT json_valid(metadata) OR json_type(metadata) != 'object'"
+    )
+    _damaged(report, [f"{name}: document {r[0]!r} has metadata that is not a JSON object" for r in bad or []])
+    bad = _guarded(
+        report,
+        name,
+        conn,
+        "SELECT s.id, r.type, t.id FROM relations r LEFT JOIN documents s ON s.node = r.source "
+        "LEFT JOIN documents t ON t.node = r.target WHERE NOT json_valid(r.metadata)",
+    )
+    _damaged(
+        report, [f"{name}: relation {r[0]!r} -[{r[1]}]-> {r[2]!r} has metadata that is not JSON" for r in bad or []]
+    )
+    attached = vectors is not None and _attach(conn, vectors)
+    checks = {
+        "pending": f"SELECT id FROM documents d WHERE {_meta('d.metadata', 'graphfuse_state')} = 'pending'",
+        "dangling_relations": (
+            "SELECT r.source || ' -[' || r.type || ']-> ' || r.target FROM relations r "
+            "WHERE r.source NOT IN (SELECT node FROM documents) OR r.target NOT IN (SELECT node FROM documents)"
+        ),
+    }
+    if attached:
+        checks["documents_without_vectors"] = (
+            f"SELECT d.id FROM documents d WHERE ({_UNITS}) "
+            f"AND coalesce({_meta('d.metadata', 'graphfuse_state')}, 'indexed') = 'indexed' "
+            "AND d.id NOT IN (SELECT id FROM v.vectors)"
+        )
+        checks["vectors_without_documents"] = "SELECT id FROM v.vectors WHERE id NOT IN (SELECT id FROM documents)"
+    for key, sql in checks.items():
+        rows = _guarded(report, name, conn, sql)
+        if rows is None:
+            continue
+        setattr(report, key, len(rows))
+        if rows:
+            report.examples[key] = [r[0] for r in rows[:_SHOWN]]
+
+
+def _attach(conn: sqlite3.Connection, path: Path) -> bool:
+    uri = path.resolve().as_uri()
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            conn.execute("ATTACH DATABASE ? AS v", (f"{uri}?{mode}",))
+            conn.execute("SELECT count(*) FROM v.vectors").fetchone()
+            return True
+        except sqlite3.DatabaseError:
+            with contextlib.suppress(sqlite3.DatabaseError):
+                conn.execute("DETACH DATABASE v")
+    return False
+
+
+async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> None:
+    """Say whether ``corpus_index.npz`` is current (and with ``repair`` rewrite it)."""
+    from ..multihop import CorpusCache
+
+    store = LocalStore.open(directory, mode="rw" if repair else "ro")
+    try:
+        cache = CorpusCache(directory)
+        if await cache.is_current(store.graph):
+            return
+        if repair:
+            await cache.refresh(store.graph)
+            report.repairs.append(f"rewrote {cache.path.name} (it was missing or older than the store)")
+        else:
+            report.notes.append(
+                f"{cache.path.name} is missing or older than the store: queries rebuild it in memory each time "
+                "(they write nothing); --repair or the next `graphfuse index` rewrites it"
+            )
+    finally:
+        await store.close()
 
 
 async def _repair(directory: Path, found: StoreCheck) -> list[str]:
     done: list[str] = []
+    for name, opener in ((GRAPH_FILE, _new_graph), (VECTORS_FILE, _new_vectors)):
+        path = directory / name
+        if path.is_file() and path.stat().st_size == 0:
+            await opener(path)
+            done.append(f"re-created the empty {name} (its content is lost: re-run the same `graphfuse index` command)")
     store = LocalStore.open(directory, create=False)  # a read-write open refreshes stale manifest counts
     try:
         if found.manifest:
@@ -150,25 +343,59 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
     return done
 
 
+async def _new_graph(path: Path) -> None:
+    from ._sqlite_graph import SQLiteGraphStore
+
+    await asyncio.to_thread(path.unlink)
+    await SQLiteGraphStore(path).close()
+
+
+async def _new_vectors(path: Path) -> None:
+    from ._vector_store import LocalVectorStore
+
+    await asyncio.to_thread(path.unlink)
+    await LocalVectorStore(path).close()
+
+
+def _repairable(found: StoreCheck) -> bool:
+    # Damaged pages or rows are not rewritten: the files are left for inspection (or a backup).
+    empty_only = all("empty (0 bytes)" in line for line in found.integrity)
+    return empty_only and not found.damaged_rows
+
+
 async def check_store(directory: str | os.PathLike[str], *, repair: bool = False) -> StoreCheck:
     """Check a store directory (``LocalStore``); with ``repair``, fix what can be fixed.
 
-    Without ``repair`` nothing is written (the files are opened read-only). Repairs:
-    dangling relations and vectors without documents are deleted, the manifest counts are
-    rewritten. Pending documents and documents without vectors need their sources: they are
-    listed in ``unrepaired`` (re-run the same ``graphfuse index`` command to finish them).
-    Raises ``NotFound`` when there is no store, ``StoreCorrupted`` when it cannot be opened.
+    Without ``repair`` nothing is written (the files are opened read-only). Every damaged,
+    missing, empty or unreadable file and every damaged row is reported by name (never
+    raised). Repairs: an empty (truncated) data file is re-created empty, dangling relations
+    and vectors without documents are deleted, the manifest counts and ``corpus_index.npz``
+    are rewritten. Pending documents and documents without vectors need their sources: they
+    are listed in ``unrepaired`` (re-run the same ``graphfuse index`` command to finish them);
+    damaged pages and rows are left as they are (``unrepaired`` says so).
+    Raises ``NotFound`` when there is no store.
     """
     path = Path(directory)
     if not (path / MANIFEST).exists():
         raise NotFound(f"no GraphFuse store at {str(path)!r}")
-    await LocalStore.open(path, mode="ro").close()  # validates manifest, format versions, dimensions
     found = _inspect(path)
-    if not repair or found.ok:
+    if not found.integrity and not found.damaged_rows:
+        try:
+            await _corpus_note(path, found, repair=False)
+        except GraphFuseError as exc:  # the raw inspection found nothing; the store's own open did
+            found.integrity.append(str(exc))
+    if not repair or (found.ok and not found.notes):
+        return found
+    if not _repairable(found):
+        found.unrepaired.append(
+            "damaged files or rows are left as they are: restore the store from a backup, or index the "
+            "sources into a new store directory"
+        )
         return found
     done = await _repair(path, found)
+    await _corpus_note(path, found, repair=True)
     after = _inspect(path)
-    after.repairs = done
+    after.repairs = [*done, *found.repairs]
     if after.pending or after.documents_without_vectors:
         after.unrepaired.append(
             f"{after.pending} pending documents and {after.documents_without_vectors} documents without "

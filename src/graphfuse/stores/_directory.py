@@ -224,7 +224,16 @@ class StoreDirectory:
         if wants and self._cacheable():
             from ..multihop import CorpusCache
 
-            options = {**await CorpusCache(self.path).inputs(self.graph), **options}
+            cache = CorpusCache(self.path)
+            # A read-only store is never written (a query writes nothing): a missing or stale
+            # file is rebuilt in memory for this pipeline, and the user is told how to refresh it.
+            options = {**await cache.inputs(self.graph, save=not self._local.readonly), **options}
+            if cache.rebuilt and self._local.readonly:
+                self.notes = (
+                    *self.notes,
+                    f"{cache.path} is missing or older than the store, so it was rebuilt in memory for this "
+                    "query (queries write nothing); `graphfuse check --repair` rewrites it",
+                )
         return await presets.abuild(
             preset,
             graph_store=self.graph,

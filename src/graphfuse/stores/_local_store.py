@@ -9,8 +9,9 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, StoreCorrupted
+from .._errors import InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
+from ._records import CHECK_HINT
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import LocalVectorStore
 
@@ -25,7 +26,13 @@ VECTORS_FILE = "vectors.sqlite"
 
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     # Written last and atomically: a directory without a manifest is a half-written one.
-    fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=directory)
+    except PermissionError as exc:
+        raise PermissionDenied(
+            f"store directory {str(directory)!r} cannot be written (permission denied): "
+            "open it read-only to query it (`graphfuse query` does)"
+        ) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2, sort_keys=True)
@@ -41,8 +48,14 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
+    except PermissionError as exc:
+        raise PermissionDenied(
+            f"store directory {str(directory)!r}: {MANIFEST} cannot be read: permission denied"
+        ) from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreCorrupted(f"store directory {str(directory)!r}: {MANIFEST} is unreadable ({exc})") from exc
+        raise StoreCorrupted(
+            f"store directory {str(directory)!r}: {MANIFEST} is unreadable ({exc}); {CHECK_HINT}"
+        ) from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise StoreCorrupted(f"store directory {str(directory)!r}: {MANIFEST} is not a GraphFuse store manifest")
     if manifest.get("version") != FORMAT_VERSION:
@@ -121,9 +134,10 @@ class LocalStore:
             _write_manifest(path, manifest)
             return cls(path, graph, vectors, manifest)
         manifest = _read_manifest(path)
-        graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly)
+        # The manifest is written after both files were created: an empty file now was truncated.
+        graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly, create=False)
         try:
-            vectors = LocalVectorStore(path / VECTORS_FILE, readonly=readonly)
+            vectors = LocalVectorStore(path / VECTORS_FILE, readonly=readonly, create=False)
         except BaseException:
             graph._db.close()
             raise

@@ -13,11 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from .._encoding import check_text, first_surrogate
-from .._errors import InvalidInput
+from .._errors import InvalidInput, StoreCorrupted
 from .._filters import FilterLike, MetadataFilter
 from .._types import Document, Relation
 
 __all__ = [
+    "CHECK_HINT",
     "DocumentRow",
     "check_depth",
     "check_ids",
@@ -30,6 +31,8 @@ __all__ = [
     "parse_filter",
     "row_to_document",
 ]
+
+CHECK_HINT = "the store is damaged: run `graphfuse check --store DIR` on its directory for every damaged row and file"
 
 # (id, content, metadata JSON, created_at ISO, updated_at ISO)
 DocumentRow = tuple[str, "str | None", str, "str | None", "str | None"]
@@ -59,10 +62,18 @@ def encode_metadata(metadata: Mapping[str, Any], owner: str) -> str:
     return text
 
 
-def decode_metadata(text: str) -> dict[str, Any]:
-    value = json.loads(text)
+def decode_metadata(text: str, where: str = "a stored record") -> dict[str, Any]:
+    """Stored metadata back as a dict; :class:`StoreCorrupted` naming ``where`` when it is not a JSON object.
+
+    Everything a store writes went through :func:`encode_metadata`, so a row that does not
+    decode was damaged or written by something else.
+    """
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise StoreCorrupted(f"{where}: stored metadata is not JSON ({exc}); {CHECK_HINT}") from None
     if not isinstance(value, dict):
-        raise ValueError("metadata is not a JSON object")
+        raise StoreCorrupted(f"{where}: stored metadata is not a JSON object; {CHECK_HINT}")
     return value
 
 
@@ -87,16 +98,18 @@ def document_rows(documents: Sequence[Document]) -> list[DocumentRow]:
     return rows
 
 
-def row_to_document(row: Sequence[Any]) -> Document:
-    """The inverse of one :func:`document_rows` row."""
+def row_to_document(row: Sequence[Any], where: str = "a stored document") -> Document:
+    """The inverse of one :func:`document_rows` row (``where`` names the store in errors)."""
     doc_id, content, metadata, created, updated = row
-    return Document(
-        doc_id,
-        content,
-        decode_metadata(metadata),
-        created_at=None if created is None else datetime.fromisoformat(created),
-        updated_at=None if updated is None else datetime.fromisoformat(updated),
-    )
+    owner = f"{where}: document {doc_id!r}"
+    if not isinstance(doc_id, str) or not (content is None or isinstance(content, str)):
+        raise StoreCorrupted(f"{owner}: stored id or content is not text; {CHECK_HINT}")
+    try:
+        created_at = None if created is None else datetime.fromisoformat(created)
+        updated_at = None if updated is None else datetime.fromisoformat(updated)
+    except (TypeError, ValueError) as exc:
+        raise StoreCorrupted(f"{owner}: stored timestamp is not ISO 8601 ({exc}); {CHECK_HINT}") from None
+    return Document(doc_id, content, decode_metadata(metadata, owner), created_at=created_at, updated_at=updated_at)
 
 
 def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str], tuple[Relation, str]]:

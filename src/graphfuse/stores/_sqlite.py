@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConnectionFailed, InvalidInput, StoreCorrupted
+from .._errors import ConnectionFailed, InvalidInput, PermissionDenied, StoreCorrupted
+from ._records import CHECK_HINT
 
 __all__ = ["Database", "chunks", "scalar"]
 
@@ -31,6 +32,10 @@ class Database:
     SQLite cannot even create its shared-memory file beside it, as in a read-only directory,
     the file is opened as immutable): no schema, no pragmas that write, and :meth:`write`
     raises :class:`~graphfuse.InvalidInput`.
+
+    ``create=False`` refuses to initialise an empty file (zero bytes, or no table): a file
+    that a store's manifest says was created and is now empty was truncated or replaced, and
+    re-creating it silently would orphan everything the rest of the store records.
     """
 
     def __init__(
@@ -42,6 +47,7 @@ class Database:
         schema: str,
         kind: str,
         readonly: bool = False,
+        create: bool = True,
     ):
         self.path = os.fspath(path)
         self.kind = kind
@@ -50,15 +56,20 @@ class Database:
         memory = self.path == ":memory:"
         if not memory and os.path.isdir(self.path):
             raise StoreCorrupted(f"{kind} path {self.path!r} is a directory, not a SQLite file")
-        if readonly and (memory or not os.path.isfile(self.path)):
-            raise StoreCorrupted(f"{kind} {self.path!r} does not exist (a read-only open needs an existing file)")
+        if (readonly or not create) and (memory or not os.path.isfile(self.path)):
+            raise StoreCorrupted(f"{kind} {self.path!r} does not exist; {CHECK_HINT}")
+        if not memory and os.path.isfile(self.path) and not os.access(self.path, os.R_OK):
+            raise PermissionDenied(f"{kind} {self.path!r} cannot be read: permission denied")
         try:
             self.conn = self._connect(readonly)
         except sqlite3.Error as exc:
+            denied = self._denied(exc)
+            if denied is not None:
+                raise denied from exc
             raise ConnectionFailed(f"cannot open {kind} {self.path!r}: {exc}") from exc
         try:
             with self.guard():
-                self._prepare(memory, application_id, version, schema)
+                self._prepare(memory, application_id, version, schema, create and not readonly)
         except BaseException:
             self.conn.close()
             raise
@@ -80,12 +91,16 @@ class Database:
                 f"{uri}?immutable=1", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
             )
 
-    def _prepare(self, memory: bool, application_id: int, version: int, schema: str) -> None:
+    def _prepare(self, memory: bool, application_id: int, version: int, schema: str, create: bool) -> None:
         c = self.conn
         found_id = c.execute("PRAGMA application_id").fetchone()[0]
         tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if found_id == 0 and tables == 0 and self.readonly:
-            raise StoreCorrupted(f"{self.kind} {self.path!r} is empty (opened read-only, so it was not initialised)")
+        if found_id == 0 and tables == 0 and not create:
+            size = os.path.getsize(self.path) if os.path.isfile(self.path) else 0
+            raise StoreCorrupted(
+                f"{self.kind} {self.path!r} is empty ({size} bytes, no tables) although its store was created: "
+                f"it was truncated or replaced, and is left as it is; {CHECK_HINT}"
+            )
         if found_id == 0 and tables == 0:
             if not memory:
                 c.execute("PRAGMA journal_mode=WAL")
@@ -165,11 +180,38 @@ class Database:
             finally:
                 c.execute("COMMIT")
 
+    def _denied(self, exc: sqlite3.Error) -> PermissionDenied | None:
+        """A permission problem behind a SQLite error, named as such (the file is not damaged)."""
+        message = str(exc)
+        if self.path == ":memory:" or not isinstance(exc, sqlite3.OperationalError):
+            return None
+        directory = os.path.dirname(os.path.abspath(self.path))
+        if "readonly database" in message or "unable to open" in message:
+            if os.path.exists(self.path) and not os.access(self.path, os.R_OK):
+                return PermissionDenied(f"{self.kind} {self.path!r} cannot be read: permission denied")
+            if not self.readonly and os.path.exists(self.path) and not os.access(self.path, os.W_OK):
+                return PermissionDenied(
+                    f"{self.kind} {self.path!r} is read-only (permission denied): it cannot be written ({message})"
+                )
+            if not self.readonly and not os.access(directory, os.W_OK):
+                return PermissionDenied(
+                    f"{self.kind} {self.path!r}: its directory {directory!r} is read-only (permission denied), "
+                    f"so SQLite cannot write its journal ({message})"
+                )
+            if "readonly database" in message:
+                return PermissionDenied(f"{self.kind} {self.path!r} cannot be written: {message}")
+        return None
+
     def _translate(self, exc: sqlite3.DatabaseError) -> Exception:
         message = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
             return ConnectionFailed(f"{self.kind} {self.path!r} stayed locked by another writer: {message}")
-        return StoreCorrupted(f"{self.kind} {self.path!r} is damaged or not a GraphFuse store: {message}")
+        denied = self._denied(exc)
+        if denied is not None:
+            return denied
+        return StoreCorrupted(
+            f"{self.kind} {self.path!r} is damaged or not a GraphFuse store ({message}); {CHECK_HINT}"
+        )
 
     def close(self) -> None:
         with self.lock:

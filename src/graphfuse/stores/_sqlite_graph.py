@@ -87,9 +87,11 @@ class SQLiteGraphStore:
     Safe to share across threads and tasks; several processes may read while one writes.
     ``readonly=True`` opens an existing file for reading only (it works on a read-only file
     or directory): writes raise ``InvalidInput`` and PageRank is computed in memory.
+    ``create=False`` refuses a missing or empty file (``StoreCorrupted``) instead of
+    initialising it: a store directory opens its files so, since they exist once it was created.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, create: bool = True) -> None:
         self._db = Database(
             path,
             application_id=APPLICATION_ID,
@@ -97,6 +99,7 @@ class SQLiteGraphStore:
             schema=_SCHEMA,
             kind="graph store",
             readonly=readonly,
+            create=create,
         )
         # (index, generation it was built at), replaced as one object so readers never mix them.
         self._cached: tuple[GraphIndex, int] | None = None
@@ -147,7 +150,7 @@ class SQLiteGraphStore:
             row = rows.get(doc_id)
             if row is None:
                 continue
-            doc = row_to_document(row)
+            doc = row_to_document(row, f"graph store {self.path!r}")
             if flt is None or flt.matches(doc.metadata):
                 out[doc_id] = doc
         return out
@@ -181,7 +184,7 @@ class SQLiteGraphStore:
                 self._check_open()
                 rows = await asyncio.to_thread(self._document_page, after, batch_size)
                 for row in rows:
-                    doc = row_to_document(row[1:])
+                    doc = row_to_document(row[1:], f"graph store {self.path!r}")
                     if flt is None or flt.matches(doc.metadata):
                         yield doc
                 if len(rows) < batch_size:
@@ -301,7 +304,10 @@ class SQLiteGraphStore:
         if not wanted:
             return []
         rows = await asyncio.to_thread(self._select_relations, wanted)
-        out = [Relation(s, t, typ, w, decode_metadata(m)) for s, t, typ, w, m in rows]
+        where = f"graph store {self.path!r}: relation"
+        out = [
+            Relation(s, t, typ, w, decode_metadata(m, f"{where} {s!r} -[{typ}]-> {t!r}")) for s, t, typ, w, m in rows
+        ]
         if limit is not None and len(out) > limit:
             out = sorted(out, key=lambda r: -r.weight)[:limit]
         return sorted(out, key=lambda r: (r.source, r.target, r.type))
@@ -534,8 +540,8 @@ class SQLiteGraphStore:
             with db.snapshot() as c:
                 if scalar(c, _GENERATION) != generation:
                     raise _Stale
-                rows = c.execute("SELECT metadata FROM documents ORDER BY node").fetchall()
-            return [decode_metadata(r[0]) for r in rows]
+                rows = c.execute("SELECT id, metadata FROM documents ORDER BY node").fetchall()
+            return [decode_metadata(r[1], f"graph store {db.path!r}: document {r[0]!r}") for r in rows]
 
         index = GraphIndex(ids, sources, targets, codes, list(type_codes), weights, metadata)
         return index, generation

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import InvalidInput
+from .._errors import InvalidInput, StoreCorrupted
 from .._filters import FilterLike, MetadataFilter
 from .._types import VectorHit, VectorRecord
 from . import _hnsw
 from ._metadata_index import MetadataIndex
-from ._records import check_ids, decode_metadata, encode_metadata
+from ._records import CHECK_HINT, check_ids, decode_metadata, encode_metadata
 from ._sqlite import Database, chunks, scalar
 
 __all__ = ["LocalVectorStore"]
@@ -90,7 +90,10 @@ class LocalVectorStore:
     open, and is rebuilt when missing or stale (another process wrote since it was saved).
     ``ef_search`` trades latency for recall. ``search(..., exact=True)`` always scans.
     ``readonly=True`` opens an existing file for searching only: nothing is ever written to
-    it (nor is the approximate index saved), writes raise ``InvalidInput``.
+    it (nor is the approximate index saved), writes raise ``InvalidInput``. ``create=False``
+    refuses a missing or empty file (``StoreCorrupted``) instead of initialising it. A stored
+    vector of the wrong size or metadata that is not JSON raises ``StoreCorrupted`` naming the
+    rows (``graphfuse check`` lists them all).
     """
 
     def __init__(
@@ -101,6 +104,7 @@ class LocalVectorStore:
         approximate_threshold: int | None = DEFAULT_APPROXIMATE_THRESHOLD,
         ef_search: int = 192,
         readonly: bool = False,
+        create: bool = True,
     ) -> None:
         if dimension is not None and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
             raise InvalidInput(f"dimension must be a positive integer, got {dimension!r}")
@@ -139,6 +143,7 @@ class LocalVectorStore:
                 schema=_SCHEMA,
                 kind="vector store",
                 readonly=readonly,
+                create=create,
             )
             try:
                 with self._db.guard() if readonly else self._db.write() as c:
@@ -197,14 +202,35 @@ class LocalVectorStore:
             dimension = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
             rows = c.execute("SELECT id, vector, metadata FROM vectors").fetchall()
         ids = [r[0] for r in rows]
+        if self._dimension is not None and dimension is not None and dimension != self._dimension and self._ids:
+            # Nothing GraphFuse does changes a store's dimension once it holds vectors: the file was replaced.
+            raise StoreCorrupted(
+                f"vector store {self._db.path!r} changed its dimension from {self._dimension} to {dimension} "
+                f"while open (the file was replaced or rewritten by something else); {CHECK_HINT}"
+            )
+        if rows and (isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1):
+            raise StoreCorrupted(
+                f"vector store {self._db.path!r} holds {len(rows)} vectors but records no valid dimension "
+                f"({dimension!r}); {CHECK_HINT}"
+            )
+        size = 4 * (dimension or 0)
+        wrong = [r[0] for r in rows if not isinstance(r[1], bytes) or len(r[1]) != size]
+        if wrong:
+            shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
+            raise StoreCorrupted(
+                f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) are not {dimension} float32 values "
+                f"({shown}); {CHECK_HINT}"
+            )
         matrix = np.zeros((len(rows), dimension or 0), dtype=np.float32)
         for i, r in enumerate(rows):
             matrix[i] = np.frombuffer(r[1], dtype=np.float32)
+        where = f"vector store {self._db.path!r}: vector"
+        metadata = [decode_metadata(r[2], f"{where} {r[0]!r}") for r in rows]
         with self._lock:
             self._dimension = dimension
             self._ids = ids
             self._position = {doc_id: i for i, doc_id in enumerate(ids)}
-            self._metadata = [decode_metadata(r[2]) for r in rows]
+            self._metadata = metadata
             self._buffer = matrix
             self._metadata_index = None
             self._generation = generation
@@ -448,6 +474,18 @@ class LocalVectorStore:
             self._position = {doc_id: i for i, doc_id in enumerate(self._ids)}
             self._metadata_index = None
             return len(gone)
+
+    async def existing_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` have a vector (after other processes' writes too): :class:`~graphfuse.VectorLookup`."""
+        self._check_open()
+        wanted = check_ids(ids)
+
+        def run() -> set[str]:
+            with self._lock:
+                self._sync()
+                return {i for i in wanted if i in self._position}
+
+        return await asyncio.to_thread(run) if self._db is not None else {i for i in wanted if i in self._position}
 
     async def count(self) -> int:
         """How many vectors the store holds."""

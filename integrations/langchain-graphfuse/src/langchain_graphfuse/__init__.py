@@ -7,9 +7,7 @@
   :class:`RerankRunnable`, :class:`StageRunnable` (any stage, or a registered plugin stage by
   name), then :class:`WeightedFusion`; :func:`with_query` makes any retriever's output carry its
   query. (The ``...Runnable`` suffix keeps them apart from the core stages of the same
-  computation in :mod:`graphfuse.stages`; the old names ``TemporalDecay``, ``PageRank``,
-  ``AccessPopularity``, ``GraphExpansion`` and ``Rerank`` still import, with a
-  ``DeprecationWarning``, and will be removed in 0.3.)
+  computation in :mod:`graphfuse.stages`.)
 - :class:`GraphFuseCompressor`: stages as a document compressor.
 - :class:`GraphFuseContextFormatter`: retrieved documents (or a query, retrieved) packed into an
   LLM context within a token budget, in place of ``format_docs``;
@@ -26,9 +24,6 @@
 Signals, the query and the fused score travel under ``Document.metadata["graphfuse"]``, the one
 key GraphFuse adds (its internal ``graphfuse_*`` bookkeeping never leaves the store).
 """
-
-import warnings
-from typing import Any
 
 from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
@@ -80,25 +75,3 @@ __all__ = [
     "source_records",
     "with_query",
 ]
-
-_DEPRECATED = {
-    "TemporalDecay": TemporalDecayRunnable,
-    "PageRank": PageRankRunnable,
-    "AccessPopularity": AccessPopularityRunnable,
-    "GraphExpansion": GraphExpansionRunnable,
-    "Rerank": RerankRunnable,
-}
-
-
-def __getattr__(name: str) -> Any:
-    # Deprecated aliases (0.1 names), easy to confuse with the core stages of graphfuse.stages.
-    if name in _DEPRECATED:
-        new = _DEPRECATED[name]
-        warnings.warn(
-            f"langchain_graphfuse.{name} is deprecated (removed in 0.3): use langchain_graphfuse.{new.__name__}; "
-            f"graphfuse.stages.{name} is the core stage, for a GraphFuse Pipeline",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return new
-    raise AttributeError(f"module 'langchain_graphfuse' has no attribute {name!r}")

@@ -10,11 +10,11 @@ from langchain_core.documents import BaseDocumentCompressor, Document
 from pydantic import ConfigDict, PrivateAttr
 
 from graphfuse import InvalidInput, MetadataFilter, Pipeline, Query, Scorer, Stage, run_sync
+from graphfuse.records import fuse, run_stages
 from graphfuse.scoring import WeightedScorer
 
-from ._documents import combine_filters, mapping_for, to_candidates, to_documents
-from ._execution import run_stages
-from ._fusion import FUSION_WEIGHTS, rank
+from ._documents import DocumentMapping, combine_filters, documents_from_hits, read_documents
+from ._fusion import FUSION_WEIGHTS
 
 __all__ = ["GraphFuseCompressor"]
 
@@ -61,21 +61,11 @@ class GraphFuseCompressor(BaseDocumentCompressor):
         """Run the stages and keep the ``top_n`` best documents (best first)."""
         if not documents:
             return []
-        mapping = mapping_for(self.id_key)
+        mapping = DocumentMapping(self.id_key)
         filter = combine_filters(self.filter)
-        candidates, originals = to_candidates(list(documents), mapping)
-        out = await run_stages(self._pipeline, Query(query, filter), candidates)
-        ranked, scores, shares = rank(out, self._pipeline.scorer, self.top_n)
-        return to_documents(
-            ranked,
-            originals,
-            query=query,
-            filter=filter,
-            mapping=mapping,
-            scores=scores,
-            contributions=shares,
-            inputs=candidates,
-        )
+        hits = await run_stages(self._pipeline.stages, Query(query, filter), read_documents(list(documents), mapping))
+        ranked = fuse(hits, self._pipeline.scorer, top_n=self.top_n)
+        return documents_from_hits(ranked, query=query, filter=filter, mapping=mapping)
 
     def compress_documents(
         self, documents: Sequence[Document], query: str, callbacks: Callbacks | None = None

@@ -12,7 +12,7 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, PrivateAttr, field_validator
 
 import graphfuse.stages as gs
-from graphfuse import GraphStore, InvalidInput, MetadataFilter, Pipeline, run_sync
+from graphfuse import GraphStore, InvalidInput, MetadataFilter, run_sync
 
 from ._documents import METADATA_KEY, DocumentMapping, combine_filters
 from ._execution import run_stages_on_documents
@@ -50,7 +50,7 @@ class GraphExpansionRetriever(BaseRetriever):
     k: int | None = None
     filter: dict[str, Any] | None = None
 
-    _pipeline: Pipeline = PrivateAttr()
+    _stage: gs.GraphExpansion = PrivateAttr()
     _stage_name: str = PrivateAttr(default="graph")
 
     @field_validator("k")
@@ -62,7 +62,7 @@ class GraphExpansionRetriever(BaseRetriever):
         stage = gs.GraphExpansion(
             self.graph_store, depth=self.depth, max_expansion=self.max_expansion, relation_types=self.relation_types
         )
-        self._pipeline = Pipeline([stage])
+        self._stage = stage
         MetadataFilter.parse(self.filter)
 
     def _call(self, kwargs: Mapping[str, Any]) -> tuple[int | None, MetadataFilter | None, dict[str, Any]]:
@@ -73,7 +73,7 @@ class GraphExpansionRetriever(BaseRetriever):
             )
         k = kwargs.get("k", self.k)
         options = {name: kwargs[name] for name in ("depth", "max_expansion") if name in kwargs}
-        self._pipeline.stages[0].check_options(options)  # type: ignore[attr-defined]
+        self._stage.check_options(options)
         return (None if k is None else check_k(k)), combine_filters(self.filter, kwargs.get("filter")), options
 
     async def _expand(
@@ -81,9 +81,8 @@ class GraphExpansionRetriever(BaseRetriever):
     ) -> list[Document]:
         if filter is not None:
             docs = [d for d in docs if filter.matches({n: v for n, v in d.metadata.items() if n != METADATA_KEY})]
-        pipeline = self._pipeline
         out = await run_stages_on_documents(
-            pipeline,
+            [self._stage],
             docs,
             query=query,
             needs_query=False,

@@ -111,5 +111,5 @@ class LangChainSearch:
             if doc_id not in best or value > best[doc_id][1]:
                 best[doc_id] = (doc, value)
         out = [c.with_signal(self._signal, best.pop(c.id)[1]) if c.id in best else c for c in candidates]
-        out.extend(Candidate(to_graphfuse(i, d, self._mapping), {self._signal: v}) for i, (d, v) in best.items())
+        out.extend(Candidate(to_graphfuse(d, self._mapping), {self._signal: v}) for d, v in best.values())
         return out

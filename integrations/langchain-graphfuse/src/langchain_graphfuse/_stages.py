@@ -5,13 +5,7 @@ documents' ``metadata["graphfuse"]["query"]``, which :class:`GraphFuseRetriever`
 runnables write) or a mapping ``{"query": str, "documents": [...], "filter": {...}}`` (what
 :func:`with_query` produces from any retriever), and returns a ``list[Document]`` carrying
 their signals and the query under ``metadata["graphfuse"]``. So runnables compose with ``|``.
-
-Documents from elsewhere are never mutated: a runnable returns copies. The list a GraphFuse runnable
-returns holds GraphFuse's own documents: given that very list (as ``|`` passes it), the signal runnables
-(temporal, access, PageRank, or any stage that is a :class:`graphfuse.SignalStage`) and
-:class:`WeightedFusion` update their ``metadata["graphfuse"]`` in place instead of copying them, so the
-earlier list sees the update. A copy of the list (``list(docs)``, a slice) is copied as any other input;
-a document whose ``metadata["graphfuse"]`` or signals were edited since is read and copied like any other.
+The documents passed in are never changed: a runnable returns copies.
 """
 
 from __future__ import annotations
@@ -24,30 +18,12 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import (
-    FilterLike,
-    GraphStore,
-    InvalidInput,
-    Pipeline,
-    Reranker,
-    Scorer,
-    Stage,
-    as_signal_stage,
-    run_sync,
-    stage_traits,
-)
+from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage, run_sync, stage_traits
 from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
-from ._documents import DocumentMapping, StageInput, combine_filters, mapping_for, owned_input, parse_input
-from ._execution import (
-    Unknown,
-    ainvoke_leaf,
-    invoke_leaf,
-    presigned,
-    run_signal_stage_on_documents,
-    run_stages_on_documents,
-)
+from ._documents import DocumentMapping, StageInput, combine_filters, parse_input
+from ._execution import Unknown, ainvoke_leaf, invoke_leaf, run_stages_on_documents
 
 __all__ = [
     "AccessPopularityRunnable",
@@ -113,10 +89,7 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             built = stage
         if unknown not in _UNKNOWN:
             raise InvalidInput(f"unknown must be 'keep' or 'error', got {unknown!r}")
-        self._pipeline = Pipeline([built])
         self._stage = built
-        # A stage that sets one signal from one part of each document runs on values read from them.
-        self._signal_stage = as_signal_stage(built)
         traits = stage_traits(built)  # what the stage declares: whether it reads the query, does I/O
         self._requires_query = traits.reads_query if requires_query is None else bool(requires_query)
         self._filter = combine_filters(filter)
@@ -129,11 +102,9 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
             self._graph_store is None or getattr(type(self._graph_store), "in_memory_only", False) is True
         )
         self.name = f"graphfuse.{built.name}"
-        self._invoke_fn = presigned(self._run)
-        self._ainvoke_fn = presigned(self._arun)
 
     def _document_mapping(self, id_key: str | None) -> DocumentMapping:
-        return mapping_for(id_key)
+        return DocumentMapping(id_key)
 
     @property
     def stage(self) -> Stage:
@@ -145,29 +116,11 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     async def _arun(self, value: StageInput) -> list[Document]:
         what = f"runnable {self.name!r}"
-        # The list a GraphFuse runnable returned, unchanged: GraphFuse's own documents (updated in place).
-        owned = owned_input(value, self._mapping) if self._signal_stage is not None else None
-        if owned is not None:
-            query, carried, docs = owned.query, owned.filter, owned.docs
-        else:
-            query, carried, docs = parse_input(value, what)
+        query, carried, docs = parse_input(value, what)
         # The runnable's own filter is validated (and combined) once, at construction.
         flt = self._filter if carried is None else combine_filters(self._filter, carried)
-        if self._signal_stage is not None:
-            return await run_signal_stage_on_documents(
-                self._signal_stage,
-                docs,
-                query=query,
-                needs_query=self._requires_query,
-                filter=flt,
-                mapping=self._mapping,
-                what=what,
-                graph_store=self._graph_store,
-                unknown=self._unknown,
-                owned=owned,
-            )
         return await run_stages_on_documents(
-            self._pipeline,
+            [self._stage],
             docs,
             query=query,
             needs_query=self._requires_query,
@@ -193,13 +146,13 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         """Run the stage over the documents (sync)."""
         if self._inline:  # nothing it runs can start a LangChain run of its own
             return invoke_leaf(self, self._run, input, config)
-        return self._call_with_config(self._invoke_fn, input, config)
+        return self._call_with_config(self._run, input, config)
 
     async def ainvoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (async, on the caller's loop)."""
         if self._inline:
             return await ainvoke_leaf(self, self._arun, input, config)
-        return await self._acall_with_config(self._ainvoke_fn, input, config)
+        return await self._acall_with_config(self._arun, input, config)
 
 
 class TemporalDecayRunnable(StageRunnable):
@@ -241,7 +194,7 @@ class TemporalDecayRunnable(StageRunnable):
         super().__init__(stage, requires_query=False, id_key=id_key)
 
     def _document_mapping(self, id_key: str | None) -> DocumentMapping:
-        return mapping_for(id_key, self._timestamp_key, "updated_at")
+        return DocumentMapping(id_key, self._timestamp_key, "updated_at")
 
 
 def _half_life(half_life: object, days: object) -> timedelta:

@@ -1,6 +1,5 @@
-"""The chain's fast paths: signal runnables convert nothing (they read what their stage needs from the
-documents), other stage runnables hand their candidates to the next runnable (a change in between is
-always seen), document copies equal pydantic's, in-memory graph stages run on the caller's thread."""
+"""A chain of runnables: a change between runnables is always seen, the documents passed in are never
+changed, runs nest under the chain, in-memory graph stages run on the caller's thread."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-import langchain_graphfuse._documents as conversions
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
@@ -19,14 +17,12 @@ from langchain_core.runnables import RunnableLambda
 from langchain_graphfuse import (
     AccessPopularityRunnable,
     PageRankRunnable,
-    StageRunnable,
     TemporalDecayRunnable,
     WeightedFusion,
 )
 
 from graphfuse import Document as GDocument
-from graphfuse import Query, Relation, Stage, StageFailed, StageTraits, as_signal_stage, run_sync
-from graphfuse.stages import AccessPopularity, TemporalDecay
+from graphfuse import Relation, StageFailed, run_sync
 from graphfuse.stores import InMemoryGraphStore
 
 
@@ -41,60 +37,6 @@ def documents(now: datetime) -> list[Document]:
     ]
 
 
-def _conversions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record each document converted afresh (not handed over by the previous runnable)."""
-    seen: list[str] = []
-    real = conversions.to_graphfuse
-
-    def counting(doc_id: str, doc: Document, mapping: Any) -> Any:
-        seen.append(doc_id)
-        return real(doc_id, doc, mapping)
-
-    monkeypatch.setattr(conversions, "to_graphfuse", counting)
-    return seen
-
-
-class _Opaque:
-    """A stage hiding its ``signal_values``: run through candidates (the generic path)."""
-
-    traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
-
-    def __init__(self, stage: Stage) -> None:
-        self.name = stage.name
-        self._stage = stage
-
-    async def run(self, query: Query, candidates: Any, context: Any) -> Any:
-        return await self._stage.run(query, candidates, context)
-
-
-def _temporal(clock: Any) -> StageRunnable:
-    runnable = StageRunnable(_Opaque(TemporalDecay(clock=clock)))
-    assert as_signal_stage(runnable.stage) is None
-    return runnable
-
-
-def _access() -> StageRunnable:
-    return StageRunnable(_Opaque(AccessPopularity()))
-
-
-def test_signal_runnables_convert_nothing(monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime) -> None:
-    seen = _conversions(monkeypatch)
-    fast = (TemporalDecayRunnable(clock=clock) | AccessPopularityRunnable() | WeightedFusion()).invoke(documents(now))
-    assert seen == []
-    slow = (_temporal(clock) | _access() | WeightedFusion()).invoke(documents(now))
-    assert [(d.id, d.metadata) for d in fast] == [(d.id, d.metadata) for d in slow]
-
-
-def test_an_unchanged_output_is_not_converted_again(monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime) -> None:
-    seen = _conversions(monkeypatch)
-    chain = _temporal(clock) | _access() | StageRunnable(_Opaque(AccessPopularity(name="again", signal="again")))
-    out = chain.invoke(documents(now))
-    assert seen == ["d0", "d1", "d2"]  # once, by the first runnable
-    signals = {d.id: d.metadata["graphfuse"]["signals"] for d in out}
-    assert signals["d1"]["temporal"] == pytest.approx(0.5)
-    assert signals["d2"]["access"] == pytest.approx(1.0)
-
-
 @pytest.mark.parametrize(
     "change",
     [
@@ -107,12 +49,8 @@ def test_an_unchanged_output_is_not_converted_again(monkeypatch: pytest.MonkeyPa
         "replaced by an equal copy",
     ],
 )
-@pytest.mark.parametrize("fast", [False, True])
-def test_a_change_between_runnables_is_seen(
-    monkeypatch: pytest.MonkeyPatch, clock: Any, now: datetime, change: str, fast: bool
-) -> None:
-    first = (TemporalDecayRunnable(clock=clock) if fast else _temporal(clock)).invoke(documents(now))
-    seen = _conversions(monkeypatch)
+def test_a_change_between_runnables_is_seen(clock: Any, now: datetime, change: str) -> None:
+    first = TemporalDecayRunnable(clock=clock).invoke(documents(now))
     if change == "metadata value":
         first[0].metadata["access_count"] = 1000
     elif change == "metadata key added":
@@ -127,16 +65,8 @@ def test_a_change_between_runnables_is_seen(
         first[1], first[2] = first[2], first[1]  # the first stays: the same list, in another order
     else:
         first[1] = first[1].model_copy(update={"metadata": dict(first[1].metadata)})
-    out = (AccessPopularityRunnable() if fast else _access()).invoke(first)
+    out = AccessPopularityRunnable().invoke(first)
     by_id = {d.id: d for d in out}
-    if fast:
-        assert seen == []  # nothing converted: what the stage needs is read from the documents as they are
-    elif change == "replaced by an equal copy":
-        assert seen == []  # the same values: the handed-over candidates still hold
-    elif change == "order":
-        assert seen  # position by position, the documents no longer match the candidates
-    else:
-        assert seen  # converted again, from what the documents now say
     if change == "order":
         assert [d.id for d in out] == ["d0", "d2", "d1"]
     if change == "metadata value":
@@ -166,21 +96,20 @@ async def test_handoff_holds_for_async_and_batch(clock: Any, now: datetime) -> N
     assert [d.id for d in await chain.ainvoke(documents(now))] == [d.id for d in sync]
     batched = chain.batch([documents(now) for _ in range(12)])
     assert all([d.id for d in out] == [d.id for d in sync] for out in batched)
-    assert len(conversions._OUTPUTS) <= conversions._KEPT
 
 
-def test_document_copies_equal_pydantic_copies() -> None:
-    original = Document(id="a", page_content="x", metadata={"k": 1})
-    fast = conversions._with_metadata(original, {"k": 2})
-    slow = original.model_copy(update={"metadata": {"k": 2}})
-    assert fast == slow
-    assert fast.model_dump() == slow.model_dump()
-    assert fast.__pydantic_fields_set__ == slow.__pydantic_fields_set__
-    assert original.metadata == {"k": 1}
-    built = conversions._new_document("b", "y", {"m": 1})
-    assert built == Document(id="b", page_content="y", metadata={"m": 1})
-    assert (
-        built.__pydantic_fields_set__ == Document(id="b", page_content="y", metadata={"m": 1}).__pydantic_fields_set__
+def test_the_documents_passed_in_are_never_changed(clock: Any, now: datetime) -> None:
+    given = documents(now)
+    before = [d.model_dump() for d in given]
+    first = TemporalDecayRunnable(clock=clock).invoke(given)
+    first_before = [d.model_dump() for d in first]
+    fused = (AccessPopularityRunnable() | WeightedFusion()).invoke(first)
+    assert [d.model_dump() for d in given] == before
+    assert [d.model_dump() for d in first] == first_before  # a runnable's output, passed on, is not changed
+    assert all(set(d.metadata) == {"created_at", "access_count", "graphfuse"} for d in fused)
+    assert all(
+        d.metadata["access_count"] == g.metadata["access_count"]
+        for d, g in zip(sorted(fused, key=lambda d: d.id or ""), given, strict=True)
     )
 
 
@@ -285,12 +214,9 @@ def test_a_timestamp_changed_between_runnables_is_read_again(clock: Any, now: da
         del first[1].metadata["created_at"]
     elif edit == "datetime":
         first[1].metadata["created_at"] = now - timedelta(days=90)  # a datetime now, the same instant
-    kept = list(first)
     out = TemporalDecayRunnable(clock=clock).invoke(first)
     temporal = [d.metadata["graphfuse"]["signals"]["temporal"] for d in out]
     expected = {"none": 0.5, "new time": 1.0, "equal string": 0.5, "removed": 0.5, "datetime": 0.5}[edit]
     assert temporal[1] == pytest.approx(expected)
     assert temporal[0] == 1.0
     assert temporal[2] == pytest.approx(0.25)
-    # Unchanged documents are updated in place; after an edit the list is read and copied afresh.
-    assert all(a is b for a, b in zip(out, kept, strict=True)) is (edit == "none")

@@ -11,7 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_graphfuse import GraphExpansionRetriever, GraphFuseRetriever
 
-from graphfuse import InvalidInput, Pipeline
+from graphfuse import InvalidInput, NotFound, Pipeline
 
 
 class _SyncForbidden(Pipeline):
@@ -141,7 +141,7 @@ def test_expansion_unknown_ids(backend: Any) -> None:
     keep = GraphExpansionRetriever(retriever=child, graph_store=backend.graph_store)
     assert [d.page_content for d in keep.invoke("q")] == ["n", "no id at all"]
     strict = GraphExpansionRetriever(retriever=child, graph_store=backend.graph_store, unknown="error")
-    with pytest.raises(InvalidInput, match="not in the graph store"):
+    with pytest.raises(NotFound, match="not in the graph store"):
         strict.invoke("q")
 
 

@@ -21,7 +21,7 @@ from langchain_graphfuse import (
     with_query,
 )
 
-from graphfuse import InvalidInput, StageFailed
+from graphfuse import InvalidInput, NotFound, StageFailed
 from graphfuse.plugins import Components
 from graphfuse.stages import TemporalDecay as CoreTemporalDecay
 
@@ -98,7 +98,7 @@ def test_pagerank_keep_or_error_for_unknown_ids(backend: Any) -> None:
     ranks = signals(out, "pagerank")
     assert 0.0 < ranks[0] <= 1.0
     assert ranks[1] == 0.3
-    with pytest.raises(InvalidInput, match="'ghost'"):
+    with pytest.raises(NotFound, match="'ghost'"):
         PageRankRunnable(backend.graph_store, unknown="error").invoke(docs)
     with pytest.raises(InvalidInput, match="unknown must be"):
         PageRankRunnable(backend.graph_store, unknown="drop")  # type: ignore[arg-type]

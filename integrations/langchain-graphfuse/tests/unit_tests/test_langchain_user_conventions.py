@@ -84,9 +84,7 @@ def test_runnable_names_differ_from_the_core_stages() -> None:
 
     assert not hasattr(graphfuse.stages, "TemporalDecayRunnable")
     assert "TemporalDecay" not in langchain_graphfuse.__all__
-    with pytest.warns(DeprecationWarning, match=r"use langchain_graphfuse.TemporalDecayRunnable"):
-        old = langchain_graphfuse.TemporalDecay
-    assert old is TemporalDecayRunnable
+    assert not hasattr(langchain_graphfuse, "TemporalDecay")  # no pre-release alias left
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         from langchain_graphfuse import PageRankRunnable  # the new names import without a warning

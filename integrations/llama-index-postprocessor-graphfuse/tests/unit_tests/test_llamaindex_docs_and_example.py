@@ -23,7 +23,8 @@ def test_the_page_has_snippets() -> None:
 
 
 @pytest.mark.parametrize("index", range(len(snippets())))
-def test_docs_snippet_runs(index: int) -> None:
+def test_docs_snippet_runs(index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # snippets write their files (data/, graph.sqlite) in the working directory
     code = snippets()[index]
     exec(compile(code, f"{PAGE.name}[{index}]", "exec"), {"__name__": f"docs_snippet_{index}"})
 

@@ -112,7 +112,7 @@ async def test_bad_configuration_is_invalid_input(graph_store: object) -> None:
 
 async def test_score_above_one_is_refused_with_a_hint() -> None:
     nodes = [NodeWithScore(node=TextNode(id_="n", text="x"), score=7.5)]
-    with pytest.raises(InvalidInput, match="score_signal=None"):
+    with pytest.raises(InvalidInput, match="take no score signal"):
         await AccessPostprocessor().apostprocess_nodes(nodes)
     out = await AccessPostprocessor(score_signal=None).apostprocess_nodes(nodes)
     assert "semantic" not in signals(out)["n"]
@@ -227,8 +227,9 @@ async def test_graph_expansion_postprocessor_filter_and_unknown(graph_store: obj
     by_id = {n.node.node_id: n for n in out}
     assert by_id["b"].score == pytest.approx(0.4)
     assert by_id["c"].score == pytest.approx(0.2)
-    assert signals(out)["c"]["graph"] == 0.25
-    assert "graph" not in signals(out)["zz"]
+    # The core stage: graph = seed strength (its score as the semantic signal) * decay ** distance.
+    assert signals(out)["c"]["graph"] == pytest.approx(0.2)
+    assert signals(out)["zz"]["graph"] == 0.7  # a seed the store does not hold keeps its strength
     with pytest.raises(NotFound, match="zz"):
         await GraphExpansionPostprocessor(graph_store, unknown="error").apostprocess_nodes(nodes)
 
@@ -326,13 +327,13 @@ async def test_graph_expansion_min_seed_score_keeps_weak_hits_from_spreading(gra
     nodes = make_nodes(("a", "b"), (0.8, 0.05))
     out = await GraphExpansionPostprocessor(graph_store, depth=1, min_seed_score=0.3).apostprocess_nodes(nodes)
     got = signals(out)
-    assert got["a"]["graph"] == 1.0
-    assert "graph" not in got["b"]  # a weak hit gets no graph boost
+    assert got["a"]["graph"] == 0.8  # a seed's graph signal is its strength
+    assert got["b"]["graph"] == 0.0  # a weak hit gets no graph boost and is not expanded from
     everything = await GraphExpansionPostprocessor(graph_store, depth=1).apostprocess_nodes(nodes)
-    assert signals(everything)["b"]["graph"] == 1.0  # without the threshold every known node is a seed
+    assert signals(everything)["b"]["graph"] == 0.05  # without the threshold every node is a seed
     unscored = [NodeWithScore(node=n.node, score=None) for n in nodes]
     out = await GraphExpansionPostprocessor(graph_store, depth=1, min_seed_score=0.3).apostprocess_nodes(unscored)
-    assert [n.node.node_id for n in out] == ["a", "b"]  # no score, no seed: nothing expanded
+    assert signals(out)["a"]["graph"] == 1.0  # no score, no semantic signal: a seed of strength 1.0
     for bad in (float("nan"), float("inf"), "high"):
         with pytest.raises(InvalidInput, match="min_seed_score"):
             GraphExpansionPostprocessor(graph_store, min_seed_score=bad)

@@ -85,7 +85,9 @@ async def test_graph_expansion_retriever_around_a_vector_store_index(graph_store
     seed_score = found[0].score
     assert seed_score is not None
     assert found[1].score == pytest.approx(seed_score * 0.5)
-    assert found[2].node.metadata[SIGNALS_KEY] == {"graph": 0.25}
+    # The core stage: graph = the seed's strength (its score) * decay ** distance, and the new node's score.
+    assert found[2].node.metadata[SIGNALS_KEY] == {"graph": pytest.approx(seed_score * 0.25)}
+    assert found[2].score == pytest.approx(seed_score * 0.25)
     assert [n.node.node_id for n in retriever.retrieve("Alpha reactors power the northern grid")] == ids
 
 

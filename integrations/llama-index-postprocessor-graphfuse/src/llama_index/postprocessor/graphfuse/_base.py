@@ -1,37 +1,16 @@
-"""The shared base of GraphFuse node postprocessors: node mapping, empty input, the query, sync/async."""
+"""The shared base of GraphFuse node postprocessors: fields, the query, sync and async paths."""
 
 from __future__ import annotations
 
 import difflib
-import inspect
-from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, ValidationError
+from llama_index.core.bridge.pydantic import Field, ValidationError
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse.nodes import (
-    SIGNALS_KEY,
-    NodeMapping,
-    apply_signal_stage,
-    from_candidates,
-    to_candidates,
-)
+from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
-from graphfuse import (
-    GraphFuseError,
-    InvalidInput,
-    MetadataFilter,
-    NoCandidates,
-    Query,
-    SignalStage,
-    Stage,
-    StageFailed,
-    as_signal_stage,
-    run_stage,
-    run_sync,
-    stage_traits,
-)
+from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage, run_sync, stage_traits
 
 from ._instrumentation import get_dispatcher
 
@@ -39,49 +18,18 @@ __all__ = ["GraphFusePostprocessor", "StageRunner"]
 
 dispatcher = get_dispatcher(__name__)
 
-_T = TypeVar("_T")
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _presigned(fn: _F) -> _F:
-    """``fn`` carrying its own signature as ``__signature__`` (computed once, here).
-
-    LlamaIndex's instrumentation span around ``_postprocess_nodes`` / ``_apostprocess_nodes`` binds
-    the call's arguments with ``inspect.signature(fn)`` on every call, which otherwise rebuilds the
-    signature from the code object each time (a fifth of a small postprocessor's cost). With
-    ``__signature__`` set, ``inspect`` returns it: the same span, the same bound arguments.
-    """
-    fn.__signature__ = inspect.signature(fn)  # type: ignore[attr-defined]
-    return fn
-
-
-class _Plan(NamedTuple):
-    """What a stage postprocessor runs with, built once per settings."""
-
-    stage: Stage
-    signal_stage: SignalStage | None  # the stage, when it runs on values read from the nodes
-    mapping: NodeMapping
-    in_memory_only: bool
-    no_query: Query | None  # the query for a call without one; None: the stage needs one
-
-
 # Query text for stages that never read it (temporal, PageRank, access, graph) when the host
 # passes no query: graphfuse.Query needs a non-empty text.
 _NO_QUERY_TEXT = "(no query)"
 
 
 class GraphFusePostprocessor(BaseNodePostprocessor):
-    """Base of the GraphFuse postprocessors: how nodes map to GraphFuse candidates.
+    """Base of the GraphFuse postprocessors: how nodes map to GraphFuse records.
 
-    Subclasses implement ``_process`` (async); the sync ``postprocess_nodes`` runs it through
-    :func:`graphfuse.run_sync`, the async ``apostprocess_nodes`` awaits it on the caller's loop.
-    Pydantic validation errors surface as :class:`~graphfuse.InvalidInput`.
-
-    Nodes from elsewhere are never mutated. The list a GraphFuse postprocessor returns holds
-    GraphFuse's own nodes: given that list as it was returned, the signal postprocessors
-    (temporal, access, PageRank) and ``WeightedFusionPostprocessor`` update those nodes in place
-    (signals, score) instead of copying them, so the earlier list sees the update. A copy of the
-    list (``list(nodes)``, a slice) is copied as any other input.
+    Subclasses implement ``_process`` (async); ``postprocess_nodes`` runs it through
+    :func:`graphfuse.run_sync` (inline when :meth:`_in_memory_only`), ``apostprocess_nodes``
+    awaits it on the caller's loop. Pydantic validation errors surface as
+    :class:`~graphfuse.InvalidInput`. The nodes passed in are never changed: the output holds copies.
     """
 
     id_key: str | None = Field(
@@ -96,8 +44,6 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     require_nodes: bool = Field(
         default=False, description="Raise graphfuse.NoCandidates on an empty node list instead of returning []."
     )
-
-    _memo: dict[str, tuple[dict[str, Any], dict[str, Any], Any]] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any) -> None:
         unknown = sorted(set(data) - set(type(self).model_fields))
@@ -122,9 +68,6 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
         return "GraphFusePostprocessor"
 
     def _mapping(self) -> NodeMapping:
-        return self._built("mapping", self._new_mapping)
-
-    def _new_mapping(self) -> NodeMapping:
         return NodeMapping(
             id_key=self.id_key,
             signals_key=self.signals_key,
@@ -132,21 +75,6 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
             created_at_key=self.created_at_key,
             updated_at_key=self.updated_at_key,
         )
-
-    def _built(self, what: str, build: Callable[[], _T]) -> _T:
-        """``build()``, memoised until a field or private attribute of this postprocessor changes
-        (fields can be reassigned after construction, so the memo is checked against them)."""
-        private = self.__pydantic_private__ or {}
-        memos = private.get("_memo")
-        if memos is None:  # pragma: no cover - pydantic always sets the private attributes' defaults
-            return build()
-        memo = memos.get(what)
-        # The private snapshot holds the memo dict itself: compared by identity, so no recursion.
-        if memo is not None and memo[0] == self.__dict__ and memo[1] == private:
-            return cast("_T", memo[2])
-        value = build()
-        memos[what] = (dict(self.__dict__), dict(private), value)
-        return value
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         raise NotImplementedError
@@ -158,27 +86,24 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
             return []
         return await self._process(nodes, query_bundle)
 
-    @_presigned
+    def _in_memory_only(self) -> bool:
+        """True when ``_process`` awaits nothing that suspends (no I/O): the sync path then runs it on the
+        caller's thread instead of GraphFuse's loop."""
+        return False
+
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
         if self._in_memory_only():
-            # Pure in-memory work never suspends: run it on the caller's thread, no hop to GraphFuse's loop.
             coro = self._run(nodes, query_bundle)
             try:
                 coro.send(None)
             except StopIteration as done:
-                return cast("list[NodeWithScore]", done.value)
-            coro.close()  # it did suspend after all: it was side-effect free, so run it again properly
+                return list(done.value)
+            coro.close()  # it suspended after all (nothing was written): run it on GraphFuse's loop
         return run_sync(self._run(nodes, query_bundle))
 
-    def _in_memory_only(self) -> bool:
-        """True when ``_process`` never awaits anything that suspends (no I/O, no store): the sync path then
-        runs it inline. Subclasses that only compute over the nodes return True."""
-        return False
-
     @dispatcher.span
-    @_presigned
     async def _apostprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
@@ -186,73 +111,37 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
 
 
 class StageRunner(GraphFusePostprocessor):
-    """A postprocessor that runs one GraphFuse stage over the nodes.
+    """A postprocessor that runs one core GraphFuse stage over the nodes.
 
-    Nodes become candidates (one per graph id), the stage runs, and its output maps back to
-    nodes in the stage's order: known ids to their nodes (with the new signals), new ids to new
-    ``TextNode`` objects with no score. A stage error that is not a GraphFuse error is raised as
-    :class:`~graphfuse.StageFailed` naming the stage. A :class:`graphfuse.SignalStage` (temporal,
-    access, PageRank) runs on values read from the nodes instead, with the same result
-    (:func:`llama_index.retrievers.graphfuse.nodes.apply_signal_stage`).
+    The nodes are read as records (one per graph id), the stage runs as a pipeline runs it, and
+    its output comes back in the stage's order: known ids as copies of their nodes carrying the
+    new signals, new ids as new :class:`~llama_index.retrievers.graphfuse.GraphFuseNode` objects.
     """
 
     def _needs_query(self) -> bool:
         return False
 
     def _stage(self) -> Stage:
-        """Build the stage from the current settings (memoised by :meth:`_current_stage`)."""
+        """The stage, built from the current settings."""
         raise NotImplementedError
-
-    def _current_stage(self) -> Stage:
-        return self._plan().stage
-
-    def _plan(self) -> _Plan:
-        return self._built("plan", self._new_plan)
-
-    def _new_plan(self) -> _Plan:
-        stage = self._stage()
-        return _Plan(
-            stage,
-            as_signal_stage(stage),
-            self._mapping(),
-            stage_traits(stage).in_memory_only,
-            None if self._needs_query() else Query(_NO_QUERY_TEXT, self._filter()),
-        )
-
-    def _in_memory_only(self) -> bool:
-        return self._plan().in_memory_only
 
     def _filter(self) -> MetadataFilter | None:
         return None
 
-    def _query(self, query_bundle: QueryBundle | None, stage: str, plan: _Plan | None = None) -> Query:
+    def _in_memory_only(self) -> bool:
+        return stage_traits(self._stage()).in_memory_only
+
+    def _query(self, query_bundle: QueryBundle | None, stage: str) -> Query:
         text = query_bundle.query_str if query_bundle is not None else ""
         if not text or not text.strip():
-            no_query = (plan or self._plan()).no_query
-            if no_query is None:
+            if self._needs_query():
                 raise InvalidInput(
                     f"{self.class_name()} (stage {stage!r}) needs the query text, but it was called without "
                     "one: pass query_bundle= or query_str= to postprocess_nodes"
                 )
-            return no_query
+            text = _NO_QUERY_TEXT
         return Query(text, self._filter())
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
-        plan = self._plan()
-        stage = plan.stage
-        query = self._query(query_bundle, stage.name, plan)
-        mapping = plan.mapping
-        try:
-            if plan.signal_stage is not None:
-                # Values read from the nodes, no candidates: the same nodes and signals, a fraction of the work.
-                return await apply_signal_stage(plan.signal_stage, query, nodes, mapping)
-            converted = to_candidates(nodes, mapping)
-            # The core's stage runner: the pipeline's logging, metrics, span and output checks.
-            out = await run_stage(stage, query, converted.candidates)
-        except StageFailed as exc:
-            # A postprocessor's contract: GraphFuse errors (bad node data, ...) surface as themselves;
-            # any other failure stays a StageFailed naming the stage.
-            if isinstance(exc.cause, GraphFuseError):
-                raise exc.cause from None
-            raise
-        return from_candidates(out, nodes, converted, mapping)
+        stage = self._stage()
+        return await run_on_nodes([stage], self._query(query_bundle, stage.name), nodes, self._mapping())

@@ -6,9 +6,10 @@ from typing import Any, Literal
 
 from llama_index.core.bridge.pydantic import Field
 from llama_index.core.schema import NodeWithScore, QueryBundle
-from llama_index.retrievers.graphfuse.nodes import fuse_nodes
+from llama_index.retrievers.graphfuse.nodes import nodes_from_hits, read_nodes
 
-from graphfuse import InvalidInput, SignalScorer
+from graphfuse import InvalidInput, Scorer
+from graphfuse.records import fuse
 from graphfuse.scoring import ReciprocalRankFusion, WeightedScorer
 
 from ._base import GraphFusePostprocessor
@@ -17,7 +18,7 @@ __all__ = ["WeightedFusionPostprocessor"]
 
 
 class WeightedFusionPostprocessor(GraphFusePostprocessor):
-    """Set each node's score from its GraphFuse signals and sort the nodes, best first.
+    """Set each node's score from its GraphFuse signals and sort the nodes, best first (ties by graph id).
 
     The signals are those the GraphFuse postprocessors and retrievers wrote (``temporal``,
     ``pagerank``, ``access``, ``graph``, ``rerank``, a plugin's own), plus the node's incoming
@@ -30,7 +31,7 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
     - ``mode="rrf"``: weighted reciprocal rank fusion over the per-signal rankings (``k``);
       ``weights`` default to 1 for every signal present.
 
-    Nodes sharing a graph id get the same score. ``top_n`` keeps only the best ``top_n``.
+    Nodes sharing a graph id get the same score. ``top_n`` keeps only the best ``top_n`` nodes.
     """
 
     weights: dict[str, float] | None = Field(default=None, description="Weight per signal name.")
@@ -40,7 +41,7 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
-        self._current_scorer()
+        self._scorer()
         if self.top_n is not None and self.top_n <= 0:
             raise InvalidInput(f"top_n must be a positive integer or None, got {self.top_n!r}")
 
@@ -48,19 +49,15 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
     def class_name(cls) -> str:
         return "WeightedFusionPostprocessor"
 
-    def _scorer(self) -> SignalScorer:
+    def _scorer(self) -> Scorer:
         if self.mode == "rrf":
             return ReciprocalRankFusion(self.weights, k=self.k)
         return WeightedScorer(self.weights)
 
-    def _current_scorer(self) -> SignalScorer:
-        return self._built("scorer", self._scorer)
-
-    async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
-        return self._fuse(nodes)
-
     def _in_memory_only(self) -> bool:
         return True
 
-    def _fuse(self, nodes: list[NodeWithScore]) -> list[NodeWithScore]:
-        return fuse_nodes(nodes, self._current_scorer(), self._mapping(), self.top_n)
+    async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        mapping = self._mapping()
+        hits = fuse(read_nodes(nodes, mapping).hits(), self._scorer())
+        return nodes_from_hits(hits, mapping, fused=True)[: self.top_n]

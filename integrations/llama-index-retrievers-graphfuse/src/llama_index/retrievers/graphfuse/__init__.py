@@ -10,8 +10,8 @@
   retriever or query engine, in GraphFuse's answer comparison (:mod:`graphfuse.compare`).
 - :func:`source_records`: LlamaIndex documents as GraphFuse source records, for
   ``graphfuse.indexing.Indexer`` to build the graph that the retrievers walk.
-- :mod:`llama_index.retrievers.graphfuse.nodes`: the public converters between LlamaIndex nodes
-  and GraphFuse candidates, shared with ``llama-index-postprocessor-graphfuse`` and open to any
+- :mod:`llama_index.retrievers.graphfuse.nodes`: LlamaIndex nodes on GraphFuse's records layer
+  (:mod:`graphfuse.records`), shared with ``llama-index-postprocessor-graphfuse`` and open to any
   LlamaIndex component built on GraphFuse.
 
 GraphFuse signals travel on nodes under the metadata key :data:`SIGNALS_KEY`

@@ -8,10 +8,12 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from graphfuse import FilterLike, GraphStore, InvalidInput, run_sync
+from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Query, run_sync
+from graphfuse.stages import GraphExpansion
+from graphfuse.validation import check_choice
 
 from ._instrumentation import get_dispatcher
-from .nodes import SIGNALS_KEY, Expansion, NodeMapping
+from .nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
 __all__ = ["GraphExpansionRetriever"]
 
@@ -21,22 +23,16 @@ dispatcher = get_dispatcher(__name__)
 class GraphExpansionRetriever(BaseRetriever):
     """Wrap any LlamaIndex retriever and add the documents related to its nodes in a GraphFuse graph store.
 
-    The wrapped retriever's nodes come first, unchanged but for the ``graph`` signal (1.0 on the
-    nodes the graph store knows), stored under ``signals_key`` in excluded metadata. Then come the
-    documents within ``depth`` hops (1-3) of them, at most ``max_expansion``, nearest first, as new
-    ``TextNode`` objects with ``graph = decay ** distance`` and the score
-    ``seed score * decay ** distance``. ``filter`` is applied on every hop (scope isolation).
-    With ``min_seed_score``, only nodes scoring at least that are seeds (weak hits get no
-    ``graph`` signal and are not expanded from).
+    The core :class:`graphfuse.stages.GraphExpansion` stage, as a pipeline runs it: the wrapped
+    retriever's nodes come first (copies, score kept), each with ``graph`` = its strength (its
+    score, as the ``semantic`` signal; 0.0 below ``min_seed_score``); then the documents within
+    ``depth`` hops (1-3), at most ``max_expansion``, nearest first, as new nodes with
+    ``graph = strength * decay ** distance`` as signal and score. Entity nodes are walked through,
+    never returned. ``filter`` applies on every hop (scope isolation).
 
     A node's graph id is ``node.metadata[id_key]`` when ``id_key`` is set, else its
-    ``ref_doc_id`` (the source document id), else its node id. Nodes the graph store does not
-    know are kept unexpanded (``unknown="keep"``, the default) or raise
-    :class:`~graphfuse.NotFound` (``unknown="error"``).
-
-    ``aretrieve`` awaits the wrapped retriever's ``aretrieve`` and the store's async methods;
-    ``retrieve`` calls the wrapped ``retrieve`` and runs the expansion through
-    :func:`graphfuse.run_sync`.
+    ``ref_doc_id``, else its node id. Nodes the graph store does not hold are kept unexpanded
+    (``unknown="keep"``) or raise :class:`~graphfuse.NotFound` (``unknown="error"``).
     """
 
     def __init__(
@@ -60,25 +56,38 @@ class GraphExpansionRetriever(BaseRetriever):
         if not isinstance(retriever, BaseRetriever):
             raise InvalidInput(f"retriever must be a LlamaIndex BaseRetriever, got {type(retriever).__name__}")
         self._retriever = retriever
-        self._expansion = Expansion.build(
+        self._graph_store = graph_store
+        self._stage = GraphExpansion(
             graph_store,
             depth=depth,
             max_expansion=max_expansion,
             relation_types=relation_types,
             decay=decay,
-            filter=filter,
-            unknown=unknown,
-            signal="graph",
-            min_seed_score=min_seed_score,
+            seed_signal=score_signal,
+            min_seed_score=min_seed_score or 0.0,
         )
+        self._filter = MetadataFilter.parse(filter)
+        self._unknown = check_choice(unknown, "unknown", ("keep", "error"))
         self._mapping = NodeMapping(id_key=id_key, signals_key=signals_key, score_signal=score_signal)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
 
+    async def _expand(self, nodes: list[NodeWithScore], query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if not nodes:
+            return []
+        query = Query(query_bundle.query_str or "(no query)", self._filter)
+        return await run_on_nodes(
+            [self._stage],
+            query,
+            nodes,
+            self._mapping,
+            graph_store=self._graph_store,
+            unknown=self._unknown,
+            new_score_signal="graph",
+        )
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = self._retriever.retrieve(query_bundle)
-        return run_sync(self._expansion.expand(nodes, self._mapping))
+        return run_sync(self._expand(self._retriever.retrieve(query_bundle), query_bundle))
 
     @dispatcher.span
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        nodes = await self._retriever.aretrieve(query_bundle)
-        return await self._expansion.expand(nodes, self._mapping)
+        return await self._expand(await self._retriever.aretrieve(query_bundle), query_bundle)

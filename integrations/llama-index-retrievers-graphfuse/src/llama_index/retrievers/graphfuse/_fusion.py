@@ -11,11 +11,11 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
 
 from graphfuse import InvalidInput
+from graphfuse.records import score_as_signal
 from graphfuse.scoring import reciprocal_rank_fusion
 from graphfuse.validation import check_choice, check_positive_int
 
 from ._instrumentation import get_dispatcher
-from .nodes import score_as_signal
 
 __all__ = ["FusionRetriever"]
 
@@ -131,7 +131,9 @@ class FusionRetriever(BaseRetriever):
                 best: dict[str, float] = {}
                 for nws in nodes:
                     key = self._key(nws.node)
-                    best[key] = max(score_as_signal(nws, f"{source} score"), best.get(key, 0.0))
+                    best[key] = max(
+                        score_as_signal(nws.score, f"{source} score", f"node {nws.node.node_id!r}"), best.get(key, 0.0)
+                    )
                 for key, value in best.items():
                     fused[key] = fused.get(key, 0.0) + w * value
         order = sorted(fused, key=lambda key: (-fused[key], key))[: self._top_k]

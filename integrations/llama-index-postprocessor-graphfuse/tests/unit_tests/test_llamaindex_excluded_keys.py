@@ -1,0 +1,82 @@
+"""Host conventions: metadata LlamaIndex keeps out of the LLM or the embedding stays out after GraphFuse
+(the incoming nodes' excluded keys, merged with GraphFuse's own; a reader's file metadata on nodes
+GraphFuse builds from stored documents); the nodes passed in are never changed; bad node input."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
+from llama_index.postprocessor.graphfuse import (
+    AccessPostprocessor,
+    GraphExpansionPostprocessor,
+    TemporalDecayPostprocessor,
+    WeightedFusionPostprocessor,
+)
+from llama_index.retrievers.graphfuse.nodes import READER_EXCLUDED_KEYS, SIGNALS_KEY
+
+from graphfuse import Document, InvalidInput, Relation, run_sync
+from graphfuse.stores import InMemoryGraphStore
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def reader_node() -> NodeWithScore:
+    node = TextNode(
+        id_="a",
+        text="alpha",
+        metadata={"file_path": "/data/a.txt", "file_name": "a.txt", "title": "Alpha", "created_at": NOW.isoformat()},
+        excluded_llm_metadata_keys=["file_path", "file_name"],
+        excluded_embed_metadata_keys=["file_name"],
+    )
+    return NodeWithScore(node=node, score=0.7)
+
+
+def test_incoming_excluded_keys_are_kept_and_merged_with_graphfuse_own() -> None:
+    given = reader_node()
+    before = given.node.model_dump()
+    out = [given]
+    for post in (TemporalDecayPostprocessor(clock=lambda: NOW), AccessPostprocessor(), WeightedFusionPostprocessor()):
+        out = post.postprocess_nodes(out)
+    node = out[0].node
+    assert node.excluded_llm_metadata_keys == ["file_path", "file_name", SIGNALS_KEY]
+    assert node.excluded_embed_metadata_keys == ["file_name", SIGNALS_KEY]
+    prompt = node.get_content(MetadataMode.LLM)
+    assert "/data/a.txt" not in prompt
+    assert SIGNALS_KEY not in prompt
+    assert "Alpha" in prompt
+    assert given.node.model_dump() == before  # the caller's node is unchanged
+
+
+def test_nodes_built_from_stored_documents_keep_reader_file_metadata_out() -> None:
+    store = InMemoryGraphStore()
+    stored = Document("b", "beta", {"file_name": "b.txt", "file_size": 12, "title": "Beta"})
+    run_sync(store.store_documents([Document("a", "alpha"), stored]))
+    run_sync(store.create_relations([Relation("a", "b")]))
+    out = GraphExpansionPostprocessor(store).postprocess_nodes([reader_node()])
+    new = out[1].node
+    assert new.node_id == "b"
+    assert {"file_name", "file_size", SIGNALS_KEY} <= set(new.excluded_llm_metadata_keys)
+    assert {"file_name", "file_size", SIGNALS_KEY} <= set(new.excluded_embed_metadata_keys)
+    assert "b.txt" not in new.get_content(MetadataMode.LLM)
+    assert "Beta" in new.get_content(MetadataMode.LLM)
+    assert set(READER_EXCLUDED_KEYS) >= {"file_name", "file_size", "creation_date", "last_modified_date"}
+
+
+def test_bad_node_input() -> None:
+    empty = NodeWithScore(node=TextNode(id_="e", text=""), score=0.5)  # a node without text is text ""
+    assert AccessPostprocessor().postprocess_nodes([empty])[0].node.metadata[SIGNALS_KEY]["access"] == 0.5
+    assert AccessPostprocessor().postprocess_nodes([]) == []
+    with pytest.raises(InvalidInput, match="node 'a' has score 2"):
+        AccessPostprocessor().postprocess_nodes([NodeWithScore(node=TextNode(id_="a", text="x"), score=2.0)])
+    with pytest.raises(InvalidInput, match="node 'a' metadata 'created_at'"):
+        AccessPostprocessor().postprocess_nodes(
+            [NodeWithScore(node=TextNode(id_="a", text="x", metadata={"created_at": 1e20}))]
+        )
+    twice = [
+        NodeWithScore(node=TextNode(id_="c1", text="x", metadata={SIGNALS_KEY: {"temporal": 0.2}}), score=0.1),
+        NodeWithScore(node=TextNode(id_="c1", text="x", metadata={SIGNALS_KEY: {"temporal": 0.9}}), score=0.1),
+    ]
+    out = WeightedFusionPostprocessor(weights={"temporal": 1.0}).postprocess_nodes(twice)
+    assert [n.score for n in out] == [0.9, 0.9]  # one record: each signal's largest value

@@ -1,0 +1,329 @@
+"""Host records as GraphFuse documents: the host-neutral layer every integration is written on.
+
+A host (LlamaIndex, LangChain, your own framework) hands a batch of its own objects to a
+:class:`RecordReader` built from accessors it supplies; the reader groups them by id, merges
+duplicates, checks signals and timestamps, and gives a :class:`Batch`. The core stages and
+scorers run on the batch (:func:`run_stages`, :func:`fuse`), and each resulting :class:`Hit`
+names the host objects it stands for, so the host only builds its own types back. See
+``docs/records.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ._capabilities import ExplainsScores
+from ._errors import InvalidInput, NotFound
+from ._pipeline import StageRunContext
+from ._pipeline import run_stages as _run_stages
+from ._protocols import GraphStore, Scorer, Stage
+from ._timestamps import parse_timestamp
+from ._types import Candidate, Document, Query, check_id, check_signal
+
+__all__ = [
+    "Batch",
+    "Hit",
+    "Record",
+    "RecordReader",
+    "check_known",
+    "fuse",
+    "run_stages",
+    "score_as_signal",
+]
+
+T = TypeVar("T")
+
+
+def score_as_signal(score: object, name: str, what: str) -> float:
+    """A host's score as the signal ``name``: a finite number at most 1; below 0 (a cosine under zero) is 0.0.
+
+    Raises :class:`~graphfuse.InvalidInput` naming ``what`` for anything else (a score above 1
+    is on another scale: normalise it, fuse ranks instead, or give the host no score signal).
+    """
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        raise InvalidInput(f"{what} has score {score!r}; expected a finite number")
+    if score > 1.0:
+        raise InvalidInput(
+            f"{what} has score {score!r} > 1, which cannot be the {name!r} signal (signals are in [0, 1]): "
+            "normalise the scores first, fuse ranks instead, or take no score signal"
+        )
+    return max(0.0, float(score))
+
+
+@dataclass(frozen=True, slots=True)
+class Record(Generic[T]):
+    """One distinct id of a batch: its document (from the first host object with that id), its merged
+    signals, and the host objects sharing the id, in input order."""
+
+    document: Document
+    signals: Mapping[str, float]
+    items: tuple[T, ...]
+
+    @property
+    def id(self) -> str:
+        """The record's id."""
+        return self.document.id
+
+    def candidate(self) -> Candidate:
+        """The record as a :class:`~graphfuse.Candidate`."""
+        return Candidate.trusted(self.document, dict(self.signals))  # signals checked when read
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(Generic[T]):
+    """A result of running stages or a scorer over a batch.
+
+    ``items`` are the host objects the hit stands for (empty for a document a stage added,
+    e.g. a graph neighbour: the host builds a new object from ``document``); ``signals`` are
+    the signals to carry; ``score`` and ``contributions`` are set by :func:`fuse`.
+    """
+
+    document: Document
+    signals: Mapping[str, float]
+    items: tuple[T, ...] = ()
+    score: float | None = None
+    contributions: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        """The document id."""
+        return self.document.id
+
+    def candidate(self) -> Candidate:
+        """The hit as a :class:`~graphfuse.Candidate`."""
+        return Candidate(self.document, self.signals)
+
+
+class Batch(Generic[T]):
+    """The records read from one batch of host objects, one per distinct id, in first-seen order."""
+
+    __slots__ = ("_by_id", "_records")
+
+    def __init__(self, records: Iterable[Record[T]]) -> None:
+        self._records = tuple(records)
+        self._by_id = {r.id: r for r in self._records}
+        if len(self._by_id) != len(self._records):
+            raise InvalidInput("a batch holds each id once")
+
+    @property
+    def records(self) -> tuple[Record[T], ...]:
+        """The records, in first-seen order."""
+        return self._records
+
+    @property
+    def ids(self) -> list[str]:
+        """The records' ids, in order."""
+        return [r.id for r in self._records]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __bool__(self) -> bool:
+        return bool(self._records)
+
+    def get(self, doc_id: str) -> Record[T] | None:
+        """The record with this id, if any."""
+        return self._by_id.get(doc_id)
+
+    def candidates(self) -> list[Candidate]:
+        """The records as candidates, in order."""
+        return [r.candidate() for r in self._records]
+
+    def hits(self) -> list[Hit[T]]:
+        """The records as hits (no stage run), in order."""
+        return [Hit(r.document, r.signals, r.items) for r in self._records]
+
+    def hits_for(self, candidates: Iterable[Candidate]) -> list[Hit[T]]:
+        """Stage output as hits: a known id names its host objects, a new id none."""
+        out: list[Hit[T]] = []
+        for c in candidates:
+            known = self._by_id.get(c.id)
+            out.append(Hit(c.document, c.signals, known.items if known is not None else ()))
+        return out
+
+
+class RecordReader(Generic[T]):
+    """Reads a host's objects into a :class:`Batch` through the accessors the host supplies.
+
+    - ``id(item)``: the id (a non-empty string of at most 512 characters).
+    - ``content(item)``: the text, a ``str`` (may be empty); anything else is refused.
+    - ``metadata(item)``: the user metadata, a mapping (without GraphFuse's signals); values
+      need not be JSON (nothing is stored), and timestamps are read from it.
+    - ``signals(item)``: the signals GraphFuse wrote on the object, a mapping, or ``None`` for an
+      object no GraphFuse step has seen.
+    - ``score(item)`` (optional): the host's score, taken as ``score_signal`` for an object
+      without signals (see :func:`score_as_signal`); ``None`` scores give no signal.
+    - ``rank_signal``: instead, objects without signals get this signal from their rank among
+      them, ``(n - rank) / n`` (1.0 for the first): for hosts whose objects carry no score.
+    - ``label(item)``: how errors name an object (default: ``record <id>``).
+
+    Objects sharing an id are one record: the first one's content, metadata and timestamps,
+    each signal's largest value across them. ``created_at_key`` / ``updated_at_key`` name the
+    metadata keys holding timestamps (:func:`graphfuse.parse_timestamp`'s rule).
+    """
+
+    __slots__ = (
+        "_content",
+        "_created_at_key",
+        "_id",
+        "_label",
+        "_metadata",
+        "_rank_signal",
+        "_score",
+        "_score_signal",
+        "_signals",
+        "_updated_at_key",
+    )
+
+    def __init__(
+        self,
+        *,
+        id: Callable[[T], object],
+        content: Callable[[T], object],
+        metadata: Callable[[T], Mapping[str, Any]],
+        signals: Callable[[T], object] | None = None,
+        score: Callable[[T], object] | None = None,
+        score_signal: str | None = "semantic",
+        rank_signal: str | None = None,
+        label: Callable[[T], str] | None = None,
+        created_at_key: str | None = "created_at",
+        updated_at_key: str | None = "updated_at",
+    ) -> None:
+        for name, fn in (("id", id), ("content", content), ("metadata", metadata)):
+            if not callable(fn):
+                raise InvalidInput(f"RecordReader {name} must be callable, got {fn!r}")
+        for name, key in (("created_at_key", created_at_key), ("updated_at_key", updated_at_key)):
+            if key is not None and (not isinstance(key, str) or not key):
+                raise InvalidInput(f"{name} must be None or a non-empty string, got {key!r}")
+        if score_signal is not None:
+            check_signal(score_signal, 0.0)
+        if rank_signal is not None:
+            check_signal(rank_signal, 0.0)
+        self._id, self._content, self._metadata = id, content, metadata
+        self._signals, self._score, self._label = signals, score, label
+        self._score_signal, self._rank_signal = score_signal, rank_signal
+        self._created_at_key, self._updated_at_key = created_at_key, updated_at_key
+
+    def read(self, items: Iterable[T]) -> Batch[T]:
+        """The batch of ``items`` (an empty iterable gives an empty batch)."""
+        if isinstance(items, (str, bytes, Mapping)):
+            raise InvalidInput(f"expected a sequence of records, got {type(items).__name__}")
+        order: list[str] = []
+        merged: dict[str, dict[str, float]] = {}
+        members: dict[str, list[T]] = {}
+        unseen: list[str] = []
+        for item in items:
+            try:
+                doc_id = check_id(self._id(item), "id")
+            except InvalidInput as exc:
+                raise InvalidInput(f"{self._name(item)}: {exc}") from None
+            own = self._own_signals(item)
+            known = merged.get(doc_id)
+            if known is None:
+                order.append(doc_id)
+                members[doc_id] = [item]
+                merged[doc_id] = {} if own is None else own
+                if own is None:
+                    unseen.append(doc_id)
+                continue
+            members[doc_id].append(item)
+            for name, value in (own or {}).items():
+                known[name] = max(value, known.get(name, value))
+        if self._rank_signal is not None and unseen:
+            n = len(unseen)
+            for rank, doc_id in enumerate(unseen):
+                signals = merged[doc_id]
+                signals[self._rank_signal] = max((n - rank) / n, signals.get(self._rank_signal, 0.0))
+        return Batch(Record(self._document(members[i][0], i), merged[i], tuple(members[i])) for i in order)
+
+    def _name(self, item: T) -> str:
+        if self._label is not None:
+            return self._label(item)
+        try:
+            return f"record {self._id(item)!r}"
+        except Exception:  # an id the accessor cannot even read
+            return "record"
+
+    def _own_signals(self, item: T) -> dict[str, float] | None:
+        raw = None if self._signals is None else self._signals(item)
+        if raw is not None:
+            if not isinstance(raw, Mapping):
+                raise InvalidInput(f"{self._name(item)}: signals must be a mapping, got {raw!r}")
+            try:
+                return {str(name): check_signal(str(name), value) for name, value in raw.items()}
+            except InvalidInput as exc:
+                raise InvalidInput(f"{self._name(item)}: {exc}") from None
+        if self._rank_signal is not None or self._score is None or self._score_signal is None:
+            return None
+        score = self._score(item)
+        if score is None:
+            return {}
+        if type(score) is float and 0.0 <= score <= 1.0:
+            return {self._score_signal: score}
+        return {self._score_signal: score_as_signal(score, self._score_signal, self._name(item))}
+
+    def _document(self, item: T, doc_id: str) -> Document:
+        try:
+            content = self._content(item)
+            if not isinstance(content, str):
+                raise InvalidInput(f"has no text: content must be a string, got {type(content).__name__}")
+            metadata = self._metadata(item)
+            if not isinstance(metadata, Mapping):
+                raise InvalidInput(f"metadata must be a mapping, got {type(metadata).__name__}")
+            created, updated = (
+                None if key is None else parse_timestamp(metadata.get(key), f"metadata {key!r}")
+                for key in (self._created_at_key, self._updated_at_key)
+            )
+        except InvalidInput as exc:
+            raise InvalidInput(f"{self._name(item)} {exc}") from None
+        # Every part is checked: build without checking again (metadata copied, so nobody else holds it).
+        return Document.trusted(doc_id, content, dict(metadata), created, updated)
+
+
+async def run_stages(stages: Sequence[Stage], query: Query, batch: Batch[T]) -> list[Hit[T]]:
+    """Run core stages over a batch, as a :class:`~graphfuse.Pipeline` runs them (the same logs,
+    metrics, spans and :class:`~graphfuse.StageFailed` wrapping), in the stages' output order."""
+    if not batch:
+        return []
+    out = await _run_stages(stages, query, batch.candidates(), StageRunContext())
+    return batch.hits_for(out)
+
+
+def fuse(
+    hits: Sequence[Hit[T]], scorer: Scorer, *, top_n: int | None = None, min_score: float | None = None
+) -> list[Hit[T]]:
+    """Score hits with ``scorer`` and sort them best first, ties by id (a pipeline's order), keeping
+    ``top_n`` (and those scoring at least ``min_score``); each carries its score and contributions."""
+    if top_n is not None and (isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1):
+        raise InvalidInput(f"top_n must be None or a positive integer, got {top_n!r}")
+    if not hits:
+        return []
+    candidates = [h.candidate() for h in hits]
+    scores = scorer.score(candidates)
+    if len(scores) != len(candidates):
+        raise InvalidInput(f"scorer {type(scorer).__name__} returned {len(scores)} scores for {len(hits)} hits")
+    shares = scorer.explain(candidates) if isinstance(scorer, ExplainsScores) else [{} for _ in hits]
+    order = sorted(range(len(hits)), key=lambda i: (-scores[i], hits[i].id))
+    ranked = [
+        Hit(hits[i].document, hits[i].signals, hits[i].items, float(scores[i]), dict(shares[i]))
+        for i in order
+        if min_score is None or scores[i] >= min_score
+    ]
+    return ranked if top_n is None else ranked[:top_n]
+
+
+async def check_known(graph_store: GraphStore, ids: Sequence[str], what: str) -> None:
+    """Raise :class:`~graphfuse.NotFound` naming the ids ``graph_store`` does not hold."""
+    if not ids:
+        return
+    found = await graph_store.get_documents(list(ids))
+    missing = [i for i in ids if i not in found]
+    if missing:
+        shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
+        raise NotFound(
+            f"{what}: {len(missing)} record(s) are not in the graph store ({shown}); pass unknown='keep' to keep "
+            "them unexpanded, or set id_key to the metadata key holding their graph id"
+        )

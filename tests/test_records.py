@@ -1,0 +1,182 @@
+"""graphfuse.records: grouping, duplicates, signal and timestamp rules, stages and fusion over host records."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from graphfuse import Document, InvalidInput, NotFound, Query, Relation, StageFailed, parse_timestamp, run_sync
+from graphfuse.records import Batch, Hit, Record, RecordReader, check_known, fuse, run_stages, score_as_signal
+from graphfuse.scoring import WeightedScorer
+from graphfuse.stages import AccessPopularity, GraphExpansion, TemporalDecay
+from graphfuse.stores import InMemoryGraphStore
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def reader(**options: Any) -> RecordReader[dict[str, Any]]:
+    return RecordReader(
+        id=lambda h: h["id"],
+        content=lambda h: h.get("text", ""),
+        metadata=lambda h: h.get("meta", {}),
+        signals=lambda h: h.get("signals"),
+        score=lambda h: h.get("score"),
+        **options,
+    )
+
+
+def test_an_empty_batch_gives_nothing_everywhere() -> None:
+    batch = reader().read([])
+    assert len(batch) == 0
+    assert not batch
+    assert batch.ids == []
+    assert run_sync(run_stages([AccessPopularity()], Query("q"), batch)) == []
+    assert fuse(batch.hits(), WeightedScorer()) == []
+
+
+def test_duplicate_ids_with_conflicting_signals_merge_by_largest_value() -> None:
+    batch = reader().read(
+        [
+            {"id": "a", "text": "first", "meta": {"k": 1}, "signals": {"temporal": 0.2, "graph": 0.9}},
+            {"id": "b", "text": "other", "score": 0.3},
+            {"id": "a", "text": "second", "meta": {"k": 2}, "signals": {"temporal": 0.8, "graph": 0.1}},
+            {"id": "a", "text": "third", "score": 0.5},  # no signals yet: its score as semantic
+        ]
+    )
+    assert batch.ids == ["a", "b"]
+    a = batch.get("a")
+    assert a is not None
+    assert dict(a.signals) == {"temporal": 0.8, "graph": 0.9, "semantic": 0.5}
+    assert a.document.content == "first"
+    assert dict(a.document.metadata) == {"k": 1}
+    assert [h["text"] for h in a.items] == ["first", "second", "third"]
+
+
+@pytest.mark.parametrize("score", [1.5, float("nan"), float("inf"), "0.5", True])
+def test_a_host_score_that_cannot_be_a_signal_is_refused(score: object) -> None:
+    with pytest.raises(InvalidInput, match="record 'a' has score"):
+        reader().read([{"id": "a", "score": score}])
+
+
+def test_a_negative_host_score_is_zero_and_a_missing_one_no_signal() -> None:
+    batch = reader().read([{"id": "a", "score": -0.2}, {"id": "b", "score": None}])
+    assert [dict(r.signals) for r in batch.records] == [{"semantic": 0.0}, {}]
+    assert score_as_signal(0.0, "semantic", "x") == 0.0  # a 0.0 stays 0.0
+    assert dict(reader(score_signal=None).read([{"id": "a", "score": 7.0}]).records[0].signals) == {}
+
+
+@pytest.mark.parametrize(
+    "signals", [{"temporal": 1.2}, {"temporal": -0.1}, {"temporal": float("nan")}, {"bad name": 0.5}]
+)
+def test_a_stored_signal_outside_the_rules_is_refused(signals: dict[str, float]) -> None:
+    with pytest.raises(InvalidInput, match="signal"):
+        reader().read([{"id": "a", "signals": signals}])
+
+
+def test_stored_signals_must_be_a_mapping() -> None:
+    with pytest.raises(InvalidInput, match="record 'a': signals must be a mapping"):
+        reader().read([{"id": "a", "signals": [0.5]}])
+
+
+@pytest.mark.parametrize("bad", ["", "  ", None, 7, "x" * 513])
+def test_a_bad_id_is_refused(bad: object) -> None:
+    with pytest.raises(InvalidInput, match="id"):
+        reader().read([{"id": bad}])
+
+
+def test_an_object_without_text_is_refused_and_empty_text_is_text() -> None:
+    with pytest.raises(InvalidInput, match="record 'a' has no text"):
+        reader().read([{"id": "a", "text": None}])
+    assert reader().read([{"id": "a", "text": ""}]).records[0].document.content == ""
+
+
+def test_metadata_values_that_are_not_json_pass_through_and_a_stage_checks_what_it_reads() -> None:
+    marker = object()
+    hits = [{"id": "a", "meta": {"tags": {"x", "y"}, "obj": marker, "access_count": 3}}]
+    out = run_sync(run_stages([AccessPopularity()], Query("q"), reader().read(hits)))
+    assert out[0].document.metadata["obj"] is marker
+    assert out[0].items[0] is hits[0]
+    with pytest.raises(StageFailed, match="access"):
+        run_sync(
+            run_stages([AccessPopularity()], Query("q"), reader().read([{"id": "a", "meta": {"access_count": {1}}}]))
+        )
+    with pytest.raises(InvalidInput, match="metadata must be a mapping"):
+        RecordReader(id=lambda h: "a", content=lambda h: "", metadata=lambda h: [1]).read([{}])
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-01-01T00:00:00Z", NOW),
+        ("2026-01-01T00:00:00z", NOW),
+        ("2026-01-01T01:00:00+01:00", NOW),
+        ("2026-01-01", NOW),  # no offset: UTC
+        (datetime(2026, 1, 1), NOW),  # naive: UTC
+        (datetime(2026, 1, 1, 1, tzinfo=timezone(timedelta(hours=1))), NOW),
+        (NOW.timestamp(), NOW),
+        (0, datetime(1970, 1, 1, tzinfo=timezone.utc)),
+        (None, None),
+    ],
+)
+def test_timestamps_accepted(value: object, expected: datetime | None) -> None:
+    assert parse_timestamp(value) == expected
+    meta = {} if value is None else {"created_at": value}
+    assert reader().read([{"id": "a", "meta": meta}]).records[0].document.created_at == expected
+
+
+@pytest.mark.parametrize(
+    "value", [1e20, -1, -0.5, float("nan"), float("inf"), 1.7e15, True, "yesterday", "2026-01-01Zz", [2026]]
+)
+def test_timestamps_refused_with_the_record_named(value: object) -> None:
+    with pytest.raises(InvalidInput, match="created_at"):
+        parse_timestamp(value, "created_at")
+    with pytest.raises(InvalidInput, match="record 'a' metadata 'created_at'"):
+        reader().read([{"id": "a", "meta": {"created_at": value}}])
+
+
+def test_rank_signal_for_objects_without_signals() -> None:
+    hits = [{"id": "a"}, {"id": "b", "signals": {"graph": 0.5}}, {"id": "c"}, {"id": "a"}]
+    batch = reader(rank_signal="retrieval").read(hits)
+    assert [dict(r.signals) for r in batch.records] == [{"retrieval": 1.0}, {"graph": 0.5}, {"retrieval": 0.5}]
+    sources = RecordReader(id=lambda h: h["id"], content=lambda h: "", metadata=lambda h: {}, rank_signal="bm25")
+    assert [dict(r.signals) for r in sources.read(hits).records] == [{"bm25": 1.0}, {"bm25": 2 / 3}, {"bm25": 1 / 3}]
+
+
+async def test_stages_run_as_a_pipeline_runs_them_and_hits_name_their_objects() -> None:
+    store = InMemoryGraphStore()
+    await store.store_documents([Document("a", "alpha"), Document("b", "beta"), Document("graphfuse:entity:x", "x")])
+    await store.create_relations([Relation("a", "graphfuse:entity:x"), Relation("graphfuse:entity:x", "b")])
+    hits = [{"id": "a", "text": "alpha", "score": 0.8, "meta": {"created_at": NOW.isoformat()}}]
+    batch = reader().read(hits)
+    out = await run_stages([GraphExpansion(store), TemporalDecay(clock=lambda: NOW)], Query("q"), batch)
+    assert [h.id for h in out] == ["a", "b"]  # the entity node is walked through, not returned
+    assert out[0].items == (hits[0],)
+    assert out[1].items == ()
+    assert dict(out[0].signals) == {"semantic": 0.8, "graph": 0.8, "temporal": 1.0}
+    assert out[1].signals["graph"] == pytest.approx(0.8 * 0.25)
+    ranked = fuse(out, WeightedScorer({"graph": 1.0}), top_n=1)
+    assert [(h.id, h.score) for h in ranked] == [("a", 0.8)]
+    with pytest.raises(NotFound, match="'zz'"):
+        await check_known(store, ["a", "zz"], "test")
+    await check_known(store, [], "test")
+
+
+def test_fuse_orders_like_a_pipeline_ties_by_id_and_honours_min_score() -> None:
+    batch = reader().read([{"id": "b", "score": 0.5}, {"id": "a", "score": 0.5}, {"id": "c", "score": 0.1}])
+    ranked = fuse(batch.hits(), WeightedScorer({"semantic": 1.0}), min_score=0.2)
+    assert [(h.id, h.score, dict(h.contributions)) for h in ranked] == [
+        ("a", 0.5, {"semantic": 0.5}),
+        ("b", 0.5, {"semantic": 0.5}),
+    ]
+    with pytest.raises(InvalidInput, match="top_n"):
+        fuse(batch.hits(), WeightedScorer(), top_n=0)
+
+
+def test_a_batch_holds_each_id_once_and_hits_build_candidates() -> None:
+    record = Record(Document("a", "x"), {"semantic": 0.5}, ())
+    with pytest.raises(InvalidInput, match="each id once"):
+        Batch([record, record])
+    assert Hit(Document("a", "x"), {"semantic": 0.5}).candidate().signals == {"semantic": 0.5}
+    assert Batch([record]).candidates()[0].id == "a"
