@@ -52,6 +52,10 @@ def _problem(r: Any, status: int, field: str | None) -> dict[str, Any]:
         ({"query": "apple", "filter": {"lang": {"$near": 1}}}, "filter"),
         ({"query": "apple", "filter": ["lang"]}, "filter"),
         ({"query": "apple", "unknown": 1}, "unknown"),
+        ({"query": "apple", "granularity": "page"}, "granularity"),
+        ({"query": "apple", "max_per_document": 0}, "max_per_document"),
+        ({"query": "apple", "top_k": 3, "max_per_document": 4}, "max_per_document"),
+        ({"query": "apple", "max_per_document": "2"}, "max_per_document"),
     ],
 )
 async def test_retrieve_bad_input_names_the_field(tmp_path: Path, body: dict[str, Any], field: str) -> None:
@@ -379,3 +383,28 @@ async def test_ingest_into_a_store_with_an_entity_graph_keeps_building_it(tmp_pa
         assert stats["entities"] >= 3  # greta berg, wolfgang schulz, hamburg
         assert "MENTIONED_IN" in stats["relations_by_type"]
         assert "OTHER" not in stats["relations_by_type"]
+
+
+async def test_retrieve_returns_passages_naming_their_page_or_pages_on_request(tmp_path: Path) -> None:
+    long_text = (
+        " ".join(f"Paragraph {i} is about orchards and nothing else." for i in range(200)) + " Apples ripen in May."
+    )
+    async with served(tmp_path, corpus=False) as w:
+        r = await w.client.post(
+            "/v1/ingest",
+            json={"documents": [{"id": "guide", "text": long_text, "title": "Guide"}]},
+            headers=w.auth("acme"),
+        )
+        assert r.status_code == 200, r.text
+        body = {"query": "when do apples ripen", "top_k": 3, "preset": "minimal"}
+        passages = (await w.client.post("/v1/retrieve", json=body, headers=w.auth("acme"))).json()["results"]
+        assert len(passages) == 1  # one passage of the page by default
+        assert passages[0]["id"].startswith("guide#")
+        assert passages[0]["parent_id"] == "guide"
+        more = {**body, "max_per_document": 3}
+        three = (await w.client.post("/v1/retrieve", json=more, headers=w.auth("acme"))).json()["results"]
+        assert len(three) == 3
+        assert {p["parent_id"] for p in three} == {"guide"}
+        whole = {**body, "granularity": "document"}
+        pages = (await w.client.post("/v1/retrieve", json=whole, headers=w.auth("acme"))).json()["results"]
+        assert [p["id"] for p in pages] == ["guide"]

@@ -356,7 +356,15 @@ def create_app(
     async def run_retrieve(body: RetrieveRequest, scope: Scope) -> dict[str, Any]:
         started = time.perf_counter()
         pipeline, name = await chosen_pipeline(body)
-        results, out = await service.retrieve(scope, pipeline, body.query, top_k=body.top_k, client_filter=body.filter)
+        results, out = await service.retrieve(
+            scope,
+            pipeline,
+            body.query,
+            top_k=body.top_k,
+            client_filter=body.filter,
+            granularity=body.granularity,
+            max_per_document=body.max_per_document,
+        )
         response: dict[str, Any] = {
             "results": out,
             "pipeline": name,

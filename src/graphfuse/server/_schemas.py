@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
@@ -37,6 +37,14 @@ class RetrieveRequest(_Strict):
     scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': 'weighted' or 'rrf'.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
     graph: StrictBool = Field(False, description="Also return the relations among the results.")
+    granularity: Literal["passage", "document"] | None = Field(
+        None,
+        description="'passage' (the default: results of at most the chunk size, 'parent_id' naming the page) or "
+        "'document' (whole pages, each cut to 2048 tokens).",
+    )
+    max_per_document: StrictInt | None = Field(
+        None, description="Passages of one page in the results, at most (default 1; 1 to top_k)."
+    )
 
 
 class ContextRequest(_Strict):

@@ -277,11 +277,26 @@ class Service:
         *,
         top_k: int,
         client_filter: Any,
+        granularity: str | None = None,
+        max_per_document: int | None = None,
     ) -> tuple[list[Result], list[dict[str, Any]]]:
-        """Run ``pipeline`` inside ``scope``; returns the results and their JSON form."""
+        """Run ``pipeline`` inside ``scope``; returns the results and their JSON form.
+
+        ``granularity`` and ``max_per_document`` shape the results (:meth:`Pipeline.aretrieve`);
+        ``max_per_document`` must be between 1 and ``top_k``.
+        """
         flt = scope.filter(client_filter)
+        if max_per_document is not None and not 1 <= max_per_document <= top_k:
+            raise Problem.invalid("max_per_document", f"max_per_document must be between 1 and top_k ({top_k})")
+        shape: dict[str, Any] = {}
+        if granularity is not None:
+            shape["granularity"] = granularity
+        if max_per_document is not None:
+            shape["max_per_document"] = max_per_document
         try:
-            results = await pipeline.aretrieve(query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout)
+            results = await pipeline.aretrieve(
+                query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout, **shape
+            )
         except InvalidInput as exc:
             raise Problem.invalid("query", str(exc)) from exc
         results = await self._complete(scope, results, flt)
