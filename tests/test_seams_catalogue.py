@@ -129,6 +129,9 @@ def test_every_kind_of_the_table_has_its_hook_and_registry_name() -> None:
         assert getattr(hook, "graphfuse_spec", None) is not None, kind.hook
         assert kind.hook in hookspecs.__all__
         assert kind.protocol.__name__ in (hook.__doc__ or "")
+    # ... and every hook written out in hookspecs is a kind's (or the presets hook).
+    written = {n for n in vars(hookspecs) if n.startswith("register_")} - {"register_presets"}
+    assert written == {k.hook for k in COMPONENT_KINDS}
     embedder = get_registry().create(EMBEDDER, "hashing", dimension=8)
     assert isinstance(embedder, HashingEmbedder)
     assert get_registry().names(RERANKER) == get_registry().names("reranker")

@@ -15,10 +15,8 @@ factory takes ``**options``. GraphFuse's own built-ins are registered through th
 (module ``graphfuse._builtins``).
 
 There is one ``register_<kinds>`` hook per row of the component-kind table
-(:data:`graphfuse.plugins.COMPONENT_KINDS`): ``register_stages``, ``register_scorers``,
-``register_graph_stores``, ``register_vector_stores``, ``register_embedders``,
-``register_rerankers``, ``register_cache_stores`` (and any kind added to the table), plus
-:func:`register_presets` for named pipelines.
+(:data:`graphfuse.plugins.COMPONENT_KINDS`), written out below one function per hook (a test
+checks that the table and the hooks agree), plus :func:`register_presets` for named pipelines.
 """
 
 from __future__ import annotations
@@ -28,15 +26,22 @@ from typing import Any, Protocol
 
 import pluggy
 
-from ._kinds import COMPONENT_KINDS, ComponentKind
-
 __all__ = [
     "Register",
     "RegisterPreset",
     "hookimpl",
     "hookspec",
     "register_presets",
-    *(kind.hook for kind in COMPONENT_KINDS),
+    "register_cache_stores",
+    "register_embedders",
+    "register_entity_extractors",
+    "register_generators",
+    "register_graph_stores",
+    "register_rerankers",
+    "register_scorers",
+    "register_stages",
+    "register_token_counters",
+    "register_vector_stores",
 ]
 
 hookspec = pluggy.HookspecMarker("graphfuse")
@@ -69,23 +74,84 @@ class RegisterPreset(Protocol):
     ) -> None: ...
 
 
-def _component_hook(kind: ComponentKind[Any]) -> Callable[[Register], None]:
-    def hook(register: Register) -> None:
-        pass
+@hookspec
+def register_stages(register: Register) -> None:
+    """Register stage factories: ``factory(components: Components, **options) -> Stage``.
 
-    hook.__name__ = hook.__qualname__ = kind.hook
-    hook.__module__ = __name__
-    hook.__doc__ = (
-        f"Register {kind.label} factories: ``factory{kind.factory_takes} -> {kind.protocol.__name__}``.\n\n"
-        f"A built {kind.label} must have: {', '.join(kind.members)}."
-    )
-    marked: Callable[[Register], None] = hookspec(hook)
-    return marked
+    A built stage must have: name, run.
+    """
 
 
-for _kind in COMPONENT_KINDS:
-    globals()[_kind.hook] = _component_hook(_kind)
-del _kind
+@hookspec
+def register_scorers(register: Register) -> None:
+    """Register scorer factories: ``factory(**options) -> Scorer``.
+
+    A built scorer must have: score.
+    """
+
+
+@hookspec
+def register_graph_stores(register: Register) -> None:
+    """Register graph store factories: ``factory(**options) -> GraphStore``.
+
+    A built graph store must have: store_documents, get_documents, related, pagerank, close.
+    """
+
+
+@hookspec
+def register_vector_stores(register: Register) -> None:
+    """Register vector store factories: ``factory(**options) -> VectorStore``.
+
+    A built vector store must have: dimension, upsert, search, delete, count, close.
+    """
+
+
+@hookspec
+def register_embedders(register: Register) -> None:
+    """Register embedder factories: ``factory(**options) -> Embedder``.
+
+    A built embedder must have: dimension, embed_documents, embed_query.
+    """
+
+
+@hookspec
+def register_rerankers(register: Register) -> None:
+    """Register reranker factories: ``factory(**options) -> Reranker``.
+
+    A built reranker must have: rerank.
+    """
+
+
+@hookspec
+def register_cache_stores(register: Register) -> None:
+    """Register cache store factories: ``factory(**options) -> CacheStore``.
+
+    A built cache store must have: get, get_many, set, set_many, delete, close.
+    """
+
+
+@hookspec
+def register_token_counters(register: Register) -> None:
+    """Register token counter factories: ``factory(**options) -> TokenCounter``.
+
+    A built token counter must have: name, count.
+    """
+
+
+@hookspec
+def register_generators(register: Register) -> None:
+    """Register generator factories: ``factory(**options) -> Generator``.
+
+    A built generator must have: agenerate.
+    """
+
+
+@hookspec
+def register_entity_extractors(register: Register) -> None:
+    """Register entity extractor factories: ``factory(**options) -> EntityExtractor``.
+
+    A built entity extractor must have: extract.
+    """
 
 
 @hookspec
