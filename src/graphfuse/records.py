@@ -176,6 +176,7 @@ class RecordReader(Generic[T]):
         "_score_signal",
         "_signals",
         "_updated_at_key",
+        "_whats",
     )
 
     def __init__(
@@ -206,6 +207,7 @@ class RecordReader(Generic[T]):
         self._signals, self._score, self._label = signals, score, label
         self._score_signal, self._rank_signal = score_signal, rank_signal
         self._created_at_key, self._updated_at_key = created_at_key, updated_at_key
+        self._whats = (f"metadata {created_at_key!r}", f"metadata {updated_at_key!r}")
 
     def read(self, items: Iterable[T]) -> Batch[T]:
         """The batch of ``items`` (an empty iterable gives an empty batch)."""
@@ -273,10 +275,9 @@ class RecordReader(Generic[T]):
             metadata = self._metadata(item)
             if not isinstance(metadata, Mapping):
                 raise InvalidInput(f"metadata must be a mapping, got {type(metadata).__name__}")
-            created, updated = (
-                None if key is None else parse_timestamp(metadata.get(key), f"metadata {key!r}")
-                for key in (self._created_at_key, self._updated_at_key)
-            )
+            created_key, updated_key = self._created_at_key, self._updated_at_key
+            created = None if created_key is None else parse_timestamp(metadata.get(created_key), self._whats[0])
+            updated = None if updated_key is None else parse_timestamp(metadata.get(updated_key), self._whats[1])
         except InvalidInput as exc:
             raise InvalidInput(f"{self._name(item)} {exc}") from None
         # Every part is checked: build without checking again (metadata copied, so nobody else holds it).

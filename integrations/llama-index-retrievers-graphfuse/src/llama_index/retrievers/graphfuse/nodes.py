@@ -118,7 +118,12 @@ class NodeMapping:
         return RecordReader(
             id=lambda nws: graph_id(nws.node, self.id_key),
             content=lambda nws: nws.node.get_content(MetadataMode.NONE),
-            metadata=lambda nws: {k: v for k, v in nws.node.metadata.items() if k != key},
+            # (The reader copies the metadata; the signals key is left out only where it is present.)
+            metadata=lambda nws: (
+                {k: v for k, v in nws.node.metadata.items() if k != key}
+                if key in nws.node.metadata
+                else nws.node.metadata
+            ),
             signals=lambda nws: nws.node.metadata.get(key),
             score=lambda nws: nws.score,
             score_signal=self.score_signal,
