@@ -180,3 +180,19 @@ def test_a_batch_holds_each_id_once_and_hits_build_candidates() -> None:
         Batch([record, record])
     assert Hit(Document("a", "x"), {"semantic": 0.5}).candidate().signals == {"semantic": 0.5}
     assert Batch([record]).candidates()[0].id == "a"
+
+
+def test_the_public_names_are_complete_and_sorted() -> None:
+    import inspect
+
+    import graphfuse.records as records
+
+    defined = {
+        name
+        for name, value in vars(records).items()
+        if not name.startswith("_")
+        and (inspect.isclass(value) or inspect.isfunction(value))
+        and value.__module__ == records.__name__
+    }
+    assert set(records.__all__) == defined
+    assert list(records.__all__) == sorted(records.__all__)

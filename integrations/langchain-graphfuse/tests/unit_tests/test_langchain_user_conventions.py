@@ -1,4 +1,4 @@
-"""Issue 9, written as a LangChain user's code: metadata, ``search_kwargs``, units, names, embeddings, serialization."""
+"""Written as a LangChain user's code: metadata, ``search_kwargs``, units, names, embeddings, serialization."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ContextPostprocessor (issue 11): nodes packed into a token budget, inside a real RetrieverQueryEngine."""
+"""ContextPostprocessor: nodes packed into a token budget, inside a real RetrieverQueryEngine."""
 
 from __future__ import annotations
 

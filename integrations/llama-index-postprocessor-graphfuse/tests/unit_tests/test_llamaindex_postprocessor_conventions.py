@@ -1,4 +1,4 @@
-"""Issue 9, written as a LlamaIndex user's code: postprocessors refuse unknown keyword arguments (with a
+"""Written as a LlamaIndex user's code: postprocessors refuse unknown keyword arguments (with a
 suggestion) and take ``half_life`` with an explicit unit."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 9, written as a LlamaIndex user's code: GraphFuse beside LlamaIndex's own retrievers.
+"""Written as a LlamaIndex user's code: GraphFuse beside LlamaIndex's own retrievers.
 
 - Internal ``graphfuse_*`` bookkeeping never reaches a node, the LLM prompt or the embedded text.
 - The same passage from GraphFuse and from a plain ``VectorStoreIndex`` is one node in
