@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +63,7 @@ async def served(
     limits: Limits | None = None,
     corpus: bool = True,
     corpus_cache: bool = False,
+    sample_questions: Sequence[str] = ("what is harvested?",),
 ) -> AsyncIterator[Served]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
@@ -74,7 +75,7 @@ async def served(
     if with_keys:
         for tenant in ("acme", "globex"):
             key[tenant] = keys.add(tenant)[1]
-    app = create_app(service, keys=keys if with_keys else None, sample_questions=["what is harvested?"])
+    app = create_app(service, keys=keys if with_keys else None, sample_questions=sample_questions)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         world = Served(store, service, client, keys, key, app)

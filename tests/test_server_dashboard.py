@@ -50,7 +50,7 @@ def live_server(tmp_path: Path) -> Iterator[str]:
     port = _free_port()
 
     async def main() -> None:
-        async with served(tmp_path, with_keys=False, corpus=False) as w:
+        async with served(tmp_path, with_keys=False, corpus=False, sample_questions=()) as w:
             docs = [
                 {k: v for k, v in d.items() if k != "links"} | {"id": f"{i}-{d['id']}"}
                 for i, d in enumerate(ACME + GLOBEX)
@@ -90,8 +90,21 @@ def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str,
             sample = page.locator("#samples button.sample").first
             sample.wait_for(timeout=30_000)
             question = sample.inner_text()
+            # No --questions: the samples are made from the store's titles.
+            titles = {d["title"] for d in ACME + GLOBEX}
+            assert any(t in question for t in titles), question
+            assert page.locator("#progress").is_hidden()
             sample.click()
             page.wait_for_function("document.body.dataset.state === 'done'", timeout=60_000)
+            assert page.locator("#progress").is_hidden()
+            # Each pipeline's context, collapsed until opened.
+            for box in ("#basic-context", "#graph-context"):
+                assert page.locator(f"{box} .context-text").is_hidden()
+                page.click(f"{box} summary")
+                assert page.locator(f"{box} .context-text").is_visible()
+                assert "tokens" in page.inner_text(f"{box} .context-meta")
+            assert "[1]" in page.inner_text("#basic-context .context-text")
+            assert "## ENTITIES" in page.inner_text("#graph-context .context-text")
             assert page.input_value("#question") == question
             # Both source lists, ranked, with their signals.
             assert page.locator("#basic-sources li.source").count() >= 1
@@ -112,7 +125,23 @@ def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str,
             assert "context tokens" in page.inner_text("#tokens-note")
             assert page.locator("#judge-svg polygon.ring").count() == 4
             assert page.locator("#judge-svg line.axis").count() == 4
-            assert page.locator("#latency-svg rect.bar").count() >= 2
+            # Latency: what each bar timed, retrieval and context of both pipelines; labels whole.
+            kinds = page.locator("#latency-svg rect.bar").evaluate_all("rs => rs.map(r => r.dataset.what)")
+            assert kinds.count("retrieval") == 2
+            assert kinds.count("context") == 2
+            note = page.inner_text("#latency-note")
+            assert "retrieval" in note
+            assert "context" in note
+            for label in page.locator("#latency-svg text.latency-label").all():
+                assert label.evaluate("t => t.getBBox().x >= 0 && t.getBBox().x + t.getBBox().width <= 150")
+            for label in page.locator("#graph-svg text.node-label").all():
+                assert label.evaluate("t => t.getBBox().x >= 0 && t.getBBox().x + t.getBBox().width <= 1000")
+                assert not (label.text_content() or "").endswith("…")
+            shown = {
+                (label.text_content() or "").split(". ", 1)[1]
+                for label in page.locator("#graph-svg text.node-label").all()
+            }
+            assert shown <= titles | {d["id"] for d in ACME + GLOBEX}, shown
             # No LLM on this server: the answer panels say so.
             for panel in page.locator(".answer .answer-text").all():
                 assert "No LLM is configured" in panel.inner_text()
@@ -127,3 +156,20 @@ def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str,
                 shutil.copyfile(shot, extra)
         finally:
             browser.close()
+
+
+async def test_sample_questions_come_from_the_tenants_own_titles(tmp_path: Path) -> None:
+    async with served(tmp_path, sample_questions=()) as w:
+        for tenant, own, other in (("acme", ACME, GLOBEX), ("globex", GLOBEX, ACME)):
+            r = await w.client.get("/v1/samples", headers=w.auth(tenant))
+            assert r.status_code == 200, r.text
+            questions = r.json()["questions"]
+            assert questions
+            mine = {d["title"] for d in own}
+            theirs = {d["title"] for d in other} - mine
+            assert all(any(t in q for t in mine) for q in questions), questions
+            assert not any(t in q for q in questions for t in theirs), questions
+    (tmp_path / "given").mkdir()
+    async with served(tmp_path / "given") as w:  # --questions given: those, as before
+        r = await w.client.get("/v1/samples", headers=w.auth("acme"))
+        assert r.json()["questions"] == ["what is harvested?"]

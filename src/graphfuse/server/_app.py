@@ -40,6 +40,7 @@ from ..indexing._records import reserved_key
 from ._keys import KeyFile, KeyFileDamaged
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
+from ._samples import store_questions
 from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
 from ._scope import Scope
 from ._service import Service
@@ -337,9 +338,11 @@ def create_app(
 
     @app.get("/v1/samples", tags=["dashboard"])
     async def samples(scope: Tenant) -> dict[str, Any]:
-        """Sample questions for the dashboard, and the server's presets."""
+        """Sample questions for the dashboard (made from the tenant's documents when the server was
+        given none), and the server's presets."""
+        questions = list(sample_questions) or await store_questions(service.graph, scope)
         return {
-            "questions": list(sample_questions),
+            "questions": questions,
             "presets": list(service.preset_names),
             "default_preset": service.default_preset,
             "tenant": scope.tenant,

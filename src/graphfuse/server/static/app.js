@@ -63,7 +63,7 @@ async function start() {
   }
   drawTokens(null);
   drawJudge(null);
-  drawLatency(null);
+  drawLatency(null, null, null);
   loadSamples();
 }
 
@@ -97,6 +97,12 @@ async function ask(question) {
   showError("");
   $("ask-button").disabled = true;
   document.body.dataset.state = "loading";
+  const began = performance.now();
+  $("progress").hidden = false;
+  $("progress-text").textContent = "retrieving, assembling contexts and answering…";
+  const tick = setInterval(() => {
+    $("progress-text").textContent = `retrieving, assembling contexts and answering… ${((performance.now() - began) / 1000).toFixed(0)} s`;
+  }, 500);
   try {
     const [basic, graph, basicCtx, graphCtx, compare] = await Promise.all([
       api("POST", "/v1/retrieve", { query: question, top_k: TOP_K, preset: state.basic }),
@@ -114,12 +120,20 @@ async function ask(question) {
     drawAnswers(compare);
     drawTokens(tokensFrom(question, basicCtx, graphCtx, compare));
     drawJudge(compare.ok ? compare.data : null, compare);
-    drawLatency({ basic: basic.data.took_ms, graph: graph.data.took_ms }, compare.ok ? compare.data : null);
+    drawContext($("basic-context"), basicCtx);
+    drawContext($("graph-context"), graphCtx);
+    drawLatency(
+      { basic: basic.data.took_ms, graph: graph.data.took_ms },
+      { basic: basicCtx.ok ? basicCtx.data.took_ms : null, graph: graphCtx.ok ? graphCtx.data.took_ms : null },
+      compare.ok ? compare.data : null,
+    );
     document.body.dataset.state = "done";
   } catch (e) {
     showError(String(e.message || e));
     document.body.dataset.state = "error";
   } finally {
+    clearInterval(tick);
+    $("progress").hidden = true;
     $("ask-button").disabled = false;
   }
 }
@@ -164,6 +178,22 @@ function drawSources(list, results) {
     li.appendChild(sig);
     list.appendChild(li);
   }
+}
+
+// -- contexts ------------------------------------------------------------------------------------
+
+function drawContext(box, r) {
+  const pre = box.querySelector(".context-text");
+  const meta = box.querySelector(".context-meta");
+  if (!r.ok) {
+    pre.textContent = (r.data && r.data.detail) || `no context: HTTP ${r.status}`;
+    pre.classList.add("muted");
+    meta.textContent = "";
+    return;
+  }
+  pre.classList.remove("muted");
+  pre.textContent = r.data.text;
+  meta.textContent = `(${r.data.format}, ${r.data.tokens} of ${r.data.budget} tokens, ${r.data.counter})`;
 }
 
 // -- charts --------------------------------------------------------------------------------------
@@ -239,14 +269,16 @@ function drawJudge(report, compare) {
     : compare && noLlm(compare) ? "no judge: no LLM is configured on this server" : "ask a question";
 }
 
-function drawLatency(retrieval, report) {
+function drawLatency(retrieval, context, report) {
   const box = $("latency-chart");
-  const W = 360, H = 200, left = 120, right = 80;
-  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "latency chart", id: "latency-svg" });
   const rows = [];
   if (retrieval) {
     rows.push(["basic", "retrieval", retrieval.basic]);
     rows.push(["graph", "retrieval", retrieval.graph]);
+  }
+  if (context) {
+    if (typeof context.basic === "number") rows.push(["basic", "context", context.basic]);
+    if (typeof context.graph === "number") rows.push(["graph", "context", context.graph]);
   }
   if (report && report.answers) {
     for (const name of Object.keys(LABELS)) {
@@ -254,16 +286,21 @@ function drawLatency(retrieval, report) {
       if (a && typeof a.latency_s === "number") rows.push([name, "answer", a.latency_s * 1000]);
     }
   }
+  // Wide enough for the longest label and value: nothing is cut.
+  const left = 150, right = 90, W = 420, H = Math.max(60, 14 + rows.length * 32);
+  const svg = svgEl("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "latency chart", id: "latency-svg" });
   const max = Math.max(1, ...rows.map((r) => r[2]));
   rows.forEach(([name, what, ms], i) => {
-    const y = 10 + i * 36;
-    svg.appendChild(svgEl("text", { x: 0, y: y + 17, "font-size": 12 }, `${LABELS[name]} ${what}`));
+    const y = 8 + i * 32;
+    svg.appendChild(svgEl("text", { x: 0, y: y + 16, "font-size": 12, class: "latency-label" }, `${LABELS[name]} ${what}`));
     const w = Math.max(1, ((W - left - right) * ms) / max);
-    svg.appendChild(svgEl("rect", { x: left, y, width: w, height: 24, fill: COLORS[name], class: "bar" }));
-    svg.appendChild(svgEl("text", { x: left + w + 5, y: y + 17 }, `${ms.toFixed(1)} ms`));
+    svg.appendChild(svgEl("rect", { x: left, y, width: w, height: 22, fill: COLORS[name], class: "bar", "data-what": what }));
+    svg.appendChild(svgEl("text", { x: left + w + 5, y: y + 16, "font-size": 12 }, ms >= 10000 ? `${(ms / 1000).toFixed(1)} s` : `${ms.toFixed(1)} ms`));
   });
   box.replaceChildren(svg);
-  $("latency-note").textContent = rows.length ? "server-side time per pipeline" : "ask a question";
+  $("latency-note").textContent = rows.length
+    ? "server-side time per request: retrieval = /v1/retrieve (the ranked results); context = /v1/context (retrieval again, then assembling the context within the budget); answer = retrieval and generation of /v1/compare"
+    : "ask a question";
 }
 
 // -- subgraph --------------------------------------------------------------------------------------
@@ -329,7 +366,10 @@ function drawGraph(graph) {
     const g = svgEl("g", { class: "node", "data-id": node.id });
     const r = 8 + 12 * (node.score / maxScore);
     g.appendChild(svgEl("circle", { cx: pos[i].x, cy: pos[i].y, r, fill: COLORS.graph, "fill-opacity": 0.85, stroke: "#fff" }));
-    g.appendChild(svgEl("text", { x: pos[i].x + r + 3, y: pos[i].y + 4 }, `${node.rank}. ${(node.title || node.id).slice(0, 28)}`));
+    // The whole title; on the right half it is written to the left of its node, so it stays inside.
+    const right = pos[i].x > W / 2;
+    const label = svgEl("text", { x: right ? pos[i].x - r - 3 : pos[i].x + r + 3, y: pos[i].y + 4, "text-anchor": right ? "end" : "start", class: "node-label" }, `${node.rank}. ${node.title || node.id}`);
+    g.appendChild(label);
     g.appendChild(svgEl("title", {}, `${node.title || node.id} (score ${node.score.toFixed(3)})`));
     svg.appendChild(g);
   });
