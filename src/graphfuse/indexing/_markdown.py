@@ -22,7 +22,7 @@ import yaml
 
 from .._encoding import as_json_data
 from .._errors import InvalidInput
-from ._markup import clean_markup, clean_title
+from ._markup import clean_markup, clean_title, outside
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -281,14 +281,7 @@ def links_as_text(text: str) -> str:
     The targets are the note's ``links`` already; written out, they would cost an LLM's context
     tokens and blur the note's embedding (a relative path, ``%20``, ``#fragment``).
     """
-    out: list[str] = []
-    at = 0
-    for code in _CODE.finditer(text):
-        out.append(_prose_as_text(text[at : code.start()]))
-        out.append(code.group(0))
-        at = code.end()
-    out.append(_prose_as_text(text[at:]))
-    return "".join(out)
+    return outside(_CODE, text, _prose_as_text)
 
 
 def _prose_as_text(prose: str) -> str:

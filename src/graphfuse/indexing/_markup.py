@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 __all__ = ["clean_markup", "clean_title"]
 
@@ -279,17 +280,21 @@ def _inline(text: str, *, collapse: bool) -> str:
     return "".join(out)
 
 
-def _prose(text: str) -> str:
-    """Inline markup out of prose, code spans left as they are."""
+def outside(code: re.Pattern[str], text: str, prose: Callable[[str], str]) -> str:
+    """``prose`` applied to the text between ``code``'s matches; the matches are kept as written."""
     out: list[str] = []
     at = 0
-    text = _COMMENT.sub("", text)
-    for span in _SPAN.finditer(text):
-        out.append(_plain(text[at : span.start()]))
-        out.append(span.group(0))
-        at = span.end()
-    out.append(_plain(text[at:]))
+    for match in code.finditer(text):
+        out.append(prose(text[at : match.start()]))
+        out.append(match.group(0))
+        at = match.end()
+    out.append(prose(text[at:]))
     return "".join(out)
+
+
+def _prose(text: str) -> str:
+    """Inline markup out of prose, code spans left as they are."""
+    return outside(_SPAN, _COMMENT.sub("", text), _plain)
 
 
 def _plain(text: str) -> str:
