@@ -108,6 +108,14 @@ class Batch(Generic[T]):
         if len(self._by_id) != len(self._records):
             raise InvalidInput("a batch holds each id once")
 
+    @classmethod
+    def _of(cls, records: list[Record[T]]) -> Batch[T]:
+        # The reader's own batches: one record per id by construction.
+        batch = cls.__new__(cls)
+        batch._records = tuple(records)
+        batch._by_id = {r.document.id: r for r in records}
+        return batch
+
     @property
     def records(self) -> tuple[Record[T], ...]:
         """The records, in first-seen order."""
@@ -213,25 +221,25 @@ class RecordReader(Generic[T]):
         """The batch of ``items`` (an empty iterable gives an empty batch)."""
         if isinstance(items, (str, bytes, Mapping)):
             raise InvalidInput(f"expected a sequence of records, got {type(items).__name__}")
-        order: list[str] = []
+        id_of, own_signals = self._id, self._own_signals
+        first: dict[str, T] = {}  # id -> its first object, in first-seen order
         merged: dict[str, dict[str, float]] = {}
-        members: dict[str, list[T]] = {}
+        more: dict[str, list[T]] = {}  # id -> the objects after the first, for ids seen twice or more
         unseen: list[str] = []
         for item in items:
             try:
-                doc_id = check_id(self._id(item), "id")
+                doc_id = check_id(id_of(item), "id")
             except InvalidInput as exc:
                 raise InvalidInput(f"{self._name(item)}: {exc}") from None
-            own = self._own_signals(item)
+            own = own_signals(item)
             known = merged.get(doc_id)
             if known is None:
-                order.append(doc_id)
-                members[doc_id] = [item]
+                first[doc_id] = item
                 merged[doc_id] = {} if own is None else own
                 if own is None:
                     unseen.append(doc_id)
                 continue
-            members[doc_id].append(item)
+            more.setdefault(doc_id, []).append(item)
             for name, value in (own or {}).items():
                 known[name] = max(value, known.get(name, value))
         if self._rank_signal is not None and unseen:
@@ -239,7 +247,16 @@ class RecordReader(Generic[T]):
             for rank, doc_id in enumerate(unseen):
                 signals = merged[doc_id]
                 signals[self._rank_signal] = max((n - rank) / n, signals.get(self._rank_signal, 0.0))
-        return Batch(Record(self._document(members[i][0], i), merged[i], tuple(members[i])) for i in order)
+        document = self._document
+        records = [
+            Record(
+                document(item, doc_id),
+                merged[doc_id],
+                (item,) if doc_id not in more else (item, *more[doc_id]),
+            )
+            for doc_id, item in first.items()
+        ]
+        return Batch._of(records)
 
     def _name(self, item: T) -> str:
         if self._label is not None:
@@ -252,10 +269,13 @@ class RecordReader(Generic[T]):
     def _own_signals(self, item: T) -> dict[str, float] | None:
         raw = None if self._signals is None else self._signals(item)
         if raw is not None:
-            if not isinstance(raw, Mapping):
+            if type(raw) is not dict and not isinstance(raw, Mapping):
                 raise InvalidInput(f"{self._name(item)}: signals must be a mapping, got {raw!r}")
             try:
-                return {str(name): check_signal(str(name), value) for name, value in raw.items()}
+                return {
+                    (key := name if type(name) is str else str(name)): check_signal(key, value)
+                    for name, value in raw.items()
+                }
             except InvalidInput as exc:
                 raise InvalidInput(f"{self._name(item)}: {exc}") from None
         if self._rank_signal is not None or self._score is None or self._score_signal is None:
@@ -273,11 +293,14 @@ class RecordReader(Generic[T]):
             if not isinstance(content, str):
                 raise InvalidInput(f"has no text: content must be a string, got {type(content).__name__}")
             metadata = self._metadata(item)
-            if not isinstance(metadata, Mapping):
+            if type(metadata) is not dict and not isinstance(metadata, Mapping):
                 raise InvalidInput(f"metadata must be a mapping, got {type(metadata).__name__}")
             created_key, updated_key = self._created_at_key, self._updated_at_key
-            created = None if created_key is None else parse_timestamp(metadata.get(created_key), self._whats[0])
-            updated = None if updated_key is None else parse_timestamp(metadata.get(updated_key), self._whats[1])
+            created = updated = None
+            if created_key is not None and (value := metadata.get(created_key)) is not None:
+                created = parse_timestamp(value, self._whats[0])
+            if updated_key is not None and (value := metadata.get(updated_key)) is not None:
+                updated = parse_timestamp(value, self._whats[1])
         except InvalidInput as exc:
             raise InvalidInput(f"{self._name(item)} {exc}") from None
         # Every part is checked: build without checking again (metadata copied, so nobody else holds it).

@@ -49,7 +49,7 @@ def _namespace(doc: Document) -> Mapping[str, Any]:
     ns = doc.metadata.get(METADATA_KEY)
     if ns is None:
         return {}
-    if not isinstance(ns, Mapping):
+    if type(ns) is not dict and not isinstance(ns, Mapping):
         raise InvalidInput(f"metadata[{METADATA_KEY!r}] must be a mapping, got {type(ns).__name__}")
     return ns
 
@@ -132,7 +132,7 @@ def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | 
     queries: set[str] = set()
     filters: list[Any] = []
     for item in docs:
-        if not isinstance(item, Document):
+        if type(item) is not Document and not isinstance(item, Document):
             raise InvalidInput(f"{what} takes a list of Documents, found a {type(item).__name__}")
         ns = _namespace(item)
         if isinstance(q := ns.get("query"), str):

@@ -79,12 +79,18 @@ class GraphFuseNode(TextNode):
 def graph_id(node: BaseNode, id_key: str | None) -> str:
     """A node's graph id: ``metadata[id_key]`` when ``id_key`` is set, else its source document's id
     (``ref_doc_id``) for a chunk of one, else its ``node_id`` (a :class:`GraphFuseNode`: its ``node_id``)."""
+    what = f"node {node.node_id!r} metadata {id_key!r}" if id_key is not None else f"node {node.node_id!r} id"
+    return check_id(_unchecked_graph_id(node, id_key), what)
+
+
+def _unchecked_graph_id(node: BaseNode, id_key: str | None) -> object:
+    # What graph_id checks; the records reader checks the id itself (and names the node).
     if id_key is not None:
         if id_key not in node.metadata:
             raise InvalidInput(f"node {node.node_id!r} has no metadata key {id_key!r} (the configured id_key)")
-        return check_id(node.metadata[id_key], f"node {node.node_id!r} metadata {id_key!r}")
+        return node.metadata[id_key]
     source = None if isinstance(node, GraphFuseNode) else node.source_node
-    return check_id(source.node_id if source is not None else node.node_id, f"node {node.node_id!r} id")
+    return source.node_id if source is not None else node.node_id
 
 
 @dataclass(frozen=True)
@@ -116,7 +122,7 @@ class NodeMapping:
         """The :class:`graphfuse.records.RecordReader` for ``NodeWithScore`` objects."""
         key = self.signals_key
         return RecordReader(
-            id=lambda nws: graph_id(nws.node, self.id_key),
+            id=lambda nws: _unchecked_graph_id(nws.node, self.id_key),
             content=lambda nws: nws.node.get_content(MetadataMode.NONE),
             # (The reader copies the metadata; the signals key is left out only where it is present.)
             metadata=lambda nws: (
@@ -136,7 +142,7 @@ class NodeMapping:
 def read_nodes(nodes: Sequence[NodeWithScore], mapping: NodeMapping) -> Batch[NodeWithScore]:
     """The nodes as a batch of records: one per graph id (see :class:`graphfuse.records.RecordReader`)."""
     for i, nws in enumerate(nodes):
-        if not isinstance(nws, NodeWithScore):
+        if type(nws) is not NodeWithScore and not isinstance(nws, NodeWithScore):
             raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
     return mapping.reader().read(nodes)
 
@@ -155,11 +161,12 @@ def _with_signals(node: BaseNode, signals: Mapping[str, float], key: str) -> Bas
     ):
         return node
     metadata = {**node.metadata, key: dict(signals)}
+    embed, llm = node.excluded_embed_metadata_keys, node.excluded_llm_metadata_keys
     return node.model_copy(
         update={
             "metadata": metadata,
-            "excluded_embed_metadata_keys": _hidden(node.excluded_embed_metadata_keys, [key]),
-            "excluded_llm_metadata_keys": _hidden(node.excluded_llm_metadata_keys, [key]),
+            "excluded_embed_metadata_keys": list(embed) if key in embed else [*embed, key],
+            "excluded_llm_metadata_keys": list(llm) if key in llm else [*llm, key],
         }
     )
 
