@@ -14,7 +14,9 @@
   integrations adapt their hosts' LLMs and chat models.
 - Answer pipelines (:class:`AnswerPipeline`): :func:`llm_only`, :func:`basic_rag`,
   :func:`graphrag`, :func:`context_pipeline` over any GraphFuse pipeline; the integrations
-  adapt retrievers, query engines and runnables.
+  adapt retrievers, query engines and runnables on :class:`HostAnswerPipeline` (settings,
+  fingerprint, answers from retrieved documents or from the host's own model), with
+  :func:`host_generation` and :func:`usage_pair` for their generators.
 - :class:`Judge`: document 003's verdict, schema-checked, retried, failures recorded.
 - Metrics: :func:`exact_match`, :func:`token_f1` (SQuAD normalisation), :func:`contains_answer`.
 - :class:`CompareCache`: answers and verdicts on disk, so an interrupted run resumes.
@@ -31,6 +33,14 @@ from ._generation import (
     describe_generator,
 )
 from ._harness import AnswerResult, ComparisonReport, acompare_pipelines, compare_pipelines
+from ._hosts import (
+    HostAnswerPipeline,
+    HostDocument,
+    check_context_window,
+    host_generation,
+    ranked_results,
+    usage_pair,
+)
 from ._judge import CRITERIA, JUDGE_PROMPT, VERDICT_SCHEMA, Judge, JudgeFailed, Verdict, parse_verdict
 from ._metrics import contains_answer, exact_match, normalize_answer, token_f1
 from ._pipelines import (
@@ -70,6 +80,8 @@ __all__ = [
     "EmptyAnswer",
     "Generation",
     "Generator",
+    "HostAnswerPipeline",
+    "HostDocument",
     "Judge",
     "JudgeFailed",
     "Retrieved",
@@ -79,6 +91,7 @@ __all__ = [
     "basic_rag",
     "builtin_pipelines",
     "cache_key",
+    "check_context_window",
     "check_messages",
     "check_questions",
     "compare_pipelines",
@@ -89,11 +102,14 @@ __all__ = [
     "describe_generator",
     "exact_match",
     "graphrag",
+    "host_generation",
     "llm_only",
     "load_questions",
     "markdown_report",
     "normalize_answer",
     "parse_verdict",
+    "ranked_results",
     "token_f1",
+    "usage_pair",
     "write_report",
 ]

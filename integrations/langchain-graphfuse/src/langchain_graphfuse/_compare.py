@@ -12,29 +12,24 @@
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 
-import graphfuse
-from graphfuse import InvalidInput, Result
+from graphfuse import InvalidInput
 from graphfuse.compare import (
     CONTEXT_PROMPT,
     Answer,
-    ContextPipeline,
     Generation,
     Generator,
-    Retrieved,
+    HostAnswerPipeline,
+    check_context_window,
     check_messages,
-    count_messages,
-    default_counter,
+    host_generation,
+    usage_pair,
 )
 
 __all__ = ["LangChainAnswerPipeline", "LangChainGenerator"]
@@ -54,14 +49,7 @@ def _text(message: object) -> str:
 
 
 def _usage(message: object) -> tuple[int, int] | None:
-    usage = getattr(message, "usage_metadata", None)
-    if (
-        isinstance(usage, dict)
-        and isinstance(usage.get("input_tokens"), int)
-        and isinstance(usage.get("output_tokens"), int)
-    ):
-        return usage["input_tokens"], usage["output_tokens"]
-    return None
+    return usage_pair(getattr(message, "usage_metadata", None), "input_tokens", "output_tokens")
 
 
 class LangChainGenerator:
@@ -83,14 +71,10 @@ class LangChainGenerator:
     ) -> None:
         if not isinstance(model, Runnable):
             raise InvalidInput(f"model must be a LangChain chat model (a Runnable), got {type(model).__name__}")
-        if context_window is not None and (
-            isinstance(context_window, bool) or not isinstance(context_window, int) or context_window < 1
-        ):
-            raise InvalidInput(f"context_window must be a positive int of tokens, got {context_window!r}")
+        self.context_window = check_context_window(context_window)
         self._model = model
         found = name or getattr(model, "model_name", None) or getattr(model, "model", None)
         self.model = found if isinstance(found, str) and found else type(model).__name__
-        self.context_window = context_window
         self.max_tokens_param = max_tokens_param
 
     def __repr__(self) -> str:
@@ -99,31 +83,15 @@ class LangChainGenerator:
     async def agenerate(self, messages: list[dict[str, str]], *, max_tokens: int | None = None) -> Generation:
         """Send the messages as LangChain messages; the answer and its usage."""
         checked = check_messages(messages)
-        converted = [_MESSAGES[m["role"]](content=m["content"]) for m in checked]
         runnable = self._model
         if max_tokens is not None and self.max_tokens_param:
             runnable = runnable.bind(**{self.max_tokens_param: max_tokens})
         started = time.perf_counter()
-        reply = await runnable.ainvoke(converted)
-        latency = time.perf_counter() - started
-        text = _text(reply)
-        usage = _usage(reply)
-        if usage is not None:
-            return Generation(text, usage[0], usage[1], "provider", latency)
-        counter = default_counter()
-        return Generation(text, count_messages(checked, counter), counter.count(text), "counted", latency)
+        reply = await runnable.ainvoke([_MESSAGES[m["role"]](content=m["content"]) for m in checked])
+        return host_generation(checked, _text(reply), _usage(reply), time.perf_counter() - started)
 
 
-def _results(documents: Sequence[Document]) -> list[Result]:
-    out = []
-    for rank, doc in enumerate(documents):
-        doc_id = doc.id or str(doc.metadata.get("id") or f"document-{rank + 1}")
-        metadata = {k: v for k, v in doc.metadata.items() if isinstance(k, str)}
-        out.append(Result(graphfuse.Document(doc_id, doc.page_content, metadata), 1.0 / (rank + 1), {}))
-    return out
-
-
-class LangChainAnswerPipeline:
+class LangChainAnswerPipeline(HostAnswerPipeline):
     """A LangChain retriever or runnable as a :class:`graphfuse.compare.AnswerPipeline`.
 
     The runnable is invoked with the question. When it returns documents (a retriever, or a
@@ -146,69 +114,35 @@ class LangChainAnswerPipeline:
     ) -> None:
         if not isinstance(runnable, Runnable):
             raise InvalidInput(f"runnable must be a LangChain retriever or runnable, got {type(runnable).__name__}")
-        if format not in ("passages", "evidence"):
-            raise InvalidInput(
-                f"format must be 'passages' or 'evidence' (the graph format needs a graph store), got {format!r}"
-            )
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise InvalidInput(f"budget must be a positive int of tokens, got {budget!r}")
+        super().__init__(
+            runnable,
+            kind="langchain",
+            component_key="runnable",
+            budget=budget,
+            format=format,
+            system_prompt=system_prompt,
+            name=name,
+        )
         self._runnable = runnable
-        self.budget = budget
-        self.format = format
-        self.system_prompt = system_prompt
-        self.settings = {
-            "kind": name or "langchain",
-            "runnable": type(runnable).__qualname__,
-            "budget": budget,
-            "format": format,
-        }
-        blob = json.dumps([system_prompt, self.settings], sort_keys=True)
-        self._fingerprint = hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    @property
-    def fingerprint(self) -> str:
-        """A hash of the prompt and settings."""
-        return self._fingerprint
 
     async def aanswer(self, question: str, generator: Generator, *, max_tokens: int) -> Answer:
         """Invoke the runnable; answer from its documents, or take its answer."""
         started = time.perf_counter()
         output = await self._runnable.ainvoke(question)
-        elapsed = time.perf_counter() - started
         if isinstance(output, list) and all(isinstance(d, Document) for d in output):
-            from graphfuse.context import abuild_context
-
-            context = await abuild_context(question, _results(output), budget=self.budget, format=self.format)
-            retrieved = Retrieved(context.to_dict())
-
-            async def fixed(_: str) -> Retrieved:
-                return retrieved
-
-            pipeline = ContextPipeline(fixed, system_prompt=self.system_prompt, settings=self.settings)
-            answer = await pipeline.aanswer(question, generator, max_tokens=max_tokens)
-            return dataclasses.replace(answer, retrieval_latency_s=elapsed + answer.retrieval_latency_s)
+            documents = ((d.id or str(d.metadata.get("id") or "") or None, d.page_content, d.metadata) for d in output)
+            return await self.answer_from_documents(
+                question, documents, generator, max_tokens=max_tokens, started=started
+            )
         if not isinstance(output, (str, BaseMessage)):
             raise InvalidInput(
                 f"the runnable returned {type(output).__name__}: expected documents (a retriever) or text/a message"
             )
-        text = _text(output).strip()
-        if not text:
-            from graphfuse.compare import EmptyAnswer
-
-            raise EmptyAnswer("the runnable returned an empty answer")
-        usage = _usage(output)
-        extra: dict[str, Any] = {"answered_by": "runnable"}
-        if usage is None:
-            counter = default_counter()
-            usage = (counter.count(question), counter.count(text))
-            extra["tokens"] = "counted from the question and the answer only: the chain's own prompt is not visible"
-        return Answer(
-            text=text,
-            prompt_tokens=usage[0],
-            completion_tokens=usage[1],
-            usage_source="provider" if "tokens" not in extra else "counted",
-            retrieval_latency_s=0.0,
-            generation_latency_s=elapsed,
-            context=None,
-            extra=extra,
+        return await self.answer_from_host(
+            question,
+            _text(output),
+            latency_s=time.perf_counter() - started,
+            answered_by="runnable",
+            prompt_owner="chain",
+            usage=_usage(output),
         )

@@ -12,12 +12,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from llama_index.core.base.base_query_engine import BaseQueryEngine
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -25,44 +21,23 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.llms import LLM
 from llama_index.core.schema import NodeWithScore
 
-import graphfuse
-from graphfuse import InvalidInput, Result
+from graphfuse import InvalidInput
 from graphfuse.compare import (
     CONTEXT_PROMPT,
     Answer,
-    ContextPipeline,
-    EmptyAnswer,
     Generation,
     Generator,
-    Retrieved,
+    HostAnswerPipeline,
+    HostDocument,
+    check_context_window,
     check_messages,
-    count_messages,
-    default_counter,
+    host_generation,
+    usage_pair,
 )
 
 __all__ = ["LlamaIndexAnswerPipeline", "LlamaIndexGenerator"]
 
 _ROLES = {"system": MessageRole.SYSTEM, "user": MessageRole.USER, "assistant": MessageRole.ASSISTANT}
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _usage(raw: object, extra: Mapping[str, Any]) -> tuple[int, int] | None:
-    # OpenAI-style usage: in additional_kwargs (llama-index-llms-openai) or on the raw response.
-    prompt, completion = _int(extra.get("prompt_tokens")), _int(extra.get("completion_tokens"))
-    if prompt is not None and completion is not None:
-        return prompt, completion
-    usage = raw.get("usage") if isinstance(raw, Mapping) else getattr(raw, "usage", None)
-    if isinstance(usage, Mapping):
-        prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
-    else:
-        prompt, completion = (
-            _int(getattr(usage, "prompt_tokens", None)),
-            _int(getattr(usage, "completion_tokens", None)),
-        )
-    return None if prompt is None or completion is None else (prompt, completion)
 
 
 class LlamaIndexGenerator:
@@ -87,10 +62,9 @@ class LlamaIndexGenerator:
         self._llm = llm
         metadata = llm.metadata
         self.model = name or metadata.model_name or type(llm).__name__
-        window = context_window if context_window is not None else metadata.context_window
-        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-            raise InvalidInput(f"context_window must be a positive int of tokens, got {window!r}")
-        self.context_window = window
+        self.context_window = check_context_window(
+            metadata.context_window if context_window is None else context_window
+        )
         self.max_tokens_param = max_tokens_param
 
     def __repr__(self) -> str:
@@ -104,25 +78,19 @@ class LlamaIndexGenerator:
         started = time.perf_counter()
         response = await self._llm.achat(converted, **options)
         latency = time.perf_counter() - started
-        text = response.message.content or ""
-        usage = _usage(response.raw, response.additional_kwargs)
-        if usage is not None:
-            return Generation(text, usage[0], usage[1], "provider", latency)
-        counter = default_counter()
-        return Generation(text, count_messages(checked, counter), counter.count(text), "counted", latency)
+        # OpenAI-style usage: in additional_kwargs (llama-index-llms-openai) or on the raw response.
+        raw = response.raw
+        usage = usage_pair(response.additional_kwargs) or usage_pair(
+            raw.get("usage") if isinstance(raw, Mapping) else getattr(raw, "usage", None)
+        )
+        return host_generation(checked, response.message.content or "", usage, latency)
 
 
-def _results(nodes: Sequence[NodeWithScore]) -> list[Result]:
-    out = []
-    for rank, item in enumerate(nodes):
-        node = item.node
-        metadata = {k: v for k, v in node.metadata.items() if isinstance(k, str)}
-        score = 1.0 / (rank + 1)
-        out.append(Result(graphfuse.Document(node.node_id, node.get_content(), metadata), score, {}))
-    return out
+def _documents(nodes: Sequence[NodeWithScore]) -> list[HostDocument]:
+    return [(n.node.node_id, n.node.get_content(), n.node.metadata) for n in nodes]
 
 
-class LlamaIndexAnswerPipeline:
+class LlamaIndexAnswerPipeline(HostAnswerPipeline):
     """A LlamaIndex retriever or query engine as a :class:`graphfuse.compare.AnswerPipeline`.
 
     A retriever's nodes are assembled into a ``passages`` or ``evidence`` context within
@@ -146,70 +114,31 @@ class LlamaIndexAnswerPipeline:
             raise InvalidInput(
                 f"component must be a LlamaIndex retriever or query engine, got {type(component).__name__}"
             )
-        if format not in ("passages", "evidence"):
-            raise InvalidInput(
-                f"format must be 'passages' or 'evidence' (the graph format needs a graph store), got {format!r}"
-            )
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-            raise InvalidInput(f"budget must be a positive int of tokens, got {budget!r}")
+        super().__init__(
+            component,
+            kind="llamaindex",
+            component_key="component",
+            budget=budget,
+            format=format,
+            system_prompt=system_prompt,
+            name=name,
+        )
         self._component = component
-        self.budget = budget
-        self.format = format
-        self.system_prompt = system_prompt
-        self.settings = {
-            "kind": name or "llamaindex",
-            "component": type(component).__qualname__,
-            "budget": budget,
-            "format": format,
-        }
-        blob = json.dumps([system_prompt, self.settings], sort_keys=True)
-        self._fingerprint = hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    @property
-    def fingerprint(self) -> str:
-        """A hash of the prompt and settings."""
-        return self._fingerprint
 
     async def aanswer(self, question: str, generator: Generator, *, max_tokens: int) -> Answer:
         """Retrieve and generate, or let the query engine answer."""
         started = time.perf_counter()
         if isinstance(self._component, BaseRetriever):
             nodes = await self._component.aretrieve(question)
-            from graphfuse.context import abuild_context
-
-            context = await abuild_context(question, _results(nodes), budget=self.budget, format=self.format)
-            elapsed = time.perf_counter() - started
-            retrieved = Retrieved(context.to_dict())
-
-            async def fixed(_: str) -> Retrieved:
-                return retrieved
-
-            pipeline = ContextPipeline(fixed, system_prompt=self.system_prompt, settings=self.settings)
-            answer = await pipeline.aanswer(question, generator, max_tokens=max_tokens)
-            return dataclasses.replace(answer, retrieval_latency_s=elapsed)
+            return await self.answer_from_documents(
+                question, _documents(nodes), generator, max_tokens=max_tokens, started=started
+            )
         response = await self._component.aquery(question)
-        elapsed = time.perf_counter() - started
-        text = str(getattr(response, "response", None) or "").strip()
-        if not text:
-            raise EmptyAnswer("the query engine returned an empty answer")
-        sources = list(getattr(response, "source_nodes", None) or [])
-        source_context: dict[str, Any] | None = None
-        if sources:
-            from graphfuse.context import abuild_context
-
-            built = await abuild_context(question, _results(sources), budget=self.budget, format="passages")
-            source_context = built.to_dict()
-        counter = default_counter()
-        return Answer(
-            text=text,
-            prompt_tokens=counter.count(question),
-            completion_tokens=counter.count(text),
-            usage_source="counted",
-            retrieval_latency_s=0.0,
-            generation_latency_s=elapsed,
-            context=source_context,
-            extra={
-                "answered_by": "query engine",
-                "tokens": "counted from the question and the answer only: the engine's own prompt is not visible",
-            },
+        return await self.answer_from_host(
+            question,
+            str(getattr(response, "response", None) or ""),
+            latency_s=time.perf_counter() - started,
+            answered_by="query engine",
+            prompt_owner="engine",
+            sources=_documents(list(getattr(response, "source_nodes", None) or [])),
         )
