@@ -301,3 +301,51 @@ def test_strip_titles_removes_titles_links_and_the_title_prefix(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert json.loads(out_json.read_text(encoding="utf-8"))["n_queries"] == 2
     assert "entity graph from the text" in result.output  # no titles: the graph comes from the text
+
+
+def _long_page(topic: str, fact: str, n: int) -> str:
+    filler = [f"Section {i} of the {topic} guide lists setting number {i} and its default value." for i in range(n)]
+    return " ".join([*filler[: n // 2], fact, *filler[n // 2 :]])
+
+
+async def test_contexts_are_built_from_the_passages_the_pipelines_return(tmp_path: Path) -> None:
+    # Long pages are chunked: basic RAG's top 5 is five passages (one per page by default), not
+    # five whole pages, and the evidence context is assembled from the returned passages.
+    from graphfuse.context import get_token_counter
+
+    corpus = load_corpus(
+        _write(
+            tmp_path / "c.jsonl",
+            [
+                {"id": "deploy", "title": "Deploy", "text": _long_page("deploy", "Set --workers 4.", 60)},
+                {"id": "models", "title": "Models", "text": _long_page("models", "Fields are declared as types.", 60)},
+                {"id": "tests", "title": "Tests", "text": _long_page("tests", "Fixtures use scope function.", 60)},
+            ],
+        )
+    )
+    queries = load_queries(
+        _write(
+            tmp_path / "q.jsonl",
+            [{"id": "q", "question": "How are workers set?", "answer": "--workers 4", "gold_ids": ["deploy"]}],
+        )
+    )
+    counter = get_token_counter("regex")
+    report = await evaluate(
+        corpus,
+        queries,
+        ["minimal", "multihop"],
+        graph_store=InMemoryGraphStore(),
+        vector_store=LocalVectorStore(),
+        embedder=HashingEmbedder(64),
+        max_tokens=64,
+        context_budgets=[0.5],
+        token_counter=counter,
+    )
+    assert report.context is not None
+    page = counter.count(corpus[0].text)
+    basic = report.context.entries["minimal/passages"]
+    # Three passages of at most 64 words and marks each (the regex counter counts more), far below one page.
+    assert 0 < basic.context_tokens <= 3 * 150 < page
+    assert report.context.budget == round(0.5 * basic.context_tokens)
+    evidence = report.context.entries["multihop/evidence"]
+    assert 0 < evidence.context_tokens <= report.context.budget

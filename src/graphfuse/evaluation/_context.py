@@ -26,7 +26,12 @@ __all__ = [
 
 CONTEXT_FORMATS = ("passages", "evidence", "graph")
 PASSAGES_TOP = 5
-"""``<pipeline>/passages`` is the pipeline's top-5 passages whole, whatever the budget (basic RAG)."""
+"""``<pipeline>/passages`` is the pipeline's top-5 results whole, whatever the budget (basic RAG)."""
+CONTEXT_TOP = 10
+"""``evidence`` and ``graph`` contexts are assembled from a pipeline's top-10 results, as
+:meth:`~graphfuse.Pipeline.context` does by default."""
+_BASIC_RAG = ("vector", "minimal")
+"""A percentage budget is a share of the first of these pipelines' ``/passages`` tokens (basic RAG)."""
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans(dict.fromkeys(string.punctuation, " "))
@@ -138,21 +143,25 @@ class _Memo:
         return self._queries[text]
 
 
-def _results(ids: Sequence[str], records: Mapping[str, SourceRecord]) -> list[Result]:
-    out = []
-    for rank, doc_id in enumerate(ids):
-        r = records.get(doc_id)
+def _results(ranked: Sequence[str | Result], records: Mapping[str, SourceRecord]) -> list[Result]:
+    """Results as given; a document id stands for its whole record (unknown ids are left out)."""
+    out: list[Result] = []
+    for rank, item in enumerate(ranked):
+        if isinstance(item, Result):
+            out.append(item)
+            continue
+        r = records.get(item)
         if r is None:
             continue
         meta = dict(r.metadata)
         if r.title:
             meta["title"] = r.title
-        out.append(Result(Document(doc_id, r.text, meta), 1.0 / (1 + rank), {}))
+        out.append(Result(Document(item, r.text, meta), 1.0 / (1 + rank), {}))
     return out
 
 
 async def evaluate_contexts(
-    ranked: Mapping[str, Mapping[str, Sequence[str]]],
+    ranked: Mapping[str, Mapping[str, Sequence[str | Result]]],
     questions: Mapping[str, tuple[str, str | None]],
     records: Mapping[str, SourceRecord],
     budgets: Sequence[int | float],
@@ -164,11 +173,14 @@ async def evaluate_contexts(
 ) -> ContextReport:
     """Context metrics for every pipeline and format.
 
-    ``ranked[pipeline][query id]`` are the document ids a pipeline returned, best first;
-    ``questions[query id]`` is ``(question, gold answer or None)``. Questions without an answer
-    and yes/no questions are left out (and counted). ``<pipeline>/passages`` is the top
-    :data:`PASSAGES_TOP` passages whole; ``evidence`` and ``graph`` use each budget (an int,
-    or a float share of ``vector/passages``' mean tokens, which needs the ``vector`` pipeline).
+    ``ranked[pipeline][query id]`` are the results a pipeline returned, best first: the
+    :class:`~graphfuse.Result` objects themselves (passages, as users get them), or document
+    ids, each standing for its whole record in ``records``. ``questions[query id]`` is
+    ``(question, gold answer or None)``. Questions without an answer and yes/no questions are
+    left out (and counted). ``<pipeline>/passages`` is the top :data:`PASSAGES_TOP` results
+    whole (``vector/passages``: basic RAG's top-5 passages); ``evidence`` and ``graph`` are
+    assembled from the top :data:`CONTEXT_TOP` results at each budget (an int, or a float share
+    of basic RAG's mean tokens, which needs the ``vector`` or ``minimal`` pipeline).
     With ``embedder``, sentences are also scored by similarity to the question, as
     :meth:`~graphfuse.Pipeline.context` does with the pipeline's embedder (each distinct
     sentence is embedded once for the whole evaluation).
@@ -185,17 +197,20 @@ async def evaluate_contexts(
     for name, per_query in ranked.items():
         hits, tokens = 0, 0
         for qid, (question, answer) in usable.items():
-            ids = list(per_query.get(qid, ()))[:PASSAGES_TOP]
-            ctx = await abuild_context(question, _results(ids, records), budget=huge, counter=counter)
+            top = _results(list(per_query.get(qid, ()))[:PASSAGES_TOP], records)
+            ctx = await abuild_context(question, top, budget=huge, counter=counter)
             hits += answer_in_text(answer or "", ctx.text)
             tokens += ctx.tokens
         entries[f"{name}/passages"] = ContextMetrics(hits / len(usable), tokens / len(usable), len(usable))
     resolved: list[int] = []
     for b in budgets:
         if isinstance(b, float):
-            base = entries.get("vector/passages")
+            base = next((entries[f"{n}/passages"] for n in _BASIC_RAG if f"{n}/passages" in entries), None)
             if base is None:
-                raise InvalidInput("a percentage context budget is a share of vector/passages: add the vector pipeline")
+                raise InvalidInput(
+                    "a percentage context budget is a share of basic RAG's tokens (vector/passages or "
+                    "minimal/passages): add the vector or minimal pipeline"
+                )
             resolved.append(max(1, round(b * base.context_tokens)))
         else:
             resolved.append(b)
@@ -207,7 +222,7 @@ async def evaluate_contexts(
             for budget in resolved:
                 hits, tokens = 0, 0
                 for qid, (question, answer) in usable.items():
-                    results = _results(list(per_query.get(qid, ())), records)
+                    results = _results(list(per_query.get(qid, ()))[:CONTEXT_TOP], records)
                     ctx = await abuild_context(
                         question,
                         results,

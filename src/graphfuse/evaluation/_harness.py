@@ -10,7 +10,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore, VectorStore
-from .._types import Result
+from .._types import Document, Result
 from ..indexing import (
     EntityExtractor,
     EntityMatcher,
@@ -39,8 +39,8 @@ PEER = "llamaindex-fusion"
 """The LlamaIndex peer baseline (not a preset)."""
 
 _TOP_K = 10
-Retriever = Callable[[str], Awaitable[tuple[list[str], float, list[str]]]]
-"""``question -> (document id per result slot, seconds, result texts)``."""
+Retriever = Callable[[str], Awaitable[tuple[list[str], float, list[Result]]]]
+"""``question -> (document id per result slot, seconds, the results as returned)``."""
 
 
 @dataclass
@@ -157,6 +157,14 @@ def _doc_ids(results: Sequence[Result]) -> list[str]:
     return [r.document_id for r in results]
 
 
+def _whole(record: SourceRecord, score: float) -> Result:
+    """A whole record as a result (the peer baseline returns documents, not passages)."""
+    meta = dict(record.metadata)
+    if record.title:
+        meta["title"] = record.title
+    return Result(Document(record.id, record.text, meta), score, {})
+
+
 def _embed_text(record: SourceRecord) -> str:
     t = record.title
     return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
@@ -245,7 +253,7 @@ async def evaluate(
     fixed = _QueryVectors(embedder, query_vectors)
     tokenizer = RegexTokenizer()
     results: dict[str, PipelineMetrics] = {}
-    ranked_ids: dict[str, dict[str, list[str]]] = {}
+    returned: dict[str, dict[str, list[Result]]] = {}
     for name in names:
         say(f"running pipeline {name}")
         retrieve = await _retriever(
@@ -271,13 +279,13 @@ async def evaluate(
         for i, q in enumerate(queries, 1):
             ranked, elapsed, shown = await retrieve(q.question)
             step(f"pipeline {name}", i, len(queries))
-            ranked_ids.setdefault(name, {})[q.id] = list(dict.fromkeys(ranked))  # documents, for contexts
+            returned.setdefault(name, {})[q.id] = shown  # what a user gets: the contexts are built from it
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
             rr.append(reciprocal_rank(ranked, q.gold_ids))
             lat.append(elapsed * 1000)
-            ctx.append(sum(len(tokenizer.spans(text)) for text in shown[:5]))
+            ctx.append(sum(len(tokenizer.spans(r.document.content or "")) for r in shown[:5]))
         n = len(queries)
         by_tag: dict[str, dict[str, dict[str, float]]] = {}
         groups: dict[tuple[str, str], list[int]] = {}
@@ -311,7 +319,7 @@ async def evaluate(
 
         say("measuring contexts")
         context = await evaluate_contexts(
-            ranked_ids,
+            returned,
             {q.id: (q.question, q.answer) for q in queries},
             {r.id: r for r in corpus},
             context_budgets,
@@ -383,11 +391,11 @@ async def _retriever(
 
     given = {k: v for k, v in shape.items() if v is not None}
 
-    async def run(question: str) -> tuple[list[str], float, list[str]]:
+    async def run(question: str) -> tuple[list[str], float, list[Result]]:
         started = time.perf_counter()
         results = await pipeline.aretrieve(question, top_k=_TOP_K, **given)
         elapsed = time.perf_counter() - started
-        return _doc_ids(results), elapsed, [r.document.content or "" for r in results]
+        return _doc_ids(results), elapsed, list(results)
 
     return run
 
@@ -406,13 +414,17 @@ async def _peer(
             vectors[doc_id] = v
     fusion = await asyncio.to_thread(llamaindex_fusion, texts, vectors, query_vectors, top_k=_TOP_K)
 
-    def timed(question: str) -> tuple[list[str], float, list[str]]:
+    by_id = {r.id: r for r in corpus}
+
+    def timed(question: str) -> tuple[list[str], float, list[Result]]:
         started = time.perf_counter()
         nodes = fusion.retrieve(question)
         elapsed = time.perf_counter() - started
-        return [n.node.node_id for n in nodes], elapsed, [texts.get(n.node.node_id, "") for n in nodes]
+        ids = [n.node.node_id for n in nodes]
+        shown = [_whole(by_id[i], float(n.score or 0.0)) for i, n in zip(ids, nodes, strict=True) if i in by_id]
+        return ids, elapsed, shown
 
-    async def run(question: str) -> tuple[list[str], float, list[str]]:
+    async def run(question: str) -> tuple[list[str], float, list[Result]]:
         return await asyncio.to_thread(timed, question)
 
     return run
