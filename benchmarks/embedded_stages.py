@@ -24,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import arguments, batches, latency_ms, synthetic_documents, synthetic_relations, write_results
 
-from graphfuse import Candidate, Document, Pipeline, Query, RunContext, Stage, StageRunContext
+from graphfuse import Candidate, Document, Pipeline, Query, RunContext, Stage
+from graphfuse.hosts import StageRunContext
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import AccessPopularity, GraphExpansion, Hydrate, PageRank, TemporalDecay
 from graphfuse.stores import SQLiteGraphStore

@@ -19,7 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, latency_ms, write_results
 
-from graphfuse import Candidate, Document, Query, StageRunContext
+from graphfuse import Candidate, Document, Query
+from graphfuse.hosts import StageRunContext
 from graphfuse.timeaware import TimeAware, Timeline, parse_time
 
 

@@ -16,17 +16,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from graphfuse import (
-    Candidate,
-    Document,
-    Query,
-    Stage,
-    parse_timestamp,
-    presets,
-    run_stage,
-    stage_traits,
-)
+from graphfuse import Candidate, Document, Query, Stage, parse_timestamp, presets
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.hosts import run_stage, stage_traits
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.stages import TemporalDecay
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, Relation, StageRunContext, presets
+from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, Relation, presets
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 from graphfuse.multihop import (
     BM25Index,

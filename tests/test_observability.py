@@ -109,7 +109,8 @@ async def test_each_stage_logs_start_and_end_with_counts(caplog: pytest.LogCaptu
 async def test_a_signal_stage_run_has_the_same_span_metrics_and_logs(
     spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from graphfuse import InvalidInput, run_signal_stage
+    from graphfuse import InvalidInput
+    from graphfuse.hosts import run_signal_stage
     from graphfuse.stages import AccessPopularity
 
     with caplog.at_level(logging.DEBUG, logger="graphfuse"):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from graphfuse import Candidate, Document, Query, Relation
-from graphfuse._pipeline import StageRunContext
+from graphfuse.hosts import StageRunContext
 from graphfuse.multihop import PersonalizedPageRank
 from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 

@@ -7,20 +7,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from graphfuse import (
-    Candidate,
-    Document,
-    InvalidInput,
-    MetadataFilter,
-    Query,
-    RunContext,
-    StageFailed,
-    StageTraits,
-    parse_timestamp,
-    run_stage,
-    run_stages,
-    stage_traits,
-)
+from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, RunContext, StageFailed, parse_timestamp
+from graphfuse.hosts import StageTraits, run_stage, run_stages, stage_traits
 from graphfuse.stages import AccessPopularity, Rerank, TemporalDecay
 
 

@@ -11,21 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphfuse import (
-    Candidate,
-    Document,
-    InvalidInput,
-    Query,
-    Relation,
-    RunContext,
-    SignalInput,
-    SignalScorer,
-    SignalStage,
-    StageFailed,
-    as_signal_stage,
-    run_signal_stage,
-    run_stage,
-)
+from graphfuse import Candidate, Document, InvalidInput, Query, Relation, RunContext, StageFailed
+from graphfuse.hosts import SignalInput, SignalScorer, SignalStage, as_signal_stage, run_signal_stage, run_stage
 from graphfuse.scoring import ReciprocalRankFusion, WeightedScorer
 from graphfuse.stages import AccessPopularity, Hydrate, PageRank, TemporalDecay
 from graphfuse.stores import InMemoryGraphStore

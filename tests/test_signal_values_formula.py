@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphfuse import InvalidInput, Query, SignalInput, StageFailed, run_signal_stage
+from graphfuse import InvalidInput, Query, StageFailed
+from graphfuse.hosts import SignalInput, run_signal_stage
 from graphfuse.stages import AccessPopularity, PageRank, TemporalDecay
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)

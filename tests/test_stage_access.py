@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from conftest import corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Query, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Query
+from graphfuse.hosts import StageRunContext
 from graphfuse.stages import AccessPopularity
 
 _MISSING: Any = object()

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, TokenChunker
 from graphfuse.multihop import (
     MULTIHOP_WEIGHTS,

@@ -6,7 +6,8 @@ import pytest
 from _stage_fakes import FakeGraphStore
 from conftest import CORPUS, RELATIONS, World, corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, RelatedDocument, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, RelatedDocument
+from graphfuse.hosts import StageRunContext
 from graphfuse.stages import GraphExpansion, Hydrate
 
 

@@ -6,7 +6,8 @@ import pytest
 from _stage_fakes import FakeGraphStore
 from conftest import World, corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Query, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Query
+from graphfuse.hosts import StageRunContext
 from graphfuse.stages import Hydrate
 
 

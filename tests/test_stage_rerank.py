@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from _stage_fakes import FixedReranker, WordOverlapReranker
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed
+from graphfuse.hosts import StageRunContext
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import Rerank
 

@@ -6,7 +6,8 @@ import pytest
 from _stage_fakes import FakeVectorStore, FixedEmbedder
 from conftest import DIMENSION, World
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageFailed
+from graphfuse.hosts import StageRunContext
 from graphfuse.stages import SemanticSearch
 
 

@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from conftest import DAY, NOW, World, clock, corpus_documents
 
-from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query, StageRunContext
+from graphfuse import Candidate, Document, InvalidInput, Pipeline, Query
+from graphfuse.hosts import StageRunContext
 from graphfuse.stages import Hydrate, SemanticSearch, TemporalDecay
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphfuse import Candidate, Document, GraphStore, InvalidInput, Query, StageRunContext
+from graphfuse import Candidate, Document, GraphStore, InvalidInput, Query
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import (
     CO_OCCURS_WITH,
     ENTITY_PREFIX,
@@ -172,7 +173,8 @@ async def test_multihop_walks_through_entities_the_question_names() -> None:
 
 
 async def test_one_word_matches_in_lower_case_are_common_words_not_names() -> None:
-    from graphfuse import Query, StageRunContext
+    from graphfuse import Query
+    from graphfuse.hosts import StageRunContext
     from graphfuse.multihop import TextEntitySeeds
 
     matcher = EntityMatcher({"place": "n:place", "wolfgang": "n:wolfgang", "harbor hall": "n:hall"})

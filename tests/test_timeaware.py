@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from graphfuse import Candidate, Document, InvalidInput, Query
-from graphfuse._pipeline import StageRunContext
 from graphfuse.embedders import HashingEmbedder
+from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.multihop import BM25Index, multihop
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore

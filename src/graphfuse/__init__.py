@@ -3,7 +3,8 @@
 The public surface of the core package. Stages live in :mod:`graphfuse.stages`, scorers in
 :mod:`graphfuse.scoring`, embedded backends in :mod:`graphfuse.stores`, embedders and
 rerankers in :mod:`graphfuse.embedders` and :mod:`graphfuse.rerankers`, presets in
-:mod:`graphfuse.presets`, the plugin registry in :mod:`graphfuse.plugins`.
+:mod:`graphfuse.presets`, the plugin registry in :mod:`graphfuse.plugins`; what host integrations
+build on is in :mod:`graphfuse.records` and :mod:`graphfuse.hosts`.
 """
 
 from ._capabilities import (
@@ -12,10 +13,7 @@ from ._capabilities import (
     DocumentListing,
     ExplainsScores,
     PageRankRefreshing,
-    SignalInput,
-    SignalScorer,
-    SignalStage,
-    as_signal_stage,
+    VectorLookup,
 )
 from ._deadline import deadline
 from ._errors import (
@@ -36,11 +34,10 @@ from ._errors import (
 )
 from ._filters import Condition, FilterLike, MetadataFilter
 from ._passages import Passages
-from ._pipeline import Pipeline, StageRunContext, run_signal_stage, run_stage, run_stages
+from ._pipeline import Pipeline
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._sync import run_sync
 from ._timestamps import parse_timestamp
-from ._traits import DeclaresTraits, StageTraits, stage_traits
 from ._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
 
 __version__ = "0.1.0"
@@ -55,7 +52,6 @@ __all__ = [
     "Condition",
     "ConnectionFailed",
     "DeadlineExceeded",
-    "DeclaresTraits",
     "Document",
     "DocumentListing",
     "Embedder",
@@ -81,25 +77,15 @@ __all__ = [
     "Result",
     "RunContext",
     "Scorer",
-    "SignalInput",
-    "SignalScorer",
-    "SignalStage",
     "Stage",
     "StageFailed",
-    "StageRunContext",
-    "StageTraits",
     "StoreCorrupted",
     "VectorHit",
     "VectorLookup",
     "VectorRecord",
     "VectorStore",
     "__version__",
-    "as_signal_stage",
     "deadline",
     "parse_timestamp",
-    "run_signal_stage",
-    "run_stage",
-    "run_stages",
     "run_sync",
-    "stage_traits",
 ]

@@ -12,7 +12,7 @@ capability                   used by
 :class:`AdjacencySource`     :class:`~graphfuse.multihop.PersonalizedPageRank` (whole-graph walk)
 :class:`PageRankRefreshing`  :class:`~graphfuse.indexing.Indexer` (precompute after writes)
 :class:`VectorLookup`        :class:`~graphfuse.indexing.Indexer` (skip unchanged only with vectors)
-:class:`SignalStage`         integrations score their own records (:func:`~graphfuse.run_signal_stage`)
+:class:`SignalStage`         integrations score their own records (:func:`~graphfuse.hosts.run_signal_stage`)
 :class:`SignalScorer`        integrations fuse signals without building candidates
 ============================ ==================================================================
 """
@@ -139,7 +139,7 @@ class SignalStage(Protocol):
     the value ``signal_values`` computes for it from ``signal_input.read(candidate.document)``
     (after the same checks of options and input). A host that keeps its own records (LlamaIndex
     nodes, LangChain documents) reads that one value from each record and calls
-    :func:`graphfuse.run_signal_stage`, building no :class:`~graphfuse.Document` or
+    :func:`graphfuse.hosts.run_signal_stage`, building no :class:`~graphfuse.Document` or
     :class:`~graphfuse.Candidate`. The built-in :class:`~graphfuse.stages.TemporalDecay`,
     :class:`~graphfuse.stages.AccessPopularity` and :class:`~graphfuse.stages.PageRank` are
     signal stages (their ``run`` is ``signal_values`` over candidates); a subclass that changes

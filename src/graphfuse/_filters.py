@@ -27,6 +27,7 @@ __all__ = ["Condition", "FilterLike", "MetadataFilter", "Operator", "Scalar"]
 Scalar = Union[str, int, float, bool]
 Operator = Literal["$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"]
 FilterLike = Union["MetadataFilter", Mapping[str, Any]]
+"""A filter argument: a :class:`MetadataFilter` or the mapping :meth:`MetadataFilter.parse` reads."""
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,127}")  # used with fullmatch: no trailing newline
 _OPERATORS: frozenset[str] = frozenset({"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists"})

@@ -72,7 +72,6 @@ QUERY_VECTOR = "graphfuse.query_vector"
 
 _PARENT = "parent_id"
 _CHUNKS = "graphfuse_chunks"
-_KIND = "graphfuse_kind"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _K1 = 1.2
 _B = 0.75

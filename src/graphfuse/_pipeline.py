@@ -476,7 +476,7 @@ async def run_signal_stage(
     values: Sequence[Any],
     context: StageRunContext | None = None,
 ) -> list[float]:
-    """Run a :class:`~graphfuse.SignalStage` on plain values: one signal value per id, in order.
+    """Run a :class:`~graphfuse.hosts.SignalStage` on plain values: one signal value per id, in order.
 
     ``values[i]`` is ``stage.signal_input`` read from the record with id ``ids[i]`` (ids
     distinct, as candidates' are). What :func:`run_stage` would set as the stage's signal on

@@ -16,6 +16,7 @@ from ._filters import FilterLike, MetadataFilter
 
 __all__ = [
     "ENTITY_PREFIX",
+    "KIND_KEY",
     "Candidate",
     "Document",
     "Query",
@@ -30,6 +31,9 @@ __all__ = [
 
 ENTITY_PREFIX = "graphfuse:entity:"
 """Ids of entity nodes (``Indexer(entity_graph=True)``) are this prefix and the entity key."""
+
+KIND_KEY = "graphfuse_kind"
+"""The metadata key the indexer marks every stored node's kind under: ``"document"``, ``"chunk"`` or ``"entity"``."""
 
 _RELATION_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _SIGNAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")

@@ -12,6 +12,7 @@ from .._errors import InvalidInput
 __all__ = ["ContextWindowExceeded", "Generation", "Generator", "UsageSource", "check_messages", "describe_generator"]
 
 UsageSource = Literal["provider", "counted"]
+"""Where a generation's token counts come from: the provider's own usage report, or counted locally."""
 _ROLES = ("system", "user", "assistant")
 
 

@@ -16,7 +16,6 @@ from ._tokens import count_messages, default_counter
 __all__ = [
     "ANSWER_PROMPT",
     "BUILTIN_PIPELINES",
-    "builtin_pipelines",
     "CONTEXT_PROMPT",
     "Answer",
     "AnswerPipeline",
@@ -24,6 +23,7 @@ __all__ = [
     "EmptyAnswer",
     "Retrieved",
     "basic_rag",
+    "builtin_pipelines",
     "context_pipeline",
     "graphrag",
     "llm_only",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InvalidInput
-from .._types import Result
+from .._types import KIND_KEY, Result
 
 __all__ = ["Item", "item_body", "item_title", "items_from_results"]
 
@@ -29,7 +29,7 @@ def item_title(metadata: Mapping[str, Any]) -> str | None:
     title = metadata.get("title")
     if not isinstance(title, str):
         # (An entity node of an entity graph has no title: its name says what it is.)
-        title = metadata.get("name") if metadata.get("graphfuse_kind") == "entity" else None
+        title = metadata.get("name") if metadata.get(KIND_KEY) == "entity" else None
     return title.strip() or None if isinstance(title, str) else None
 
 

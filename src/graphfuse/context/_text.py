@@ -11,14 +11,14 @@ from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = [
     "ascii_word_map",
-    "is_heading",
-    "subject_index",
     "content_terms",
     "cut_to",
     "holds_term",
+    "is_heading",
     "sentence_spans",
     "stem",
     "stem_prefixes",
+    "subject_index",
     "terms_of",
     "words_of",
 ]

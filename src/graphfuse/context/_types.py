@@ -12,6 +12,7 @@ from ._budget import Allocation
 __all__ = ["FORMATS", "Context", "ContextSource", "DroppedSource", "Format"]
 
 Format = Literal["passages", "evidence", "graph"]
+"""A context format (one of :data:`FORMATS`): whole passages, selected evidence sentences, a serialized subgraph."""
 FORMATS: tuple[Format, ...] = ("passages", "evidence", "graph")
 """The context formats: whole passages, selected evidence sentences, a serialized subgraph."""
 

@@ -14,11 +14,11 @@ from typing import Protocol, runtime_checkable
 from .._errors import InvalidInput
 
 __all__ = [
+    "CJK_SPEAKER",
     "STOPWORDS",
     "EntityExtractor",
     "HeuristicNameExtractor",
     "Mention",
-    "CJK_SPEAKER",
     "TitleLinker",
     "cjk_bigrams",
     "has_cjk",

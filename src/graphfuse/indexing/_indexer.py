@@ -18,7 +18,7 @@ from .._capabilities import PageRankRefreshing, VectorLookup
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import run_sync
-from .._types import ENTITY_PREFIX, Document, Relation, VectorRecord
+from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
 from ._records import SourceRecord, reserved_key
@@ -28,6 +28,7 @@ __all__ = [
     "CO_MENTION",
     "CO_OCCURS_WITH",
     "ENTITY_PREFIX",
+    "KIND_KEY",
     "LINKS_TO",
     "MENTIONED_IN",
     "MENTIONS",
@@ -37,14 +38,19 @@ __all__ = [
 ]
 
 LINKS_TO = "LINKS_TO"
+"""Relation type from a document to each id in its ``links``."""
 MENTIONS = "MENTIONS"
+"""Relation type from a unit to a document one of its mentions names as a target."""
 CO_MENTION = "CO_MENTION"
+"""Relation type between units of different documents mentioning the same entity (no entity graph)."""
 PART_OF = "PART_OF"
+"""Relation type from a chunk node to its document."""
 MENTIONED_IN = "MENTIONED_IN"
+"""Relation type from an entity node to each unit that mentions it (``entity_graph=True``)."""
 CO_OCCURS_WITH = "CO_OCCURS_WITH"
+"""Relation type between entity nodes mentioned in one unit (``entity_graph=True``)."""
 
 # Reserved metadata keys on stored documents (the rest is the record's own metadata).
-_KIND = "graphfuse_kind"
 _HASH = "graphfuse_hash"
 _STATE = "graphfuse_state"
 _CHUNKS = "graphfuse_chunks"
@@ -107,7 +113,7 @@ class Indexer:
 
     With ``entity_graph=True`` mentions without targets (e.g. from
     :class:`TextEntityExtractor`) become entity nodes instead of ``CO_MENTION`` relations:
-    one node per entity (id :data:`ENTITY_PREFIX` + key, metadata ``graphfuse_kind="entity"``,
+    one node per entity (id :data:`ENTITY_PREFIX` + key, metadata :data:`KIND_KEY` ``"entity"``,
     ``name``, ``mentions``; not embedded), name variants merged
     (:func:`~graphfuse.indexing.merge_variants`), a ``MENTIONED_IN`` relation from the entity
     to each unit that mentions it (weight: how many times), and ``CO_OCCURS_WITH`` between
@@ -343,7 +349,7 @@ class Indexer:
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
         if not missing_ok:
-            wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(_KIND) != "document"]
+            wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(KIND_KEY) != "document"]
             if wrong:
                 shown = ", ".join(map(repr, wrong[:20])) + (" ..." if len(wrong) > 20 else "")
                 raise NotFound(f"{len(wrong)} id(s) are not indexed documents (unknown, or chunk ids): {shown}")
@@ -382,7 +388,7 @@ class Indexer:
             raise InvalidInput(
                 f"graph store {type(self._graph).__name__} cannot list its documents (no iter_documents)"
             )
-        return sorted([d.id async for d in listing() if d.metadata.get(_KIND) == "document"])
+        return sorted([d.id async for d in listing() if d.metadata.get(KIND_KEY) == "document"])
 
     async def aprune(self, keep: Iterable[str]) -> list[str]:
         """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
@@ -549,7 +555,7 @@ class Indexer:
                     owners[(a, b)].add(doc_of[unit])
         for key, n in total.items():
             node = self._entity_namespace + key
-            meta = {**self._entity_metadata, _KIND: "entity", "name": key, "mentions": n}
+            meta = {**self._entity_metadata, KIND_KEY: "entity", "name": key, "mentions": n}
             nodes[node] = Document(node, key, meta)
         for (a, b), n in pairs.items():
             rel = (self._entity_namespace + a, self._entity_namespace + b, CO_OCCURS_WITH)
@@ -659,7 +665,7 @@ class Indexer:
             base["title"] = r.title
         meta = {
             **base,
-            _KIND: "document",
+            KIND_KEY: "document",
             _STATE: state,
             _HASH: p.digest,
             _CHUNKS: len(p.units),
@@ -670,7 +676,7 @@ class Indexer:
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
         if len(p.units) > 1:
             for i, (unit, text) in enumerate(p.units):
-                chunk_meta = {**base, _KIND: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
+                chunk_meta = {**base, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
                 docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
         return docs
 

@@ -31,7 +31,7 @@ class BM25Search(NamedStage):
     """
 
     traits = StageTraits(needs_stores=False)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_index", "_limit")
 

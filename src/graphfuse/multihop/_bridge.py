@@ -61,7 +61,7 @@ class BridgeSearch(NamedStage):
     """
 
     traits = StageTraits(needs_stores=False, in_memory_only=True)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_per_name", "_seed_signals", "_seeds")
 

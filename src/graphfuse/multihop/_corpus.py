@@ -10,8 +10,7 @@ from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._protocols import GraphStore
 from .._types import Document
-from ..indexing import TitleLinker
-from ..indexing._indexer import _KIND
+from ..indexing import KIND_KEY, TitleLinker
 from ._bm25 import BM25Index
 from ._subjects import subject_span
 
@@ -24,7 +23,7 @@ def corpus_item(doc: Document) -> tuple[str, Mapping[str, Any], str | None] | No
     """What the corpus indexes take from a document: (BM25 text, own metadata, title), or
     ``None`` for the indexer's chunk and entity nodes."""
     metadata = doc.metadata
-    if metadata.get(_KIND) in ("chunk", "entity"):
+    if metadata.get(KIND_KEY) in ("chunk", "entity"):
         return None  # a chunk's text is in its document already; an entity node is no passage
     title = metadata.get("title")
     title = title if isinstance(title, str) and title.strip() else None

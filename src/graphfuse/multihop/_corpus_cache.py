@@ -38,8 +38,7 @@ import scipy.sparse as sp
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore
-from ..indexing import ENTITY_PREFIX, EntityMatcher, TitleLinker
-from ..indexing._indexer import _KIND
+from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import corpus_item
@@ -272,7 +271,7 @@ class CorpusCache:
         entities: dict[str, str] = {}
         async for doc in iterate(batch_size=2000):
             # The same selection as Timeline.from_store and entity_matcher make.
-            if doc.metadata.get(_KIND) == "entity":
+            if doc.metadata.get(KIND_KEY) == "entity":
                 if doc.id.startswith(ENTITY_PREFIX):
                     entities[doc.id[len(ENTITY_PREFIX) :]] = doc.id
             else:

@@ -30,7 +30,7 @@ class EntitySeeds(NamedStage):
     """
 
     traits = StageTraits()
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_graph_store", "_limit", "_linker", "_single")
 

@@ -165,7 +165,7 @@ class PersonalizedPageRank(NamedStage):
     """
 
     traits = StageTraits(reads_query=False)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = (
         "_cache",

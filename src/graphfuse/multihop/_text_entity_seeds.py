@@ -9,8 +9,7 @@ from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._types import Candidate, Query
-from ..indexing import ENTITY_PREFIX, EntityMatcher
-from ..indexing._indexer import _KIND
+from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher
 from ..stages._arguments import check_options, check_unit
 from ..stages._named import NamedStage
 from ._ppr import GRAPH_SEEDS
@@ -28,7 +27,7 @@ async def entity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) -> 
         raise InvalidInput(f"graph store {graph_store!r} cannot list its documents (it has no iter_documents)")
     names: dict[str, str] = {}
     async for doc in graph_store.iter_documents(batch_size=batch_size):
-        if doc.metadata.get(_KIND) == "entity" and doc.id.startswith(ENTITY_PREFIX):
+        if doc.metadata.get(KIND_KEY) == "entity" and doc.id.startswith(ENTITY_PREFIX):
             names[doc.id[len(ENTITY_PREFIX) :]] = doc.id
     return EntityMatcher(names)
 

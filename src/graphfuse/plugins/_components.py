@@ -11,6 +11,7 @@ from .._protocols import CacheStore, Embedder, GraphStore, Reranker, VectorStore
 __all__ = ["ComponentName", "Components"]
 
 ComponentName = Literal["graph_store", "vector_store", "embedder", "reranker", "cache_store"]
+"""The name of a backend :meth:`Components.require` can be asked for."""
 
 
 @dataclass(frozen=True)

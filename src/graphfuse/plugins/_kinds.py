@@ -80,18 +80,28 @@ def _kind(
     return kind
 
 
-# ---- the table: one line per kind --------------------------------------------------------------
+# ---- the table: one row per kind, each with its docstring ------------------------------------
 # fmt: off
 STAGE: ComponentKind[Stage] = _kind("stage", "stages", Stage, ("name", "run"), "(components: Components, **options)")
+"""Pipeline stages (``register_stages``; factories take the :class:`Components` and the stage's options)."""
 SCORER: ComponentKind[Scorer] = _kind("scorer", "scorers", Scorer, ("score",))
+"""Scorers (``register_scorers``)."""
 GRAPH_STORE: ComponentKind[GraphStore] = _kind("graph_store", "graph_stores", GraphStore, ("store_documents", "get_documents", "related", "pagerank", "close"))  # noqa: E501
+"""Graph stores (``register_graph_stores``)."""
 VECTOR_STORE: ComponentKind[VectorStore] = _kind("vector_store", "vector_stores", VectorStore, ("dimension", "upsert", "search", "delete", "count", "close"))  # noqa: E501
+"""Vector stores (``register_vector_stores``)."""
 EMBEDDER: ComponentKind[Embedder] = _kind("embedder", "embedders", Embedder, ("dimension", "embed_documents", "embed_query"))  # noqa: E501
+"""Embedders (``register_embedders``)."""
 RERANKER: ComponentKind[Reranker] = _kind("reranker", "rerankers", Reranker, ("rerank",))
+"""Rerankers (``register_rerankers``)."""
 CACHE_STORE: ComponentKind[CacheStore] = _kind("cache_store", "cache_stores", CacheStore, ("get", "get_many", "set", "set_many", "delete", "close"))  # noqa: E501
+"""Cache stores (``register_cache_stores``)."""
 TOKEN_COUNTER: ComponentKind[TokenCounter] = _kind("token_counter", "token_counters", TokenCounter, ("name", "count"))
+"""Token counters for context budgets (``register_token_counters``)."""
 GENERATOR: ComponentKind[Generator] = _kind("generator", "generators", Generator, ("agenerate",))
+"""Answer generators for comparisons (``register_generators``)."""
 ENTITY_EXTRACTOR: ComponentKind[EntityExtractor] = _kind("entity_extractor", "entity_extractors", EntityExtractor, ("extract",))  # noqa: E501
+"""Entity extractors for indexing (``register_entity_extractors``)."""
 # fmt: on
 # -------------------------------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ T = TypeVar("T")
 logger = logging.getLogger("graphfuse.plugins")
 
 ENTRY_POINT_GROUP = "graphfuse"
+"""The entry-point group plugins register their module under (``[project.entry-points.graphfuse]``)."""
 BUILTINS = "builtins"
 _BUILTINS_MODULE = "graphfuse._builtins"
 ALLOW_ENV = "GRAPHFUSE_LOAD_PLUGINS"

@@ -49,7 +49,7 @@ class ReciprocalRankFusion:
     Each weighted signal is a source: the candidates carrying it are ranked by its value
     (ties by id), and each gets ``weight / (k + rank)``. Weights default to 1 for every
     signal present. Signal values only matter through their order. A
-    :class:`~graphfuse.SignalScorer`: :meth:`score_signals` scores plain ids and signals.
+    :class:`~graphfuse.hosts.SignalScorer`: :meth:`score_signals` scores plain ids and signals.
     """
 
     __slots__ = ("_k", "_weights")

@@ -13,6 +13,7 @@ __all__ = ["DEFAULT_WEIGHTS", "WeightedScorer"]
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"semantic": 0.30, "graph": 0.25, "temporal": 0.15, "pagerank": 0.10, "access": 0.10, "rerank": 0.10}
 )
+"""The weight per signal that :class:`WeightedScorer` uses when given none (read-only)."""
 
 
 class WeightedScorer:
@@ -23,7 +24,7 @@ class WeightedScorer:
 
         WeightedScorer({"semantic": 0.5, "graph": 0.3, "my_signal": 0.2})
 
-    A :class:`~graphfuse.SignalScorer`: :meth:`score_signals` scores plain signal mappings.
+    A :class:`~graphfuse.hosts.SignalScorer`: :meth:`score_signals` scores plain signal mappings.
     """
 
     __slots__ = ("_by_name", "_weights")

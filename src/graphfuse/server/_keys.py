@@ -37,7 +37,7 @@ from filelock import FileLock, Timeout
 
 from .._errors import ConnectionFailed, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 
-__all__ = ["KeyFile", "KeyFileDamaged", "KeyRecord", "TENANT_PATTERN", "check_tenant"]
+__all__ = ["TENANT_PATTERN", "KeyFile", "KeyFileDamaged", "KeyRecord", "check_tenant"]
 
 FORMAT = "graphfuse-keys"
 TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

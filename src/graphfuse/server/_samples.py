@@ -6,11 +6,11 @@ import re
 from typing import Any
 
 from .._capabilities import DocumentListing
+from .._types import KIND_KEY
 from ._scope import Scope
 
 __all__ = ["store_questions"]
 
-_KIND = "graphfuse_kind"
 _READ = 500  # documents looked at, at most (the listing's order: spread over it)
 _WORDS = re.compile(r"\w[\w'\-]*")
 
@@ -38,7 +38,7 @@ async def store_questions(graph: Any, scope: Scope, limit: int = 8) -> list[str]
     async for doc in graph.iter_documents(filter=scope.base_filter):
         if seen >= _READ:
             break
-        if doc.metadata.get(_KIND) in ("chunk", "entity") or not scope.visible(doc.id, doc.metadata):
+        if doc.metadata.get(KIND_KEY) in ("chunk", "entity") or not scope.visible(doc.id, doc.metadata):
             continue
         seen += 1
         title = doc.metadata.get("title")

@@ -25,7 +25,7 @@ from .._errors import GraphFuseError, InvalidInput
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
-from .._types import Result
+from .._types import KIND_KEY, Result
 from ..indexing import (
     CO_MENTION,
     CO_OCCURS_WITH,
@@ -52,7 +52,6 @@ __all__ = ["Limits", "Service"]
 logger = logging.getLogger("graphfuse.server")
 
 KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
-_KIND = "graphfuse_kind"  # the indexer's marker: "document", "chunk" or "entity"
 _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
 
 
@@ -441,7 +440,7 @@ class Service:
         if self.entity_graph is None:
             found = False
             if isinstance(self.graph, DocumentListing):
-                kind = MetadataFilter.parse({_KIND: "entity"})
+                kind = MetadataFilter.parse({KIND_KEY: "entity"})
                 async for _ in self.graph.iter_documents(filter=kind, batch_size=1):
                     found = True
                     break
@@ -457,7 +456,7 @@ class Service:
                 async for doc in self.graph.iter_documents(filter=scope.base_filter):
                     if not scope.visible(doc.id, doc.metadata):
                         continue
-                    kind = doc.metadata.get(_KIND)
+                    kind = doc.metadata.get(KIND_KEY)
                     title = doc.metadata.get("title")
                     if kind not in ("chunk", "entity") and isinstance(title, str) and title.strip():
                         linker.add(title, doc.id)
@@ -511,7 +510,7 @@ class Service:
         async with self._write_lock:
             found = await self.graph.get_documents([stored], filter=scope.base_filter)
             doc = found.get(stored)
-            if doc is None or not scope.visible(doc.id, doc.metadata) or doc.metadata.get(_KIND) == "chunk":
+            if doc is None or not scope.visible(doc.id, doc.metadata) or doc.metadata.get(KIND_KEY) == "chunk":
                 raise Problem(404, f"no document {doc_id!r}")
             writer = await self._writer(scope)
             try:
@@ -567,7 +566,7 @@ class Service:
         async for doc in self.graph.iter_documents(filter=scope.base_filter):
             if not scope.visible(doc.id, doc.metadata):
                 continue
-            kind = doc.metadata.get(_KIND)
+            kind = doc.metadata.get(KIND_KEY)
             if kind == "chunk":
                 chunks += 1
             elif kind == "entity":

@@ -33,11 +33,11 @@ class AccessPopularity(NamedStage):
     A document without the key gets, by ``missing``: ``"neutral"`` 0.5 (and takes no part in
     the normalisation; the default), ``"zero"`` a count of 0, or ``"error"`` an
     :class:`~graphfuse.InvalidInput` naming it. Needs hydrated candidates; no per-call options.
-    A :class:`~graphfuse.SignalStage`: it reads only the metadata counter.
+    A :class:`~graphfuse.hosts.SignalStage`: it reads only the metadata counter.
     """
 
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_cap", "_input", "_key", "_missing")
 

@@ -68,7 +68,7 @@ class ParentAggregation(NamedStage):
     """
 
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_keep", "_key", "_reduce")
 

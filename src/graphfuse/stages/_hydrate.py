@@ -28,7 +28,7 @@ class Hydrate(NamedStage):
     """
 
     traits = StageTraits(reads_query=False)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_graph_store",)
 

@@ -26,7 +26,7 @@ class PageRank(NamedStage):
     One call per run for the candidates' ids. A candidate the store has no score for (a
     document without relations, a store that computed nothing yet) gets ``default`` (0.5). A
     score outside [0, 1] from the store raises :class:`~graphfuse.InvalidInput`. Works on
-    id-only candidates; no per-call options. A :class:`~graphfuse.SignalStage`: it reads only the id.
+    id-only candidates; no per-call options. A :class:`~graphfuse.hosts.SignalStage`: it reads only the id.
     """
 
     __slots__ = ("_default", "_graph_store")
@@ -42,7 +42,7 @@ class PageRank(NamedStage):
 
     @property
     def traits(self) -> StageTraits:
-        """What this stage declares to hosts (:func:`graphfuse.stage_traits`): in memory only when its
+        """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`): in memory only when its
         graph store declares ``in_memory_only = True`` (its methods never suspend, as
         :class:`~graphfuse.stores.InMemoryGraphStore`'s)."""
         return _IN_MEMORY if getattr(type(self._graph_store), "in_memory_only", False) is True else _STORE_BACKED

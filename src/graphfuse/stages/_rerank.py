@@ -33,7 +33,7 @@ class Rerank(NamedStage):
     """
 
     traits = StageTraits()
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_reranker", "_scorer", "_top_k")
 

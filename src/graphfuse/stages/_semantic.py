@@ -35,7 +35,7 @@ class SemanticSearch(NamedStage):
     """
 
     traits = StageTraits()
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_embedder", "_filter", "_limit", "_min_score", "_vector_store")
 

@@ -48,11 +48,11 @@ class TemporalDecay(NamedStage):
     time (naive values are taken as UTC); inject one in tests.
 
     Needs hydrated candidates. Per-call option: ``half_life``. A
-    :class:`~graphfuse.SignalStage`: it reads only the timestamp.
+    :class:`~graphfuse.hosts.SignalStage`: it reads only the timestamp.
     """
 
     traits = StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
-    """What this stage declares to hosts (:func:`graphfuse.stage_traits`)."""
+    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = ("_clock", "_half_life", "_min_score", "_missing", "_timestamp")
 

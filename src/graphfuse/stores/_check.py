@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GraphFuseError, NotFound
+from .._types import KIND_KEY
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._vector_store import APPLICATION_ID as VECTORS_ID
@@ -35,8 +36,8 @@ def _meta(column: str, key: str) -> str:
 
 # Units the indexer embeds: chunks, and documents it did not split into chunks.
 _UNITS = (
-    f"{_meta('d.metadata', 'graphfuse_kind')} = 'chunk' OR "
-    f"({_meta('d.metadata', 'graphfuse_kind')} = 'document' AND "
+    f"{_meta('d.metadata', KIND_KEY)} = 'chunk' OR "
+    f"({_meta('d.metadata', KIND_KEY)} = 'document' AND "
     f"coalesce({_meta('d.metadata', 'graphfuse_chunks')}, 1) <= 1)"
 )
 

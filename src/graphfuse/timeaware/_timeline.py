@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore
-from .._types import check_id
+from .._types import KIND_KEY, check_id
 
 __all__ = ["Timeline"]
 
@@ -63,7 +63,7 @@ class Timeline:
         items = [
             (doc.id, doc.created_at)
             async for doc in iterate(batch_size=batch_size)
-            if doc.metadata.get("graphfuse_kind") != "entity"  # entity nodes are no passages
+            if doc.metadata.get(KIND_KEY) != "entity"  # entity nodes are no passages
         ]
         return cls(items)
 

@@ -37,7 +37,9 @@ __all__ = [
 ]
 
 METADATA_KEY = "graphfuse"
+"""The one metadata key GraphFuse adds to a document: its signals, score and contributions."""
 RETRIEVAL_SIGNAL = "retrieval"
+"""The signal a retriever's rank becomes when the retriever names no signal of its own."""
 INTERNAL_PREFIX = "graphfuse_"
 """Stored metadata keys starting with this are GraphFuse's own bookkeeping: never copied onto documents."""
 

@@ -18,7 +18,8 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage, run_sync, stage_traits
+from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage, run_sync
+from graphfuse.hosts import stage_traits
 from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
@@ -57,7 +58,7 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
 
     - ``requires_query``: whether the stage reads the query text. A stage that does, invoked
       without one, raises :class:`~graphfuse.InvalidInput`; one that does not gets a placeholder.
-      Default: what the stage declares (:func:`graphfuse.stage_traits`): ``False`` for the
+      Default: what the stage declares (:func:`graphfuse.hosts.stage_traits`): ``False`` for the
       built-ins that never read it (temporal, pagerank, access, graph, aggregate,
       hydrate), ``True`` for every other stage (a plugin stage must not run on a made-up query).
     - ``filter``: a metadata filter for the stage (ANDed with a filter that came with the input).

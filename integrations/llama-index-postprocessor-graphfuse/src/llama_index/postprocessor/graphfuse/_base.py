@@ -10,7 +10,8 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
-from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage, run_sync, stage_traits
+from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage, run_sync
+from graphfuse.hosts import stage_traits
 
 from ._instrumentation import get_dispatcher
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_serializer
 
-from graphfuse import InvalidInput, MetadataFilter, Stage, stage_traits
+from graphfuse import InvalidInput, MetadataFilter, Stage
+from graphfuse.hosts import stage_traits
 from graphfuse.plugins import Components, get_registry
 
 from ._base import StageRunner

@@ -38,7 +38,9 @@ __all__ = [
 ]
 
 SIGNALS_KEY = "graphfuse_signals"
+"""Node metadata key of the signals GraphFuse computed for a node (kept out of prompts and embeddings)."""
 CONTRIBUTIONS_KEY = "graphfuse_contributions"
+"""Node metadata key of each signal's share of the node's score (kept out of prompts and embeddings)."""
 INTERNAL_PREFIX = "graphfuse_"
 """Metadata keys starting with this are GraphFuse's own (indexer bookkeeping): never copied onto nodes."""
 PARENT_KEY = "parent_id"
