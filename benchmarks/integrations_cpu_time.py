@@ -4,7 +4,10 @@
 Same inputs as ``integrations_llamaindex.py`` (50 nodes, the four-postprocessor chain against
 ``TimeWeightedPostprocessor``) and ``integrations_langchain.py`` (the four-runnable chain's overhead
 above the retriever against ``EnsembleRetriever``'s); the variants run interleaved, p50 per call.
-Writes ``benchmarks/results/integrations_cpu_time.json``.
+Beside them, the floors under any such chain (LlamaIndex: three steps that only copy each node
+with one more signal, then a re-wrap; LangChain: four runnables that return their input) and the
+same LlamaIndex work as one step (one read, the three stages, one fusion, one copy per node,
+through ``graphfuse.records``). Writes ``benchmarks/results/integrations_cpu_time.json``.
 
 Run: ``python benchmarks/integrations_cpu_time.py [--rounds 150]``
 """
@@ -54,6 +57,12 @@ def main() -> None:
         TemporalDecayPostprocessor,
         WeightedFusionPostprocessor,
     )
+    from llama_index.retrievers.graphfuse.nodes import NodeMapping, nodes_from_hits, read_nodes
+
+    from graphfuse import Query, run_sync
+    from graphfuse.records import fuse, run_stages
+    from graphfuse.scoring import WeightedScorer
+    from graphfuse.stages import AccessPopularity, PageRank, TemporalDecay
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=150)
@@ -76,7 +85,35 @@ def main() -> None:
             out = post.postprocess_nodes(out)
         return out
 
-    li = cpu_p50({"time_weighted": lambda: baseline.postprocess_nodes(nodes), "chain": li_chain}, args.rounds)
+    copy_only, rewrap = lib.CopyOnly(), lib.Rewrap()
+
+    def li_floor() -> Any:
+        out = nodes
+        for post in (copy_only, copy_only, copy_only, rewrap):
+            out = post.postprocess_nodes(out)
+        return out
+
+    mapping, query = NodeMapping(), Query("(no query)")
+    stages = [
+        TemporalDecay(clock=lambda: lib.NOW),
+        PageRank(graph),
+        AccessPopularity(),
+    ]
+    scorer = WeightedScorer({"semantic": 0.5, "temporal": 0.2, "pagerank": 0.15, "access": 0.15})
+
+    def li_one_step() -> Any:
+        hits = run_sync(run_stages(stages, query, read_nodes(nodes, mapping)))
+        return nodes_from_hits(fuse(hits, scorer), mapping, fused=True)
+
+    li = cpu_p50(
+        {
+            "time_weighted": lambda: baseline.postprocess_nodes(nodes),
+            "chain": li_chain,
+            "copy_on_write_floor": li_floor,
+            "one_step": li_one_step,
+        },
+        args.rounds,
+    )
     docs, store = lcb.corpus(random.Random(7))
     a = RunnableLambda(lambda q: list(docs), name="a")
     b = RunnableLambda(lambda q: list(reversed(docs)), name="b")
@@ -88,23 +125,30 @@ def main() -> None:
         | WeightedFusion({"retrieval": 0.4, "temporal": 0.2, "pagerank": 0.2, "access": 0.2})
     )
     ensemble = EnsembleRetriever(retrievers=[a, b], weights=[0.5, 0.5])
+    noop = a | lcb.Noop() | lcb.Noop() | lcb.Noop() | lcb.Noop()
     lc = cpu_p50(
         {
             "baseline": lambda: a.invoke("q"),
             "chain": lambda: lc_chain.invoke("q"),
             "ensemble": lambda: ensemble.invoke("q"),
+            "noop_chain": lambda: noop.invoke("q"),
         },
         args.rounds,
     )
-    overhead = {k: lc[k] - lc["baseline"] for k in ("chain", "ensemble")}
+    overhead = {k: lc[k] - lc["baseline"] for k in ("chain", "ensemble", "noop_chain")}
     out = {
         "benchmark": "integrations_cpu_time",
         "rounds": args.rounds,
         "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
         "llamaindex_cpu_ms": {k: round(v, 4) for k, v in li.items()},
         "llamaindex_chain_ratio_vs_time_weighted": round(li["chain"] / li["time_weighted"], 2),
+        "llamaindex_ratio_vs_time_weighted": {
+            k: round(v / li["time_weighted"], 2) for k, v in li.items() if k != "time_weighted"
+        },
         "langchain_cpu_ms": {k: round(v, 4) for k, v in lc.items()},
         "langchain_overhead_ratio_vs_ensemble": round(overhead["chain"] / overhead["ensemble"], 2),
+        "langchain_overhead_ms": {k: round(v, 4) for k, v in overhead.items()},
+        "langchain_noop_chain_overhead_ratio_vs_ensemble": round(overhead["noop_chain"] / overhead["ensemble"], 2),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
