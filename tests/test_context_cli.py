@@ -126,3 +126,80 @@ def test_answer_matching() -> None:
     assert answer_in_text("Medal of Honor", "awarded the medal of honor in 1976")
     assert not answer_in_text("Oslo", "born in Oslofjord")
     assert not answer_in_text("", "anything")
+
+
+LONG = " ".join(
+    ["The harbour manual opens with the tide tables."]
+    + [f"Rule {i} of the harbour manual sets berth {i} for ferries." for i in range(120)]
+    + ["The manual closes with the zebra signal."]
+)
+
+
+@pytest.fixture
+def long_store(tmp_path: Path) -> Path:
+    corpus = tmp_path / "long.jsonl"
+    rows = [*DOCS, {"id": "manual", "title": "Harbour manual", "text": LONG}]
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in rows), encoding="utf-8")
+    directory = tmp_path / "long-store"
+    result = runner.invoke(app, ["index", str(corpus), "--store", str(directory), "--embedder", "hashing"])
+    assert result.exit_code == 0, result.output
+    return directory
+
+
+@pytest.mark.parametrize("preset", ["minimal", "multihop"])
+def test_context_granularity(long_store: Path, preset: str) -> None:
+    question = "Which signal closes the harbour manual?"
+    base = ["context", "--store", str(long_store), question, "--preset", preset, "--budget", "5000", "--json"]
+    whole = runner.invoke(app, [*base, "--granularity", "document"])
+    assert whole.exit_code == 0, whole.output
+    data = json.loads(whole.stdout)
+    assert data["sources"][0]["id"] == "manual"
+    assert "tide tables" in data["text"]  # the whole page
+    assert "zebra signal" in data["text"]
+    passages = runner.invoke(app, base)  # the default: passages of at most a chunk (512 tokens)
+    assert passages.exit_code == 0, passages.output
+    text = json.loads(passages.stdout)["text"]
+    assert "zebra signal" in text
+    assert "tide tables" not in text
+    assert json.loads(passages.stdout)["tokens"] < data["tokens"]
+
+
+def test_context_max_per_document(long_store: Path) -> None:
+    question = "Which berth do the harbour manual rules set for ferries?"
+    base = ["context", "--store", str(long_store), question, "--preset", "minimal", "--budget", "5000", "--json"]
+    one = json.loads(runner.invoke(app, base).stdout)
+    three = json.loads(runner.invoke(app, [*base, "--max-per-document", "3"]).stdout)
+    # Three passages of the manual are merged into one source; they hold more of its rules.
+    assert three["text"].count("Rule ") > one["text"].count("Rule ")
+
+
+@pytest.mark.parametrize("command", ["context", "compare"])
+def test_granularity_bad_value(long_store: Path, tmp_path: Path, command: str) -> None:
+    args = [command, "--store", str(long_store), "--granularity", "page"]
+    if command == "context":
+        args.append(QUESTION)
+    else:
+        questions = tmp_path / "q.jsonl"
+        questions.write_text(json.dumps({"id": "q", "question": QUESTION}) + "\n", encoding="utf-8")
+        args += ["--questions", str(questions), "--llm", "nope:model"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert "granularity must be one of 'passage', 'document', got 'page'" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+async def test_compare_cache_key_follows_the_granularity(long_store: Path) -> None:
+    from graphfuse.cli._context import shaped
+    from graphfuse.compare import context_pipeline
+    from graphfuse.stores import open_store
+
+    async with await open_store(str(long_store), mode="ro") as store:
+        pipeline = await store.pipeline("minimal")
+        keys = {
+            context_pipeline(p, budget=500).fingerprint
+            for p in (pipeline, shaped(pipeline, "document", None), shaped(pipeline, None, 3))
+        }
+        assert len(keys) == 3  # a cached answer from passages is never reused for whole documents
+        assert shaped(pipeline, None, None) is pipeline
+        with pytest.raises(InvalidInput, match="granularity must be one of"):
+            shaped(pipeline, "page", None)

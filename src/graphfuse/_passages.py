@@ -202,6 +202,29 @@ class Passages:
             f"max_document_tokens={self._max_doc_tokens}, lexical={self._lexical})"
         )
 
+    def with_defaults(
+        self,
+        *,
+        max_per_document: int | None = None,
+        granularity: str | None = None,
+        max_document_tokens: int | None = None,
+    ) -> Passages:
+        """A copy with other defaults (``None`` keeps this one's); checked as in the constructor.
+
+        ``pipeline.with_passages(pipeline.passages.with_defaults(granularity="document"))`` is a
+        pipeline whose every call (``retrieve``, ``context``) returns whole documents.
+        """
+        out = Passages.__new__(Passages)
+        for name in Passages.__slots__:
+            setattr(out, name, getattr(self, name))
+        if max_per_document is not None:
+            out._max_per_doc = check_max_per_document(max_per_document)
+        if granularity is not None:
+            out._granularity = check_granularity(granularity)
+        if max_document_tokens is not None:
+            out._max_doc_tokens = check_max_per_document(max_document_tokens, "max_document_tokens")
+        return out
+
     @property
     def max_per_document(self) -> int:
         """The default cap of passages per document."""

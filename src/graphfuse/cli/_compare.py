@@ -13,8 +13,10 @@ from rich.table import Table
 
 from .. import presets
 from .._errors import InvalidInput, NotFound
+from .._passages import check_granularity, check_max_per_document
 from .._sync import run_sync
 from ..stores import DEFAULT_STORE
+from ._context import shaped
 from ._errors import err_console, reports_errors
 
 __all__ = ["parse_model", "register", "run_compare"]
@@ -69,8 +71,14 @@ async def run_compare(
     use_cache: bool = True,
     seed: int = 0,
     progress: Any = None,
+    granularity: str | None = None,
+    max_per_document: int | None = None,
 ) -> Any:
-    """Validate everything, open the store, run the comparison; returns the ComparisonReport."""
+    """Validate everything, open the store, run the comparison; returns the ComparisonReport.
+
+    ``granularity`` and ``max_per_document`` shape every retrieval pipeline's results as in
+    ``graphfuse query`` (passages by default; whole documents cut to ``max_document_tokens``).
+    """
     from ..compare import (
         BUILTIN_PIPELINES,
         CompareCache,
@@ -83,6 +91,10 @@ async def run_compare(
     from ..stores import open_store
 
     names = _check_names(pipeline_names)
+    if granularity is not None:
+        check_granularity(granularity)
+    if max_per_document is not None:
+        check_max_per_document(max_per_document, "--max-per-document")
     questions = load_questions(questions_path)
     generator = _generator(llm, "--llm")
     judge_generator = generator if judge is None else _generator(judge, "--judge")
@@ -101,14 +113,15 @@ async def run_compare(
                 continue
             assert store is not None
             if name == "basic_rag":
-                vector = await store.pipeline("minimal")
+                vector = shaped(await store.pipeline("minimal"), granularity, max_per_document)
                 pipelines[name] = builtin_pipelines([name], vector=vector, budget=budget, top_k=top_k)[name]
             elif name == "graphrag":
-                graph = await store.pipeline("multihop")
+                graph = shaped(await store.pipeline("multihop"), granularity, max_per_document)
                 pipelines[name] = builtin_pipelines([name], graph=graph, budget=budget, graph_format=graph_format)[name]
             else:
                 assert name not in BUILTIN_PIPELINES
-                pipelines[name] = context_pipeline(await store.pipeline(name), budget=budget, name=name)
+                chosen = shaped(await store.pipeline(name), granularity, max_per_document)
+                pipelines[name] = context_pipeline(chosen, budget=budget, name=name)
         if use_cache:
             cache = CompareCache(cache_path or Path(store_dir) / CACHE_FILE)
         return await acompare_pipelines(
@@ -192,6 +205,18 @@ def compare_command(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffled task order.")] = 0,
+    granularity: Annotated[
+        str | None,
+        typer.Option(
+            "--granularity",
+            help="Retrieve 'passage's (default) or whole 'document's (each cut to 2048 tokens), every pipeline.",
+            show_default=False,
+        ),
+    ] = None,
+    max_per_document: Annotated[
+        int | None,
+        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
+    ] = None,
 ) -> None:
     """Answer questions three ways (LLM only, basic RAG, GraphRAG), judge the answers, compare."""
     missing = [
@@ -241,6 +266,8 @@ def compare_command(
                 use_cache=not no_cache,
                 seed=seed,
                 progress=progress,
+                granularity=granularity,
+                max_per_document=max_per_document,
             )
         )
     data = result.to_dict()

@@ -8,14 +8,28 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from .._errors import InvalidInput
 from .._filters import MetadataFilter
+from .._passages import check_granularity
 from .._sync import run_sync
 from .._types import Query
 from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
 from ._query import parse_filter
 
-__all__ = ["register"]
+__all__ = ["register", "shaped"]
+
+
+def shaped(pipeline: Any, granularity: str | None, max_per_document: int | None) -> Any:
+    """``pipeline`` whose results are ``granularity`` (passage or document) with at most
+    ``max_per_document`` passages of a document; unchanged when both are ``None``."""
+    if granularity is None and max_per_document is None:
+        return pipeline
+    if pipeline.passages is None:
+        raise InvalidInput(f"--granularity and --max-per-document need a preset with passages; {pipeline!r} has none")
+    return pipeline.with_passages(
+        pipeline.passages.with_defaults(granularity=granularity, max_per_document=max_per_document)
+    )
 
 
 async def _run(
@@ -27,12 +41,14 @@ async def _run(
     top_k: int,
     counter: str | None,
     filter_: MetadataFilter | None,
+    granularity: str | None = None,
+    max_per_document: int | None = None,
 ) -> Any:
     from ..context import get_token_counter
 
     token_counter = get_token_counter(counter) if counter else None
     async with await open_store(store_dir, mode="ro") as store:  # like `query`, writes nothing
-        pipeline = await store.pipeline(preset or store.default_preset)
+        pipeline = shaped(await store.pipeline(preset or store.default_preset), granularity, max_per_document)
         for note in store.notes:
             err_console.print(f"note: {note}", markup=False)
         return await pipeline.acontext(
@@ -60,6 +76,18 @@ def context(
     filter_: Annotated[
         str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
     ] = None,
+    granularity: Annotated[
+        str | None,
+        typer.Option(
+            "--granularity",
+            help="Assemble from 'passage' results (default) or whole 'document's (each cut to 2048 tokens).",
+            show_default=False,
+        ),
+    ] = None,
+    max_per_document: Annotated[
+        int | None,
+        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
+    ] = None,
 ) -> None:
     """Assemble the context an LLM would read for a question, within a token budget."""
     from ..context._budget import resolve_budget
@@ -69,7 +97,9 @@ def context(
     check_format(format_)
     resolve_budget(budget)
     parsed = parse_filter(filter_)
-    ctx = run_sync(_run(text, store, preset, budget, format_, top_k, counter, parsed))
+    if granularity is not None:
+        check_granularity(granularity)
+    ctx = run_sync(_run(text, store, preset, budget, format_, top_k, counter, parsed, granularity, max_per_document))
     if as_json:
         typer.echo(json.dumps(ctx.to_dict(), indent=2, ensure_ascii=False))
         return

@@ -188,7 +188,11 @@ class ContextPipeline:
 
 def _describe(obj: object) -> str:
     # A repr that is stable across runs (it is part of the cache key): not the default one with an address.
-    return repr(obj) if type(obj).__repr__ is not object.__repr__ else type(obj).__qualname__
+    # A pipeline's passage selection decides what the model reads (passages or whole documents, how
+    # many of a page): it is part of the key too.
+    out = repr(obj) if type(obj).__repr__ is not object.__repr__ else type(obj).__qualname__
+    passages = getattr(obj, "passages", None)
+    return out if passages is None else f"{out} with {passages!r}"
 
 
 def _context_dict(context: Any) -> Mapping[str, Any]:
