@@ -32,6 +32,8 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	# The core's layers ([tool.importlinter] in pyproject.toml, docs/architecture.md).
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy src/graphfuse

@@ -13,11 +13,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from ._filters import MetadataFilter
-from ._types import Candidate, Document, Query, RelatedDocument, Relation, VectorHit, VectorRecord
+from ._types import (
+    Candidate,
+    Document,
+    Generation,
+    Mention,
+    Query,
+    RelatedDocument,
+    Relation,
+    VectorHit,
+    VectorRecord,
+)
 
 __all__ = [
     "CacheStore",
     "Embedder",
+    "EntityExtractor",
+    "Generator",
     "GraphStore",
     "Reranker",
     "RunContext",
@@ -199,3 +211,29 @@ class TokenCounter(Protocol):
     name: str
 
     def count(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Anything that answers chat messages (``[{"role": ..., "content": ...}, ...]``).
+
+    ``max_tokens`` caps the completion. Optional attributes the comparison harness reads when
+    present: ``model`` (a string naming the model, part of every cache key), ``context_window``
+    (the model's window in tokens: a prompt that cannot fit is refused before the call) and
+    ``supports_json_schema`` (``True`` when ``agenerate`` also takes ``json_schema=`` - a
+    JSON schema dict the provider enforces on the answer; the judge uses it).
+
+    Register one with the ``register_generators`` plugin hook (kind ``"generator"``);
+    ``graphfuse-openai`` provides ``openai`` (chat completions). Errors follow the GraphFuse
+    tree: :class:`~graphfuse.RateLimited`, :class:`~graphfuse.ConnectionFailed`,
+    :class:`~graphfuse.AuthenticationFailed`, :class:`~graphfuse.InvalidInput`.
+    """
+
+    async def agenerate(self, messages: list[dict[str, str]], *, max_tokens: int | None = None) -> Generation: ...
+
+
+@runtime_checkable
+class EntityExtractor(Protocol):
+    """Finds entity mentions in one text. Must be safe to call from worker threads."""
+
+    def extract(self, text: str) -> list[Mention]: ...

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from ._encoding import check_text
 from ._errors import InvalidInput
@@ -19,10 +19,13 @@ __all__ = [
     "KIND_KEY",
     "Candidate",
     "Document",
+    "Generation",
+    "Mention",
     "Query",
     "RelatedDocument",
     "Relation",
     "Result",
+    "UsageSource",
     "VectorHit",
     "VectorRecord",
     "check_id",
@@ -314,3 +317,63 @@ class VectorHit:
 
     id: str
     score: float
+
+
+UsageSource = Literal["provider", "counted"]
+"""Where a generation's token counts come from: the provider's own usage report, or counted locally."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One completion: the text, its token usage and how long it took.
+
+    ``usage_source`` says where the token numbers come from: ``"provider"`` (the API reported
+    them) or ``"counted"`` (GraphFuse counted them with a tokenizer, because the provider did
+    not). ``latency_s`` is the wall time of the call, retries included.
+    """
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    usage_source: UsageSource
+    latency_s: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise InvalidInput(f"Generation.text must be a string, got {type(self.text).__name__}")
+        for name in ("prompt_tokens", "completion_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(f"Generation.{name} must be an int >= 0, got {value!r}")
+        if self.usage_source not in ("provider", "counted"):
+            raise InvalidInput(f"Generation.usage_source must be 'provider' or 'counted', got {self.usage_source!r}")
+        latency = self.latency_s
+        if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not math.isfinite(latency):
+            raise InvalidInput(f"Generation.latency_s must be a finite number, got {latency!r}")
+        if latency < 0:
+            raise InvalidInput(f"Generation.latency_s must be >= 0, got {latency!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "text": self.text,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "usage_source": self.usage_source,
+            "latency_s": self.latency_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """An entity mentioned in a text.
+
+    ``entity`` is the normalised entity key (passages sharing one are co-mentions);
+    ``start``/``end`` the character span in the text (``-1`` when the extractor cannot say);
+    ``targets`` the ids of documents *about* the entity (a ``MENTIONS`` relation goes to each).
+    """
+
+    entity: str
+    start: int = -1
+    end: int = -1
+    targets: tuple[str, ...] = ()

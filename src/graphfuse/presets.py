@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ._capabilities import DocumentListing
 from ._errors import InvalidInput
@@ -52,6 +52,15 @@ __all__ = [
     "standard",
     "unregister",
 ]
+
+
+@runtime_checkable
+class _PipelineSource(Protocol):
+    """What :func:`multihop` takes as a store directory: it builds a preset over its own components
+    (:meth:`graphfuse.stores.StoreDirectory.pipeline`); the store layer sits above this module."""
+
+    async def pipeline(self, preset: str = ..., **options: Any) -> Pipeline: ...
+
 
 PresetFactory = Callable[..., Pipeline]
 
@@ -157,9 +166,7 @@ async def multihop(
     (:class:`~graphfuse.Passages`). Raises :class:`~graphfuse.InvalidInput` when a graph store
     comes without its vector store and embedder.
     """
-    from .stores import StoreDirectory
-
-    if isinstance(store, StoreDirectory):
+    if isinstance(store, _PipelineSource):
         if vector_store is not None or embedder is not None:
             raise InvalidInput("presets.multihop(store): a store directory brings its own vector store and embedder")
         return await store.pipeline("multihop", reranker=reranker, **options)

@@ -7,11 +7,11 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
-from typing import Protocol, runtime_checkable
 
 from .._errors import InvalidInput
+from .._protocols import EntityExtractor
+from .._types import Mention
 
 __all__ = [
     "CJK_SPEAKER",
@@ -120,28 +120,6 @@ def _weight(words: Sequence[str]) -> tuple[int, int]:
         n += not (cjk and in_run)
         in_run = cjk
     return chars, n
-
-
-@dataclass(frozen=True, slots=True)
-class Mention:
-    """An entity mentioned in a text.
-
-    ``entity`` is the normalised entity key (passages sharing one are co-mentions);
-    ``start``/``end`` the character span in the text (``-1`` when the extractor cannot say);
-    ``targets`` the ids of documents *about* the entity (a ``MENTIONS`` relation goes to each).
-    """
-
-    entity: str
-    start: int = -1
-    end: int = -1
-    targets: tuple[str, ...] = ()
-
-
-@runtime_checkable
-class EntityExtractor(Protocol):
-    """Finds entity mentions in one text. Must be safe to call from worker threads."""
-
-    def extract(self, text: str) -> list[Mention]: ...
 
 
 class TitleLinker:

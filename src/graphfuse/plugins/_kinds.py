@@ -17,9 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .._protocols import CacheStore, Embedder, GraphStore, Reranker, Scorer, Stage, TokenCounter, VectorStore
-from ..compare._generation import Generator
-from ..indexing._extractors import EntityExtractor
+from .._protocols import (
+    CacheStore,
+    Embedder,
+    EntityExtractor,
+    Generator,
+    GraphStore,
+    Reranker,
+    Scorer,
+    Stage,
+    TokenCounter,
+    VectorStore,
+)
 
 __all__ = [
     "CACHE_STORE",
