@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
 import httpx  # noqa: E402
-from _server_world import served  # noqa: E402
+from _server_world import served, uvicorn_served  # noqa: E402
 
 from graphfuse import presets  # noqa: E402
 from graphfuse.server import Limits  # noqa: E402
@@ -145,33 +144,11 @@ def _slow_preset(name: str) -> Iterator[tuple[threading.Event, threading.Event]]
         presets.unregister(name)
 
 
-@asynccontextmanager
-async def _uvicorn(app: Any) -> AsyncIterator[str]:
-    """``app`` served by a real uvicorn on a loopback port, in a thread with its own event loop."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        for _ in range(200):
-            if server.started:
-                break
-            await asyncio.sleep(0.05)
-        assert server.started
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await asyncio.to_thread(thread.join, 10)
-        sock.close()
-
-
 async def test_health_answers_while_a_pipeline_builds(tmp_path: Path) -> None:
     with _slow_preset("slow_build_probe") as (building, release):
         async with (
             served(tmp_path) as w,
-            _uvicorn(w.app) as base,
+            uvicorn_served(w.app) as base,
             httpx.AsyncClient(base_url=base, timeout=30) as client,
         ):
             body = {"query": "apple", "preset": "slow_build_probe"}

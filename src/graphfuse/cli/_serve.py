@@ -75,7 +75,7 @@ async def _serve(
     import uvicorn
 
     from ..multihop import CorpusCache
-    from ..server import KeyFile, Limits, Service, create_app, install_prometheus_exporter
+    from ..server import KeyFile, Limits, Service, WorkLoop, create_app, install_prometheus_exporter
 
     keys = KeyFile(keys_path) if keys_path is not None else None
     if keys is not None and not keys.tenants():
@@ -98,28 +98,40 @@ async def _serve(
     elif judge is not None:
         raise InvalidInput("--judge needs --llm: the judge grades the answers the --llm model gives")
     install_prometheus_exporter()
-    store = await open_store(store_dir, create=False)
+    # Everything that touches the store runs on the service's work loop, from opening it on:
+    # components whose clients belong to the loop that first used them always see that one.
+    work = WorkLoop(Limits().max_concurrent_runs)
+    store = await work.run(open_store(store_dir, create=False))
     try:
-        # The embedded store keeps multihop's BM25/title indexes on disk; plugin stores are read back.
-        cache = CorpusCache(store.path) if await store.refresh_corpus_indexes() else None
-        service = Service(
-            store.graph,
-            store.vectors,
-            store.embedder,
-            default_preset=preset or store.default_preset,
-            limits=Limits(),
-            generator=generator,
-            judge=judge_generator,
-            description={"store": str(store.path), **store.components},
-            corpus_cache=cache,
-        )
-        await service.pipeline(service.default_preset)  # fail before listening, and warm the model up
-        if questions is None:
-            questions = await _bundled_questions(store.graph)
+
+        async def prepare() -> tuple[Service, list[str]]:
+            # The embedded store keeps multihop's BM25/title indexes on disk; plugin stores are read back.
+            cache = CorpusCache(store.path) if await store.refresh_corpus_indexes() else None
+            service = Service(
+                store.graph,
+                store.vectors,
+                store.embedder,
+                default_preset=preset or store.default_preset,
+                limits=Limits(),
+                generator=generator,
+                judge=judge_generator,
+                description={"store": str(store.path), **store.components},
+                corpus_cache=cache,
+                work=work,
+            )
+            await service.pipeline(service.default_preset)  # fail before listening
+            found = questions if questions is not None else await _bundled_questions(store.graph)
+            return service, found
+
+        service, samples = await work.run(prepare())
     except BaseException:
-        await store.close()
+        await work.run(store.close())
+        await work.aclose()
         raise
-    app = create_app(service, keys=keys, sample_questions=questions, on_shutdown=store.close)
+    # The model, the token counter and the dashboard's presets load while the server listens:
+    # /health says "ready": false until they have.
+    service.start_warm_up()
+    app = create_app(service, keys=keys, sample_questions=samples, on_shutdown=store.close)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="info", timeout_graceful_shutdown=30, server_header=False
     )

@@ -4,6 +4,7 @@ Install with ``pip install 'graphfuse[server]'``.
 
 - :func:`create_app`: the FastAPI application over a :class:`Service`.
 - :class:`Service`: one store's components and the work behind each endpoint.
+- :class:`WorkLoop`: the event loop (in a thread of its own) all of a service's store work runs on.
 - :class:`Limits`: request limits (body size, query length, ``top_k``, budget, documents).
 - :class:`KeyFile`: API keys stored hashed, each bound to a tenant.
 - :class:`Scope`: the tenant a request acts for, pushed into every store call.
@@ -19,6 +20,7 @@ from ._options import STAGES as REQUEST_STAGES
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 from ._service import Limits, Service
+from ._work import WorkLoop
 
 __all__ = [
     "REQUEST_SCORERS",
@@ -30,6 +32,7 @@ __all__ = [
     "Problem",
     "Scope",
     "Service",
+    "WorkLoop",
     "check_tenant",
     "create_app",
     "install_prometheus_exporter",

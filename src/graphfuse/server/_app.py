@@ -246,6 +246,10 @@ def create_app(
 ) -> FastAPI:
     """The HTTP API (and dashboard) over ``service``.
 
+    Routes answer on the server's loop; the work a request causes runs on the service's work
+    loop (:meth:`Service.run`), retrieval, context and compare as one of its
+    ``limits.max_concurrent_runs`` pipeline runs.
+
     With ``keys``, every ``/v1`` route needs ``Authorization: Bearer <key>`` and acts for the
     key's tenant only; without, the whole store is served (bind such a server to loopback
     only: ``graphfuse serve`` refuses anything else). ``on_shutdown`` runs after the last
@@ -256,7 +260,13 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         if on_shutdown is not None:
-            await on_shutdown()
+            done = on_shutdown
+
+            async def shut_down() -> None:
+                await done()
+
+            await service.run(shut_down())
+        await service.aclose()
 
     app = FastAPIOffline(
         title="GraphFuse",
@@ -340,7 +350,7 @@ def create_app(
     async def samples(scope: Tenant) -> dict[str, Any]:
         """Sample questions for the dashboard (made from the tenant's documents when the server was
         given none), and the server's presets."""
-        questions = list(sample_questions) or await store_questions(service.graph, scope)
+        questions = list(sample_questions) or await service.run(store_questions(service.graph, scope))
         return {
             "questions": questions,
             "presets": list(service.preset_names),
@@ -354,7 +364,7 @@ def create_app(
         limits.check_query(body.query)
         limits.check_top_k(body.top_k)
         limits.check_filter(body.filter)
-        return await _within(limits.request_timeout, run_retrieve(body, scope))
+        return await _within(limits.request_timeout, service.run(run_retrieve(body, scope), limited=True))
 
     async def run_retrieve(body: RetrieveRequest, scope: Scope) -> dict[str, Any]:
         started = time.perf_counter()
@@ -413,7 +423,7 @@ def create_app(
             if "#" in doc.id and doc.id.rsplit("#", 1)[1].isdigit():
                 raise Problem.invalid(f"{where}.id", f"id {doc.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
             records.append(scope.stamp(record, where))
-        return await _within(limits.write_timeout, service.ingest(scope, records))
+        return await _within(limits.write_timeout, service.run(service.ingest(scope, records)))
 
     async def chosen_pipeline(body: RetrieveRequest | ContextRequest) -> tuple[Pipeline, str]:
         if body.preset is not None and body.stages is not None:
@@ -433,7 +443,7 @@ def create_app(
         limits.check_filter(body.filter)
         if body.top_k is not None:
             limits.check_top_k(body.top_k)
-        return await _within(limits.request_timeout, run_context(body, scope))
+        return await _within(limits.request_timeout, service.run(run_context(body, scope), limited=True))
 
     async def run_context(body: ContextRequest, scope: Scope) -> dict[str, Any]:
         started = time.perf_counter()
@@ -463,17 +473,17 @@ def create_app(
         limits.check_query(body.question, "question")
         limits.check_budget(body.budget)
         work = service.compare(scope, body.question, gold=body.answer, budget=body.budget)
-        return await _within(limits.request_timeout, work)
+        return await _within(limits.request_timeout, service.run(work, limited=True))
 
     @app.delete("/v1/documents/{doc_id:path}", tags=["documents"])
     async def delete(doc_id: str, scope: Tenant) -> dict[str, Any]:
         """Delete a document with its chunks, vectors and relations (404 if it is not the tenant's)."""
-        return await _within(limits.write_timeout, service.delete(scope, doc_id))
+        return await _within(limits.write_timeout, service.run(service.delete(scope, doc_id)))
 
     @app.get("/v1/graph/stats", tags=["graph"])
     async def graph_stats(scope: Tenant) -> dict[str, Any]:
         """Documents, relations by type and the degree distribution of the tenant's graph."""
-        return await _within(limits.request_timeout, service.graph_stats(scope))
+        return await _within(limits.request_timeout, service.run(service.graph_stats(scope)))
 
     static = resources.files("graphfuse.server") / "static"
     with resources.as_file(static) as directory:

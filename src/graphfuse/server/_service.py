@@ -1,10 +1,11 @@
 """The work behind the endpoints: one store, shared pipelines, one writer at a time.
 
-Pipelines are built once per preset and shared by every request (a pipeline is immutable
-and safe to share). Presets that read the whole corpus (``multihop``: its BM25 index and
-title linker) are rebuilt after a write, the first time they are used again. Writes
-(ingest, delete) take one lock, so two indexing runs never overlap; queries do not wait
-for them except to pick up such a rebuild.
+All of it runs on the service's work loop (:class:`~graphfuse.server._work.WorkLoop`), never
+on the loop that answers HTTP: :meth:`Service.run` hands a coroutine over. Pipelines are built
+once per preset and shared by every request (a pipeline is immutable and safe to share).
+Presets that read the whole corpus (``multihop``: its BM25 index and title linker) are rebuilt
+after a write, the first time they are used again. Writes (ingest, delete) take one lock, so
+two indexing runs never overlap; queries do not wait for them except to pick up such a rebuild.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -46,13 +47,19 @@ from ._options import check_filter_size, check_scorer, check_stages
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 from ._session import SessionStats
+from ._work import WorkLoop
 
 __all__ = ["Limits", "Service"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("graphfuse.server")
 
 KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
 _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
+_WARM_UP_QUERY = "How do I get started?"
+_HEALTH_START = 1.0  # seconds /health waits for the work loop to take its store probes up
+_HEALTH_PROBE = 5.0  # seconds each store probe may take
 
 
 def _title(r: Result) -> str | None:
@@ -80,8 +87,9 @@ class Limits:
 
     ``max_body_bytes`` bounds an ingest body, ``max_request_bytes`` every other body (a query,
     its options and filter). ``request_timeout`` bounds all the work a read request causes
-    (building a preset's pipeline included), ``write_timeout`` an ingest or a delete: past it
-    the answer is a 504.
+    (building a preset's pipeline and waiting for a run slot included), ``write_timeout`` an
+    ingest or a delete: past it the answer is a 504. ``max_concurrent_runs`` pipeline runs
+    (retrieve, context, compare) are in progress at once; more wait their turn.
     """
 
     max_body_bytes: int = 8 * 1024 * 1024
@@ -96,6 +104,7 @@ class Limits:
     max_filter_chars: int = 1024
     request_timeout: float = 60.0
     write_timeout: float = 600.0
+    max_concurrent_runs: int = 4
 
     def check_query(self, query: str, field: str = "query") -> str:
         if not query.strip():
@@ -149,6 +158,10 @@ class Service:
     presets that read the corpus (``multihop``) load their BM25 index and title linker from the
     persisted file, refreshed incrementally after ingests, instead of re-reading the whole
     corpus; ``graphfuse serve`` passes one for the embedded store.
+
+    ``work``: the loop all component work runs on (default: a :class:`WorkLoop` of its own
+    allowing ``limits.max_concurrent_runs`` pipeline runs at once). Call the coroutine methods
+    through :meth:`run` when calling from another loop; :meth:`aclose` stops the loop.
     """
 
     graph: GraphStore
@@ -174,6 +187,72 @@ class Service:
     max_answer_tokens: int = 256
     corpus_cache: CorpusCache | None = None
     entity_graph: bool | None = None
+    work: WorkLoop | None = None
+    _warming: tuple[str, ...] = ()
+    _warm_up_task: Any = None
+
+    def __post_init__(self) -> None:
+        if self.work is None:
+            self.work = WorkLoop(self.limits.max_concurrent_runs)
+
+    # -- the work loop ---------------------------------------------------------------------
+
+    def _loop(self) -> WorkLoop:
+        assert self.work is not None  # set in __post_init__
+        return self.work
+
+    async def run(self, coro: Coroutine[Any, Any, T], *, limited: bool = False) -> T:
+        """``coro`` run on the work loop; ``limited``: as one of the ``max_concurrent_runs`` pipeline runs."""
+        return await self._loop().run(coro, limited=limited)
+
+    async def aclose(self) -> None:
+        """Stop the work loop (what still runs on it is cancelled)."""
+        await self._loop().aclose()
+
+    @property
+    def ready(self) -> bool:
+        """Whether the warm-up :meth:`start_warm_up` began is over (True when none was started)."""
+        return not self._warming
+
+    def start_warm_up(self) -> None:
+        """Begin :meth:`warm_up` on the work loop, in the background; :attr:`ready` says when it is over."""
+        presets_ = tuple(
+            n
+            for n in dict.fromkeys((self.default_preset, self.basic_preset, self.graph_preset))
+            if n in self._preset_names
+        )
+        self._warming = ("model", "token counter", *presets_)
+        self._warm_up_task = self._loop().submit(self._warm_up(presets_))
+
+    async def _warm_up(self, names: Sequence[str]) -> None:
+        try:
+            await self.warm_up(names)
+        except Exception:  # logged: requests still work, they pay what the warm-up could not
+            logger.exception("warm-up failed")
+        finally:
+            self._warming = ()
+
+    async def warm_up(self, names: Sequence[str] = ()) -> None:
+        """Pay now what a first request would pay: the embedding model, the token counter, and each
+        preset of ``names`` built and run once (retrieval and a context), so its lazily built parts
+        exist. A preset that cannot serve this store is logged and skipped (requests naming it get the
+        error); nothing is recorded in the session statistics.
+        """
+        from ..context import get_token_counter
+
+        started = time.perf_counter()
+        await self.embedder.embed_query(_WARM_UP_QUERY)  # a local model loads on its first call
+        self._warming = tuple(w for w in self._warming if w != "model")
+        await asyncio.to_thread(get_token_counter)
+        self._warming = tuple(w for w in self._warming if w != "token counter")
+        for name in names:
+            try:
+                pipeline = await self.pipeline(name)
+                await pipeline.acontext(_WARM_UP_QUERY, budget=500, format="passages", top_k=5)
+            except (GraphFuseError, Problem) as exc:
+                logger.warning("warm-up of preset %r failed: %s", name, exc)
+            self._warming = tuple(w for w in self._warming if w != name)
+        logger.info("warmed up in %.1f s (presets: %s)", time.perf_counter() - started, ", ".join(names) or "none")
 
     # -- pipelines -------------------------------------------------------------------------
 
@@ -580,26 +659,53 @@ class Service:
 
     # -- health ----------------------------------------------------------------------------
 
-    async def health(self) -> dict[str, Any]:
-        """Version, and whether the graph store, vector store and embedder answer."""
+    async def _probe_stores(self, begun: list[bool]) -> dict[str, str]:
+        begun.append(True)
         checks: dict[str, str] = {}
-        started = time.perf_counter()
-        for name, probe in (
-            ("graph_store", self.graph.get_documents(["graphfuse-health-probe"])),
-            ("vector_store", self.vectors.count()),
-        ):
+        probes: tuple[tuple[str, Callable[[], Awaitable[Any]]], ...] = (
+            ("graph_store", lambda: self.graph.get_documents(["graphfuse-health-probe"])),
+            ("vector_store", self.vectors.count),
+        )
+        for name, probe in probes:
             try:
-                await asyncio.wait_for(probe, timeout=5.0)
+                await asyncio.wait_for(probe(), timeout=_HEALTH_PROBE)
                 checks[name] = "ok"
             except Exception as exc:  # reported, not raised: health says what is down
                 logger.warning("health check %s failed: %s", name, exc)
                 checks[name] = "unreachable"
+        return checks
+
+    async def health(self) -> dict[str, Any]:
+        """Version, whether the graph store, vector store and embedder answer, and whether the server is ready.
+
+        Call it from the HTTP loop: the store probes run on the work loop; when that loop does not
+        take them up within a second (a long computation holds it) they say ``busy``, and so does
+        ``status``. ``ready`` is False while the start-up warm-up runs (``warming`` says what is
+        left); ``work`` counts the pipeline runs in progress and waiting.
+        """
+        started = time.perf_counter()
+        begun: list[bool] = []
+        probes = asyncio.ensure_future(self.run(self._probe_stores(begun)))
+        done, _ = await asyncio.wait({probes}, timeout=_HEALTH_START)
+        if not done and not begun:
+            probes.cancel()
+            checks = {"graph_store": "busy", "vector_store": "busy"}
+        else:
+            try:
+                checks = await asyncio.wait_for(probes, timeout=2 * _HEALTH_PROBE)
+            except asyncio.TimeoutError:
+                checks = {"graph_store": "busy", "vector_store": "busy"}
         checks["embedder"] = "ok" if self.embedder.dimension > 0 else "unreachable"
-        ok = all(v == "ok" for v in checks.values())
+        values = set(checks.values())
+        status = "degraded" if "unreachable" in values else "busy" if "busy" in values else "ok"
+        work = self._loop()
         return {
-            "status": "ok" if ok else "degraded",
+            "status": status,
+            "ready": self.ready,
+            "warming": list(self._warming),
             "version": __version__,
             "checks": checks,
+            "work": {"running": work.running, "waiting": work.waiting, "max_concurrent_runs": work.max_runs},
             "components": dict(self.description),
             "tenant_key": TENANT_KEY,
             "took_ms": round((time.perf_counter() - started) * 1000, 3),

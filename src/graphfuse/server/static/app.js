@@ -55,8 +55,7 @@ async function start() {
   $("question-form").addEventListener("submit", (ev) => { ev.preventDefault(); ask($("question").value); });
   const health = await api("GET", "/health");
   if (health.ok) {
-    const where = health.data.components.store ? ` · ${health.data.components.store}` : "";
-    $("status").textContent = `v${health.data.version} · ${health.data.status}${where}`;
+    showHealth(health.data);
     if (health.data.auth === "api-keys") $("key-form").hidden = false;
   } else {
     $("status").textContent = "server unreachable";
@@ -65,6 +64,27 @@ async function start() {
   drawJudge(null);
   drawLatency(null, null, null);
   loadSamples();
+}
+
+// While the server warms up (model, token counter, presets), say so and look again every second.
+function showHealth(data) {
+  state.health = data;
+  renderStatus();
+  if (data.ready === false) {
+    setTimeout(async () => {
+      const again = await api("GET", "/health");
+      if (again.ok) showHealth(again.data);
+    }, 1000);
+  }
+}
+
+function renderStatus() {
+  const data = state.health;
+  if (!data) return;
+  const where = data.components.store ? ` · ${data.components.store}` : "";
+  const warming = data.ready === false ? ` · warming up (${(data.warming || []).join(", ")}): the first question waits for it` : "";
+  const tenant = state.tenant ? ` · tenant ${state.tenant}` : "";
+  $("status").textContent = `v${data.version} · ${data.status}${where}${tenant}${warming}`;
 }
 
 async function loadSamples() {
@@ -81,7 +101,8 @@ async function loadSamples() {
   $("graph-name").textContent = `preset ${state.graph}`;
   $("basic-sources-name").textContent = `basic RAG (${state.basic})`;
   $("graph-sources-name").textContent = `GraphRAG (${state.graph})`;
-  if (r.data.tenant) $("status").textContent += ` · tenant ${r.data.tenant}`;
+  state.tenant = r.data.tenant || null;
+  renderStatus();
   for (const q of (r.data.questions || []).slice(0, 8)) {
     const b = el("button", { type: "button", class: "sample" }, q);
     b.addEventListener("click", () => { $("question").value = q; ask(q); });
