@@ -269,56 +269,27 @@ class Pipeline:
         timeout: float | None = None,
         embedder: Any = None,
     ) -> Context:
-        """Retrieve for ``query`` and assemble the results into a :class:`~graphfuse.context.Context`.
+        """Retrieve for ``query`` and assemble the results: :func:`graphfuse.context.aretrieve_context`.
 
-        ``budget`` is the number of context tokens or a :class:`~graphfuse.context.TokenBudget`;
-        ``format`` is ``"passages"``, ``"evidence"`` or ``"graph"`` (see :mod:`graphfuse.context`);
-        ``top_k`` results are retrieved (default 10) with ``filter``, ``options`` and ``timeout``
-        as in :meth:`aretrieve`. The graph format reads relations from ``graph_store``, by
-        default the pipeline's own (the one its hydrate/graph stages use), within the filter.
-        Sentences are also scored by similarity to the query with ``embedder``, by default the
-        pipeline's own (its semantic stage's); pass ``embedder=False`` to score by words only.
-        Budget and format are checked before retrieval.
+        Context assembly is the layer above retrieval; this method only delegates to it (same
+        arguments, same checks before retrieval).
         """
-        from .context import TokenBudget, abuild_context
-        from .context._budget import resolve_budget
-        from .context._build import check_format
+        from .context import aretrieve_context  # the layer above: loaded only when a context is asked for
 
-        check_format(format)
-        if not isinstance(budget, TokenBudget):
-            resolve_budget(budget)
-        q = Query.of(query, filter=filter, options=options)
-        store = graph_store if graph_store is not None else self._graph_store()
-        sentence_embedder = None if embedder is False else embedder if embedder is not None else self._embedder()
-        results = await self.aretrieve(q, top_k if top_k is not None else 10, timeout=timeout)
-        if store is not None and any(r.document.content is None for r in results):
-            results = await _hydrate_results(store, results, q)
-        return await abuild_context(
-            q.text,
-            results,
+        return await aretrieve_context(
+            self,
+            query,
             budget=budget,
             format=format,
+            top_k=top_k,
+            filter=filter,
             counter=counter,
-            graph_store=store,
-            filter=q.filter,
+            graph_store=graph_store,
             caps=caps,
-            embedder=sentence_embedder,
+            options=options,
+            timeout=timeout,
+            embedder=embedder,
         )
-
-    def _embedder(self) -> Any:
-        return self._stage_component("embedder", "embed_query")
-
-    def _graph_store(self) -> Any:
-        found = self._stage_component("graph_store", "get_documents")
-        return found if found is not None or self._passages is None else self._passages.graph_store
-
-    def _stage_component(self, name: str, method: str) -> Any:
-        """The first stage's ``name`` (or ``_name``) attribute that has ``method``, else ``None``."""
-        for stage in self._stages:
-            found = getattr(stage, name, None) or getattr(stage, f"_{name}", None)
-            if found is not None and callable(getattr(found, method, None)):
-                return found
-        return None
 
     async def _run(
         self,
@@ -504,13 +475,3 @@ def _signal_values(stage: SignalStage, values: object, expected: int) -> list[fl
     check_signal(signal, 0.0)  # the name, once
     # check_signal per value; the common case (a float in [0, 1]) inline.
     return [v if type(v) is float and 0.0 <= v <= 1.0 else check_signal(signal, v) for v in values]
-
-
-async def _hydrate_results(store: Any, results: list[Result], q: Query) -> list[Result]:
-    wanted = [r.id for r in results if r.document.content is None]
-    docs = await store.get_documents(wanted, filter=q.filter)
-    out = []
-    for r in results:
-        doc = docs.get(r.id) if r.document.content is None else r.document
-        out.append(r if doc is None else Result(doc, r.score, r.signals, r.contributions))
-    return out

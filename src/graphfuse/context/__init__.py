@@ -26,6 +26,7 @@ from ._counters import (
     get_token_counter,
 )
 from ._graph import GraphCaps
+from ._retrieve import aretrieve_context, pipeline_embedder, pipeline_graph_store, retrieve_context
 from ._types import FORMATS, Context, ContextSource, DroppedSource, Format
 
 __all__ = [
@@ -43,6 +44,10 @@ __all__ = [
     "TokenBudget",
     "TokenCounter",
     "abuild_context",
+    "aretrieve_context",
     "build_context",
     "get_token_counter",
+    "pipeline_embedder",
+    "pipeline_graph_store",
+    "retrieve_context",
 ]

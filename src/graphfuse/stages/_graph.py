@@ -94,6 +94,11 @@ class GraphExpansion(NamedStage):
         self._pass_through = pass_through
         self._set_names(name, signal)
 
+    @property
+    def graph_store(self) -> GraphStore:
+        """The graph store this stage walks."""
+        return self._graph_store
+
     def __repr__(self) -> str:
         return (
             f"GraphExpansion(depth={self._depth}, max_expansion={self._max_expansion}, "

@@ -38,6 +38,11 @@ class Hydrate(NamedStage):
         self._graph_store = graph_store
         self._set_names(name)
 
+    @property
+    def graph_store(self) -> GraphStore:
+        """The graph store this stage reads documents from."""
+        return self._graph_store
+
     def __repr__(self) -> str:
         return f"Hydrate(name={self._name!r})"
 

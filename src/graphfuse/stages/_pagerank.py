@@ -47,6 +47,11 @@ class PageRank(NamedStage):
         :class:`~graphfuse.stores.InMemoryGraphStore`'s)."""
         return _IN_MEMORY if getattr(type(self._graph_store), "in_memory_only", False) is True else _STORE_BACKED
 
+    @property
+    def graph_store(self) -> GraphStore:
+        """The graph store this stage reads PageRank from."""
+        return self._graph_store
+
     def __repr__(self) -> str:
         return f"PageRank(default={self._default}, name={self._name!r})"
 

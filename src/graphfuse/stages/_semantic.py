@@ -61,6 +61,11 @@ class SemanticSearch(NamedStage):
         self._filter = MetadataFilter.parse(filter)
         self._set_names(name, signal)
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder this stage embeds the query with."""
+        return self._embedder
+
     def __repr__(self) -> str:
         return f"SemanticSearch(limit={self._limit}, min_score={self._min_score}, name={self._name!r})"
 
