@@ -24,12 +24,12 @@ from ._observability import (
     logger,
     tracer,
 )
+from ._passages import Passages, cap_per_document, check_granularity, check_max_per_document
 from ._protocols import Scorer, Stage
 from ._sync import run_sync
 from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
-    from ._passages import Passages
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
@@ -76,7 +76,7 @@ class Pipeline:
         require_results: bool = False,
         passages: Passages | None = None,
     ) -> None:
-        from ._passages import Passages
+        # The default scorer, loaded with the first pipeline: `import graphfuse` stays at its cost.
         from .scoring import WeightedScorer, as_scorer
 
         if passages is not None and not isinstance(passages, Passages):
@@ -184,8 +184,6 @@ class Pipeline:
         whole documents instead, each cut to ``max_document_tokens`` tokens (default 2048). The
         defaults are the :class:`~graphfuse.Passages`' own.
         """
-        from ._passages import check_granularity, check_max_per_document
-
         q = Query.of(query, filter=filter, options=options)
         _check_top_k(top_k)
         if granularity is not None:
@@ -333,8 +331,6 @@ class Pipeline:
                     context=context,
                 )
             elif per_document is not None:
-                from ._passages import cap_per_document
-
                 results = cap_per_document(ranked, per_document)[:top_k]
             else:
                 results = ranked[:top_k]

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
 from .._protocols import TokenCounter
+from ..plugins import get_registry
 
 __all__ = [
     "DEFAULT_COUNTER",
@@ -281,8 +282,6 @@ def get_token_counter(name: str | None = None, /, **options: Any) -> TokenCounte
     names: ``cl100k_base``, ``o200k_base`` (tiktoken) and ``regex``; plugins add more with the
     ``register_token_counters`` hook. Unknown names raise :class:`~graphfuse.NotFound`.
     """
-    from ..plugins import get_registry
-
     if name is not None:
         return check_counter(get_registry().create("token_counter", name, **options))
     if options:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._errors import InvalidInput
+from ..plugins import ENTITY_EXTRACTOR, get_registry
 from ._extractors import EntityExtractor
 
 __all__ = ["DEFAULT_TEXT_EXTRACTOR", "entity_extractor", "entity_extractors"]
@@ -21,8 +22,6 @@ def entity_extractor(spec: str) -> EntityExtractor:
     (``"spacy:en_core_web_sm"`` builds ``SpacyEntityExtractor(model="en_core_web_sm")``; a
     path works too). An unknown name raises :class:`~graphfuse.NotFound` listing the known ones.
     """
-    from ..plugins import ENTITY_EXTRACTOR, get_registry
-
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInput(f"an entity extractor is NAME or NAME:MODEL (e.g. spacy:en_core_web_sm), got {spec!r}")
     name, colon, model = spec.strip().partition(":")

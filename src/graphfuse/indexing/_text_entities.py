@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
-from ._extractors import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, Mention, _joined, has_cjk, normalize
+from ._extractors import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, Mention, TitleLinker, _joined, has_cjk, normalize
 
 if TYPE_CHECKING:
     from ._records import SourceRecord
@@ -315,8 +315,6 @@ def wants_entity_graph(records: Sequence[SourceRecord]) -> bool:
     headings, whose title links alone would leave the graph empty. ``graphfuse index`` and
     ``graphfuse eval`` decide this way unless told.
     """
-    from ._extractors import TitleLinker
-
     if not records:
         return False
     linker = TitleLinker()

@@ -12,7 +12,7 @@ from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher
-from ..scoring import WeightedScorer
+from ..scoring import ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ..timeaware import TimeAware, Timeline
 from ._bm25 import BM25Index
@@ -197,8 +197,6 @@ def hybrid(
     With a ``graph_store``, results are hydrated (and ``pending`` documents dropped) as in
     :func:`lexical`, and are passages (:class:`~graphfuse.Passages`).
     """
-    from ..scoring import ReciprocalRankFusion
-
     stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(bm25)]
     passages = None
     if graph_store is not None:

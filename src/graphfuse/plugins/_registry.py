@@ -22,6 +22,7 @@ from typing import Any, TypeVar, overload
 
 import pluggy
 
+from .. import __version__
 from .._errors import AlreadyExists, GraphFuseError, InvalidInput, NotFound, PluginError
 from .._protocols import Stage
 from . import hookspecs
@@ -166,8 +167,6 @@ def _builtins_version() -> str:
     try:
         return importlib.metadata.version("graphfuse")
     except importlib.metadata.PackageNotFoundError:
-        from .. import __version__
-
         return __version__
 
 

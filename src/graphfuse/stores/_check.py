@@ -21,7 +21,9 @@ from .._errors import GraphFuseError, NotFound
 from .._types import KIND_KEY
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
+from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import APPLICATION_ID as VECTORS_ID
+from ._vector_store import LocalVectorStore
 
 __all__ = ["StoreCheck", "check_store"]
 
@@ -345,14 +347,12 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
 
 
 async def _new_graph(path: Path) -> None:
-    from ._sqlite_graph import SQLiteGraphStore
 
     await asyncio.to_thread(path.unlink)
     await SQLiteGraphStore(path).close()
 
 
 async def _new_vectors(path: Path) -> None:
-    from ._vector_store import LocalVectorStore
 
     await asyncio.to_thread(path.unlink)
     await LocalVectorStore(path).close()

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound, StoreCorrupted
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -202,8 +203,6 @@ class StoreDirectory:
         milliseconds, where ``standard`` reranks 20 passages with the embedder (bundled sample:
         Recall@5 1.000 against 0.725, p50 7.5 ms against 2.4 s; ``docs/cli.md``).
         """
-        from .._capabilities import DocumentListing
-
         cached = isinstance(self.graph, DocumentListing) and callable(getattr(self.graph, "generation", None))
         return "multihop" if cached else "standard"
 
@@ -214,6 +213,8 @@ class StoreDirectory:
         (:class:`~graphfuse.rerankers.EmbeddingReranker`, offline); corpus indexes are read back
         from the graph store. ``options`` go to the preset factory (weights, stage options).
         """
+        # The registry (entry points, pluggy: tens of ms) loads when a store builds something, not
+        # with `graphfuse.stores`, whose backends are imported alone.
         from .. import presets
 
         if reranker is None and "reranker" in presets.get(preset).needs:
@@ -281,7 +282,7 @@ class StoreDirectory:
 
 
 def _build(components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]]) -> dict[str, Any]:
-    from ..plugins import EMBEDDER, GRAPH_STORE, VECTOR_STORE, get_registry
+    from ..plugins import EMBEDDER, GRAPH_STORE, VECTOR_STORE, get_registry  # as in pipeline(): on use
 
     # Model loading progress bars (Hugging Face) would interleave with a command's own output.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -11,6 +11,7 @@ from typing import Any
 
 from .._errors import InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
+from ..embedders._identity import embedder_identity
 from ._records import CHECK_HINT
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import LocalVectorStore
@@ -188,8 +189,6 @@ class LocalStore:
         Raises ``InvalidInput`` when the store already holds vectors from another embedder
         or dimension (their similarities would be meaningless).
         """
-        from ..embedders._identity import embedder_identity
-
         identity, dimension = embedder_identity(embedder), embedder.dimension
         recorded = self._manifest.get("embedder")
         if recorded is not None and (recorded != identity or self._manifest.get("dimension") != dimension):
