@@ -1,4 +1,4 @@
-"""``graphfuse delete``, ``graphfuse index --prune``, ``query --json`` fields, empty ``.jsonl`` (issue 9)."""
+"""``graphfuse delete``, ``graphfuse index --prune``, ``query --json`` fields, empty ``.jsonl``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`graphfuse index` builds entity nodes from the text of untitled corpora (issue 14), or when told."""
+"""`graphfuse index` builds entity nodes from the text of untitled corpora, or when told."""
 
 from __future__ import annotations
 

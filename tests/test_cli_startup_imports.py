@@ -1,4 +1,4 @@
-"""The CLI starts without importing what a command may not need (issue 15: start-up time)."""
+"""The CLI starts without importing what a command may not need, so start-up stays fast."""
 
 from __future__ import annotations
 

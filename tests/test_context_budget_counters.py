@@ -1,4 +1,4 @@
-"""Token counters (offline tiktoken, regex fallback, registry) and document 002's budget allocation."""
+"""Token counters (offline tiktoken, regex fallback, registry) and the token budget's allocation."""
 
 from __future__ import annotations
 

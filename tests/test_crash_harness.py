@@ -1,8 +1,8 @@
 """The crash harness's small form: real worker processes killed with SIGKILL, re-run, compared.
 
 Kills land at random moments and right after random store calls of index, re-index and
-"revert" runs (a killed re-index followed by a re-run of the original records, which used to
-lose relations for good: issue 10, defect 1). Bounded: a few worker processes of 30 documents.
+"revert" runs (a killed re-index followed by a re-run of the original records must not lose
+relations). Bounded: a few worker processes of 30 documents.
 """
 
 from __future__ import annotations

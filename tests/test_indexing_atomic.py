@@ -1,8 +1,8 @@
 """Indexing as one unit of work: full validation first, pending markers, convergent re-runs.
 
-Defects of issue 10 reproduced here: 1 (relations lost by a failed re-index), 2 (write-time
-failures after a partial write; non-UTF-8 sources), 3 (a failed batch's pending documents
-returned by queries), 6 (reserved metadata keys), 8 (lone surrogates through the API).
+A failed re-index keeps the relations; write-time failures after a partial write and
+non-UTF-8 sources leave the store as it was; a failed batch's pending documents are never
+returned by queries; reserved metadata keys and lone surrogates are rejected.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class _FailOnce:
         return call
 
 
-# -- defect 1: relation loss --------------------------------------------------------------------
+# -- a failed re-index keeps relations -------------------------------------------------------------
 
 
 @pytest.mark.parametrize("method", ["delete_relations", "store_documents", "create_relations"])
@@ -96,7 +96,7 @@ async def test_failed_reindex_then_original_records_restore_everything(tmp_path:
     assert await _state(graph, vectors) == expected
 
 
-# -- defect 2: everything validated before the first write ---------------------------------------
+# -- everything validated before the first write ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -168,7 +168,7 @@ def test_cli_query_with_invalid_utf8_bytes_is_a_clean_error(tmp_path: Path) -> N
     assert b"Traceback" not in proc.stderr
 
 
-# -- defect 3: dimension checked first; a failed batch is never returned -------------------------
+# -- dimension checked first; a failed batch is never returned -------------------------------------
 
 
 async def test_embedder_of_another_dimension_writes_nothing() -> None:
@@ -225,7 +225,7 @@ async def _ids(graph: InMemoryGraphStore) -> Any:
         yield d.id
 
 
-# -- defect 6: reserved metadata namespace -------------------------------------------------------
+# -- reserved metadata namespace -------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("key", ["parent_id", "graphfuse_state", "graphfuse_anything"])
@@ -241,7 +241,7 @@ def test_reserved_key_in_a_source_file_names_the_line(tmp_path: Path) -> None:
         list(read_sources([source]))
 
 
-# -- defect 8: lone surrogates through the API ----------------------------------------------------
+# -- lone surrogates through the API ---------------------------------------------------------------
 
 
 async def test_lone_surrogates_through_the_api_raise_invalid_input(tmp_path: Path) -> None:

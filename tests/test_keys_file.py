@@ -1,4 +1,4 @@
-"""The key file under concurrent `graphfuse keys` processes, and a damaged key file (issue 28, item 3)."""
+"""The key file under concurrent `graphfuse keys` processes, and a damaged key file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A filter only removes documents from the PPR walk (issue 10, defect 10).
+"""A filter only removes documents from the PPR walk.
 
 The walk with a filter must be the directed, weighted walk of the whole graph minus the
 documents outside the filter: a filter matching everything gives the unfiltered ranking,

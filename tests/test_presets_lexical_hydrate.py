@@ -1,4 +1,4 @@
-"""The `bm25` and `hybrid` presets load text and never return pending documents (issue 28, item 6)."""
+"""The `bm25` and `hybrid` presets load text and never return pending documents."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Packages outside the core use GraphFuse's public names only (issue 8).
+"""Packages outside the core use GraphFuse's public names only.
 
 Any ``import graphfuse._x`` / ``from graphfuse.a._b import ...`` (a private module of the core)
 in plugins/, integrations/, examples/ or benchmarks/ fails this test, and so does a test or
@@ -29,7 +29,7 @@ def test_no_private_core_imports_outside_the_core() -> None:
 
 
 # Known exceptions, each with its owner: remove the entry when the test moves to a public name.
-ALLOWED = {"tests/test_server_cli.py: from graphfuse.cli._serve"}  # serve lane (issue 13): is_loopback
+ALLOWED = {"tests/test_server_cli.py: from graphfuse.cli._serve"}  # is_loopback, shared with the serve command
 
 
 def test_tests_and_benchmarks_do_not_use_the_cli_private_modules() -> None:

@@ -1,4 +1,4 @@
-"""Distributions share code through public modules only (issue 8, packaging).
+"""Distributions share code through public modules only.
 
 Each directory under plugins/ and integrations/ is its own distribution. A file may import the
 private modules (``_name``) of the packages its own distribution ships, never those of another

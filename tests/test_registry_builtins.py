@@ -245,7 +245,7 @@ def test_toml_spec_errors(tmp_path: Path) -> None:
 
 
 def test_plugins_page_lists_every_builtin_name() -> None:
-    # Issue 9: docs/plugins.md's table of built-in names had fallen behind the registry.
+    # docs/plugins.md's table of built-in names must list every name the registry holds.
     import re
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The seams of issue 8: the preset catalogue, the component-kind table, capability Protocols."""
+"""Extension seams: the preset catalogue, the component-kind table, capability Protocols."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 28, items 1, 2 and 4: requests cannot name server files, hold the event loop, rebind DNS or grow metrics."""
+"""Requests cannot name server files, hold the event loop, rebind DNS or grow metrics."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ async def test_every_v1_route_needs_a_valid_key(tmp_path: Path, method: str, pat
 
 
 async def test_tenants_get_their_own_entity_graph(tmp_path: Path) -> None:
-    """Issue 28, item 7: a store with an entity graph builds each tenant's entity nodes in its scope."""
+    """A store with an entity graph builds each tenant's entity nodes in its scope."""
     from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord, TextEntityExtractor
 
     async with served(tmp_path, corpus=False) as w:

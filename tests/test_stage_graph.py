@@ -143,7 +143,7 @@ async def test_seeds_carry_their_semantic_strength(world: World) -> None:
 
 
 async def test_a_zero_cosine_hit_is_no_seed(world: World) -> None:
-    # Issue 9: a semantic hit at cosine 0 used to get graph 1.0 and boost its whole neighbourhood.
+    # A semantic hit at cosine 0 is no seed: it must not get graph 1.0 and boost its neighbourhood.
     out = await GraphExpansion(world.graph).run(Query("q"), [weighted_seed("a", 0.0)], StageRunContext())
     assert [(c.id, c.signals["graph"]) for c in out] == [("a", 0.0)]
 

@@ -160,8 +160,8 @@ async def test_minimal_scores_by_the_cosine_itself(world: World) -> None:
 
 
 async def test_hits_at_cosine_zero_get_no_graph_boost(world: World) -> None:
-    # Issue 9: every semantic hit was a graph seed at 1.0, even at cosine 0, so in a small store
-    # every document got the same boost. Hits carry their cosine into the graph signal now.
+    # Hits carry their cosine into the graph signal: a hit at cosine 0 gives no boost, so in a
+    # small store not every document gets the same one.
     pipeline = presets.no_rerank(world.graph, world.vectors, world.embedder, semantic={"min_score": 0.0})
     results = await pipeline.aretrieve("apple harvest", top_k=10, filter={"tenant": "acme"})
     by_id = {r.id: r for r in results}

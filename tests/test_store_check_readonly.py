@@ -1,4 +1,4 @@
-"""Read-only opening (issue 10, defect 7), `graphfuse check` and manifest counts after a kill -9."""
+"""Read-only opening, `graphfuse check` and manifest counts after a kill -9."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Damaged, truncated and read-only store files (issue 28, items 5, 8, 9, 10).
+"""Damaged, truncated and read-only store files: each is detected and named.
 
 Every test damages a real store built by `graphfuse index`: truncating a file, rewriting rows
 with SQLite, overwriting bytes in the middle of the file, removing permissions.

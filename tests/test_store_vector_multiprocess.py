@@ -1,4 +1,4 @@
-"""Two processes writing one vectors.sqlite stay consistent (issue 10, defect 4).
+"""Two processes writing one vectors.sqlite stay consistent.
 
 The in-memory matrix used to sync before ``BEGIN IMMEDIATE`` and then record the generation
 after its own write as current, so a write by another process in between was never loaded

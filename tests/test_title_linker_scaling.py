@@ -1,4 +1,4 @@
-"""TitleLinker.add/remove touch only the titles involved (issue 10, defect 9: add was quadratic).
+"""TitleLinker.add/remove touch only the titles involved (add must not be quadratic).
 
 Timing figures come from ``python benchmarks/title_linker.py``; these tests check the
 structure that makes it linear (no copy of the dictionary per call) and that in-place

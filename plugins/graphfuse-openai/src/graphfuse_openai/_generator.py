@@ -37,7 +37,7 @@ def _positive(value: object, name: str) -> None:
 class OpenAIGenerator:
     """Answers chat messages with OpenAI's chat-completions API through the official ``openai`` SDK.
 
-    - ``model``: the chat model (default ``gpt-4o-mini``, document 003's).
+    - ``model``: the chat model (default ``gpt-4o-mini``).
     - ``api_key``: defaults to ``OPENAI_API_KEY``; ``base_url``: the API root with ``/v1``
       (default ``OPENAI_BASE_URL``, else OpenAI's): any server speaking the chat-completions
       API works (vLLM, llama.cpp, Ollama's OpenAI endpoint).
