@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidInput
-from ._extractors import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, Mention, TitleLinker, _joined, has_cjk, normalize
+from .._text import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, has_cjk, normalize
+from ._extractors import Mention, TitleLinker, _joined
 
 if TYPE_CHECKING:
     from ._records import SourceRecord

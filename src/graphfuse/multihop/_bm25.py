@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -13,39 +12,13 @@ import scipy.sparse as sp
 
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
+from .._text import bm25_tokens
 from .._types import check_id
-from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = ["BM25Index", "bm25_tokens"]
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# A lower-case letter followed by an upper-case one: the seam of a joined name ("WolfgangSchulz").
-_CAMEL = re.compile(r"(?<=[^\W\d_A-Z])(?=[A-Z])")
-
 BM25Document = Union[tuple[str, str], tuple[str, str, Mapping[str, Any]]]
 """``(id, text)`` or ``(id, text, metadata)``; metadata is what filters are checked against."""
-
-
-def bm25_tokens(text: str, *, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
-    """Lower-cased, accent-stripped word tokens without stopwords.
-
-    Words are runs of letters and digits (an underscore separates: ``20260430_18:30`` is
-    ``20260430 18 30``); a joined name is split at its lower-to-upper seams, so
-    ``WolfgangSchulz`` and "Wolfgang Schulz" give the same tokens. Runs of Chinese, Japanese
-    or Korean characters, written without spaces, give their character bigrams
-    (``東京タワー`` -> ``東京 京タ タワ ワー``).
-    """
-    out: list[str] = []
-    words = _WORD.findall(text)
-    if has_cjk(text):  # (runs of Chinese, Japanese or Korean: their character bigrams)
-        words = [part for word in words for part in cjk_bigrams(word)]
-    for word in words:
-        parts = _CAMEL.split(word) if not word.islower() else (word,)
-        for part in parts:
-            token = part.lower() if part.isascii() else normalize(part)
-            if token not in stopwords:
-                out.append(token)
-    return out
 
 
 class BM25Index:
