@@ -1,20 +1,11 @@
 """Optional capabilities: interfaces a component may implement beyond its kind's protocol.
 
-GraphFuse tests for them with ``isinstance`` (they are runtime-checkable :class:`~typing.Protocol`
-classes: implement the method, no base class needed) and uses them when present:
-
-============================ ==================================================================
-capability                   used by
-============================ ==================================================================
-:class:`ChecksOptions`       :class:`~graphfuse.Pipeline` validates per-call options before I/O
-:class:`ExplainsScores`      :class:`~graphfuse.Pipeline` fills ``Result.contributions``
-:class:`DocumentListing`     :func:`graphfuse.multihop.corpus_indexes`, the ``multihop`` preset
-:class:`AdjacencySource`     :class:`~graphfuse.multihop.PersonalizedPageRank` (whole-graph walk)
-:class:`PageRankRefreshing`  :class:`~graphfuse.indexing.Indexer` (precompute after writes)
-:class:`VectorLookup`        :class:`~graphfuse.indexing.Indexer` (skip unchanged only with vectors)
-:class:`SignalStage`         integrations score their own records (:func:`~graphfuse.hosts.run_signal_stage`)
-:class:`SignalScorer`        integrations fuse signals without building candidates
-============================ ==================================================================
+They are runtime-checkable :class:`~typing.Protocol` classes (implement the method, no base
+class needed); GraphFuse tests for them with ``isinstance`` and uses them when present: the
+pipeline checks options and explains scores, corpus indexes and Personalized PageRank list
+documents and walk adjacency, the indexer refreshes PageRank and skips unchanged documents only
+when their vectors are there, hosts run signal stages and scorers over their own records. See
+docs/plugins.md, "Optional capabilities".
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """The GraphFuse exception tree.
 
-::
-
-    GraphFuseError
-    ├── NotFound               a document, relation, collection or component does not exist
-    ├── AlreadyExists          creating something that is already there
-    ├── ConnectionFailed       a backend or provider could not be reached (retryable)
-    │   └── DeadlineExceeded   the caller's deadline passed before the work finished
-    ├── RateLimited            the provider asked us to slow down (carries ``retry_after``)
-    ├── AuthenticationFailed   credentials were refused (never retried)
-    ├── InvalidInput           bad arguments or data; also a ``ValueError``
-    ├── StoreCorrupted         a store directory is damaged or half-written
-    ├── PermissionDenied       the process may not read or write a file it needs (also a ``PermissionError``)
-    ├── StageFailed            a pipeline stage raised (carries ``stage``, chained from the cause)
-    ├── NoCandidates           a run that requires results produced none
-    ├── EmptyPipeline          a pipeline was built without stages
-    └── PluginError            a plugin failed to load, or two plugins claim one name
+Every error GraphFuse raises on purpose derives from :class:`GraphFuseError`, one class per
+cause; :class:`DeadlineExceeded` is a retryable :class:`ConnectionFailed`, :class:`InvalidInput`
+is also a ``ValueError`` and :class:`PermissionDenied` also a ``PermissionError``. See
+docs/concepts.md, "Errors".
 """
 
 from __future__ import annotations

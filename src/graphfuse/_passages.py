@@ -1,28 +1,11 @@
 """Passage results: documents ranked by a pipeline, returned as the passages an LLM reads.
 
-A pipeline's stages may rank whole documents (BM25 over pages, the ``multihop`` walk over the
-document graph) or chunks of them (vector search over the indexer's chunk nodes). What a host
-hands to an LLM should be a passage no longer than the indexer's chunk size, naming the page it
-comes from. :class:`Passages` turns a pipeline's ranked results into that:
-
-- a chunk (metadata ``parent_id``) is a passage of its document;
-- a document that the indexer split into chunks (metadata ``graphfuse_chunks`` > 1) is replaced
-  by its chunks that best match the query (cosine of the query to the chunks' stored vectors,
-  searched within the document, plus a BM25 score over the document's chunks; lexical only
-  without an embedder). The best chunk takes the document's score, the others a share of it in
-  proportion to their match;
-- a document stored whole (short enough to be one unit) is its own passage.
-
-At most ``max_per_document`` passages of one document are kept, best first, so one long page
-cannot fill a result list. A **hub** page, one that holds more than ``hub_share`` (a fifth) of all
-the chunks in the vector store (release notes, changelogs, glossaries concatenated into one
-file), matches some words of almost any question somewhere: its passages' scores are multiplied
-by ``hub_share / share`` (its share of the chunks), so it takes a slot only when it matches
-clearly better than the other pages. No page names are involved; a corpus of whole passages
-(one unit per document) has no hub by this rule. With ``granularity="document"`` the results are documents instead
-(chunks folded into their document at the best chunk's rank), each text cut to
-``max_document_tokens`` tokens; a cut result says so in its metadata
-(``graphfuse_truncated_tokens``: the tokens left out).
+:class:`Passages` turns a pipeline's ranked results (whole documents or chunks) into passages no
+longer than the indexer's chunk size, each naming its page: a split document is replaced by its
+chunks that best match the query, at most ``max_per_document`` passages of a page are kept, and
+a hub page (more than ``hub_share`` of all chunks) is damped; ``granularity="document"`` returns
+whole documents cut to ``max_document_tokens``. See docs/stages.md, "Results: passages that name
+their page".
 """
 
 from __future__ import annotations

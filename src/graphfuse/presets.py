@@ -1,26 +1,12 @@
 """Ready-made pipelines, by name: the one preset catalogue.
 
-Built-in presets (registered by the built-in plugin through the ``register_presets`` hook, like
-any plugin's):
-
-- ``standard``: semantic -> hydrate -> graph -> temporal -> pagerank -> access -> rerank,
-  scored by :class:`~graphfuse.scoring.WeightedScorer` with ``DEFAULT_WEIGHTS`` (needs a reranker).
-- ``minimal``: semantic -> hydrate (vector search only), scored by the cosine itself.
-- ``no_rerank``: ``standard`` without the rerank stage.
-- ``multihop``: semantic -> bm25 -> entity -> aggregate -> ppr -> aggregate, for questions that
-  need two passages (:func:`graphfuse.multihop.multihop`; needs the corpus indexes). Over a
-  store in one call: ``await presets.multihop(store)`` (:func:`multihop`).
-- ``bm25``: BM25 only; ``hybrid``: vector + BM25 by reciprocal rank fusion (need the corpus indexes).
-
-Each :class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`). Hosts (the CLI,
-``graphfuse eval``, the integrations, a server) build by name with :func:`abuild`, which
-supplies the corpus indexes from the graph store and names any missing input; :func:`build`
-passes keyword inputs straight to the factory. :func:`register` adds an application's preset;
-a plugin adds one through the ``register_presets`` hook.
-
-The built-in presets build their stages and scorer by name through the plugin registry
-(:func:`graphfuse.plugins.get_registry`), as a declarative spec does: a name two plugins
-register raises the same :class:`~graphfuse.PluginError` everywhere.
+The built-in presets (``standard``, ``minimal``, ``no_rerank``, ``multihop``, ``bm25``,
+``hybrid``) are registered by the built-in plugin through the ``register_presets`` hook, like any
+plugin's, and build their stages and scorer by name through the plugin registry. Each
+:class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`); hosts build by name
+with :func:`abuild`, which supplies the corpus indexes from the graph store and names any missing
+input; :func:`build` passes keyword inputs straight to the factory; :func:`register` adds an
+application's preset. See docs/stages.md, "Presets".
 """
 
 from __future__ import annotations

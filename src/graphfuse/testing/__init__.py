@@ -1,24 +1,10 @@
 """Contract test suites for backend and provider authors (pytest classes to subclass).
 
-Subclass a contract in your own tests and provide the fixture it names::
-
-    from graphfuse.testing import GraphStoreContract
-
-    class TestMyStore(GraphStoreContract):
-        @pytest.fixture
-        async def graph_store(self):
-            s = MyStore(...)
-            yield s
-            await s.close()
-
-:class:`ChatCompletionsServer` is a local stand-in for OpenAI's chat-completions API, for
-testing generators and judges (and running the comparison docs) without the internet.
-
-:func:`modules_imported_by` tells which modules a fresh interpreter imports, for a test that
-keeps loading a plugin cheap (its SDK imported only when a component is built).
-
-Each suite module is imported lazily, so importing this package does not import pytest
-until a suite is used.
+Subclass a contract (:class:`GraphStoreContract`, ...) in your own tests and provide the
+fixture it names; :class:`ChatCompletionsServer` is a local stand-in for OpenAI's
+chat-completions API; :func:`modules_imported_by` tells which modules a fresh interpreter
+imports. Suites are imported lazily, so importing this package does not import pytest. See
+docs/testing.md.
 """
 
 from __future__ import annotations
