@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_STORE", "StoreDirectory", "default_embedder", "open_store"]
 DEFAULT_STORE = ".graphfuse"
 """The store directory the CLI uses unless told otherwise."""
 
-LEGACY_COMPONENTS = "components.json"
+_PRE_RELEASE_COMPONENTS = "components.json"  # where pre-release versions kept the components
 _EMBEDDED = {"graph_store": "sqlite", "vector_store": "local"}
 _KEYS = ("embedder", *_EMBEDDED)
 _IN_MEMORY = "memory"
@@ -50,8 +50,8 @@ def _checked_components(data: object, directory: Path, where: str) -> dict[str, 
     return {k: data[k] for k in _KEYS}
 
 
-def _recorded(directory: Path) -> tuple[dict[str, str] | None, bool]:
-    """The components the store was built with, and whether they come from a legacy components.json."""
+def _recorded(directory: Path) -> dict[str, str] | None:
+    """The components the store was built with (the manifest's ``components``), or ``None``."""
     manifest_path = directory / MANIFEST
     if manifest_path.is_file():
         try:
@@ -59,15 +59,14 @@ def _recorded(directory: Path) -> tuple[dict[str, str] | None, bool]:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             manifest = None  # LocalStore.open reports the damage with the full message
         if isinstance(manifest, dict) and manifest.get("components") is not None:
-            return _checked_components(manifest["components"], directory, f"{MANIFEST} 'components'"), False
-    legacy = directory / LEGACY_COMPONENTS
-    if not legacy.exists():
-        return None, False
-    try:
-        data = json.loads(legacy.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StoreCorrupted(f"store directory {str(directory)!r}: {LEGACY_COMPONENTS} is unreadable ({exc})") from exc
-    return _checked_components(data, directory, LEGACY_COMPONENTS), True
+            return _checked_components(manifest["components"], directory, f"{MANIFEST} 'components'")
+    if (directory / _PRE_RELEASE_COMPONENTS).exists():
+        raise StoreCorrupted(
+            f"store directory {str(directory)!r} was written by a pre-release GraphFuse "
+            f"({_PRE_RELEASE_COMPONENTS} beside {MANIFEST}): move that file's object into {MANIFEST} "
+            "as its 'components' and delete the file, or index the documents again"
+        )
+    return None
 
 
 def _settle(recorded: dict[str, str] | None, requested: Mapping[str, str | None], directory: Path) -> dict[str, str]:
@@ -146,7 +145,7 @@ class StoreDirectory:
         directory = Path(path)
         if not create and not await asyncio.to_thread(directory.exists):
             raise NotFound(f"no GraphFuse store at {str(directory)!r}: index documents into it first")
-        recorded, legacy = await asyncio.to_thread(_recorded, directory)
+        recorded = await asyncio.to_thread(_recorded, directory)
         requested = {"embedder": embedder, "graph_store": graph_store, "vector_store": vector_store}
         components = _settle(recorded, requested, directory)
         closers: list[Callable[[], Awaitable[None]]] = []
@@ -164,10 +163,8 @@ class StoreDirectory:
             built.setdefault("graph_store", local.graph)
             built.setdefault("vector_store", local.vectors)
             await local.use_embedder(built["embedder"])
-            if (recorded is None or legacy) and not readonly:
+            if recorded is None and not readonly:
                 await local.record_components(components)
-                if legacy:
-                    await asyncio.to_thread((directory / LEGACY_COMPONENTS).unlink, missing_ok=True)
         except BaseException:
             for closer in reversed(closers):
                 await closer()
@@ -315,9 +312,9 @@ async def open_store(
     ``embedder``, ``graph_store`` and ``vector_store`` are registered names; names given must
     match what the store was built with, names not given come from its manifest, else the
     defaults (``local`` MiniLM when ``graphfuse[local]`` is installed, else ``hashing``; the
-    directory's own ``sqlite``/``local`` stores). A store written by an older GraphFuse
-    (``components.json`` beside the manifest) is read and its components moved into the
-    manifest. Raises :class:`~graphfuse.NotFound`, :class:`~graphfuse.StoreCorrupted` or
+    directory's own ``sqlite``/``local`` stores). A store written by a pre-release GraphFuse
+    (``components.json`` beside the manifest) is refused with the migration in the message
+    (``docs/cli.md``). Raises :class:`~graphfuse.NotFound`, :class:`~graphfuse.StoreCorrupted` or
     :class:`~graphfuse.InvalidInput` naming the problem.
     """
     return await StoreDirectory.open(
