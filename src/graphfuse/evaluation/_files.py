@@ -6,8 +6,12 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from .._passages import check_granularity, check_max_per_document
 from .._protocols import Embedder, GraphStore, VectorStore
+from ..embedders import CachingEmbedder
 from ..indexing import entity_extractors as entity_extractors_named
+from ..plugins import EMBEDDER, get_registry
+from ..stores import InMemoryGraphStore, LocalVectorStore, default_embedder, open_store
 from ._data import check_gold, load_corpus, load_queries
 from ._data import strip_titles as stripped
 from ._embedding_cache import SQLiteCache
@@ -50,16 +54,10 @@ async def evaluate_files(
     ``NAME:MODEL``, :func:`~graphfuse.indexing.entity_extractors`); naming any builds the text
     graph. They are built (a model loaded) before any store is opened.
     """
-    from .._passages import check_granularity, check_max_per_document
-
     if max_per_document is not None:
         check_max_per_document(max_per_document)
     if granularity is not None:
         check_granularity(granularity)
-    from ..embedders import CachingEmbedder
-    from ..plugins import EMBEDDER, get_registry
-    from ..stores import default_embedder, open_store
-
     say = progress or (lambda _msg: None)
     names = check_pipelines(pipelines)
     corpus = load_corpus(corpus_path)
@@ -82,8 +80,6 @@ async def evaluate_files(
             if cache_path is None:
                 cache_path = Path(store_dir) / CACHE_FILE
         else:
-            from ..stores import InMemoryGraphStore, LocalVectorStore
-
             name = embedder_name or default_embedder()[0]
             embedder = get_registry().create(EMBEDDER, name)
             graph, vectors = InMemoryGraphStore(), LocalVectorStore(None)

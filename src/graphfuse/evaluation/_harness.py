@@ -8,9 +8,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .. import presets
 from .._errors import InvalidInput
+from .._passages import DEFAULT_MAX_PER_DOCUMENT
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Document, Result
+from ..context import get_token_counter
 from ..indexing import (
     EntityExtractor,
     EntityMatcher,
@@ -23,9 +26,12 @@ from ..indexing import (
     TokenChunker,
     wants_entity_graph,
 )
-from ._context import ContextReport
+from ..rerankers import EmbeddingReranker
+from ._context import ContextReport, evaluate_contexts
 from ._data import EvalQuery
+from ._gaps import gaps_json
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
+from ._peer import llamaindex_fusion
 
 __all__ = ["PIPELINES", "EvalReport", "PipelineMetrics", "check_pipelines", "evaluate", "pipeline_names"]
 
@@ -93,8 +99,6 @@ class EvalReport:
         """``{"pipelines": {NAME: {...}}, "multihop_gap", "n_queries", "complete", "warnings", "index",
         "scoring", "index_seconds"}`` (+ ``context*``); ``multihop_gap`` as
         :func:`~graphfuse.evaluation.gaps_json` gives it."""
-        from ._gaps import gaps_json
-
         out = {
             "pipelines": {name: m.as_json() for name, m in self.pipelines.items()},
             "multihop_gap": gaps_json(self.pipelines),
@@ -112,8 +116,6 @@ class EvalReport:
 
 def pipeline_names() -> list[str]:
     """Every name ``evaluate`` accepts: ``vector``, each preset of the catalogue, ``llamaindex-fusion``."""
-    from .. import presets
-
     return [VECTOR, *(n for n in presets.names() if n != VECTOR), PEER]
 
 
@@ -215,6 +217,7 @@ async def evaluate(
     on a corpus whose titles would give the graph. ``index_seconds`` in the report is the
     indexing time (embeddings included, unless they come from a cache).
     """
+    # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
     from ..multihop import BM25Index, entity_matcher, subject_span
     from ..timeaware import Timeline
 
@@ -314,9 +317,6 @@ async def evaluate(
         )
     context = None
     if context_budgets:
-        from ..context import get_token_counter
-        from ._context import evaluate_contexts
-
         say("measuring contexts")
         context = await evaluate_contexts(
             returned,
@@ -341,8 +341,6 @@ async def evaluate(
 
 def scoring_note(granularity: str | None, max_per_document: int | None) -> str:
     """The sentence a report gives on how results were scored against document-level gold ids."""
-    from .._passages import DEFAULT_MAX_PER_DOCUMENT
-
     if granularity == "document":
         return "results are whole documents (granularity=document), each scored by its id"
     cap = DEFAULT_MAX_PER_DOCUMENT if max_per_document is None else max_per_document
@@ -366,16 +364,12 @@ async def _retriever(
     query_vectors: Mapping[str, list[float]],
     shape: Mapping[str, Any],
 ) -> Retriever:
-    from .. import presets
-
     if name == PEER:
         return await _peer(corpus, embedder, query_vectors)
     preset = presets.get("minimal" if name == VECTOR else name)
     reranker = None
     if "reranker" in preset.needs:
         # Offline: the embedder under evaluation reranks (as `graphfuse query` does).
-        from ..rerankers import EmbeddingReranker
-
         reranker = EmbeddingReranker(embedder)
     pipeline = await presets.abuild(
         preset.name,
@@ -403,8 +397,6 @@ async def _retriever(
 async def _peer(
     corpus: Sequence[SourceRecord], embedder: Embedder, query_vectors: Mapping[str, list[float]]
 ) -> Retriever:
-    from ._peer import llamaindex_fusion
-
     texts = {r.id: _embed_text(r) for r in corpus}
     ids = list(texts)
     vectors: dict[str, list[float]] = {}

@@ -27,6 +27,8 @@ from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._types import KIND_KEY, Result
+from ..compare import basic_rag, graphrag, llm_only
+from ..context import FORMATS, get_token_counter
 from ..indexing import (
     CO_MENTION,
     CO_OCCURS_WITH,
@@ -238,8 +240,6 @@ class Service:
         exist. A preset that cannot serve this store is logged and skipped (requests naming it get the
         error); nothing is recorded in the session statistics.
         """
-        from ..context import get_token_counter
-
         started = time.perf_counter()
         await self.embedder.embed_query(_WARM_UP_QUERY)  # a local model loads on its first call
         self._warming = tuple(w for w in self._warming if w != "model")
@@ -427,8 +427,6 @@ class Service:
         client_filter: Any,
     ) -> dict[str, Any]:
         """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens."""
-        from ..context import FORMATS
-
         if format not in FORMATS:
             raise Problem.invalid("format", f"format must be one of {', '.join(FORMATS)}, got {format!r}")
         flt = scope.filter(client_filter)
@@ -463,8 +461,6 @@ class Service:
                 "need one; /v1/retrieve, /v1/context and the graph work without",
                 extra={"llm": False},
             )
-        from ..compare import basic_rag, graphrag, llm_only
-
         flt = scope.filter(None)
         pipelines = {
             "llm_only": llm_only(),
