@@ -23,7 +23,7 @@ from ._corpus import corpus_indexes
 from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import MULTIHOP_WEIGHTS, hybrid, lexical, multihop
+from ._preset import MULTIHOP_WEIGHTS, adaptive_strength, hybrid, lexical, multihop
 from ._subjects import subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
@@ -36,6 +36,7 @@ __all__ = [
     "EntitySeeds",
     "PersonalizedPageRank",
     "TextEntitySeeds",
+    "adaptive_strength",
     "bm25_tokens",
     "corpus_indexes",
     "entity_matcher",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from types import MappingProxyType
 from typing import Any
 
@@ -12,7 +12,7 @@ from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
 from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher
-from ..scoring import ReciprocalRankFusion, WeightedScorer
+from ..scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ..timeaware import TimeAware, Timeline
 from ._bm25 import BM25Index
@@ -22,7 +22,7 @@ from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank
 from ._text_entity_seeds import TextEntitySeeds
 
-__all__ = ["MULTIHOP_WEIGHTS", "hybrid", "lexical", "multihop"]
+__all__ = ["MULTIHOP_WEIGHTS", "adaptive_strength", "hybrid", "lexical", "multihop"]
 
 _TEXT_GRAPH_DAMPING = 0.85
 """PageRank damping of the walk over an entity graph built from text (0.5 over title links)."""
@@ -38,6 +38,27 @@ MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
 ``bm25`` has no weight of its own: BM25 adds candidates and seeds the PageRank walk (weight
 0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
 """
+
+
+def adaptive_strength(
+    bm25: BM25Index | None, linker: EntityExtractor | None, entities: EntityMatcher | None = None
+) -> float:
+    """How much the ``multihop`` preset's :class:`~graphfuse.scoring.AdaptiveScorer` adapts, from the corpus.
+
+    1 when the store's graph comes from the text (entity nodes, ``entities`` non-empty: chat
+    logs, tickets, title-stripped passages), else ``1 - min(1, titles / documents)``, the share
+    of the corpus the title linker does not cover. Where (nearly) every document has a title
+    that names it (Wikipedia-like corpora), the title links give the walk its graph and the
+    fixed weights stand (0). Without a BM25 index there is no lexical ranking to weigh: 0.
+    Computed once, when the pipeline is built, from sizes the indexes already hold.
+    """
+    if bm25 is None or len(bm25) == 0:
+        return 0.0
+    if entities is not None and len(entities) > 0:
+        return 1.0
+    titles = len(linker) if isinstance(linker, Sized) else 0
+    return max(0.0, 1.0 - min(1.0, titles / len(bm25)))
+
 
 _KEYS = (
     "semantic",
@@ -69,6 +90,7 @@ def multihop(
     entities: EntityMatcher | None = None,
     reranker: Reranker | None = None,
     weights: Mapping[str, float] | None = None,
+    adaptive: bool = False,
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
     """semantic, bm25, entity, aggregate_seeds, bridge, ppr, aggregate (, rerank), :data:`MULTIHOP_WEIGHTS`.
@@ -102,7 +124,17 @@ def multihop(
     ``access={"key": "views"}``, and ``weights`` that give their signals a weight; they run
     after the last hydrate, before rerank. Asking for one without a weight for its signal is
     an :class:`~graphfuse.InvalidInput`, so a stage never runs for nothing.
+
+    The scorer is a :class:`~graphfuse.scoring.WeightedScorer` over ``weights`` (default
+    :data:`MULTIHOP_WEIGHTS`). ``adaptive=True`` makes it an
+    :class:`~graphfuse.scoring.AdaptiveScorer` over the same weights: per query, the BM25 and
+    vector signals weigh more when their best hit stands out, by as much as the corpus leaves
+    to them (:func:`adaptive_strength`; nothing on a corpus whose titles give the graph). It is
+    opt-in: on the dev sets it helped LiHua-World and cost title-stripped HotpotQA (see
+    docs/multihop.md).
     """
+    if not isinstance(adaptive, bool):
+        raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
     opts = split_options(stage_options, allowed)
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
@@ -153,11 +185,11 @@ def multihop(
         stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(
-        stages,
-        WeightedScorer(MULTIHOP_WEIGHTS if weights is None else weights),
-        passages=Passages(graph_store, vector_store, embedder),
+    base = MULTIHOP_WEIGHTS if weights is None else weights
+    scorer: AdaptiveScorer | WeightedScorer = (
+        AdaptiveScorer(base, strength=adaptive_strength(bm25, linker, entities)) if adaptive else WeightedScorer(base)
     )
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
 
 
 def lexical(
