@@ -104,8 +104,13 @@ def test_query_json(store: Path) -> None:
     rows = json.loads(result.stdout)
     assert len(rows) == 2
     assert rows[0]["id"] == "apples"
-    assert set(rows[0]) == {"id", "document_id", "title", "snippet", "score", "signals"}
+    assert set(rows[0]) == {"id", "document_id", "title", "snippet", "score", "signals", "contributions", "weights"}
     assert rows[0]["score"] >= rows[1]["score"]
+    top = rows[0]
+    assert top["contributions"]
+    assert sum(top["contributions"].values()) == pytest.approx(top["score"])
+    for name, weight in top["weights"].items():  # the weight each signal got: share / value
+        assert weight * top["signals"][name] == pytest.approx(top["contributions"][name])
     assert "bm25" in rows[0]["signals"]  # the default preset is multihop on the embedded store
 
 

@@ -79,8 +79,12 @@ def _snippet(content: str | None) -> str | None:
 
 
 def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """``--json`` output, best first: ``{"id", "document_id", "title", "snippet", "score", "signals"}`` per result.
+    """``--json`` output, best first: ``{"id", "document_id", "title", "snippet", "score", "signals",
+    "contributions", "weights"}`` per result.
 
+    ``contributions`` is each signal's share of the score (:attr:`~graphfuse.Result.contributions`,
+    empty for a scorer that does not explain), ``weights`` the weight each signal the result holds
+    got (``contribution / value``; with the adaptive scorer it differs per query).
     ``document_id`` is the page a passage comes from (:attr:`~graphfuse.Result.document_id`);
     ``title`` is the document's ``title`` metadata (``null`` when it has none); ``snippet`` the
     start of its text, whitespace collapsed, at most 200 characters.
@@ -96,6 +100,10 @@ def results_json(results: Sequence[Result]) -> list[dict[str, Any]]:
                 "snippet": _snippet(r.document.content),
                 "score": r.score,
                 "signals": dict(r.signals),
+                "contributions": dict(r.contributions),
+                "weights": {
+                    n: share / r.signals[n] for n, share in r.contributions.items() if r.signals.get(n, 0.0) > 0.0
+                },
             }
         )
     return rows
@@ -133,7 +141,10 @@ def query(
     ] = None,
     top_k: Annotated[int, typer.Option("--top-k", min=1, help="How many results.")] = 10,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print JSON: a list of {id, title, snippet, score, signals}.")
+        bool,
+        typer.Option(
+            "--json", help="Print JSON: a list of {id, title, snippet, score, signals, contributions, weights}."
+        ),
     ] = False,
     filter_: Annotated[
         str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
