@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -189,17 +190,20 @@ def test_granularity_bad_value(long_store: Path, tmp_path: Path, command: str) -
 
 
 async def test_compare_cache_key_follows_the_granularity(long_store: Path) -> None:
-    from graphfuse.cli._context import shaped
     from graphfuse.compare import context_pipeline
     from graphfuse.stores import open_store
 
     async with await open_store(str(long_store), mode="ro") as store:
         pipeline = await store.pipeline("minimal")
+        assert pipeline.passages is not None
+
+        def shaped(granularity: str | None, max_per_document: int | None) -> Any:
+            defaults = pipeline.passages.with_defaults(granularity=granularity, max_per_document=max_per_document)
+            return pipeline.with_passages(defaults)
+
         keys = {
-            context_pipeline(p, budget=500).fingerprint
-            for p in (pipeline, shaped(pipeline, "document", None), shaped(pipeline, None, 3))
+            context_pipeline(p, budget=500).fingerprint for p in (pipeline, shaped("document", None), shaped(None, 3))
         }
         assert len(keys) == 3  # a cached answer from passages is never reused for whole documents
-        assert shaped(pipeline, None, None) is pipeline
         with pytest.raises(InvalidInput, match="granularity must be one of"):
-            shaped(pipeline, "page", None)
+            shaped("page", None)
