@@ -12,7 +12,9 @@
 Three formats (:data:`FORMATS`): ``passages`` (whole passages by score), ``evidence`` (the
 sentences carrying the query's and the bridge entities) and ``graph`` (document 003's
 ENTITIES / RELATIONSHIPS / SUPPORTING TEXT). Token counters are components of kind
-``token_counter`` in the plugin registry (hook ``register_token_counters``).
+``token_counter`` in the plugin registry (hook ``register_token_counters``). Hosts assemble
+their own retrieved objects with :class:`ContextAssembler`, :func:`citations` and
+:func:`context_parts`.
 """
 
 from ._budget import Allocation, TokenBudget
@@ -26,6 +28,7 @@ from ._counters import (
     get_token_counter,
 )
 from ._graph import GraphCaps
+from ._hosts import NO_QUERY, Citation, ContextAssembler, check_budget, citations, context_parts, resolve_counter
 from ._retrieve import aretrieve_context, pipeline_embedder, pipeline_graph_store, retrieve_context
 from ._types import FORMATS, Context, ContextSource, DroppedSource, Format
 
@@ -33,8 +36,11 @@ __all__ = [
     "DEFAULT_COUNTER",
     "FALLBACK_COUNTER",
     "FORMATS",
+    "NO_QUERY",
     "Allocation",
+    "Citation",
     "Context",
+    "ContextAssembler",
     "ContextSource",
     "DroppedSource",
     "Format",
@@ -46,8 +52,12 @@ __all__ = [
     "abuild_context",
     "aretrieve_context",
     "build_context",
+    "check_budget",
+    "citations",
+    "context_parts",
     "get_token_counter",
     "pipeline_embedder",
     "pipeline_graph_store",
+    "resolve_counter",
     "retrieve_context",
 ]

@@ -10,20 +10,18 @@ dropped).
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun, CallbackManagerForChainRun
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
-import graphfuse
-from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result, run_sync
-from graphfuse.context import FORMATS, Context, GraphCaps, TokenBudget, TokenCounter, abuild_context, get_token_counter
+from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result
+from graphfuse.context import Context, ContextAssembler, GraphCaps, TokenBudget, TokenCounter
 
 from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input
-from ._execution import NO_QUERY
 from ._retriever import check_k
 
 __all__ = ["ContextInput", "GraphFuseContextFormatter", "GraphFuseContextWithSources"]
@@ -35,26 +33,9 @@ _KEYS = ("query", "question", "documents", "filter")
 _WHAT = "runnable 'graphfuse.context'"
 
 
-def _check_budget(budget: object) -> int | TokenBudget:
-    if isinstance(budget, TokenBudget):
-        return budget
-    if isinstance(budget, bool) or not isinstance(budget, int):
-        raise InvalidInput(f"budget must be a positive int (context tokens) or a TokenBudget, got {budget!r}")
-    if budget <= 0:
-        raise InvalidInput(f"budget must be a positive number of tokens, got {budget}")
-    return budget
-
-
-def _check_counter(counter: object) -> TokenCounter:
-    if isinstance(counter, str):
-        return get_token_counter(counter)
-    name = getattr(counter, "name", None)
-    if not isinstance(name, str) or not name or not callable(getattr(counter, "count", None)):
-        raise InvalidInput(
-            f"counter must be a token counter name or a TokenCounter (a 'name' string and a 'count' method), "
-            f"got {counter!r}"
-        )
-    return cast("TokenCounter", counter)
+def _score(doc: Document) -> object:
+    ns = doc.metadata.get(METADATA_KEY)
+    return ns.get("score") if isinstance(ns, Mapping) else None
 
 
 class _ContextAssembly:
@@ -78,11 +59,6 @@ class _ContextAssembly:
         title_key: str = "title",
         name: str = "graphfuse.context",
     ) -> None:
-        self._budget = _check_budget(budget)
-        if not isinstance(format, str) or format not in FORMATS:
-            raise InvalidInput(f"unknown context format {format!r}; formats are: {', '.join(FORMATS)}")
-        self._format = format
-        self._counter = get_token_counter() if counter is None else _check_counter(counter)
         if retriever is not None and pipeline is not None:
             raise InvalidInput("give retriever= or pipeline= (what a query input retrieves with), not both")
         if retriever is not None and not isinstance(retriever, Runnable):
@@ -94,13 +70,17 @@ class _ContextAssembly:
                 "the 'graph' context format needs a graph store for the relations: pass graph_store=... "
                 "(or pipeline=..., whose own graph store is used)"
             )
-        if caps is not None and not isinstance(caps, GraphCaps):
-            raise InvalidInput(f"caps must be a graphfuse.context.GraphCaps, got {type(caps).__name__}")
+        self._assembler = ContextAssembler(
+            budget=budget,
+            format=format,
+            counter=counter,
+            graph_store=graph_store,
+            filter=combine_filters(filter),
+            caps=caps,
+            graph_store_optional=True,
+        )
         if not isinstance(title_key, str) or not title_key:
             raise InvalidInput(f"title_key must be a non-empty metadata key, got {title_key!r}")
-        self._graph_store = graph_store
-        self._filter = combine_filters(filter)
-        self._caps = caps
         self._retriever = retriever
         self._pipeline = pipeline
         self._k = None if k is None else check_k(k)
@@ -109,7 +89,7 @@ class _ContextAssembly:
         self._settings: dict[str, Any] = {
             "budget": budget,
             "format": format,
-            "counter": self._counter,
+            "counter": self._assembler.counter,
             "graph_store": graph_store,
             "filter": filter,
             "caps": caps,
@@ -125,21 +105,20 @@ class _ContextAssembly:
     @property
     def format(self) -> str:
         """The context format: ``"passages"``, ``"evidence"`` or ``"graph"``."""
-        return self._format
+        return self._assembler.format
 
     @property
     def counter(self) -> TokenCounter:
         """The token counter the budget is measured with."""
-        return self._counter
+        return self._assembler.counter
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(budget={self._budget!r}, format={self._format!r}, counter={self._counter.name!r})"
-        )
+        a = self._assembler
+        return f"{type(self).__name__}(budget={a.budget!r}, format={a.format!r}, counter={a.counter.name!r})"
 
     # --- input -------------------------------------------------------------------------------
 
-    def _split(self, value: object) -> tuple[str | None, MetadataFilter | None, list[Document]]:
+    def _split(self, value: object) -> tuple[str | None, list[Result], MetadataFilter | None]:
         if isinstance(value, Mapping):
             keys = set(value)
             if "documents" not in keys or keys - set(_KEYS) or {"query", "question"} <= keys:
@@ -153,7 +132,23 @@ class _ContextAssembly:
                 "filter": value.get("filter"),
             }
         query, flt, docs = parse_input(value, _WHAT)
-        return query, combine_filters(self._filter, flt), docs
+        if query is None and docs and self.format != "passages":
+            raise InvalidInput(
+                f"{_WHAT}: the {self.format!r} format selects by the query, and none came with the documents: use "
+                "GraphFuseRetriever (its documents carry the query), wrap another retriever with "
+                "with_query(retriever), invoke with {'question': ..., 'documents': [...]}, or build the formatter "
+                "with retriever=... and invoke it with the query"
+            )
+        # Documents as ranked results: their GraphFuse score when all have one, else their rank.
+        results = self._assembler.results(
+            docs if self._k is None else docs[: self._k],
+            id=self._mapping.doc_id,
+            content=lambda doc: doc.page_content,
+            metadata=lambda doc: {k: v for k, v in doc.metadata.items() if k != METADATA_KEY},
+            score=_score,
+            title_key=self._title_key,
+        )
+        return query, results, flt
 
     def _query_text(self, value: str) -> str:
         if not value.strip():
@@ -165,71 +160,18 @@ class _ContextAssembly:
             )
         return value
 
-    def _results(self, docs: Sequence[Document]) -> list[Result]:
-        """Documents as ranked results: their GraphFuse score when all have one, else their rank."""
-        if self._k is not None:
-            docs = docs[: self._k]
-        scores: list[float] = []
-        for doc in docs:
-            ns = doc.metadata.get(METADATA_KEY)
-            score = ns.get("score") if isinstance(ns, Mapping) else None
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
-                break
-            scores.append(float(score))
-        n = len(docs)
-        if len(scores) < n:
-            scores = [(n - rank) / n for rank in range(n)]
-        return [Result(self._document(doc), score, {}) for doc, score in zip(docs, scores, strict=True)]
-
-    def _document(self, doc: Document) -> graphfuse.Document:
-        metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
-        if self._title_key != "title":
-            title = metadata.get(self._title_key)
-            if title is not None:
-                metadata["title"] = str(title)
-        return graphfuse.Document(self._mapping.doc_id(doc), doc.page_content, metadata)
-
-    def _assemble(
-        self, query: str | None, flt: MetadataFilter | None, docs: Sequence[Document]
-    ) -> Coroutine[Any, Any, Context]:
-        if query is None and docs and self._format != "passages":
-            raise InvalidInput(
-                f"{_WHAT}: the {self._format!r} format selects by the query, and none came with the documents: use "
-                "GraphFuseRetriever (its documents carry the query), wrap another retriever with "
-                "with_query(retriever), invoke with {'question': ..., 'documents': [...]}, or build the formatter "
-                "with retriever=... and invoke it with the query"
-            )
-        return abuild_context(
-            query if query is not None else NO_QUERY,
-            self._results(docs),
-            budget=self._budget,
-            format=self._format,
-            counter=self._counter,
-            graph_store=self._graph_store,
-            filter=flt,
-            caps=self._caps,
-        )
-
     # --- sync / async ------------------------------------------------------------------------
 
     def _context(self, value: ContextInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Context:
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return self._pipeline.context(query, **self._pipeline_call())
+                return self._pipeline.context(query, top_k=self._k, **self._assembler.options())
             assert self._retriever is not None
             docs = self._retriever.invoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
-        coro = self._assemble(*self._split(value))
-        if self._format != "graph":
-            # Passages and evidence are pure computation that never suspends: run it on this thread.
-            try:
-                coro.send(None)
-            except StopIteration as done:
-                return cast("Context", done.value)
-            coro.close()  # it suspended after all (nothing was written): run it again on GraphFuse's loop
-            coro = self._assemble(*self._split(value))
-        return run_sync(coro)
+        query_text, results, flt = self._split(value)
+        return self._assembler.build(query_text, results, filter=flt)
 
     async def _acontext(
         self, value: ContextInput, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
@@ -237,22 +179,12 @@ class _ContextAssembly:
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return await self._pipeline.acontext(query, **self._pipeline_call())
+                return await self._pipeline.acontext(query, top_k=self._k, **self._assembler.options())
             assert self._retriever is not None
             docs = await self._retriever.ainvoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
-        return await self._assemble(*self._split(value))
-
-    def _pipeline_call(self) -> dict[str, Any]:
-        return {
-            "budget": self._budget,
-            "format": self._format,
-            "top_k": self._k,
-            "filter": self._filter,
-            "counter": self._counter,
-            "graph_store": self._graph_store,
-            "caps": self._caps,
-        }
+        query_text, results, flt = self._split(value)
+        return await self._assembler.abuild(query_text, results, filter=flt)
 
 
 class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):

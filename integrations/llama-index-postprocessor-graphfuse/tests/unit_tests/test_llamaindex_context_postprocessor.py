@@ -221,11 +221,14 @@ async def test_no_nodes_and_nothing_that_fits() -> None:
         (lambda: ContextPostprocessor(budget=True), "budget must be a positive number of tokens"),
         (lambda: ContextPostprocessor(budget=1.5), "budget must be a positive number of tokens"),
         (lambda: ContextPostprocessor(), "needs budget="),
-        (lambda: ContextPostprocessor(budget=60, format="bullets"), "format must be one of"),
+        (lambda: ContextPostprocessor(budget=60, format="bullets"), "unknown context format 'bullets'"),
         (lambda: ContextPostprocessor(budget=60, output="text"), "output must be one of"),
         (lambda: ContextPostprocessor(budget=60, format="graph", output="context"), "needs a graph store"),
         (lambda: ContextPostprocessor(budget=60, graph_store=object()), "graph_store must be a GraphStore"),
-        (lambda: ContextPostprocessor(budget=60, counter=object()), "counter must be a TokenCounter"),
+        (
+            lambda: ContextPostprocessor(budget=60, counter=object()),
+            "counter must be a token counter name or a TokenCounter",
+        ),
         (lambda: ContextPostprocessor(budget=60, budjet=5), "did you mean 'budget'"),
     ],
 )

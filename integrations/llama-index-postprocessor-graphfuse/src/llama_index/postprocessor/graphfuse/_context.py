@@ -9,10 +9,10 @@ from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
-from llama_index.retrievers.graphfuse.nodes import PARENT_KEY, graph_id, user_metadata
+from llama_index.retrievers.graphfuse.nodes import graph_id, user_metadata
 
-from graphfuse import Document, GraphFuseError, GraphStore, InvalidInput, Result, run_sync
-from graphfuse.context import FORMATS, Context, TokenCounter, abuild_context, get_token_counter
+from graphfuse import GraphFuseError, GraphStore, InvalidInput, Result
+from graphfuse.context import Context, ContextAssembler, TokenCounter, citations, context_parts
 
 from ._base import GraphFusePostprocessor
 
@@ -82,8 +82,7 @@ class ContextPostprocessor(GraphFusePostprocessor):
     output: str = Field(default="nodes", description="'nodes': one node per source; 'context': one context node.")
     filter: dict[str, Any] | None = Field(default=None, description="GraphFuse metadata filter.")
 
-    _counter: TokenCounter | None = PrivateAttr(default=None)
-    _graph_store: GraphStore | None = PrivateAttr(default=None)
+    _assembler: ContextAssembler = PrivateAttr()
 
     def __init__(
         self,
@@ -95,31 +94,24 @@ class ContextPostprocessor(GraphFusePostprocessor):
     ) -> None:
         if budget is None:
             raise InvalidInput("ContextPostprocessor needs budget= (the number of context tokens)")
-        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        if isinstance(budget, bool) or not isinstance(budget, int):  # (pydantic would coerce True or 2.0)
             raise InvalidInput(f"budget must be a positive number of tokens, got {budget!r}")
+        assembler = ContextAssembler(
+            budget=budget,
+            format=data.get("format", "passages"),
+            counter=counter,
+            graph_store=graph_store,
+            filter=data.get("filter"),
+        )
         super().__init__(budget=budget, **data)
-        if self.format not in FORMATS:
-            raise InvalidInput(f"format must be one of {', '.join(map(repr, FORMATS))}, got {self.format!r}")
         if self.output not in OUTPUTS:
             raise InvalidInput(f"output must be one of {', '.join(map(repr, OUTPUTS))}, got {self.output!r}")
-        if self.format == "graph":
-            if graph_store is None:
-                raise InvalidInput("the 'graph' context format needs a graph store (graph_store=...) for the relations")
-            if self.output == "nodes":
-                raise InvalidInput(
-                    "a 'graph' context is one text (entities, relationships, supporting text), not one part per "
-                    "node: use output='context'"
-                )
-        if graph_store is not None and not all(
-            callable(getattr(graph_store, m, None)) for m in ("related", "get_documents")
-        ):
-            raise InvalidInput(f"graph_store must be a GraphStore, got {graph_store!r}")
-        self._graph_store = graph_store
-        self._counter = get_token_counter(counter) if isinstance(counter, str) else counter
-        if self._counter is not None and not (
-            isinstance(getattr(self._counter, "name", None), str) and callable(getattr(self._counter, "count", None))
-        ):
-            raise InvalidInput(f"counter must be a TokenCounter or a counter name, got {counter!r}")
+        if self.format == "graph" and self.output == "nodes":
+            raise InvalidInput(
+                "a 'graph' context is one text (entities, relationships, supporting text), not one part per "
+                "node: use output='context'"
+            )
+        self._assembler = assembler
 
     @classmethod
     def class_name(cls) -> str:
@@ -132,78 +124,59 @@ class ContextPostprocessor(GraphFusePostprocessor):
 
     def context(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
         """The :class:`~graphfuse.context.Context` the nodes make for ``query_str`` (sync form of :meth:`acontext`)."""
-        return run_sync(self.acontext(nodes, query_str))
+        return self._assembler.build(self._query(query_str), self._results(list(nodes)))
 
     async def acontext(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
         """The :class:`~graphfuse.context.Context` the nodes make for ``query_str``."""
-        return (await self._build(list(nodes), query_str))[0]
+        return await self._assembler.abuild(self._query(query_str), self._results(list(nodes)))
 
-    async def _build(self, nodes: list[NodeWithScore], query_str: str | None) -> tuple[Context, list[str]]:
+    @staticmethod
+    def _query(query_str: str | None) -> str:
         if not isinstance(query_str, str) or not query_str.strip():
             raise InvalidInput(
                 "ContextPostprocessor needs the query text to build a context: pass query_bundle= or "
                 "query_str= to postprocess_nodes"
             )
-        results, keys = self._results(nodes)
-        ctx = await abuild_context(
-            query_str,
-            results,
-            budget=self.budget,
-            format=self.format,
-            counter=self._counter,
-            graph_store=self._graph_store,
-            filter=self.filter,
-        )
-        return ctx, keys
+        return query_str
 
-    def _results(self, nodes: list[NodeWithScore]) -> tuple[list[Result], list[str]]:
-        """One result per node (id = node id; the graph id as ``parent_id`` when it differs), and each
-        node's source key (what the context calls the source)."""
-        mapping = self._mapping()
-        results: list[Result] = []
-        keys: list[str] = []
+    def _results(self, nodes: list[NodeWithScore]) -> list[Result]:
+        """One result per node (id = node id; the graph id as ``parent_id`` when it differs)."""
         for i, nws in enumerate(nodes):
             if not isinstance(nws, NodeWithScore):
                 raise InvalidInput(f"expected NodeWithScore objects, got {type(nws).__name__} at position {i}")
-            node = nws.node
-            metadata = user_metadata(node.metadata)
-            metadata.pop(mapping.signals_key, None)
-            gid = graph_id(node, mapping.id_key)
-            parent = metadata.get(PARENT_KEY)
-            if not (isinstance(parent, str) and parent) and gid != node.node_id:
-                metadata[PARENT_KEY] = parent = gid
-            keys.append(parent if isinstance(parent, str) and parent else node.node_id)
-            content = node.get_content(metadata_mode=MetadataMode.NONE)
-            score = nws.score
-            value = float(score) if isinstance(score, (int, float)) and math.isfinite(score) else 0.0
-            results.append(Result(Document(node.node_id, content, metadata), value, {}))
-        return results, keys
+        mapping = self._mapping()
+        signals_key = mapping.signals_key
+        return self._assembler.results(
+            nodes,
+            id=lambda nws: nws.node.node_id,
+            content=lambda nws: nws.node.get_content(metadata_mode=MetadataMode.NONE),
+            metadata=lambda nws: {k: v for k, v in user_metadata(nws.node.metadata).items() if k != signals_key},
+            score=lambda nws: nws.score,
+            parent=lambda nws: graph_id(nws.node, mapping.id_key),
+            unscored="zero",
+        )
 
     # -- the nodes returned -------------------------------------------------------------------
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
-        ctx, keys = await self._build(nodes, query_bundle.query_str if query_bundle is not None else None)
-        members: dict[str, list[int]] = {}
-        for i, key in enumerate(keys):
-            members.setdefault(key, []).append(i)
+        query = self._query(query_bundle.query_str if query_bundle is not None else None)
+        results = self._results(nodes)
+        ctx = await self._assembler.abuild(query, results)
         if self.output == "nodes":
-            return self._source_nodes(ctx, nodes, members)
-        return self._context_nodes(ctx, nodes, members)
+            return self._source_nodes(ctx, nodes, results)
+        return self._context_nodes(ctx, nodes, results)
 
-    def _source_nodes(
-        self, ctx: Context, nodes: list[NodeWithScore], members: dict[str, list[int]]
-    ) -> list[NodeWithScore]:
-        parts = split_parts(ctx.text, len(ctx.sources))
+    def _source_nodes(self, ctx: Context, nodes: list[NodeWithScore], results: list[Result]) -> list[NodeWithScore]:
         out = []
-        for n, (source, part) in enumerate(zip(ctx.sources, parts, strict=True), start=1):
-            group = members.get(source.id, [])
+        for cited, part in zip(citations(ctx, results), context_parts(ctx), strict=True):
+            group = cited.indices
             if not group:  # pragma: no cover - passages and evidence cite input documents only
-                raise GraphFuseError(f"context source {source.id!r} matches no input node")
+                raise GraphFuseError(f"context source {cited.source.id!r} matches no input node")
             best = max(group, key=lambda i: (_score(nodes[i]), -i))
             info = {
-                "marker": n,
-                "source_id": source.id,
-                "shortened": source.shortened,
+                "marker": cited.marker,
+                "source_id": cited.source.id,
+                "shortened": cited.source.shortened,
                 "node_ids": [nodes[i].node.node_id for i in group],
             }
             node = _tagged(nodes[best].node, info)
@@ -211,9 +184,7 @@ class ContextPostprocessor(GraphFusePostprocessor):
             out.append(NodeWithScore(node=node, score=nodes[best].score))
         return out
 
-    def _context_nodes(
-        self, ctx: Context, nodes: list[NodeWithScore], members: dict[str, list[int]]
-    ) -> list[NodeWithScore]:
+    def _context_nodes(self, ctx: Context, nodes: list[NodeWithScore], results: list[Result]) -> list[NodeWithScore]:
         if ctx.is_empty:
             return []
         info = ctx.to_dict()
@@ -226,29 +197,19 @@ class ContextPostprocessor(GraphFusePostprocessor):
             excluded_embed_metadata_keys=[CONTEXT_KEY],
             excluded_llm_metadata_keys=[CONTEXT_KEY],
         )
-        cited = []
-        for n, source in enumerate(ctx.sources, start=1):
-            for i in members.get(source.id, []):  # a graph neighbour the nodes did not hold is in the metadata only
-                info_i = {"marker": n, "source_id": source.id, "shortened": source.shortened}
-                cited.append(NodeWithScore(node=_cited(nodes[i].node, info_i), score=nodes[i].score))
+        cited = [
+            # (A graph neighbour the nodes did not hold is in the context node's metadata only.)
+            NodeWithScore(
+                node=_cited(
+                    nodes[i].node, {"marker": c.marker, "source_id": c.source.id, "shortened": c.source.shortened}
+                ),
+                score=nodes[i].score,
+            )
+            for c in citations(ctx, results)
+            for i in c.indices
+        ]
         best = max((s.score for s in ctx.sources), default=None)
         return [NodeWithScore(node=context_node, score=best), *cited]
-
-
-def split_parts(text: str, count: int) -> list[str]:
-    """The ``count`` parts of a passages or evidence context text: part ``n`` starts at marker ``[n]``."""
-    if count == 0:
-        return []
-    if not text.startswith("[1] "):
-        raise GraphFuseError("context text does not start with the marker [1]")
-    starts = [0]
-    for n in range(2, count + 1):
-        at = text.find(f"\n\n[{n}] ", starts[-1])
-        if at < 0:
-            raise GraphFuseError(f"context text has no marker [{n}]")
-        starts.append(at + 2)
-    ends = [s - 2 for s in starts[1:]] + [len(text)]
-    return [text[s:e] for s, e in zip(starts, ends, strict=True)]
 
 
 def _score(nws: NodeWithScore) -> float:
