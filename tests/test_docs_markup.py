@@ -17,6 +17,9 @@ from graphfuse.indexing._markup import clean_markup, clean_title
         ("# Background Tasks { #background-tasks }\n\nText.\n", "# Background Tasks\n\nText.\n"),
         ("## Setup {: #setup .wide }\n", "## Setup\n"),
         ('![logo](logo.png){ width="300" }\n', "![logo](logo.png)\n"),
+        # autorefs anchors: an empty link with an attribute list is left out whole
+        ("Intro.\n\n[](){#int}\n\n### Integers\n", "Intro.\n\n### Integers\n"),
+        ("See [](){ #strict-mode } here.\n", "See here.\n"),
         # Python-Markdown / Material admonitions: the title and content stay, the markers go
         (
             '!!! tip "Use it well"\n    The content is prose.\n\nAfter.\n',

@@ -120,6 +120,8 @@ _TAG = re.compile(r"</?[A-Za-z][\w-]*(?:\s+[^<>]*?)?\s*/?>")
 _ATTR_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'{}]+)"
 _ATTR_ITEM = r"(?:[#.][\w:-]+|[\w:-]+=" + _ATTR_VALUE + r")"
 _ATTR_LIST = re.compile(r"[ \t]*\{:?[ \t]*" + _ATTR_ITEM + r"(?:[ \t]+" + _ATTR_ITEM + r")*[ \t]*\}")
+# An anchor: an empty link carrying only an attribute list (MkDocs autorefs' ``[](){#name}``).
+_ANCHOR = re.compile(r"[ \t]*\[\]\(\)\{:?[ \t]*" + _ATTR_ITEM + r"(?:[ \t]+" + _ATTR_ITEM + r")*[ \t]*\}")
 _BLANK_RUN = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")  # (where blocks were left out)
 _ICON = re.compile(r":(?:material|fontawesome|octicons|simple|fa|fas|far|fab)-[\w-]+:")
 # A code span (inline), like the link reader's: its text is code, left as it is.
@@ -133,7 +135,8 @@ def clean_markup(text: str) -> str:
     title (when one is written) and content, dedented; diagram fences, mkdocstrings
     ``:::`` lines (with their options), snippet includes and template statements go. Inline,
     outside code: HTML comments, ``<script>``/``<style>`` elements and tags (their text
-    stays), attribute lists (``{ #id }``, ``{: .class }``, ``{ width="300" }``) and Material
+    stays), attribute lists (``{ #id }``, ``{: .class }``, ``{ width="300" }``), anchors made of
+    an empty link and an attribute list (``[](){#id}``) and Material
     icon shortcodes go, and HTML entities are read (``&amp;`` as ``&``).
     """
     blocks = "\n".join(_blocks(text.split("\n"), 0))
@@ -302,6 +305,7 @@ def _plain(text: str) -> str:
         text = _RAW_ELEMENT.sub("", text)
         text = _TAG.sub("", text)
     if "{" in text:
+        text = _ANCHOR.sub("", text)
         text = _ATTR_LIST.sub("", text)
     if ":" in text:
         text = _ICON.sub("", text)
