@@ -90,7 +90,16 @@ def test_query_json_has_title_and_snippet(tmp_path: Path) -> None:
     result = runner.invoke(app, ["query", "sweet pears", "--store", str(store), "--json", "--preset", "minimal"])
     assert result.exit_code == 0, result.output
     rows = {row["id"]: row for row in json.loads(result.stdout)}
-    assert set(rows["pears"]) == {"id", "document_id", "title", "snippet", "score", "signals"}
+    assert set(rows["pears"]) == {
+        "id",
+        "document_id",
+        "title",
+        "snippet",
+        "score",
+        "signals",
+        "contributions",
+        "weights",
+    }
     assert rows["pears"]["title"] == "Pears"
     assert rows["pears"]["snippet"].startswith("Pears are sweet fruit picked in autumn. Pears")
     assert len(rows["pears"]["snippet"]) == 200
