@@ -122,8 +122,8 @@ class TextEntityExtractor:
     The entity of a mention is its :func:`entity_key`, mapped through ``aliases`` (``{alias:
     canonical name}``, both spelled freely). Mentions carry no ``targets``: the
     :class:`~graphfuse.indexing.Indexer` links passages through them (entity nodes with
-    ``entity_graph=True``, ``CO_MENTION`` otherwise). Offline, no model; about 10 µs per
-    100-word passage.
+    ``entity_graph=True``, ``CO_MENTION`` otherwise). Offline, no model (its speed:
+    ``docs/textgraph-spacy.md``).
     """
 
     def __init__(

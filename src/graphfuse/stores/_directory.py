@@ -196,9 +196,8 @@ class StoreDirectory:
         directory keeps its corpus indexes in a file, refreshed when the generation moves), else
         ``standard``.
 
-        ``multihop`` holds more of the gold passages on every set measured and answers in
-        milliseconds, where ``standard`` reranks 20 passages with the embedder (bundled sample:
-        Recall@5 1.000 against 0.725, p50 7.5 ms against 2.4 s; ``docs/cli.md``).
+        ``multihop`` holds more of the gold passages and answers in milliseconds, where
+        ``standard`` reranks 20 passages with the embedder (figures in ``docs/cli.md``).
         """
         cached = isinstance(self.graph, DocumentListing) and callable(getattr(self.graph, "generation", None))
         return "multihop" if cached else "standard"

@@ -62,9 +62,8 @@ def _unit(vector: Any, dimension: int | None, what: str) -> npt.NDArray[np.float
 
 
 def _similarities(matrix: Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    # A single-threaded SIMD loop, not BLAS: a matrix-vector product is memory-bound, so a
-    # second BLAS thread gains little, and on a busy machine waking it costs a scheduler tick
-    # (measured: 10,000 x 384 took 12-20 ms with OpenBLAS threads vs 0.3 ms with this).
+    # A single-threaded SIMD loop, not BLAS: the product is memory-bound and a second BLAS thread
+    # costs scheduler ticks on a busy machine (docs/benchmarks.md, "Vector search").
     scores: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, query)
     return scores
 
@@ -73,8 +72,8 @@ class LocalVectorStore:
     """The embedded vector store: exact cosine search with numpy, HNSW (faiss) when large.
 
     Vectors are L2-normalised and kept in one float32 matrix, so a search is one
-    matrix-vector product plus a partial sort: exact results, about 4 ms for 100,000 x 384
-    on two cores (see ``docs/backends/embedded.md`` for the measurements behind this choice).
+    matrix-vector product plus a partial sort: exact results (timings in
+    ``docs/benchmarks.md``; ``docs/backends/embedded.md`` compares it with other stores).
     Metadata filters are evaluated on typed numpy columns and applied before ``limit``.
 
     ``path=None`` keeps everything in memory; with a path, every write is one SQLite

@@ -156,8 +156,8 @@ class OpenAIGenerator:
             timeout = attempt_timeout(self.timeout)
             try:
                 # The SDK's documented request method for a body we built and checked ourselves:
-                # chat.completions.create() re-walks every message against its TypedDicts first,
-                # which measured ~12 ms of CPU per call (benchmarks/compare_harness.py).
+                # chat.completions.create() re-walks every message against its TypedDicts first
+                # (its CPU cost: docs/compare.md, "Cost of the harness").
                 return await self._sdk().post(
                     "/chat/completions",
                     body={"model": self.model, "messages": checked, **options},
