@@ -1,4 +1,4 @@
-"""Issue 15: choosing the approximate vector index (usearch vs faiss HNSW) and the filter strategy.
+"""Choosing the approximate vector index (usearch vs faiss HNSW) and the filter strategy.
 
 Synthetic passages (Zipf vocabulary) embedded with the HashingEmbedder (384 d), ``--n``
 vectors, ``--queries`` held-out queries. For each engine and setting: build rate (two

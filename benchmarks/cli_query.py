@@ -1,4 +1,4 @@
-"""Issue 15: a warm ``graphfuse query --preset multihop`` against a ``minimal`` one, side by side.
+"""A warm ``graphfuse query --preset multihop`` against a ``minimal`` one, side by side.
 
 Indexes ``CORPUS`` (a ``.jsonl`` of ``{"id", "text", "title"?}``) into a temporary store with
 ``graphfuse index`` (which also writes the persisted BM25/title indexes), then runs, in

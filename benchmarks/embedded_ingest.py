@@ -1,4 +1,4 @@
-"""Issue 2, benchmark 5: ingest into a LocalStore, embedding excluded (target >= 5,000 docs/s).
+"""Ingest into a LocalStore, embedding excluded (target >= 5,000 docs/s).
 
 Documents go to the graph store, precomputed 384-d vectors to the vector store and
 5 relations per document to the graph, in batches of ``--batch`` documents, as an indexer

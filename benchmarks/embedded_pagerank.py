@@ -1,4 +1,4 @@
-"""Issue 2, benchmark 2: PageRank over 1,000,000 relations, beside networkx.pagerank.
+"""PageRank over 1,000,000 relations, beside networkx.pagerank.
 
 Three timings on the same random graph (200,000 documents, 1,000,000 relations, hubs):
 the store's first ``pagerank()`` after a write (reads SQLite, builds the CSR, iterates),

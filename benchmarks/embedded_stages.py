@@ -1,4 +1,4 @@
-"""Issue 2, benchmark 1: the non-model stages on the embedded store.
+"""The non-model stages on the embedded store.
 
 100,000 documents and 500,000 relations in a SQLiteGraphStore on disk. Each query starts
 from 50 seed candidates (as the semantic stage would hand over: ids and a ``semantic``

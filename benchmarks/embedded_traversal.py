@@ -1,4 +1,4 @@
-"""Issue 2, benchmark 3: 2-hop neighbourhoods on the embedded store, beside networkx.
+"""2-hop neighbourhoods on the embedded store, beside networkx.
 
 100,000 documents and 500,000 relations. For one seed and for 50 seeds: the store's
 ``related(depth=2)`` (all of the neighbourhood, and capped at 100 as the graph stage asks),

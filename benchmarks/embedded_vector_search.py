@@ -1,4 +1,4 @@
-"""Issue 2, benchmark 4: LocalVectorStore search, 100,000 x 384, top 50.
+"""LocalVectorStore search, 100,000 x 384, top 50.
 
 Unit vectors with a little cluster structure; queries are perturbed stored vectors.
 Reports p50/p99 without a filter, with a 10 % tenant filter, with a 1 % range filter and with

@@ -1,4 +1,4 @@
-"""Issue 15: one million passages on the embedded default (SQLite graph + LocalVectorStore).
+"""One million passages on the embedded default (SQLite graph + LocalVectorStore).
 
 Generates ``--n`` passages (Zipf vocabulary, tenant ``t0``..``t9``, each passage linking to
 three earlier ones chosen with a power-law bias towards old ones), embeds them with the

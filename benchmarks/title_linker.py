@@ -1,4 +1,4 @@
-"""TitleLinker build time for 2.5k-40k titles (issue 10, defect 9: it was quadratic).
+"""TitleLinker build time for 2.5k-40k titles (it must stay near linear in the titles).
 
 python benchmarks/title_linker.py   # -> benchmarks/results/title_linker.json
 """

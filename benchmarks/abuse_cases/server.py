@@ -273,7 +273,7 @@ async def _injection_stored_inertly(tmp: Path) -> None:
             assert stats["documents"] == expected, f"{tenant} has {stats['documents']} documents, not {expected}"
 
 
-# -- issue 28: the fixes ------------------------------------------------------------------------
+# -- request fields, body sizes, a slow build, Host headers, metric labels, tenant entity graphs
 
 FILE_STAGES = ("bm25", "bridge", "entity_seeds", "time")
 

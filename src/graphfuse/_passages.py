@@ -99,7 +99,7 @@ def _chunk_count(document: Document) -> int:
 
 def _lexical(query: str, texts: Sequence[str]) -> list[float]:
     """BM25 of ``query`` over ``texts`` taken as a corpus of their own (idf within the document)."""
-    from ._text import bm25_tokens  # its CJK patterns take ~10 ms to compile: on first use, not at import
+    from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
     terms = set(bm25_tokens(query))
     docs = [bm25_tokens(t) for t in texts]

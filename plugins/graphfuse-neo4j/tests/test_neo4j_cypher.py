@@ -291,7 +291,7 @@ def test_to_document() -> None:
     assert doc == Document("a", "c", {"k": 1}, when)
 
 
-# -- issue 10, defect 11 ---------------------------------------------------------------------
+# -- identifiers: a trailing newline is not part of a valid name ----------------------------
 
 
 @pytest.mark.parametrize("name", ["KNOWS\n", "GraphFuseDocument\n", "x\n"])

@@ -143,7 +143,8 @@ def test_what_qdrant_cannot_compare_exactly_is_refused() -> None:
 
 
 def test_list_and_null_values_follow_the_reference() -> None:
-    # Issue 10, defect 5: a multi-tagged document was visible to the tenant "t1" filter.
+    # A list value is not stored as a scalar to compare against: a multi-tagged document must not
+    # match the tenant "t1" filter.
     payload = _payload(VectorRecord("a", [1.0], {"tenant": ["t1", "t2"], "note": None, "n": 1}))
     assert "tenant" not in payload
     assert "note" not in payload

@@ -1,26 +1,11 @@
-"""Answer-level comparison: LLM-only vs basic RAG vs GraphRAG, judged by an LLM (document 003).
+"""Answer-level comparison: LLM-only vs basic RAG vs GraphRAG, each answer judged by an LLM.
 
-::
-
-    from graphfuse.compare import Judge, builtin_pipelines, compare_pipelines, load_questions
-
-    pipelines = builtin_pipelines(["llm_only", "basic_rag", "graphrag"], vector=vector_pipeline, graph=graph_pipeline)
-    report = compare_pipelines(load_questions("questions.jsonl"), pipelines, generator, judge=Judge(judge_generator))
-    report.to_dict()  # {"pipelines": {...}, "questions": [...]}
-
-- Generators (:class:`Generator`): anything with ``async agenerate(messages, *, max_tokens)``
-  returning a :class:`Generation`; plugins register them as the component kind
-  ``"generator"`` (``graphfuse-openai`` provides ``openai``), the LlamaIndex and LangChain
-  integrations adapt their hosts' LLMs and chat models.
-- Answer pipelines (:class:`AnswerPipeline`): :func:`llm_only`, :func:`basic_rag`,
-  :func:`graphrag`, :func:`context_pipeline` over any GraphFuse pipeline; the integrations
-  adapt retrievers, query engines and runnables on :class:`HostAnswerPipeline` (settings,
-  fingerprint, answers from retrieved documents or from the host's own model), with
-  :func:`host_generation` and :func:`usage_pair` for their generators.
-- :class:`Judge`: document 003's verdict, schema-checked, retried, failures recorded.
-- Metrics: :func:`exact_match`, :func:`token_f1` (SQuAD normalisation), :func:`contains_answer`.
-- :class:`CompareCache`: answers and verdicts on disk, so an interrupted run resumes.
-- :func:`write_report`: ``report.md`` and PNG charts. ``graphfuse compare`` is the CLI.
+Answer pipelines (:func:`llm_only`, :func:`basic_rag`, :func:`graphrag`,
+:func:`context_pipeline`, or a host's :class:`HostAnswerPipeline`) answer each question with a
+:class:`Generator`; :func:`compare_pipelines` grades the answers with a :class:`Judge` and the
+metrics (exact match, token F1, whether the context held the answer), caches them on disk
+(:class:`CompareCache`) and :func:`write_report` writes the table and charts. Guide, worked
+example and options: ``docs/compare.md``; ``graphfuse compare`` is the command line.
 """
 
 from ._cache import CompareCache, cache_key

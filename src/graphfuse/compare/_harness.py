@@ -77,7 +77,7 @@ def _p50(values: Sequence[float]) -> float | None:
 class ComparisonReport:
     """The outcome of a comparison: per pipeline aggregates and every answer.
 
-    :meth:`to_dict` gives the JSON of issue 12 (plus ``settings`` and ``notes``); the
+    :meth:`to_dict` gives the JSON that ``graphfuse compare --json`` writes (``docs/compare.md``); the
     markdown table and PNG charts come from :func:`graphfuse.compare.write_report`.
     """
 

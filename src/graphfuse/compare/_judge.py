@@ -1,4 +1,4 @@
-"""LLM-as-judge: document 003's verdict (score, correctness, completeness, clarity, relevance).
+"""LLM-as-judge: a verdict of five grades on 0-10 (score, correctness, completeness, clarity, relevance).
 
 The judge grades one answer at a time against the gold answer. It never sees which pipeline
 produced the answer (blind labels). A verdict that is not valid JSON, lacks a field or has a
@@ -37,7 +37,7 @@ JUDGE_PROMPT = (
     '{"score": int, "correctness": int, "completeness": int, "clarity": int, "relevance": int, '
     '"reasoning": "one or two sentences"}'
 )
-"""The judge's system prompt (document 003's verdict)."""
+"""The judge's system prompt: the five criteria and the JSON reply it must give."""
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -250,7 +250,7 @@ def llm_only(*, system_prompt: str = ANSWER_PROMPT) -> ContextPipeline:
 def basic_rag(
     pipeline: Any, *, budget: int = 3000, top_k: int = 5, system_prompt: str = CONTEXT_PROMPT
 ) -> ContextPipeline:
-    """Vector search's ``top_k`` passages within ``budget`` tokens (document 003's basic RAG, K=5).
+    """Vector search's ``top_k`` passages within ``budget`` tokens (basic RAG: the top 5 by default).
 
     ``pipeline`` is a vector-search pipeline, e.g. ``presets.minimal(vectors, embedder, graph)``.
     """

@@ -1,20 +1,10 @@
 """Context for the LLM: token counting, budgets, and assembling retrieved results into a prompt context.
 
-::
-
-    from graphfuse.context import TokenBudget, get_token_counter
-
-    ctx = pipeline.context("Who directed Inception?", budget=600, format="evidence")
-    ctx.text      # what the model reads: "[1] Inception: ..." markers, sources[n - 1] is [n]
-    ctx.tokens    # its token count by ctx.counter ("cl100k_base", or "regex" without tiktoken)
-    ctx.sources   # (ContextSource(id, title, score), ...); ctx.dropped: what did not fit
-
-Three formats (:data:`FORMATS`): ``passages`` (whole passages by score), ``evidence`` (the
-sentences carrying the query's and the bridge entities) and ``graph`` (document 003's
-ENTITIES / RELATIONSHIPS / SUPPORTING TEXT). Token counters are components of kind
-``token_counter`` in the plugin registry (hook ``register_token_counters``). Hosts assemble
-their own retrieved objects with :class:`ContextAssembler`, :func:`citations` and
-:func:`context_parts`.
+``pipeline.context(query, budget=..., format=...)`` (or :func:`build_context` over results)
+returns a :class:`Context` whose text never exceeds the budget by its :class:`TokenCounter`,
+with numbered sources and what was dropped; the :data:`FORMATS` are ``passages``, ``evidence``
+and ``graph`` (ENTITIES / RELATIONSHIPS / SUPPORTING TEXT). Hosts assemble their own retrieved
+objects with :class:`ContextAssembler`. Guide: ``docs/context.md``.
 """
 
 from ._budget import Allocation, TokenBudget

@@ -1,4 +1,4 @@
-"""The token budget: a model window split into reserves, history and retrieved context (document 002)."""
+"""The token budget: a model window split into reserves, history and retrieved context."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Allocation:
 
 @dataclass(frozen=True, slots=True)
 class TokenBudget:
-    """A model's context window and what is reserved in it, as document 002 allocates it.
+    """A model's context window and what is reserved in it: the rest is retrieved context.
 
     From ``window`` the ``system`` prompt and ``response`` reserves are taken first, then the
     query (its counted tokens, or the ``query`` reserve when the text is not known). Of what

@@ -79,7 +79,7 @@ async def abuild_context(
     counted and reserved). ``format``: ``"passages"`` (whole passages by score, shortened to
     their query-relevant sentences or dropped when they do not fit), ``"evidence"`` (the
     sentences that carry the query's and the bridge entities, each passage's subject
-    sentence) or ``"graph"`` (document 003's ENTITIES / RELATIONSHIPS / SUPPORTING TEXT,
+    sentence) or ``"graph"`` (a compact subgraph: ENTITIES / RELATIONSHIPS / SUPPORTING TEXT,
     which needs ``graph_store`` for the relations; neighbours are read within ``filter``
     only). ``counter`` defaults to :func:`get_token_counter`. The text never has more than
     the budget's tokens by that counter.

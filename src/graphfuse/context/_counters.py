@@ -212,10 +212,9 @@ class RegexTokenCounter:
     Splits the text into pieces (runs of up to three digits, Latin-script words, single
     characters of other scripts, punctuation marks); a word counts one token per started
     ``chars_per_token`` letters (at least one); the sum is multiplied by ``safety`` (1.1 by
-    default) and rounded up. Measured against cl100k_base on Wikipedia paragraphs and chat logs
-    it over-counts by about 30 % at the median and under-counts fewer than 1 % of the texts,
-    so a budget met with it is almost always met with cl100k_base; other scripts count one
-    token per character (close to cl100k_base on CJK, Greek and Thai, high on Cyrillic).
+    default) and rounded up, so that it over-counts English rather than under-counts: a budget
+    met with it is almost always met with cl100k_base (its error: ``docs/context.md``, "Token
+    counters"); other scripts count one token per character.
     """
 
     __slots__ = ("_chars", "_safety", "name")

@@ -1,26 +1,10 @@
 """Where cl100k_base always splits a text: the count of joined texts from the counts of their parts.
 
-tiktoken encodes a text piece by piece: a regular expression (the pre-tokenizer) splits it, and
-each piece is encoded on its own. A *cut* is a position where every text splits whatever comes
-before or after the two characters around it, so the text's count is the sum of the counts of
-the two sides. For ``cl100k_base`` (its pattern is ``_CL100K_PATTERN`` in ``_counters``) a
-position ``i`` is a cut when:
-
-- ``text[i]`` is a space (U+0020) and ``text[i - 1]`` is not whitespace: no branch of the
-  pattern puts a space after a non-space character in one piece (only a letter run, a number,
-  punctuation with trailing line breaks or a contraction can hold ``text[i - 1]``);
-- ``text[i - 1]`` is a line break (``\\n``) and ``text[i]`` is not whitespace: the piece holding
-  the line break (trailing line breaks of punctuation, or a whitespace run ending in a line
-  break) ends there;
-- ``text[i - 1]`` is an ASCII letter or digit and ``text[i]`` ASCII punctuation: a letter run or
-  a number (of at most three digits) ends before it, and so does a contraction (``'s``, ``'ll``).
-
-In each case no branch looks further than ``text[i]`` when it decides a piece that ends before
-it, and the pattern has no lookbehind and no start anchor, so the text after a cut is split as
-it would be on its own. (``o200k_base`` differs: its punctuation pieces take a ``/`` after line
-breaks, its letter pieces a contraction after them.) Whitespace is what :meth:`str.isspace`
-says: a superset of the pattern's ``\\s``, so the rules only get stricter. Tests check the rules
-and :func:`seam` against the tokenizer on random texts.
+tiktoken encodes a text piece by piece after its pre-tokenizer splits it, so at a *cut* (a
+position every text splits at, whatever lies beyond the two characters around it) a text's count
+is the sum of the counts of its two sides: :func:`seam` gives the count a separator adds between
+two counted texts. Why each rule below is a cut is written beside ``_CUT``; tests check the rules
+against the tokenizer on random texts. See ``docs/context.md``, "Assembly speed".
 """
 
 from __future__ import annotations
@@ -32,7 +16,20 @@ from collections.abc import Callable
 __all__ = ["first_cut", "last_cut", "seam"]
 
 # Matches at each cut: a space after a non-space character, a non-space character after a line
-# break, ASCII punctuation after an ASCII letter or digit.
+# break, ASCII punctuation after an ASCII letter or digit. For cl100k_base (its pattern is
+# _CL100K_PATTERN in _counters) each is a cut because:
+# - a space after a non-space: no branch of the pattern puts a space after a non-space character
+#   in one piece (only a letter run, a number, punctuation with trailing line breaks or a
+#   contraction can hold text[i - 1]);
+# - a non-space after a line break: the piece holding the line break (trailing line breaks of
+#   punctuation, or a whitespace run ending in a line break) ends there;
+# - ASCII punctuation after an ASCII letter or digit: a letter run or a number (of at most three
+#   digits) ends before it, and so does a contraction ('s, 'll).
+# No branch looks further than text[i] when it decides a piece that ends before it, and the
+# pattern has no lookbehind and no start anchor, so the text after a cut is split as it would be
+# on its own. (o200k_base differs: its punctuation pieces take a "/" after line breaks, its letter
+# pieces a contraction after them: other counters count the joined text.) Whitespace is what str.isspace says: a
+# superset of the pattern's \s, so the rules only get stricter.
 _CUT = re.compile(r"(?<=\S) |(?<=\n)\S|(?<=[A-Za-z0-9])[!-/:-@\[-`{-~]")
 _ALNUM = frozenset(string.ascii_letters + string.digits)
 _PUNCTUATION = frozenset(string.punctuation)

@@ -1,4 +1,4 @@
-"""Subgraph serialization in document 003's format: ENTITIES / RELATIONSHIPS / SUPPORTING TEXT."""
+"""Subgraph serialization: compact ENTITIES / RELATIONSHIPS / SUPPORTING TEXT sections within the budget."""
 
 from __future__ import annotations
 

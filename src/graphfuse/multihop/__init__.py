@@ -1,19 +1,11 @@
 """Multi-hop retrieval: lexical search, entity seeds and Personalized PageRank stages.
 
-==================== ========== ========= ================================================
-class                name       signal    what it does
-==================== ========== ========= ================================================
-BM25Search           bm25       bm25      Okapi BM25 over a :class:`BM25Index`
-EntitySeeds          entity     entity    documents whose title the question mentions
-BridgeSearch         bridge     bridge    BM25 for the question plus the names the best passages mention
-PersonalizedPageRank ppr        ppr       random walk with restart from the candidates
-==================== ========== ========= ================================================
-
-:func:`multihop` is also the preset ``"multihop"`` of :mod:`graphfuse.presets` (imported from
-there on first use); :func:`corpus_indexes` rebuilds its ``bm25`` and ``linker`` from a store;
-:class:`CorpusCache` keeps them in a store directory, refreshed incrementally;
-:func:`subject_span` reads what a passage is about (the index of :attr:`BM25Index.subjects`).
-The registry names of the stages are ``bm25``, ``entity_seeds``, ``bridge`` and ``ppr`` (built-in plugin).
+:class:`BM25Search`, :class:`EntitySeeds`, :class:`BridgeSearch` and
+:class:`PersonalizedPageRank` find the passage a question does not name through the indexer's
+graph; :func:`multihop` is the preset ``"multihop"`` of :mod:`graphfuse.presets` over them,
+:func:`corpus_indexes` rebuilds its BM25 index and title linker from a store and
+:class:`CorpusCache` keeps them in a store directory. Stages, options and measurements:
+``docs/multihop.md``.
 """
 
 from ._bm25 import BM25Index, bm25_tokens

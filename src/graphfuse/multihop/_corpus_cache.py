@@ -1,21 +1,10 @@
 """The ``multihop`` corpus indexes persisted in a store directory, refreshed incrementally.
 
-:func:`corpus_indexes` tokenises every document of the store on each call (about a second
-for 6,000 passages). :class:`CorpusCache` keeps what that costs (each document's BM25 term
-counts and its subject's, its filter metadata and its title) in one file of the store directory, stamped
-with the graph store's write generation:
-
-- when the stamp matches, loading is a few array reads (no document is read or tokenised);
-- when the store has changed, the documents are read back and only new or changed ones are
-  tokenised (a content hash per document tells), deleted ones dropped, and the file is
-  rewritten (to a temporary file, then renamed: a crash leaves the old one or none).
-
-The file also keeps what else ``multihop`` reads from the whole store when it is built: each
-document's ``created_at`` (its :class:`~graphfuse.timeaware.Timeline`) and the entity nodes
-of a store indexed with ``entity_graph=True`` (its :class:`~graphfuse.indexing.EntityMatcher`),
-so that a warm build reads no document at all.
-
-A cache written with another tokeniser (:func:`bm25_tokens` changed) is rebuilt in full.
+:func:`corpus_indexes` reads and tokenises every document of the store on each call;
+:class:`CorpusCache` keeps what that costs (BM25 term counts, filter metadata, titles, each
+document's ``created_at`` and the entity nodes) in one file stamped with the graph store's
+write generation, re-tokenises only new or changed documents when the stamp moved, and replaces
+the file atomically. See ``docs/backends/scale.md``, "Persisted multihop indexes".
 """
 
 from __future__ import annotations

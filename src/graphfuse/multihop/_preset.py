@@ -154,13 +154,13 @@ def multihop(
     stages.append(Hydrate(graph_store, name="hydrate_seeds"))
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
     if bm25 is not None:
-        # Without titles, each of the names nearest the question's words is searched on its own
-        # (chosen on LiHua-World and title-stripped 2Wiki dev: R@5 0.865 -> 0.880, 0.769 -> 0.782),
-        # among the first 16 names a passage carries (2Wiki stripped 0.842 -> 0.844).
+        # Without titles, each of the names nearest the question's words is searched on its own,
+        # among the first 16 names a passage carries: one search for all of them finds the passages
+        # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
         stages.append(BridgeSearch(bm25, **bridge_options))
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
-    # the walk goes on longer (chosen on title-stripped 2Wiki dev: R@5 0.66 -> 0.715 on 150 questions).
+    # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options = (
         {"exclude_prefix": ENTITY_PREFIX, "damping": _TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
     )

@@ -1,16 +1,11 @@
 """Plugins: components found through pluggy entry points (group ``graphfuse``).
 
-- :mod:`graphfuse.plugins.hookspecs`: the ``register_*`` hooks a plugin implements.
-- :data:`hookimpl`: the marker for a plugin's hook implementations.
-- :func:`get_registry`: the process-wide :class:`Registry` of every installed component.
-- :data:`COMPONENT_KINDS`: the table of component kinds (:class:`ComponentKind`); the hooks,
-  the registry's kinds and its typed ``create`` follow from it.
-- :class:`Preset` / :data:`INPUTS`: an entry of the preset catalogue (:mod:`graphfuse.presets`).
-- :class:`Components`: the backends handed to stage factories.
-- :func:`build_pipeline` / :func:`load_pipeline_spec`: pipelines from a declarative spec.
-- :func:`lazy_exports`: public names a plugin package imports on first access.
-
-GraphFuse's built-ins are registered through the same hooks, by ``graphfuse._builtins``.
+A plugin implements the ``register_*`` hooks of :mod:`graphfuse.plugins.hookspecs` (marked with
+:data:`hookimpl`), one per kind of :data:`COMPONENT_KINDS`; :func:`get_registry` is the
+process-wide :class:`Registry` of every installed component, GraphFuse's built-ins included;
+:func:`build_pipeline` and :func:`load_pipeline_spec` build pipelines from a declarative spec
+and :func:`lazy_exports` lets a plugin package import its public names on first access. Guide:
+``docs/plugins.md``.
 """
 
 from ._components import ComponentName, Components

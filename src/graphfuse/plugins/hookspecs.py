@@ -1,22 +1,12 @@
 """The hooks a GraphFuse plugin implements.
 
-A plugin is a module (or object) declared under the ``graphfuse`` entry-point group. Each hook
-receives a ``register`` callback; call it once per component the plugin provides::
-
-    from graphfuse.plugins import hookimpl
-
-    @hookimpl
-    def register_stages(register):
-        register("keyword_boost", make_keyword_boost)
-
-Factories are called only when the component is requested, so import heavy dependencies
-inside them. A stage factory takes ``(components: Components, **options)``; every other
-factory takes ``**options``. GraphFuse's own built-ins are registered through these same hooks
-(module ``graphfuse._builtins``).
-
-There is one ``register_<kinds>`` hook per row of the component-kind table
-(:data:`graphfuse.plugins.COMPONENT_KINDS`), written out below one function per hook (a test
-checks that the table and the hooks agree), plus :func:`register_presets` for named pipelines.
+A plugin is a module (or object) declared under the ``graphfuse`` entry-point group; each hook
+receives a ``register`` callback, called once per component the plugin provides, with a factory
+that runs only when the component is requested (a stage factory takes ``(components:
+Components, **options)``, the others ``**options``). There is one ``register_<kinds>`` hook per
+row of :data:`graphfuse.plugins.COMPONENT_KINDS`, written out below one function per hook (a
+test checks that the table and the hooks agree), plus :func:`register_presets`. Guide and
+example: ``docs/plugins.md``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """API keys: a JSON file of hashed keys, each bound to one tenant.
 
-A key is ``gfk_<key id>_<secret>``: the key id (8 hex digits) names the key in the file and
-in ``graphfuse keys revoke``; the secret is 32 random bytes. The file keeps only the SHA-256
-of the whole key (keys are random, so a fast hash is enough: there is nothing to guess), and
-a presented key is compared against every stored hash with :func:`hmac.compare_digest`, so
-the time taken does not depend on which key, if any, matched. The file is rewritten
-atomically with mode 0600 (a temporary file, fsync, rename, fsync of the directory); a
-running server re-reads it when it changes, so a revocation takes effect on the next request.
-
-``add`` and ``revoke`` read, change and rewrite the file while holding an exclusive lock on
-``<file>.lock`` beside it (:mod:`filelock`: ``fcntl``/``msvcrt`` locks, released by the
-operating system when a process dies), so concurrent ``graphfuse keys`` commands, in any
-number of processes, never lose each other's change: N concurrent adds save N keys, and a
-revoke is never undone by an add that read the file before it. Readers take no lock: the
-rename means they see the old file or the new one, never a half-written one.
+A key is ``gfk_<key id>_<secret>``; the file keeps only the SHA-256 of each key, compared in
+constant time (:func:`hmac.compare_digest`), and is rewritten atomically with mode 0600 under an
+exclusive lock on ``<file>.lock``, so concurrent ``graphfuse keys`` commands never lose a change
+and readers, who take no lock, see the old file or the new one. See ``docs/server.md``, "Keys
+and tenants".
 """
 
 from __future__ import annotations

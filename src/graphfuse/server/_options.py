@@ -1,4 +1,4 @@
-"""What a request may set: an allow-list of plain, bounded values (issue 28, item 1).
+"""What a request may set: an allow-list of plain, bounded values, never a server file.
 
 A request never names a file, a path, a class, a module or a plugin: everything it may set
 is listed here, with its type and bounds. ``stages`` name built-in stages from :data:`STAGES`

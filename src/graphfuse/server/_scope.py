@@ -1,20 +1,10 @@
 """What one request may see: the tenant of its key, pushed into every store call.
 
-With keys, a tenant's documents are stored under ids ``<tenant>/<id>`` and carry the metadata
-``tenant: <tenant>``. Both are enforced on every path:
-
-- the tenant filter is ANDed into every query (vector search, lexical search, lookups by id,
-  every graph hop), so a document of another tenant is neither returned nor walked through;
-- a client's own filter may only narrow it (a filter on the ``tenant`` key is refused);
-- ids are namespaced, so one tenant cannot overwrite, delete or link to another's document
-  (an id of another tenant simply does not exist: 404);
-- every result is checked once more against both before it leaves the server.
-
-A tenant's entity nodes (a store with an entity graph) are ``graphfuse:entity:<tenant>/<key>``
-with the same ``tenant`` metadata: the same name in two tenants is two nodes, and a walk
-through one only ever reaches its own tenant's documents.
-
-Without keys (a loopback-only server), the scope is the whole store and ids are unchanged.
+With keys, a tenant's documents are stored under ids ``<tenant>/<id>`` with the metadata
+``tenant: <tenant>`` (its entity nodes under ``graphfuse:entity:<tenant>/<key>``); the tenant
+filter is ANDed into every store call and graph hop, a client's filter may only narrow it, and
+every result is checked again before it leaves. Without keys the scope is the whole store. See
+``docs/server.md``, "Keys and tenants".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GET /v1/stats/session``: tokens per pipeline since the server started (document 003).
+"""``GET /v1/stats/session``: tokens per pipeline since the server started, beside basic RAG.
 
 Every context assembled (``/v1/context``) and every answer generated (``/v1/compare``) adds
 its tokens to its pipeline's running total, per tenant. ``tokens_saved`` compares each

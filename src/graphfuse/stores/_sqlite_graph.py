@@ -513,8 +513,8 @@ class SQLiteGraphStore:
             return cached
 
     def _build_index(self) -> tuple[GraphIndex, int]:
-        # Relations come back as four comma-joined strings parsed by numpy in C: about ten
-        # times faster than a million Python tuples. Relation types cannot contain commas.
+        # Relations come back as four comma-joined strings parsed by numpy in C, not as one Python
+        # tuple per relation (millions of objects). Relation types cannot contain commas.
         with self._db.snapshot() as c:
             generation = scalar(c, _GENERATION)
             nodes_ids = c.execute("SELECT node, id FROM documents ORDER BY node").fetchall()

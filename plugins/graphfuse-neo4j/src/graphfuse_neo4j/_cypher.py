@@ -2,15 +2,10 @@
 
 Values always travel as parameters. The only identifiers placed in the Cypher text are the
 node label, relationship types and metadata property keys, each validated against a strict
-pattern and back-quoted first.
-
-Storage layout, per document node (label configurable, ``GraphFuseDocument`` by default):
-
-- ``id``, ``content``, ``created_at`` / ``updated_at`` (Neo4j ``DateTime``);
-- ``metadata``: the whole metadata mapping as a JSON string (the source of truth, read back);
-- ``meta_<key>``: a copy of each scalar metadata value (str, int, float, bool) that filters
-  compare against; ``graphfuse_meta_keys``: the list of every metadata key (for ``$exists``;
-  outside the ``meta_`` namespace, so a metadata key ``keys`` cannot overwrite it).
+pattern and back-quoted first. A document node holds ``id``, ``content``, its timestamps, its
+whole ``metadata`` as JSON (the source of truth), a ``meta_<key>`` copy of each scalar value
+that filters compare against and ``graphfuse_meta_keys`` (for ``$exists``). Storage layout:
+``docs/backends/neo4j.md``.
 """
 
 from __future__ import annotations

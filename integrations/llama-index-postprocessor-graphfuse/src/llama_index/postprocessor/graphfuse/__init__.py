@@ -1,16 +1,11 @@
 """GraphFuse node postprocessors for LlamaIndex.
 
-Signal postprocessors add one GraphFuse signal to each node and keep the order and scores:
-:class:`TemporalDecayPostprocessor`, :class:`PageRankPostprocessor`,
-:class:`AccessPostprocessor`; :class:`GraphExpansionPostprocessor` adds related documents;
-:class:`RerankPostprocessor` reranks with any GraphFuse reranker;
-:class:`WeightedFusionPostprocessor` turns the signals into the final score and order;
-:class:`StagePostprocessor` runs any registered GraphFuse stage (plugins included);
-:class:`ContextPostprocessor` packs the nodes into a token budget with :mod:`graphfuse.context`
-(passages, evidence or a serialized subgraph), sources kept for citation.
-
-Signals travel under the node metadata key ``"graphfuse_signals"`` (excluded from embedding
-and LLM text). Every postprocessor has a native async path (``apostprocess_nodes``).
+Signal postprocessors (temporal decay, PageRank, access, graph expansion, rerank, any
+registered stage) add GraphFuse signals to nodes under the metadata key
+``"graphfuse_signals"`` (kept out of embedding and LLM text),
+:class:`WeightedFusionPostprocessor` turns them into the final score and order, and
+:class:`ContextPostprocessor` packs the nodes into a token budget; each has a native async path.
+Guide: ``docs/integrations/llama-index.md``.
 """
 
 from ._access import AccessPostprocessor
