@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 
 from graphfuse import Document, InvalidInput, NotFound, Query, Relation, StageFailed, parse_timestamp, run_sync
-from graphfuse.records import Batch, Hit, Record, RecordReader, check_known, fuse, run_stages, score_as_signal
+from graphfuse.records import (
+    Batch,
+    Hit,
+    Record,
+    RecordReader,
+    SourceFusion,
+    check_known,
+    fuse,
+    run_stages,
+    score_as_signal,
+)
 from graphfuse.scoring import WeightedScorer
 from graphfuse.stages import AccessPopularity, GraphExpansion, TemporalDecay
 from graphfuse.stores import InMemoryGraphStore
@@ -196,3 +206,50 @@ def test_the_public_names_are_complete_and_sorted() -> None:
     }
     assert set(records.__all__) == defined
     assert list(records.__all__) == sorted(records.__all__)
+
+
+def test_source_fusion_rrf_honours_the_weights_and_normalises() -> None:
+    fusion = SourceFusion(["bm25", "vector"], {"bm25": 1.0, "vector": 3.0}, k=1)
+    found = {"bm25": [("a", None), ("b", None)], "vector": [("b", None), ("a", None), ("b", None)]}
+    fused = fusion.fuse(found)
+    # b: 1/(1+2) + 3/(1+1) = 1.8333; a: 1/2 + 3/3 = 1.5; the largest possible value: 4/2 = 2.
+    assert [key for key, _ in fused] == ["b", "a"]
+    assert fused[0][1] == pytest.approx(1.8333333 / 2)
+    assert fused[1][1] == pytest.approx(0.75)
+    assert SourceFusion(["x", "y"]).fuse({"x": [("a", None)], "y": [("a", None)]}) == [("a", 1.0)]
+    unnormalised = SourceFusion(["x"], normalize=False, k=1).fuse({"x": [("a", None), ("a", None), ("b", None)]})
+    assert unnormalised == [("a", 0.5), ("b", pytest.approx(1 / 3))]  # "a" listed twice counts once
+    zero = SourceFusion(["x", "y"], [1.0, 0.0], k=1).fuse({"x": [("a", None)], "y": [("b", None)]})
+    assert zero == [("a", 1.0)]  # a zero-weight source takes no part
+    assert [key for key, _ in SourceFusion(["x"]).fuse({"x": [("b", 1), ("a", 1), ("c", 1)]}, top_n=2)] == ["b", "a"]
+
+
+def test_source_fusion_weighted_reads_scores_as_signals() -> None:
+    fusion = SourceFusion(["x", "y"], mode="weighted")
+    fused = fusion.fuse({"x": [("a", 0.8), ("b", -0.2), ("a", 0.4)], "y": [("b", 0.6)]})
+    assert fused == [("a", pytest.approx(0.4)), ("b", pytest.approx(0.3))]  # best score per source; below 0 is 0
+    with pytest.raises(InvalidInput, match=r"node 'n2' has score 1.5 > 1, which cannot be the 'y score' signal"):
+        fusion.fuse({"x": [("a", 0.5)], "y": [("a", 0.5), ("b", 1.5)]}, label=lambda s, i: f"node 'n{i + 1}'")
+    with pytest.raises(InvalidInput, match=r"source 'x' hit 0 has score None"):
+        fusion.fuse({"x": [("a", None)]})
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: SourceFusion(["a"], {"b": 1.0}, what="retriever"), r"weights name unknown retrievers \['b'\]"),
+        (lambda: SourceFusion(["a", "b"], [1.0]), "got 1 weights for 2 sources"),
+        (lambda: SourceFusion(["a"], [-1.0]), "weight for source 'a' must be a finite number >= 0"),
+        (lambda: SourceFusion(["a"], [float("nan")]), "must be a finite number"),
+        (lambda: SourceFusion(["a"], [True]), "must be a finite number"),
+        (lambda: SourceFusion(["a", "b"], [0, 0]), "at least one source weight must be greater than zero"),
+        (lambda: SourceFusion(["a"], "ab"), "weights must be a mapping, a sequence or None"),
+        (lambda: SourceFusion(["a"], mode="max"), "mode must be one of 'rrf', 'weighted'"),
+        (lambda: SourceFusion(["a"], k=0), "k must be an integer >= 1"),
+        (lambda: SourceFusion(["a"], normalize=1), "normalize must be True or False"),  # type: ignore[arg-type]
+        (lambda: SourceFusion(["a"]).fuse({}, top_n=0), "top_n must be an integer >= 1"),
+    ],
+)
+def test_source_fusion_bad_settings_are_named(make: Any, message: str) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        make()

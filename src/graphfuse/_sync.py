@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["run_sync"]
+__all__ = ["run_inline", "run_sync"]
 
 T = TypeVar("T")
 
@@ -43,3 +43,22 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     ctx = contextvars.copy_context()
     future = ctx.run(asyncio.run_coroutine_threadsafe, coro, loop)
     return future.result()
+
+
+def run_inline(make: Callable[[], Coroutine[Any, Any, T]], *, inline: bool = True) -> T:
+    """Run the coroutine ``make()`` builds on the caller's thread when it finishes without suspending,
+    else on GraphFuse's loop (:func:`run_sync`).
+
+    For a host's sync path over work that awaits nothing that suspends (in-memory stages, an
+    in-memory store): no hop to another thread. ``make`` must build a side-effect-free coroutine:
+    one that suspends after all is closed and a fresh one runs through :func:`run_sync`.
+    ``inline=False`` goes to :func:`run_sync` at once.
+    """
+    if inline:
+        coro = make()
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        coro.close()  # it suspended after all (nothing was written): run it again on GraphFuse's loop
+    return run_sync(make())

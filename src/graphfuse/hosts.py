@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ._capabilities import SignalInput, SignalScorer, SignalStage, as_signal_stage
 from ._pipeline import StageRunContext, run_signal_stage, run_stage, run_stages
+from ._sync import run_inline
 from ._traits import DeclaresTraits, StageTraits, stage_traits
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "StageRunContext",
     "StageTraits",
     "as_signal_stage",
+    "run_inline",
     "run_signal_stage",
     "run_stage",
     "run_stages",

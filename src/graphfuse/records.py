@@ -22,12 +22,15 @@ from ._pipeline import run_stages as _run_stages
 from ._protocols import GraphStore, Scorer, Stage
 from ._timestamps import parse_timestamp
 from ._types import Candidate, Document, Query, check_id, check_signal
+from .scoring import reciprocal_rank_fusion
+from .validation import check_choice, check_positive_int
 
 __all__ = [
     "Batch",
     "Hit",
     "Record",
     "RecordReader",
+    "SourceFusion",
     "check_known",
     "fuse",
     "run_stages",
@@ -351,3 +354,115 @@ async def check_known(graph_store: GraphStore, ids: Sequence[str], what: str) ->
             f"{what}: {len(missing)} record(s) are not in the graph store ({shown}); pass unknown='keep' to keep "
             "them unexpanded, or set id_key to the metadata key holding their graph id"
         )
+
+
+_FUSION_MODES = ("rrf", "weighted")
+
+
+class SourceFusion:
+    """Fuse the ranked hits of several named sources (a host's retrievers) into one ranking.
+
+    ``names`` are the sources; ``weights`` a mapping of source name to weight, a sequence in
+    the order of ``names``, or ``None`` (every source weighs 1). Each weight is a finite number
+    >= 0, at least one above zero. ``what`` names a source in errors (``"retriever"``).
+
+    - ``mode="rrf"``: each item gets ``sum(weight[source] / (k + rank))`` over the sources that
+      list it (the weights honoured, unlike an unweighted RRF; a zero-weight source takes no part).
+    - ``mode="weighted"``: ``sum(weight[source] * score)``, every score a signal in [0, 1]
+      (below 0 is 0.0; ``None`` or above 1 raises :class:`~graphfuse.InvalidInput`).
+
+    An item one source lists twice counts once for it, at its best rank (or score). With
+    ``normalize=True`` the fused score is divided by its largest possible value
+    (``sum(weights) / (k + 1)`` for RRF, ``sum(weights)`` for weighted), so it lies in [0, 1];
+    1.0 means first (or a perfect score) in every source. The order is the same either way.
+    """
+
+    __slots__ = ("_k", "_mode", "_scale", "_weights", "_what")
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        weights: Mapping[str, float] | Sequence[float] | None = None,
+        *,
+        mode: str = "rrf",
+        k: int = 60,
+        normalize: bool = True,
+        what: str = "source",
+    ) -> None:
+        self._what = what
+        self._weights = self._checked(self._named(weights, list(names)))
+        self._k = check_positive_int(k, "k")
+        self._mode = check_choice(mode, "mode", _FUSION_MODES)
+        if not isinstance(normalize, bool):
+            raise InvalidInput(f"normalize must be True or False, got {normalize!r}")
+        total = sum(self._weights.values())
+        self._scale = (1.0 / (total / (self._k + 1) if self._mode == "rrf" else total)) if normalize else 1.0
+
+    @property
+    def weights(self) -> Mapping[str, float]:
+        """The weight of each source."""
+        return dict(self._weights)
+
+    @property
+    def mode(self) -> str:
+        """``"rrf"`` or ``"weighted"``."""
+        return self._mode
+
+    def __repr__(self) -> str:
+        return f"SourceFusion({self._weights!r}, mode={self._mode!r}, k={self._k})"
+
+    def fuse(
+        self,
+        found: Mapping[str, Sequence[tuple[str, object]]],
+        *,
+        top_n: int | None = None,
+        label: Callable[[str, int], str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The fused ranking of ``found`` (source name -> its ``(id, score)`` hits, best first) as
+        ``(id, fused score)`` pairs, best first, ties by id, the ``top_n`` best. Scores are read in
+        ``"weighted"`` mode only; ``label(source, position)`` names a hit whose score is refused."""
+        if top_n is not None:
+            check_positive_int(top_n, "top_n")
+        if self._mode == "rrf":
+            # Weights applied here rather than by reciprocal_rank_fusion, which restricts source
+            # names to signal names.
+            active = {s: [key for key, _ in hits] for s, hits in found.items() if self._weights.get(s, 0.0) > 0}
+            parts = reciprocal_rank_fusion(active, None, self._k)
+            fused = {key: sum(self._weights[s] * v for s, v in p.items()) for key, p in parts.items()}
+        else:
+            fused = {}
+            for source, hits in found.items():
+                w = self._weights.get(source, 0.0)
+                best: dict[str, float] = {}
+                for i, (key, score) in enumerate(hits):
+                    what = label(source, i) if label is not None else f"{self._what} {source!r} hit {i}"
+                    best[key] = max(score_as_signal(score, f"{source} score", what), best.get(key, 0.0))
+                for key, value in best.items():
+                    fused[key] = fused.get(key, 0.0) + w * value
+        order = sorted(fused, key=lambda key: (-fused[key], key))
+        # min() guards the [0, 1] bound against a rounding error in the scaling.
+        return [(key, min(1.0, fused[key] * self._scale)) for key in order[:top_n]]
+
+    def _named(self, weights: Mapping[str, float] | Sequence[float] | None, names: list[str]) -> Mapping[str, float]:
+        if weights is None:
+            return dict.fromkeys(names, 1.0)
+        if isinstance(weights, Mapping):
+            unknown = sorted(set(map(str, weights)) - set(names))
+            if unknown:
+                raise InvalidInput(f"weights name unknown {self._what}s {unknown}; the {self._what}s are {names}")
+            return {str(n): w for n, w in weights.items()}
+        if isinstance(weights, Sequence) and not isinstance(weights, (str, bytes)):
+            if len(weights) != len(names):
+                raise InvalidInput(f"got {len(weights)} weights for {len(names)} {self._what}s")
+            return dict(zip(names, weights, strict=True))
+        raise InvalidInput(f"weights must be a mapping, a sequence or None, got {weights!r}")
+
+    def _checked(self, weights: Mapping[str, float]) -> dict[str, float]:
+        checked: dict[str, float] = {}
+        for name, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
+                raise InvalidInput(f"weight for {self._what} {name!r} must be a finite number >= 0, got {w!r}")
+            checked[name] = float(w)
+        if not any(checked.values()):
+            raise InvalidInput(f"at least one {self._what} weight must be greater than zero")
+        return checked

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, cast
 from .._errors import GraphFuseError, InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import GraphStore
-from .._sync import run_sync
+from .._sync import run_inline
 from .._types import Document, Result
 from ._budget import TokenBudget
 from ._build import abuild_context, check_format
@@ -192,15 +192,7 @@ class ContextAssembler:
     def build(self, query: str | None, results: Sequence[Result], *, filter: FilterLike | None = None) -> Context:
         """Sync form of :meth:`abuild`: passages and evidence, which never wait on a store, run on
         the caller's thread; the graph format reads its store on GraphFuse's loop (``run_sync``)."""
-        coro = self.abuild(query, results, filter=filter)
-        if self.format != "graph":
-            try:
-                coro.send(None)
-            except StopIteration as done:
-                return cast("Context", done.value)
-            coro.close()  # it suspended after all (nothing was written): run it again on GraphFuse's loop
-            coro = self.abuild(query, results, filter=filter)
-        return run_sync(coro)
+        return run_inline(lambda: self.abuild(query, results, filter=filter), inline=self.format != "graph")
 
 
 def _both(left: MetadataFilter | None, right: MetadataFilter | None) -> MetadataFilter | None:

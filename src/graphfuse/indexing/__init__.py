@@ -26,7 +26,7 @@ from ._indexer import (
 from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
-from ._records import SourceRecord, read_sources
+from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 
@@ -35,6 +35,7 @@ __all__ = [
     "CO_OCCURS_WITH",
     "DEFAULT_TEXT_EXTRACTOR",
     "ENTITY_PREFIX",
+    "EXCLUDED_KEYS",
     "KIND_KEY",
     "LINKS_TO",
     "MENTIONED_IN",
@@ -58,6 +59,7 @@ __all__ = [
     "entity_extractor",
     "entity_extractors",
     "entity_key",
+    "excluded_keys",
     "links_as_text",
     "merge_variants",
     "read_sources",

@@ -16,13 +16,38 @@ from .._jsonl import read_json_objects
 from .._types import check_id
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
 
-__all__ = ["SourceRecord", "read_sources"]
+__all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
 _TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 _SUFFIXES = (*_TEXT_SUFFIXES, ".jsonl")
 RESERVED_KEYS = frozenset({"parent_id"})
 """Metadata keys the indexer writes itself (besides every key starting with ``graphfuse_``)."""
 RESERVED_PREFIX = "graphfuse_"
+
+
+EXCLUDED_KEYS = "graphfuse_excluded_keys"
+"""The one ``graphfuse_`` metadata key a record may carry: the metadata keys its host keeps out of LLM
+prompts and out of embeddings, ``{"llm": [...], "embed": [...]}`` (LlamaIndex's
+``excluded_llm_metadata_keys`` / ``excluded_embed_metadata_keys``). Stored on the document and its
+chunks, never shown as user metadata; read back with :func:`excluded_keys`."""
+
+
+def excluded_keys(metadata: Mapping[str, Any], what: str = "metadata") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys ``metadata[EXCLUDED_KEYS]`` keeps out of LLM prompts and out of embeddings, as
+    ``(llm, embed)`` (empty without it); :class:`~graphfuse.InvalidInput` naming ``what`` for any
+    other shape than ``{"llm": [str, ...], "embed": [str, ...]}`` (either list may be left out)."""
+    value = metadata.get(EXCLUDED_KEYS)
+    if value is None:
+        return (), ()
+    if not isinstance(value, Mapping) or set(value) - {"llm", "embed"}:
+        raise InvalidInput(f"{what}: {EXCLUDED_KEYS!r} must be a mapping with 'llm' and 'embed' lists, got {value!r}")
+    out: list[tuple[str, ...]] = []
+    for side in ("llm", "embed"):
+        keys = value.get(side, ())
+        if isinstance(keys, (str, bytes)) or not isinstance(keys, Sequence) or any(type(k) is not str for k in keys):
+            raise InvalidInput(f"{what}: {EXCLUDED_KEYS!r}[{side!r}] must be a list of metadata keys, got {keys!r}")
+        out.append(tuple(dict.fromkeys(keys)))
+    return out[0], out[1]
 
 
 def reserved_key(key: str) -> bool:
@@ -58,11 +83,12 @@ class SourceRecord:
         check_text(self.text, f"record {self.id!r}: text")
         if self.title is not None:
             check_text(self.title, f"record {self.id!r}: title")
+        excluded_keys(self.metadata, f"record {self.id!r}")
         for key in self.metadata:
-            if isinstance(key, str) and reserved_key(key):
+            if isinstance(key, str) and reserved_key(key) and key != EXCLUDED_KEYS:
                 raise InvalidInput(
                     f"record {self.id!r}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
-                    f"('parent_id' and keys starting with {RESERVED_PREFIX!r}); rename it"
+                    f"('parent_id' and keys starting with {RESERVED_PREFIX!r}'); rename it"
                 )
         check_json_data(self.metadata, f"record {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))

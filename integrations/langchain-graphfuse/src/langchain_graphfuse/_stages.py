@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage, run_sync
-from graphfuse.hosts import stage_traits
+from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage
+from graphfuse.hosts import run_inline, stage_traits
 from graphfuse.plugins import Components, get_registry
 from graphfuse.stores import InMemoryGraphStore
 
@@ -133,15 +133,8 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         )
 
     def _run(self, value: StageInput) -> list[Document]:
-        if self._inline:
-            # Nothing to wait for: run it on the caller's thread, no hop to GraphFuse's loop.
-            coro = self._arun(value)
-            try:
-                coro.send(None)
-            except StopIteration as done:
-                return cast("list[Document]", done.value)
-            coro.close()  # it did suspend after all: it was side-effect free, so run it again properly
-        return run_sync(self._arun(value))
+        # Nothing to wait for: run it on the caller's thread, no hop to GraphFuse's loop.
+        return run_inline(lambda: self._arun(value), inline=self._inline)
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (sync)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -228,27 +229,28 @@ def test_fusion_of_parallel_retrievers(backend: Any) -> None:
     assert out[0].metadata["graphfuse"]["query"] == "Alan Turing universal machine"
 
 
-def test_pagerank_over_a_store_that_never_suspends_runs_on_the_callers_thread(
-    backend: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
-) -> None:
-    from langchain_graphfuse import _stages
-
+def test_pagerank_over_a_store_that_never_suspends_runs_on_the_callers_thread(tmp_path: Any) -> None:
     from graphfuse import run_sync
-    from graphfuse.stores import SQLiteGraphStore
+    from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 
-    hops: list[object] = []
+    threads: list[str] = []
 
-    def counting_run_sync(coro: Any) -> Any:
-        hops.append(coro)
-        return run_sync(coro)
+    class Memory(InMemoryGraphStore):
+        async def pagerank(self, ids: Any) -> Any:
+            threads.append(threading.current_thread().name)
+            return await super().pagerank(ids)
 
-    monkeypatch.setattr(_stages, "run_sync", counting_run_sync)
-    out = PageRankRunnable(backend.graph_store).invoke([doc("engine"), doc("ghost")])  # an InMemoryGraphStore
+    class SQLite(SQLiteGraphStore):
+        async def pagerank(self, ids: Any) -> Any:
+            threads.append(threading.current_thread().name)
+            return await super().pagerank(ids)
+
+    out = PageRankRunnable(Memory()).invoke([doc("engine"), doc("ghost")])
     assert signals(out, "pagerank")[1] == 0.5
-    assert hops == []
-    sqlite = SQLiteGraphStore(str(tmp_path / "g.db"))
+    assert threads == [threading.current_thread().name]  # no hop to GraphFuse's loop
+    sqlite = SQLite(str(tmp_path / "g.db"))
     try:
         assert signals(PageRankRunnable(sqlite).invoke([doc("engine")]), "pagerank") == [0.5]
-        assert len(hops) == 1  # a store doing I/O runs on GraphFuse's loop
+        assert threads[1] == "graphfuse-sync"  # a store doing I/O runs on GraphFuse's loop
     finally:
         run_sync(sqlite.close())

@@ -1,12 +1,14 @@
 """Host conventions: metadata LlamaIndex keeps out of the LLM or the embedding stays out after GraphFuse
-(the incoming nodes' excluded keys, merged with GraphFuse's own; a reader's file metadata on nodes
-GraphFuse builds from stored documents); the nodes passed in are never changed; bad node input."""
+(the incoming nodes' excluded keys, merged with GraphFuse's own; the excluded keys of the documents
+indexed through source_records on the nodes GraphFuse builds from them); the nodes passed in are never
+changed; bad node input."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 import pytest
+from llama_index.core import Document
 from llama_index.core.schema import MetadataMode, NodeWithScore, TextNode
 from llama_index.postprocessor.graphfuse import (
     AccessPostprocessor,
@@ -14,10 +16,13 @@ from llama_index.postprocessor.graphfuse import (
     TemporalDecayPostprocessor,
     WeightedFusionPostprocessor,
 )
-from llama_index.retrievers.graphfuse.nodes import READER_EXCLUDED_KEYS, SIGNALS_KEY
+from llama_index.retrievers.graphfuse import source_records
+from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY
 
-from graphfuse import Document, InvalidInput, Relation, run_sync
-from graphfuse.stores import InMemoryGraphStore
+from graphfuse import InvalidInput
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.indexing import Indexer
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -49,19 +54,27 @@ def test_incoming_excluded_keys_are_kept_and_merged_with_graphfuse_own() -> None
     assert given.node.model_dump() == before  # the caller's node is unchanged
 
 
-def test_nodes_built_from_stored_documents_keep_reader_file_metadata_out() -> None:
+def test_nodes_built_from_stored_documents_keep_the_documents_excluded_keys_out() -> None:
+    hidden = ["file_name", "file_size"]
+    docs = [
+        Document(text="alpha", id_="a", metadata={"links": ["b"]}),
+        Document(
+            text="beta",
+            id_="b",
+            metadata={"file_name": "b.txt", "file_size": 12, "title": "Beta"},
+            excluded_llm_metadata_keys=hidden,
+            excluded_embed_metadata_keys=hidden,
+        ),
+    ]
     store = InMemoryGraphStore()
-    stored = Document("b", "beta", {"file_name": "b.txt", "file_size": 12, "title": "Beta"})
-    run_sync(store.store_documents([Document("a", "alpha"), stored]))
-    run_sync(store.create_relations([Relation("a", "b")]))
+    Indexer(store, LocalVectorStore(), HashingEmbedder(dimension=64)).index(source_records(docs))
     out = GraphExpansionPostprocessor(store).postprocess_nodes([reader_node()])
     new = out[1].node
     assert new.node_id == "b"
-    assert {"file_name", "file_size", SIGNALS_KEY} <= set(new.excluded_llm_metadata_keys)
-    assert {"file_name", "file_size", SIGNALS_KEY} <= set(new.excluded_embed_metadata_keys)
+    assert new.excluded_llm_metadata_keys == [*hidden, SIGNALS_KEY]
+    assert new.excluded_embed_metadata_keys == [*hidden, SIGNALS_KEY]
     assert "b.txt" not in new.get_content(MetadataMode.LLM)
     assert "Beta" in new.get_content(MetadataMode.LLM)
-    assert set(READER_EXCLUDED_KEYS) >= {"file_name", "file_size", "creation_date", "last_modified_date"}
 
 
 def test_bad_node_input() -> None:

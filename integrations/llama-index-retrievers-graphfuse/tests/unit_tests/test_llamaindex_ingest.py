@@ -4,16 +4,27 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llama_index.core import Document as LIDocument
 from llama_index.core import SimpleDirectoryReader
-from llama_index.core.schema import TextNode
+from llama_index.core.schema import MetadataMode, TextNode
 from llama_index.retrievers.graphfuse import GraphFuseRetriever, source_records
+from llama_index.retrievers.graphfuse.nodes import CONTRIBUTIONS_KEY, SIGNALS_KEY
 
 from graphfuse import InvalidInput, presets, run_sync
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.indexing import LINKS_TO, MENTIONS, Indexer, TitleLinker
+from graphfuse.indexing import (
+    EXCLUDED_KEYS,
+    LINKS_TO,
+    MENTIONS,
+    Indexer,
+    SourceRecord,
+    TitleLinker,
+    TokenChunker,
+    excluded_keys,
+)
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 
@@ -137,3 +148,62 @@ def test_a_docs_folder_read_by_the_directory_reader_builds_the_cli_graph(tmp_pat
             assert markup not in record.text.replace("`[x](index.md)`", ""), (record.id, markup)  # (code stays)
     raw = source_records(documents, raw_markdown=True)
     assert [r.text for r in raw] == [d.text.split("---\n", 2)[-1] for d in documents]
+
+
+def _indexed(records: list[SourceRecord], **indexer: Any) -> GraphFuseRetriever:
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=256)
+    Indexer(graph, vectors, embedder, **indexer).index(records)
+    return GraphFuseRetriever(presets.no_rerank(graph, vectors, embedder), similarity_top_k=5)
+
+
+def test_a_readers_excluded_keys_survive_the_round_trip(tmp_path: Path) -> None:
+    (tmp_path / "falcon.txt").write_text("Project Falcon rewrites routing for the northern grid.")
+    docs = SimpleDirectoryReader(str(tmp_path), filename_as_id=True).load_data()
+    reader_llm, reader_embed = docs[0].excluded_llm_metadata_keys, docs[0].excluded_embed_metadata_keys
+    assert "file_name" in reader_llm
+    assert "file_size" in reader_embed
+
+    records = source_records(docs)
+    assert records[0].metadata[EXCLUDED_KEYS] == {"llm": reader_llm, "embed": reader_embed}
+    node = _indexed(records).retrieve("Project Falcon routing")[0].node
+    assert node.metadata["file_name"] == "falcon.txt"  # still the user's metadata
+    assert EXCLUDED_KEYS not in node.metadata
+    assert node.excluded_llm_metadata_keys == [*reader_llm, SIGNALS_KEY, CONTRIBUTIONS_KEY]
+    assert node.excluded_embed_metadata_keys == [*reader_embed, SIGNALS_KEY, CONTRIBUTIONS_KEY]
+    for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+        shown = node.get_content(mode)
+        assert "Project Falcon" in shown
+        assert "file_path:" in shown
+        assert "file_name:" not in shown
+        assert "file_size:" not in shown
+        assert SIGNALS_KEY not in shown
+
+
+def test_a_documents_own_excluded_keys_survive_in_every_chunk() -> None:
+    doc = LIDocument(
+        text=" ".join(f"Sentence {i} about the Falcon routing project." for i in range(60)),
+        id_="falcon",
+        metadata={"team": "routing", "secret": "s3cr3t-code", "title": "Falcon"},
+        excluded_llm_metadata_keys=["secret"],
+        excluded_embed_metadata_keys=["secret", "team"],
+    )
+    nodes = _indexed(source_records([doc]), chunker=TokenChunker(max_tokens=64)).retrieve("Falcon routing")
+    chunks = [n.node for n in nodes if n.node.node_id.startswith("falcon#")]
+    assert chunks  # the document was split, and each chunk keeps its excluded keys
+    for node in chunks:
+        assert node.excluded_llm_metadata_keys == ["secret", SIGNALS_KEY, CONTRIBUTIONS_KEY]
+        assert node.excluded_embed_metadata_keys == ["secret", "team", SIGNALS_KEY, CONTRIBUTIONS_KEY]
+        llm, embed = node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)
+        assert "team: routing" in llm
+        assert "s3cr3t-code" not in llm
+        assert "team: routing" not in embed
+        assert "s3cr3t-code" not in embed
+
+
+def test_excluded_keys_of_another_shape_are_refused() -> None:
+    with pytest.raises(InvalidInput, match="'graphfuse_excluded_keys'\\['llm'\\] must be a list of metadata keys"):
+        SourceRecord("a", "text", metadata={EXCLUDED_KEYS: {"llm": "secret"}})
+    with pytest.raises(InvalidInput, match="record 'a': 'graphfuse_excluded_keys' must be a mapping"):
+        SourceRecord("a", "text", metadata={EXCLUDED_KEYS: ["secret"]})
+    assert excluded_keys({EXCLUDED_KEYS: {"llm": ["a", "a"]}}) == (("a",), ())
+    assert excluded_keys({}) == ((), ())

@@ -10,8 +10,8 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
-from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage, run_sync
-from graphfuse.hosts import stage_traits
+from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage
+from graphfuse.hosts import run_inline, stage_traits
 
 from ._instrumentation import get_dispatcher
 
@@ -28,7 +28,7 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     """Base of the GraphFuse postprocessors: how nodes map to GraphFuse records.
 
     Subclasses implement ``_process`` (async); ``postprocess_nodes`` runs it through
-    :func:`graphfuse.run_sync` (inline when :meth:`_in_memory_only`), ``apostprocess_nodes``
+    :func:`graphfuse.hosts.run_inline` (on the caller's thread when :meth:`_in_memory_only`), ``apostprocess_nodes``
     awaits it on the caller's loop. Pydantic validation errors surface as
     :class:`~graphfuse.InvalidInput`. The nodes passed in are never changed: the output holds copies.
     """
@@ -95,14 +95,7 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        if self._in_memory_only():
-            coro = self._run(nodes, query_bundle)
-            try:
-                coro.send(None)
-            except StopIteration as done:
-                return list(done.value)
-            coro.close()  # it suspended after all (nothing was written): run it on GraphFuse's loop
-        return run_sync(self._run(nodes, query_bundle))
+        return run_inline(lambda: self._run(nodes, query_bundle), inline=self._in_memory_only())
 
     @dispatcher.span
     async def _apostprocess_nodes(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Mapping, Sequence
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -11,17 +10,14 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import BaseNode, NodeWithScore, QueryBundle
 
 from graphfuse import InvalidInput
-from graphfuse.records import score_as_signal
-from graphfuse.scoring import reciprocal_rank_fusion
-from graphfuse.validation import check_choice, check_positive_int
+from graphfuse.records import SourceFusion
+from graphfuse.validation import check_positive_int
 
 from ._instrumentation import get_dispatcher
 
 __all__ = ["FusionRetriever"]
 
 dispatcher = get_dispatcher(__name__)
-
-_MODES = ("rrf", "weighted")
 
 
 class FusionRetriever(BaseRetriever):
@@ -74,14 +70,8 @@ class FusionRetriever(BaseRetriever):
             if not isinstance(r, BaseRetriever):
                 raise InvalidInput(f"retriever {name!r} must be a LlamaIndex BaseRetriever, got {type(r).__name__}")
         self._retrievers = named
-        self._weights = _check_weights(_named_weights(weights, list(named)))
-        self._k = check_positive_int(k, "k")
-        self._mode = check_choice(mode, "mode", _MODES)
+        self._fusion = SourceFusion(list(named), weights, mode=mode, k=k, normalize=normalize, what="retriever")
         self._top_k = check_positive_int(top_k, "top_k")
-        if not isinstance(normalize, bool):
-            raise InvalidInput(f"normalize must be True or False, got {normalize!r}")
-        total = sum(self._weights.values())
-        self._scale = (1.0 / (total / (self._k + 1) if self._mode == "rrf" else total)) if normalize else 1.0
         if id_key is not None and (not isinstance(id_key, str) or not id_key):
             raise InvalidInput(f"id_key must be None or a non-empty string, got {id_key!r}")
         self._id_key = id_key
@@ -90,7 +80,7 @@ class FusionRetriever(BaseRetriever):
     @property
     def weights(self) -> Mapping[str, float]:
         """The weight of each source."""
-        return self._weights
+        return self._fusion.weights
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return self._fuse({n: r.retrieve(query_bundle) for n, r in self._retrievers.items()})
@@ -110,58 +100,13 @@ class FusionRetriever(BaseRetriever):
 
     def _fuse(self, found: Mapping[str, list[NodeWithScore]]) -> list[NodeWithScore]:
         first: dict[str, NodeWithScore] = {}
-        rankings: dict[str, list[str]] = {}
+        hits: dict[str, list[tuple[str, object]]] = {}
         for source, nodes in found.items():
-            ids = []
-            for nws in nodes:
-                key = self._key(nws.node)
+            keys = [self._key(nws.node) for nws in nodes]
+            for key, nws in zip(keys, nodes, strict=True):
                 first.setdefault(key, nws)
-                ids.append(key)
-            rankings[source] = ids
-        if self._mode == "rrf":
-            # Weights applied here rather than by reciprocal_rank_fusion, which restricts source
-            # names to signal names; a zero-weight source takes no part.
-            active = {s: ids for s, ids in rankings.items() if self._weights.get(s, 0.0) > 0}
-            parts = reciprocal_rank_fusion(active, None, self._k)
-            fused = {key: sum(self._weights[s] * v for s, v in p.items()) for key, p in parts.items()}
-        else:
-            fused = {}
-            for source, nodes in found.items():
-                w = self._weights.get(source, 0.0)
-                best: dict[str, float] = {}
-                for nws in nodes:
-                    key = self._key(nws.node)
-                    best[key] = max(
-                        score_as_signal(nws.score, f"{source} score", f"node {nws.node.node_id!r}"), best.get(key, 0.0)
-                    )
-                for key, value in best.items():
-                    fused[key] = fused.get(key, 0.0) + w * value
-        order = sorted(fused, key=lambda key: (-fused[key], key))[: self._top_k]
-        # min() guards the [0, 1] bound against a rounding error in the scaling.
-        return [NodeWithScore(node=first[key].node, score=min(1.0, fused[key] * self._scale)) for key in order]
-
-
-def _named_weights(weights: Mapping[str, float] | Sequence[float] | None, names: list[str]) -> Mapping[str, float]:
-    if weights is None:
-        return dict.fromkeys(names, 1.0)
-    if isinstance(weights, Mapping):
-        unknown = sorted(set(map(str, weights)) - set(names))
-        if unknown:
-            raise InvalidInput(f"weights name unknown retrievers {unknown}; the retrievers are {names}")
-        return {str(n): w for n, w in weights.items()}
-    if isinstance(weights, Sequence) and not isinstance(weights, (str, bytes)):
-        if len(weights) != len(names):
-            raise InvalidInput(f"got {len(weights)} weights for {len(names)} retrievers")
-        return dict(zip(names, weights, strict=True))
-    raise InvalidInput(f"weights must be a mapping, a sequence or None, got {weights!r}")
-
-
-def _check_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    checked: dict[str, float] = {}
-    for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-            raise InvalidInput(f"weight for retriever {name!r} must be a finite number >= 0, got {w!r}")
-        checked[name] = float(w)
-    if not any(checked.values()):
-        raise InvalidInput("at least one retriever weight must be greater than zero")
-    return checked
+            hits[source] = [(key, nws.score) for key, nws in zip(keys, nodes, strict=True)]
+        fused = self._fusion.fuse(
+            hits, top_n=self._top_k, label=lambda source, i: f"node {found[source][i].node.node_id!r}"
+        )
+        return [NodeWithScore(node=first[key].node, score=score) for key, score in fused]

@@ -8,7 +8,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, MetadataMode
 
 from graphfuse import InvalidInput
-from graphfuse.indexing import SourceRecord, records_from_loaded
+from graphfuse.indexing import EXCLUDED_KEYS, SourceRecord, records_from_loaded
 
 __all__ = ["source_records"]
 
@@ -34,7 +34,10 @@ def source_records(
     content without metadata. ``title_key``, ``created_at_key`` (``"last_modified_date"`` for
     ``SimpleDirectoryReader``'s file dates), ``links_key`` and ``on_skip`` are as in
     :func:`graphfuse.indexing.records_from_loaded`, which names bad input (``InvalidInput``).
-    GraphFuse chunks long documents itself: pass documents rather than split nodes.
+    GraphFuse chunks long documents itself: pass documents rather than split nodes. The keys a
+    document keeps out of prompts and embeddings (``excluded_llm_metadata_keys``,
+    ``excluded_embed_metadata_keys``: a reader's file metadata, your own) are stored with it
+    (:data:`graphfuse.indexing.EXCLUDED_KEYS`), and the nodes GraphFuse builds from it hide them too.
 
     Markdown files are read as ``graphfuse index`` reads them: ``metadata[path_key]`` (the
     reader's ``file_path``) tells a document read from a ``.md`` file, whose front matter gives
@@ -50,6 +53,9 @@ def source_records(
         if not isinstance(node, BaseNode):
             raise InvalidInput(f"document {n}: expected a LlamaIndex Document or node, got {type(node).__name__}")
         metadata = dict(node.metadata)
+        llm, embed = node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys
+        if llm or embed:  # kept with the document, so the nodes built from it hide the same keys
+            metadata[EXCLUDED_KEYS] = {"llm": list(llm), "embed": list(embed)}
         doc_id: str | None = node.node_id
         if id_key is not None:
             found = metadata.get(id_key)

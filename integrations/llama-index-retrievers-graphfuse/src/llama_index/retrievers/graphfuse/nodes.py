@@ -17,6 +17,7 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
 from graphfuse import Document, GraphFuseError, GraphStore, InvalidInput, Query, Result, Stage, StageFailed
+from graphfuse.indexing import excluded_keys
 from graphfuse.records import Batch, Hit, RecordReader, check_known, run_stages
 from graphfuse.validation import check_id, check_signal
 
@@ -24,7 +25,6 @@ __all__ = [
     "CONTRIBUTIONS_KEY",
     "INTERNAL_PREFIX",
     "PARENT_KEY",
-    "READER_EXCLUDED_KEYS",
     "SIGNALS_KEY",
     "GraphFuseNode",
     "NodeMapping",
@@ -45,16 +45,6 @@ INTERNAL_PREFIX = "graphfuse_"
 """Metadata keys starting with this are GraphFuse's own (indexer bookkeeping): never copied onto nodes."""
 PARENT_KEY = "parent_id"
 """Metadata key naming the document a chunk belongs to (what the GraphFuse indexer writes)."""
-READER_EXCLUDED_KEYS = (
-    "file_name",
-    "file_type",
-    "file_size",
-    "creation_date",
-    "last_modified_date",
-    "last_accessed_date",
-)
-"""The file metadata ``SimpleDirectoryReader`` keeps out of embeddings and prompts: a node GraphFuse builds
-from a stored document keeps them out too."""
 
 
 def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -181,8 +171,10 @@ def node_from_document(
     extra: Mapping[str, Any] | None = None,
 ) -> NodeWithScore:
     """A new :class:`GraphFuseNode` (id = document id, ``ref_doc_id`` = its parent document or itself)
-    for a GraphFuse document; GraphFuse's keys and the reader's file metadata
-    (:data:`READER_EXCLUDED_KEYS`) are kept out of embeddings and prompts."""
+    for a GraphFuse document; the keys the document was indexed with as excluded
+    (:func:`source_records` stores a LlamaIndex document's ``excluded_*_metadata_keys``) and GraphFuse's
+    own keys are kept out of prompts and embeddings."""
+    llm, embed = excluded_keys(document.metadata, f"document {document.id!r}")
     metadata = user_metadata(document.metadata)
     if document.created_at is not None:
         metadata.setdefault(mapping.created_at_key, document.created_at.isoformat())
@@ -193,14 +185,13 @@ def node_from_document(
     metadata.update(extra or {})
     metadata[mapping.signals_key] = dict(signals)
     ours = [mapping.signals_key, *(extra or {})]
-    hidden = _hidden(ours, [k for k in READER_EXCLUDED_KEYS if k in metadata])
     # mypy's view of TextNode's (pydantic) constructor misses the inherited fields on a subclass.
     node = GraphFuseNode(  # type: ignore[call-arg]
         id_=document.id,
         text=document.content or "",
         metadata=metadata,
-        excluded_embed_metadata_keys=hidden,
-        excluded_llm_metadata_keys=list(hidden),
+        excluded_embed_metadata_keys=_hidden(embed, ours),
+        excluded_llm_metadata_keys=_hidden(llm, ours),
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=source)},
     )
     node._graphfuse_keys = frozenset(ours)
