@@ -90,12 +90,11 @@ def context(
     ] = None,
 ) -> None:
     """Assemble the context an LLM would read for a question, within a token budget."""
-    from ..context._budget import resolve_budget
-    from ..context._build import check_format
+    from ..context import check_budget, check_format
 
     Query(text)  # refuse an empty question before opening anything
     check_format(format_)
-    resolve_budget(budget)
+    check_budget(budget)
     parsed = parse_filter(filter_)
     if granularity is not None:
         check_granularity(granularity)

@@ -8,7 +8,7 @@ objects with :class:`ContextAssembler`. Guide: ``docs/context.md``.
 """
 
 from ._budget import Allocation, TokenBudget
-from ._build import abuild_context, build_context
+from ._build import abuild_context, build_context, check_format
 from ._counters import (
     DEFAULT_COUNTER,
     FALLBACK_COUNTER,
@@ -43,6 +43,7 @@ __all__ = [
     "aretrieve_context",
     "build_context",
     "check_budget",
+    "check_format",
     "citations",
     "context_parts",
     "get_token_counter",
