@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 from _plugin_dists import FakeSite, fake_site
 from typer.testing import CliRunner
 
@@ -304,3 +305,27 @@ def test_index_then_query_across_processes(tmp_path: Path, corpus: Path) -> None
     )
     assert failed.returncode == 1
     assert failed.stderr.strip() == "error: query text must be a non-empty string"
+
+
+# The commands that retrieve passages (query, context, compare) filter and shape their results the
+# same way, so each of these options is one option: the same name, type, bounds and help in each.
+# (`eval` keeps its own --max-per-document: its default is two passages per result list.)
+SHARED_OPTIONS = ("--filter", "--granularity", "--max-per-document")
+
+
+def test_the_commands_that_retrieve_passages_declare_their_shared_options_alike() -> None:
+    group = typer.main.get_command(app)
+    assert isinstance(group, typer.core.TyperGroup)
+    ctx = typer.Context(group)
+    declared: dict[str, dict[str, tuple[object, ...]]] = {}
+    for name in ("query", "context", "compare"):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        for param in command.params:
+            if isinstance(param, typer.core.TyperOption) and set(param.opts) & set(SHARED_OPTIONS):
+                shape = (param.display_type(ctx), param.min, param.max, param.default, param.show_default)
+                declared.setdefault(param.opts[0], {})[name] = (*shape, param.help)
+    assert set(declared) == set(SHARED_OPTIONS)
+    assert set(declared["--granularity"]) == set(declared["--max-per-document"]) == {"query", "context", "compare"}
+    for option, by_command in declared.items():
+        assert len(set(by_command.values())) == 1, f"{option} is declared differently: {by_command}"

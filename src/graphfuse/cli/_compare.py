@@ -18,6 +18,7 @@ from .._sync import run_sync
 from ..stores import DEFAULT_STORE
 from ._context import shaped
 from ._errors import err_console, reports_errors
+from ._options import Granularity, MaxPerDocument
 
 __all__ = ["parse_model", "register", "run_compare"]
 
@@ -205,18 +206,8 @@ def compare_command(
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffled task order.")] = 0,
-    granularity: Annotated[
-        str | None,
-        typer.Option(
-            "--granularity",
-            help="Retrieve 'passage's (default) or whole 'document's (each cut to 2048 tokens), every pipeline.",
-            show_default=False,
-        ),
-    ] = None,
-    max_per_document: Annotated[
-        int | None,
-        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
-    ] = None,
+    granularity: Granularity = None,
+    max_per_document: MaxPerDocument = None,
 ) -> None:
     """Answer questions three ways (LLM only, basic RAG, GraphRAG), judge the answers, compare."""
     missing = [

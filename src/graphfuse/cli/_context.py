@@ -15,6 +15,7 @@ from .._sync import run_sync
 from .._types import Query
 from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
+from ._options import FilterJSON, Granularity, MaxPerDocument
 from ._query import parse_filter
 
 __all__ = ["register", "shaped"]
@@ -73,21 +74,9 @@ def context(
     as_json: Annotated[
         bool, typer.Option("--json", help='Print JSON: {"text", "tokens", "counter", "sources", "dropped", ...}.')
     ] = False,
-    filter_: Annotated[
-        str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
-    ] = None,
-    granularity: Annotated[
-        str | None,
-        typer.Option(
-            "--granularity",
-            help="Assemble from 'passage' results (default) or whole 'document's (each cut to 2048 tokens).",
-            show_default=False,
-        ),
-    ] = None,
-    max_per_document: Annotated[
-        int | None,
-        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
-    ] = None,
+    filter_: FilterJSON = None,
+    granularity: Granularity = None,
+    max_per_document: MaxPerDocument = None,
 ) -> None:
     """Assemble the context an LLM would read for a question, within a token budget."""
     from ..context import check_budget, check_format

@@ -19,6 +19,7 @@ from .._types import Query, Result
 from ..scoring import DEFAULT_WEIGHTS
 from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
+from ._options import FilterJSON, Granularity, MaxPerDocument
 
 __all__ = ["register", "results_table"]
 
@@ -146,17 +147,9 @@ def query(
             "--json", help="Print JSON: a list of {id, title, snippet, score, signals, contributions, weights}."
         ),
     ] = False,
-    filter_: Annotated[
-        str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.')
-    ] = None,
-    granularity: Annotated[
-        str | None,
-        typer.Option("--granularity", help="Results as 'passage' (default) or whole 'document's.", show_default=False),
-    ] = None,
-    max_per_document: Annotated[
-        int | None,
-        typer.Option("--max-per-document", min=1, help="Passages of one document, at most (default 1)."),
-    ] = None,
+    filter_: FilterJSON = None,
+    granularity: Granularity = None,
+    max_per_document: MaxPerDocument = None,
 ) -> None:
     """Retrieve from a store: every signal and its weighted contribution to the score."""
     Query(text)  # refuse an empty query before opening anything
