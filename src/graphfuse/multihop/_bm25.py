@@ -26,8 +26,8 @@ class BM25Index:
 
     ``score = sum over query terms of idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
     with the always-positive ``idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))`` (Lucene's form).
-    A term repeated in the query counts once. Build it once (tokenising 6k passages takes
-    about a second); queries are a sparse matrix-vector product (sub-millisecond).
+    A term repeated in the query counts once. Build it once (tokenising is the cost); queries
+    are a sparse matrix-vector product (timings: ``docs/multihop.md``).
 
     ``subjects``, the documents' subjects as ``(id, text)`` or ``(id, text, metadata)`` (the
     start of each one's first sentence that names what it is about, up to *is*/*was*:

@@ -151,7 +151,7 @@ class PersonalizedPageRank(NamedStage):
     Graph access: when ``graph_store`` offers ``adjacency(relation_types)`` returning
     ``(ids, scipy.sparse matrix)`` of directed relation weights (the embedded SQLite and
     in-memory stores do, see :meth:`~graphfuse.stores.SQLiteGraphStore.adjacency`), PPR runs
-    over the whole graph with scipy (about a millisecond for 10k nodes); the walk matrix
+    over the whole graph with scipy (sparse products, no per-node Python); the walk matrix
     derived from it is cached until the store returns a new matrix object. With a metadata
     filter, the documents outside it are removed from that same directed, weighted graph
     (the walk cannot pass through them) and nothing else changes: a filter matching every
