@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
-from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query, RunContext, StageFailed, parse_timestamp
+from graphfuse import (
+    Candidate,
+    Document,
+    InvalidInput,
+    MetadataFilter,
+    Query,
+    RunContext,
+    StageFailed,
+    parse_timestamp,
+    run_sync,
+)
 from graphfuse.hosts import StageTraits, run_stage, run_stages, stage_traits
-from graphfuse.stages import AccessPopularity, Rerank, TemporalDecay
+from graphfuse.stages import AccessPopularity, GraphExpansion, PageRank, Rerank, TemporalDecay
+from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 
 
 class Twice:
@@ -75,3 +87,13 @@ def test_stages_declare_their_traits() -> None:
     assert stage_traits(TemporalDecay()) == StageTraits(reads_query=False, needs_stores=False, in_memory_only=True)
     assert stage_traits(Twice()) == StageTraits()  # declares nothing: the cautious default
     assert stage_traits(Rerank.__new__(Rerank)).reads_query
+
+
+def test_store_backed_stages_are_in_memory_only_over_a_store_that_never_suspends(tmp_path: Path) -> None:
+    memory, sqlite = InMemoryGraphStore(), SQLiteGraphStore(str(tmp_path / "g.db"))
+    try:
+        for stage in (GraphExpansion, PageRank):
+            assert stage_traits(stage(memory)) == StageTraits(reads_query=False, in_memory_only=True)
+            assert stage_traits(stage(sqlite)) == StageTraits(reads_query=False)
+    finally:
+        run_sync(sqlite.close())

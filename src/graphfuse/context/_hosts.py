@@ -18,6 +18,7 @@ from .._filters import FilterLike, MetadataFilter
 from .._protocols import GraphStore
 from .._sync import run_inline
 from .._types import Document, Result
+from ..hosts import NO_QUERY
 from ._budget import TokenBudget
 from ._build import abuild_context, check_format
 from ._counters import TokenCounter, get_token_counter
@@ -35,9 +36,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-NO_QUERY = "(no query)"
-"""The query a ``passages`` context is assembled for when the host has none (passages are taken by score)."""
 
 
 def check_budget(budget: object) -> int | TokenBudget:

@@ -14,6 +14,9 @@ from ._named import NamedStage
 
 __all__ = ["GraphExpansion"]
 
+_STORE_BACKED = StageTraits(reads_query=False)
+_IN_MEMORY = StageTraits(reads_query=False, in_memory_only=True)
+
 _OPTIONS = ("depth", "max_expansion", "relation_types", "min_seed_score")
 _MAX_DEPTH = 3
 # How far the store's limit is raised (times max_expansion) to fill the cap with documents when
@@ -51,9 +54,6 @@ class GraphExpansion(NamedStage):
 
     Per-call options: ``depth``, ``max_expansion``, ``relation_types``, ``min_seed_score``.
     """
-
-    traits = StageTraits(reads_query=False)
-    """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
     __slots__ = (
         "_decay",
@@ -93,6 +93,12 @@ class GraphExpansion(NamedStage):
             raise InvalidInput(f"pass_through must be a non-empty string or None, got {pass_through!r}")
         self._pass_through = pass_through
         self._set_names(name, signal)
+
+    @property
+    def traits(self) -> StageTraits:
+        """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`): in memory only when its
+        graph store declares ``in_memory_only = True`` (it awaits nothing else)."""
+        return _IN_MEMORY if getattr(type(self._graph_store), "in_memory_only", False) is True else _STORE_BACKED
 
     @property
     def graph_store(self) -> GraphStore:

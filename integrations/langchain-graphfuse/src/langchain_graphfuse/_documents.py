@@ -22,6 +22,7 @@ from langchain_core.documents import Document
 import graphfuse
 from graphfuse import InvalidInput, MetadataFilter
 from graphfuse.records import Batch, Hit, RecordReader
+from graphfuse.validation import combine_filters
 
 __all__ = [
     "METADATA_KEY",
@@ -102,12 +103,6 @@ class DocumentMapping:
             created_at_key=keys[0],
             updated_at_key=keys[1],
         )
-
-
-def combine_filters(*filters: graphfuse.MetadataFilter | Mapping[str, Any] | None) -> MetadataFilter | None:
-    """The conjunction of the given filters (``None`` entries ignored), validated."""
-    conditions = tuple(c for f in filters if (p := MetadataFilter.parse(f)) is not None for c in p.conditions)
-    return MetadataFilter(conditions) if conditions else None
 
 
 def parse_input(value: object, what: str) -> tuple[str | None, MetadataFilter | None, list[Document]]:

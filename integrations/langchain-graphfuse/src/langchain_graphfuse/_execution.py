@@ -13,18 +13,21 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from graphfuse import GraphStore, InvalidInput, MetadataFilter, Query, Stage
+from graphfuse import GraphStore, MetadataFilter, Stage
+from graphfuse.hosts import host_query
 from graphfuse.records import check_known, run_stages
 
 from ._documents import DocumentMapping, documents_from_hits, read_documents
 
-__all__ = ["NO_QUERY", "Unknown", "ainvoke_leaf", "invoke_leaf", "run_stages_on_documents"]
+__all__ = ["Unknown", "ainvoke_leaf", "invoke_leaf", "run_stages_on_documents"]
 
 Unknown = Literal["keep", "error"]
 R = TypeVar("R")
 
-# A stage that does not read the query text still receives a Query; this stands in for it.
-NO_QUERY = "(no query)"
+_MISSING = (
+    "none came with the documents: use GraphFuseRetriever (its documents carry the query), wrap another "
+    "retriever with with_query(retriever), or invoke with {'query': ..., 'documents': [...]}"
+)
 
 
 def invoke_leaf(runnable: Runnable[Any, Any], func: Callable[[Any], R], input: Any, config: RunnableConfig | None) -> R:
@@ -64,19 +67,6 @@ async def ainvoke_leaf(
     return output
 
 
-def require_query(query: str | None, *, needs_query: bool, what: str) -> str:
-    """The query text to run with; refuses a missing query for a stage that reads it."""
-    if query is not None:
-        return query
-    if needs_query:
-        raise InvalidInput(
-            f"{what} needs the query, but none came with the documents: use GraphFuseRetriever (its "
-            "documents carry the query), wrap another retriever with with_query(retriever), or invoke with "
-            "{'query': ..., 'documents': [...]}"
-        )
-    return NO_QUERY
-
-
 async def run_stages_on_documents(
     stages: Sequence[Stage],
     docs: Sequence[Document],
@@ -97,9 +87,11 @@ async def run_stages_on_documents(
     store does not hold raise :class:`~graphfuse.NotFound`."""
     if not docs:
         return []
-    text = require_query(query, needs_query=needs_query, what=what)
+    stage_query = host_query(
+        query, needs_query=needs_query, what=what, missing=_MISSING, filter=filter, options=options
+    )
     batch = read_documents(docs, mapping)
     if unknown == "error" and graph_store is not None:
         await check_known(graph_store, batch.ids, what)
-    hits = await run_stages(stages, Query(text, filter, options or {}), batch)
+    hits = await run_stages(stages, stage_query, batch)
     return documents_from_hits(hits, query=query, filter=filter, mapping=mapping)

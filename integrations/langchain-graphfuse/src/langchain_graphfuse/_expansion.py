@@ -12,7 +12,8 @@ from langchain_core.runnables import Runnable
 from pydantic import ConfigDict, PrivateAttr, field_validator
 
 import graphfuse.stages as gs
-from graphfuse import GraphStore, InvalidInput, MetadataFilter, run_sync
+from graphfuse import GraphStore, MetadataFilter, run_sync
+from graphfuse.validation import check_keywords
 
 from ._documents import METADATA_KEY, DocumentMapping, combine_filters
 from ._execution import run_stages_on_documents
@@ -66,11 +67,7 @@ class GraphExpansionRetriever(BaseRetriever):
         MetadataFilter.parse(self.filter)
 
     def _call(self, kwargs: Mapping[str, Any]) -> tuple[int | None, MetadataFilter | None, dict[str, Any]]:
-        unknown = sorted(set(kwargs) - set(_CALL_KNOBS) - set(_IGNORED))
-        if unknown:
-            raise InvalidInput(
-                f"GraphExpansionRetriever got unknown keyword argument(s) {unknown}; it takes {_CALL_KNOBS}"
-            )
+        check_keywords(kwargs, _CALL_KNOBS, "GraphExpansionRetriever", hidden=_IGNORED)
         k = kwargs.get("k", self.k)
         options = {name: kwargs[name] for name in ("depth", "max_expansion") if name in kwargs}
         self._stage.check_options(options)

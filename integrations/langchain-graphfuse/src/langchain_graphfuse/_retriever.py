@@ -11,6 +11,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, field_validator
 
 from graphfuse import InvalidInput, MetadataFilter, Pipeline, Result
+from graphfuse.validation import check_keywords
 
 from ._documents import DocumentMapping, combine_filters, from_graphfuse
 
@@ -99,9 +100,7 @@ class GraphFuseRetriever(BaseRetriever):
         return value
 
     def _call(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(kwargs) - set(_CALL_KNOBS) - set(_IGNORED))
-        if unknown:
-            raise InvalidInput(f"GraphFuseRetriever got unknown keyword argument(s) {unknown}; it takes {_CALL_KNOBS}")
+        check_keywords(kwargs, _CALL_KNOBS, "GraphFuseRetriever", hidden=_IGNORED)
         return {
             "top_k": check_k(kwargs.get("k", self.k)),
             "min_score": kwargs.get("min_score", self.min_score),

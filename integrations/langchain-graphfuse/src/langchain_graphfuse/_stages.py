@@ -21,7 +21,7 @@ import graphfuse.stages as gs
 from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage
 from graphfuse.hosts import run_inline, stage_traits
 from graphfuse.plugins import Components, get_registry
-from graphfuse.stores import InMemoryGraphStore
+from graphfuse.validation import check_half_life
 
 from ._documents import DocumentMapping, StageInput, combine_filters, parse_input
 from ._execution import Unknown, ainvoke_leaf, invoke_leaf, run_stages_on_documents
@@ -178,7 +178,7 @@ class TemporalDecayRunnable(StageRunnable):
             raise InvalidInput(f"timestamp_key must be a non-empty string, got {timestamp_key!r}")
         self._timestamp_key = timestamp_key
         stage = gs.TemporalDecay(
-            half_life=_half_life(half_life, half_life_days),
+            half_life=check_half_life(half_life, half_life_days),
             min_score=min_score,
             clock=clock,
             timestamp="created_at",
@@ -189,37 +189,6 @@ class TemporalDecayRunnable(StageRunnable):
 
     def _document_mapping(self, id_key: str | None) -> DocumentMapping:
         return DocumentMapping(id_key, self._timestamp_key, "updated_at")
-
-
-def _half_life(half_life: object, days: object) -> timedelta:
-    if half_life is not None and days is not None:
-        raise InvalidInput("give half_life or half_life_days, not both")
-    if days is not None:
-        if isinstance(days, bool) or not isinstance(days, (int, float)):
-            raise InvalidInput(f"half_life_days must be a number of days, got {days!r}")
-        return timedelta(days=days)
-    if half_life is None:
-        return timedelta(days=90)
-    if not isinstance(half_life, timedelta):
-        raise InvalidInput(
-            f"half_life must be a timedelta (e.g. timedelta(days=30)), got {half_life!r}"
-            + (
-                f": a bare number has no unit, use half_life_days={half_life!r} for days"
-                if isinstance(half_life, (int, float))
-                else ""
-            )
-        )
-    return half_life
-
-
-def _never_suspends(graph_store: GraphStore) -> bool:
-    """Whether the store answers without suspending: the embedded ``InMemoryGraphStore`` does.
-
-    Its methods are ``async`` for the protocol's sake but compute under a thread lock and never
-    await, so a sync call may run a stage reading only it on the caller's thread (an attempt
-    that suspends after all is abandoned and re-run on GraphFuse's loop).
-    """
-    return isinstance(graph_store, InMemoryGraphStore)
 
 
 class PageRankRunnable(StageRunnable):
@@ -246,7 +215,6 @@ class PageRankRunnable(StageRunnable):
             id_key=id_key,
             unknown=unknown,
         )
-        self._inline = _never_suspends(graph_store)
 
 
 class AccessPopularityRunnable(StageRunnable):
@@ -304,7 +272,6 @@ class GraphExpansionRunnable(StageRunnable):
             id_key=id_key,
             unknown=unknown,
         )
-        self._inline = _never_suspends(graph_store)
 
 
 class RerankRunnable(StageRunnable):

@@ -11,6 +11,7 @@ from langchain_core.documents import Document
 from langchain_core.vectorstores import InMemoryVectorStore, VectorStore
 
 from graphfuse import InvalidInput, MetadataFilter, VectorHit, VectorRecord
+from graphfuse.validation import check_positive_int, check_vector_records
 
 __all__ = ["FilterFormat", "LangChainVectorStore", "resolve_filter_format", "translate_filter"]
 
@@ -109,8 +110,7 @@ class LangChainVectorStore:
         min_score: float | None = None,
     ) -> list[VectorHit]:
         """The ``limit`` nearest documents (ids from ``Document.id``), best first."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
+        check_positive_int(limit, "limit")
         native = translate_filter(self._store, filter, self._filter_format)
         kwargs: dict[str, Any] = {"k": limit}
         if native is not None:
@@ -142,10 +142,8 @@ class LangChainVectorStore:
             )
         if not records:
             return
-        for r in records:
-            if self._dimension is not None and len(r.vector) != self._dimension:
-                raise InvalidInput(f"vector {r.id!r} has dimension {len(r.vector)}, expected {self._dimension}")
-        pairs = [(r.metadata.get("text", ""), list(r.vector)) for r in records]
+        vectors = check_vector_records(records, self._dimension)  # all checked before the first write
+        pairs = [(r.metadata.get("text", ""), v) for r, v in zip(records, vectors, strict=True)]
         await asyncio.to_thread(add, pairs, metadatas=[dict(r.metadata) for r in records], ids=[r.id for r in records])
 
     async def delete(self, ids: Sequence[str]) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, ValidationError
@@ -11,17 +10,14 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
 from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage
-from graphfuse.hosts import run_inline, stage_traits
+from graphfuse.hosts import host_query, run_inline, stage_traits
+from graphfuse.validation import check_keywords
 
 from ._instrumentation import get_dispatcher
 
 __all__ = ["GraphFusePostprocessor", "StageRunner"]
 
 dispatcher = get_dispatcher(__name__)
-
-# Query text for stages that never read it (temporal, PageRank, access, graph) when the host
-# passes no query: graphfuse.Query needs a non-empty text.
-_NO_QUERY_TEXT = "(no query)"
 
 
 class GraphFusePostprocessor(BaseNodePostprocessor):
@@ -47,17 +43,9 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
     )
 
     def __init__(self, **data: Any) -> None:
-        unknown = sorted(set(data) - set(type(self).model_fields))
-        if unknown:
-            known = sorted(n for n in type(self).model_fields if n != "callback_manager")
-            hints = [
-                f"{u!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, known, 1)) else repr(u)
-                for u in unknown
-            ]
-            raise InvalidInput(
-                f"{type(self).__name__} got unknown keyword argument(s) {', '.join(hints)}; "
-                f"it takes: {', '.join(known)}"
-            )
+        fields = type(self).model_fields
+        known = sorted(n for n in fields if n != "callback_manager")
+        check_keywords(data, known, type(self).__name__, hidden=fields)
         try:
             super().__init__(**data)
         except ValidationError as exc:
@@ -126,15 +114,13 @@ class StageRunner(GraphFusePostprocessor):
         return stage_traits(self._stage()).in_memory_only
 
     def _query(self, query_bundle: QueryBundle | None, stage: str) -> Query:
-        text = query_bundle.query_str if query_bundle is not None else ""
-        if not text or not text.strip():
-            if self._needs_query():
-                raise InvalidInput(
-                    f"{self.class_name()} (stage {stage!r}) needs the query text, but it was called without "
-                    "one: pass query_bundle= or query_str= to postprocess_nodes"
-                )
-            text = _NO_QUERY_TEXT
-        return Query(text, self._filter())
+        return host_query(
+            query_bundle.query_str if query_bundle is not None else None,
+            needs_query=self._needs_query(),
+            what=f"{self.class_name()} (stage {stage!r})",
+            missing="it was called without one: pass query_bundle= or query_str= to postprocess_nodes",
+            filter=self._filter(),
+        )
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         stage = self._stage()

@@ -17,6 +17,7 @@ from llama_index.core.bridge.pydantic import (
 
 from graphfuse import InvalidInput, Stage
 from graphfuse.stages import TemporalDecay
+from graphfuse.validation import check_half_life
 
 from ._base import StageRunner
 
@@ -68,12 +69,7 @@ class TemporalDecayPostprocessor(StageRunner):
     @classmethod
     def _days(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("half_life_days") is not None:
-            if "half_life" in data:
-                raise InvalidInput("give half_life or half_life_days, not both")
-            days = data["half_life_days"]
-            if isinstance(days, bool) or not isinstance(days, (int, float)):
-                raise InvalidInput(f"half_life_days must be a number of days, got {days!r}")
-            data = {**data, "half_life": timedelta(days=days)}
+            data = {**data, "half_life": check_half_life(data.get("half_life"), data["half_life_days"])}
         return data
 
     @field_validator("half_life", mode="before")

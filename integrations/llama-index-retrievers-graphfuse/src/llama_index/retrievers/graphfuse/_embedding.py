@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,20 +9,9 @@ from llama_index.core.base.embeddings.base import BaseEmbedding, Embedding
 from llama_index.core.bridge.pydantic import PrivateAttr
 
 from graphfuse import Embedder, InvalidInput, run_sync
-from graphfuse.validation import check_positive_int
+from graphfuse.validation import check_positive_int, check_vector, check_vectors
 
 __all__ = ["GraphFuseEmbedding", "LlamaIndexEmbedder"]
-
-
-def _check_vector(vector: object, dimension: int, who: str) -> list[float]:
-    if isinstance(vector, (str, bytes)) or not isinstance(vector, Sequence):
-        raise InvalidInput(f"{who} returned {type(vector).__name__}, not a vector")
-    if len(vector) != dimension:
-        raise InvalidInput(f"{who} returned a vector of dimension {len(vector)}, expected {dimension}")
-    out = [float(x) for x in vector]
-    if not all(math.isfinite(x) for x in out):
-        raise InvalidInput(f"{who} returned a vector holding a non-finite value")
-    return out
 
 
 class LlamaIndexEmbedder:
@@ -53,17 +41,13 @@ class LlamaIndexEmbedder:
 
     async def embed_query(self, text: str) -> list[float]:
         vector = await self._embedding.aget_query_embedding(text)
-        return _check_vector(vector, self._dimension, type(self._embedding).__name__)
+        return check_vector(vector, self._dimension, type(self._embedding).__name__)
 
     async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
         vectors = await self._embedding.aget_text_embedding_batch(list(texts))
-        if len(vectors) != len(texts):
-            raise InvalidInput(
-                f"{type(self._embedding).__name__} returned {len(vectors)} vectors for {len(texts)} texts"
-            )
-        return [_check_vector(v, self._dimension, type(self._embedding).__name__) for v in vectors]
+        return check_vectors(vectors, len(texts), self._dimension, type(self._embedding).__name__)
 
 
 class GraphFuseEmbedding(BaseEmbedding):

@@ -8,7 +8,8 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Query, run_sync
+from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, run_sync
+from graphfuse.hosts import host_query
 from graphfuse.stages import GraphExpansion
 from graphfuse.validation import check_choice
 
@@ -74,7 +75,7 @@ class GraphExpansionRetriever(BaseRetriever):
     async def _expand(self, nodes: list[NodeWithScore], query_bundle: QueryBundle) -> list[NodeWithScore]:
         if not nodes:
             return []
-        query = Query(query_bundle.query_str or "(no query)", self._filter)
+        query = host_query(query_bundle.query_str, needs_query=False, filter=self._filter)
         return await run_on_nodes(
             [self._stage],
             query,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from llama_index.core.schema import TextNode
@@ -16,7 +15,7 @@ from llama_index.core.vector_stores.types import (
 from llama_index.core.vector_stores.types import MetadataFilter as LlamaFilter
 
 from graphfuse import Condition, GraphFuseError, InvalidInput, MetadataFilter, VectorHit, VectorRecord
-from graphfuse.validation import check_positive_int
+from graphfuse.validation import check_positive_int, check_vector_records
 
 __all__ = ["LlamaIndexVectorStore", "to_metadata_filters"]
 
@@ -86,20 +85,13 @@ class LlamaIndexVectorStore:
     def __repr__(self) -> str:
         return f"LlamaIndexVectorStore({type(self._store).__name__}, dimension={self._dimension})"
 
-    def _check(self, record: VectorRecord) -> list[float]:
-        vector = [float(x) for x in record.vector]
-        if self._dimension is not None and len(vector) != self._dimension:
-            raise InvalidInput(f"vector {record.id!r} has dimension {len(vector)}, expected {self._dimension}")
-        if not vector or not all(math.isfinite(x) for x in vector):
-            raise InvalidInput(f"vector {record.id!r} must be a non-empty list of finite numbers")
-        return vector
-
     async def upsert(self, records: Sequence[VectorRecord]) -> None:
         # Everything is validated before the first write, so bad input writes nothing.
-        ids = [r.id for r in records]
-        if len(set(ids)) != len(ids):
-            raise InvalidInput("upsert got the same vector id twice in one batch")
-        nodes = [TextNode(id_=r.id, text="", embedding=self._check(r), metadata=dict(r.metadata)) for r in records]
+        vectors = check_vector_records(records, self._dimension)
+        nodes = [
+            TextNode(id_=r.id, text="", embedding=v, metadata=dict(r.metadata))
+            for r, v in zip(records, vectors, strict=True)
+        ]
         if nodes:
             await self._store.async_add(nodes)
 
