@@ -151,6 +151,7 @@ async def test_evaluate_every_pipeline_on_a_tiny_corpus(tmp_path: Path) -> None:
         "latency_p95_ms",
         "context_tokens@5",
         "n_queries",
+        "fusion",  # a weighted sum: the weights its signals got
     }
     md = write_report(report, tmp_path / "report")
     assert "| multihop |" in md.read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._sync import run_sync
-from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, multihop_gaps
+from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, fusion_rows, multihop_gaps
 from ._errors import reports_errors
 from ._progress import StepBars
 
@@ -77,6 +77,14 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    adaptive: Annotated[
+        bool | None,
+        typer.Option(
+            "--adaptive/--fixed-weights",
+            help="multihop with adaptive fusion (weights per query) or fixed weights (default: the preset's).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate retrieval pipelines: Recall@2/@5 (HippoRAG), nDCG@10, MRR, latency, context tokens."""
     console = Console(stderr=True)
@@ -103,6 +111,7 @@ def eval_command(
                 max_per_document=max_per_document,
                 granularity=granularity,
                 entity_extractors=entity_extractor,
+                adaptive=adaptive,
             )
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
@@ -137,6 +146,14 @@ def eval_command(
                 labels[g.metric], f"{g.multihop:.3f}", g.best_pipeline, f"{g.best:.3f}", f"{g.gap:+.3f}", flag
             )
         Console().print(gap_table)
+    rows = fusion_rows(result)
+    if rows:
+        fusion_table = Table(title="Fusion weights per query (over the queries whose results hold the signal)")
+        for label in ("pipeline", "fusion", "signal", "mean", "min", "max", "queries"):
+            fusion_table.add_column(label, justify="left" if label in ("pipeline", "fusion", "signal") else "right")
+        for row in rows:
+            fusion_table.add_row(*row)
+        Console().print(fusion_table)
     if result.context is not None:
         ctx_table = Table(title=f"Context (budget {result.context.budget} tokens, counter {result.context.counter})")
         for column in ("pipeline/format", "answer in context", "tokens", "n"):

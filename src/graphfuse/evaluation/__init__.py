@@ -19,10 +19,11 @@ from ._context import (
 from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
+from ._fusion import FusionSummary, SignalWeight, query_weights
 from ._gaps import GAP_METRICS, MetricGap, gaps_json, multihop_gaps
 from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
-from ._report import context_table, gap_table, markdown_table, write_report
+from ._report import context_table, fusion_rows, fusion_table, gap_table, markdown_table, write_report
 
 __all__ = [
     "CACHE_FILE",
@@ -32,9 +33,11 @@ __all__ = [
     "ContextReport",
     "EvalQuery",
     "EvalReport",
+    "FusionSummary",
     "MetricGap",
     "PipelineMetrics",
     "SQLiteCache",
+    "SignalWeight",
     "answer_in_text",
     "check_gold",
     "check_pipelines",
@@ -42,6 +45,8 @@ __all__ = [
     "evaluate",
     "evaluate_contexts",
     "evaluate_files",
+    "fusion_rows",
+    "fusion_table",
     "gap_table",
     "gaps_json",
     "load_corpus",
@@ -53,6 +58,7 @@ __all__ = [
     "parse_context_budgets",
     "percentile",
     "pipeline_names",
+    "query_weights",
     "recall_at_k",
     "reciprocal_rank",
     "strip_titles",

@@ -6,6 +6,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+from .._errors import InvalidInput
 from .._passages import check_granularity, check_max_per_document
 from .._protocols import Embedder, GraphStore, VectorStore
 from ..embedders import CachingEmbedder
@@ -40,6 +41,7 @@ async def evaluate_files(
     max_per_document: int | None = None,
     granularity: str | None = None,
     entity_extractors: Sequence[str] | None = None,
+    adaptive: bool | None = None,
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -52,7 +54,8 @@ async def evaluate_files(
     ``max_per_document`` and ``granularity`` shape every pipeline's results (see :func:`evaluate`).
     ``entity_extractors`` name registered entity extractors for the text graph (``NAME`` or
     ``NAME:MODEL``, :func:`~graphfuse.indexing.entity_extractors`); naming any builds the text
-    graph. They are built (a model loaded) before any store is opened.
+    graph. They are built (a model loaded) before any store is opened. ``adaptive`` chooses
+    ``multihop``'s fusion (see :func:`evaluate`).
     """
     if max_per_document is not None:
         check_max_per_document(max_per_document)
@@ -60,6 +63,8 @@ async def evaluate_files(
         check_granularity(granularity)
     say = progress or (lambda _msg: None)
     names = check_pipelines(pipelines)
+    if adaptive is not None and not isinstance(adaptive, bool):
+        raise InvalidInput(f"adaptive must be True, False or None, got {adaptive!r}")
     corpus = load_corpus(corpus_path)
     if strip_titles:
         corpus = stripped(corpus)
@@ -102,6 +107,7 @@ async def evaluate_files(
             max_per_document=max_per_document,
             granularity=granularity,
             text_extractors=text_extractors,
+            adaptive=adaptive,
         )
     finally:
         for close in reversed(closers):

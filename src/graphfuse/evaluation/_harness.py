@@ -29,6 +29,7 @@ from ..indexing import (
 from ..rerankers import EmbeddingReranker
 from ._context import ContextReport, evaluate_contexts
 from ._data import EvalQuery
+from ._fusion import FusionSummary, FusionTally
 from ._gaps import gaps_json
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 from ._peer import llamaindex_fusion
@@ -63,9 +64,12 @@ class PipelineMetrics:
     n_queries: int
     by_tag: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """Per query tag and value (``{"type": {"multi_hop": {"recall@5": ..., "n_queries": ...}}}``)."""
+    fusion: FusionSummary | None = None
+    """The weights a weighted-sum scorer gave each signal over the queries (``None`` for another scorer)."""
 
     def as_json(self) -> dict[str, Any]:
-        """The JSON keys of ``graphfuse eval --json`` (``by_tag`` only when queries carry tags)."""
+        """The JSON keys of ``graphfuse eval --json`` (``by_tag`` only when queries carry tags,
+        ``fusion`` only for a weighted-sum scorer: :class:`~graphfuse.evaluation.FusionSummary`)."""
         out: dict[str, Any] = {
             "recall@2": self.recall_at_2,
             "recall@5": self.recall_at_5,
@@ -78,6 +82,8 @@ class PipelineMetrics:
         }
         if self.by_tag:
             out["by_tag"] = self.by_tag
+        if self.fusion is not None:
+            out["fusion"] = self.fusion.as_json()
         return out
 
 
@@ -189,6 +195,7 @@ async def evaluate(
     max_per_document: int | None = None,
     granularity: str | None = None,
     text_extractors: Sequence[EntityExtractor] | None = None,
+    adaptive: bool | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
@@ -216,12 +223,19 @@ async def evaluate(
     :class:`~graphfuse.indexing.TextEntityExtractor`); giving them builds the text graph even
     on a corpus whose titles would give the graph. ``index_seconds`` in the report is the
     indexing time (embeddings included, unless they come from a cache).
+
+    ``adaptive`` builds ``multihop`` with adaptive fusion (``True``) or fixed weights (``False``);
+    ``None`` keeps the preset's default. For every pipeline whose scorer is a weighted sum
+    (:class:`~graphfuse.scoring.WeightedScorer`, :class:`~graphfuse.scoring.AdaptiveScorer`) the
+    report holds the weights each signal got per query (:attr:`PipelineMetrics.fusion`).
     """
     # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
     from ..multihop import BM25Index, entity_matcher, subject_span
     from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
+    if adaptive is not None and not isinstance(adaptive, bool):
+        raise InvalidInput(f"adaptive must be True, False or None, got {adaptive!r}")
     if not queries:
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
@@ -259,7 +273,7 @@ async def evaluate(
     returned: dict[str, dict[str, list[Result]]] = {}
     for name in names:
         say(f"running pipeline {name}")
-        retrieve = await _retriever(
+        retrieve, scorer = await _retriever(
             name,
             corpus,
             graph_store,
@@ -271,7 +285,9 @@ async def evaluate(
             entities,
             query_vectors,
             {"max_per_document": max_per_document, "granularity": granularity},
+            {"adaptive": adaptive} if name == "multihop" and adaptive is not None else {},
         )
+        tally = FusionTally.for_scorer(scorer)
         r2: list[float] = []
         r5: list[float] = []
         nd: list[float] = []
@@ -283,6 +299,8 @@ async def evaluate(
             ranked, elapsed, shown = await retrieve(q.question)
             step(f"pipeline {name}", i, len(queries))
             returned.setdefault(name, {})[q.id] = shown  # what a user gets: the contexts are built from it
+            if tally is not None:
+                tally.add(shown)
             r2.append(recall_at_k(ranked, q.gold_ids, 2))
             r5.append(recall_at_k(ranked, q.gold_ids, 5))
             nd.append(ndcg_at_k(ranked, q.gold_ids, 10))
@@ -314,6 +332,7 @@ async def evaluate(
             sum(ctx) / n,
             n,
             by_tag,
+            None if tally is None else tally.summary(),
         )
     context = None
     if context_budgets:
@@ -363,9 +382,11 @@ async def _retriever(
     entities: Any,
     query_vectors: Mapping[str, list[float]],
     shape: Mapping[str, Any],
-) -> Retriever:
+    options: Mapping[str, Any],
+) -> tuple[Retriever, object]:
+    """The pipeline's retrieval call and its scorer (``None`` for the peer baseline)."""
     if name == PEER:
-        return await _peer(corpus, embedder, query_vectors)
+        return await _peer(corpus, embedder, query_vectors), None
     preset = presets.get("minimal" if name == VECTOR else name)
     reranker = None
     if "reranker" in preset.needs:
@@ -381,6 +402,7 @@ async def _retriever(
         linker=linker,
         timeline=timeline,
         entities=entities,
+        **options,
     )
 
     given = {k: v for k, v in shape.items() if v is not None}
@@ -391,7 +413,7 @@ async def _retriever(
         elapsed = time.perf_counter() - started
         return _doc_ids(results), elapsed, list(results)
 
-    return run
+    return run, pipeline.scorer
 
 
 async def _peer(

@@ -9,7 +9,7 @@ from .._errors import InvalidInput
 from ._gaps import GAP_METRICS, multihop_gaps
 from ._harness import EvalReport
 
-__all__ = ["context_table", "gap_table", "markdown_table", "write_report"]
+__all__ = ["context_table", "fusion_rows", "fusion_table", "gap_table", "markdown_table", "write_report"]
 
 _COLUMNS = (
     ("recall@2", "R@2", "{:.3f}"),
@@ -35,7 +35,39 @@ def markdown_table(report: EvalReport) -> str:
     for name, metrics in report.pipelines.items():
         values = metrics.as_json()
         lines.append(f"| {name} | " + " | ".join(fmt.format(values[key]) for key, _, fmt in _COLUMNS) + " |")
-    return "\n".join(lines) + "\n" + gap_table(report)
+    return "\n".join(lines) + "\n" + gap_table(report) + fusion_table(report)
+
+
+def fusion_rows(report: EvalReport) -> list[tuple[str, ...]]:
+    """``(pipeline, fusion, signal, mean, min, max, queries)`` per weighted signal, formatted: the
+    weights each pipeline with more than one weighted signal gave per query (``fusion`` is
+    ``fixed`` or ``adaptive s=S``, S the strength). Pipelines of one signal (``bm25``, ``minimal``) and
+    scorers that are not weighted sums (``hybrid``'s reciprocal rank fusion) are left out."""
+    rows: list[tuple[str, ...]] = []
+    for name, metrics in report.pipelines.items():
+        fusion = metrics.fusion
+        if fusion is None or sum(1 for w in fusion.weights.values() if w.max > 0.0) < 2:
+            continue
+        kind = "fixed" if not fusion.adaptive else f"adaptive s={fusion.strength:.2f}"
+        for signal, w in fusion.weights.items():
+            rows.append((name, kind, signal, f"{w.mean:.3f}", f"{w.min:.3f}", f"{w.max:.3f}", str(w.n_queries)))
+    return rows
+
+
+def fusion_table(report: EvalReport) -> str:
+    """:func:`fusion_rows` as a markdown table; empty when there are none."""
+    rows = fusion_rows(report)
+    if not rows:
+        return ""
+    lines = [
+        "",
+        "Fusion weights per query (`contribution / value`, over the queries whose results hold the signal):",
+        "",
+        "| pipeline | fusion | signal | mean | min | max | queries |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def gap_table(report: EvalReport) -> str:

@@ -107,6 +107,11 @@ class AdaptiveScorer:
         """The weights before adaptation (every signal but the lexical one keeps its own)."""
         return self._base
 
+    @property
+    def strength(self) -> float:
+        """How much the rule adapts (0: the ``base`` weights exactly; 1: fully)."""
+        return self._strength
+
     def __repr__(self) -> str:
         return (
             f"AdaptiveScorer({dict(self._base)!r}, lexical={self._lex!r}, vector={self._vec!r}, "
