@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from graphfuse import Document, InvalidInput, NotFound, Query, Relation, StageFailed, parse_timestamp, run_sync
+from graphfuse.hosts import SignalInput
 from graphfuse.records import (
     Batch,
     Hit,
@@ -20,7 +21,7 @@ from graphfuse.records import (
     score_as_signal,
 )
 from graphfuse.scoring import WeightedScorer
-from graphfuse.stages import AccessPopularity, GraphExpansion, TemporalDecay
+from graphfuse.stages import AccessPopularity, GraphExpansion, NamedStage, TemporalDecay
 from graphfuse.stores import InMemoryGraphStore
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -182,6 +183,70 @@ def test_fuse_orders_like_a_pipeline_ties_by_id_and_honours_min_score() -> None:
     ]
     with pytest.raises(InvalidInput, match="top_n"):
         fuse(batch.hits(), WeightedScorer(), top_n=0)
+
+
+class _ValuesOnly(NamedStage):
+    """A signal stage whose ``run`` must not be needed: the records layer computes its values from the records."""
+
+    signal = "fixed"
+    signal_input = SignalInput("metadata", "n")
+
+    def __init__(self) -> None:
+        self._set_names("fixed", "fixed")
+
+    async def signal_values(self, query: Query, ids: Any, values: Any, context: Any = None) -> list[float]:
+        return [float(v.get("n", 0)) / 10 for v in values]
+
+    async def run(self, query: Query, candidates: Any, context: Any) -> list[Any]:
+        raise AssertionError("run called: the records layer built candidates for a signal stage")
+
+
+async def test_signal_stages_run_on_the_records_without_candidates() -> None:
+    items = [{"id": "b", "score": 0.5, "meta": {"n": 3}}, {"id": "a", "meta": {"n": 7}}, {"id": "b", "score": 0.9}]
+    batch = reader().read(items)
+    out = await run_stages([_ValuesOnly(), AccessPopularity(key="n")], Query("q"), batch)
+    assert [h.id for h in out] == ["b", "a"]
+    assert out[0].items == (items[0], items[2])
+    assert dict(out[0].signals) == {"semantic": 0.9, "fixed": 0.3, "access": 3 / 7}
+    assert dict(out[1].signals) == {"fixed": 0.7, "access": 1.0}
+    # A signal stage among others: every stage's own run, as a pipeline runs it.
+    with pytest.raises(StageFailed, match="run called"):
+        await run_stages([_ValuesOnly(), GraphExpansion(InMemoryGraphStore())], Query("q"), batch)
+
+
+class _SignalsOnly(WeightedScorer):
+    def score(self, candidates: Any) -> list[float]:
+        raise AssertionError("score called: fuse built candidates for a signal scorer")
+
+    def explain(self, candidates: Any) -> list[dict[str, float]]:
+        raise AssertionError("explain called")
+
+    def score_signals(self, ids: Any, signals: Any) -> list[float]:
+        return super().score_signals(ids, signals)
+
+    def explain_signals(self, ids: Any, signals: Any) -> list[dict[str, float]]:
+        return super().explain_signals(ids, signals)
+
+
+class _OwnScore(WeightedScorer):
+    def score(self, candidates: Any) -> list[float]:
+        return [1.0 - s for s in super().score(candidates)]
+
+
+def test_fuse_scores_signals_without_candidates_and_honours_an_overridden_score() -> None:
+    batch = reader().read([{"id": "a", "score": 0.2}, {"id": "b", "score": 0.6}])
+    ranked = fuse(batch.hits(), _SignalsOnly({"semantic": 1.0}))
+    assert [(h.id, h.score, dict(h.contributions)) for h in ranked] == [
+        ("b", 0.6, {"semantic": 0.6}),
+        ("a", 0.2, {"semantic": 0.2}),
+    ]
+    assert [h.id for h in fuse(batch.hits(), _OwnScore({"semantic": 1.0}))] == ["a", "b"]
+    # Hits a host built itself are checked as candidates would be, on either path.
+    for scorer in (WeightedScorer(), _OwnScore()):
+        with pytest.raises(InvalidInput, match="'semantic'"):
+            fuse([Hit(Document("a", "x"), {"semantic": 1.5})], scorer)
+        with pytest.raises(InvalidInput, match="signal name"):
+            fuse([Hit(Document("a", "x"), {"bad name": 0.5})], scorer)
 
 
 def test_a_batch_holds_each_id_once_and_hits_build_candidates() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from ._errors import InvalidInput
 from ._filters import FilterLike
@@ -151,6 +151,9 @@ class SignalStage(Protocol):
     ) -> list[float]: ...
 
 
+_SIGNAL_STAGE_ATTRIBUTES = ("name", "signal", "signal_input")
+
+
 def as_signal_stage(stage: object) -> SignalStage | None:
     """``stage`` when a host may call its ``signal_values`` instead of its ``run``, else ``None``.
 
@@ -158,13 +161,17 @@ def as_signal_stage(stage: object) -> SignalStage | None:
     ``signal_values`` (a subclass overriding only one of them is run as a plain stage, so its
     override is honoured). Check once per stage object, not per call.
     """
-    if not isinstance(stage, SignalStage):
+    # What isinstance(stage, SignalStage) checks, without the typing machinery's cost on every call of
+    # a host step: the attributes present, signal_values callable.
+    if not callable(getattr(stage, "signal_values", None)) or not all(
+        hasattr(stage, member) for member in _SIGNAL_STAGE_ATTRIBUTES
+    ):
         return None
     mro = type(stage).__mro__
     run_owner = next((c for c in mro if "run" in c.__dict__), None)
     values_owner = next((c for c in mro if "signal_values" in c.__dict__), None)
     # A subclass overriding one of the two (not both) may have made them disagree: run it as a stage.
-    return stage if run_owner is not None and run_owner is values_owner else None
+    return cast(SignalStage, stage) if run_owner is not None and run_owner is values_owner else None
 
 
 @runtime_checkable

@@ -30,6 +30,8 @@ def first_surrogate(text: str) -> int | None:
 
 def check_text(text: str, what: str) -> str:
     """Return ``text`` if it can be encoded as UTF-8; else ``InvalidInput`` naming ``what``."""
+    if text.isascii():  # no surrogate in it: the common case without a regular-expression search
+        return text
     at = first_surrogate(text)
     if at is not None:
         raise InvalidInput(

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from ._capabilities import ExplainsScores
+from ._capabilities import ExplainsScores, SignalScorer, SignalStage, as_signal_stage
 from ._errors import InvalidInput, NotFound
-from ._pipeline import StageRunContext
+from ._pipeline import StageRunContext, run_signal_stage
 from ._pipeline import run_stages as _run_stages
 from ._protocols import GraphStore, Scorer, Stage
 from ._timestamps import parse_timestamp
@@ -312,11 +312,52 @@ class RecordReader(Generic[T]):
 
 async def run_stages(stages: Sequence[Stage], query: Query, batch: Batch[T]) -> list[Hit[T]]:
     """Run core stages over a batch, as a :class:`~graphfuse.Pipeline` runs them (the same logs,
-    metrics, spans and :class:`~graphfuse.StageFailed` wrapping), in the stages' output order."""
+    metrics, spans and :class:`~graphfuse.StageFailed` wrapping), in the stages' output order.
+
+    When every stage is a signal stage (:func:`graphfuse.hosts.as_signal_stage`: the built-in
+    temporal, PageRank and access stages), each one's values are computed from the records
+    (:func:`graphfuse.hosts.run_signal_stage`) and no candidate is built: the same hits."""
     if not batch:
         return []
+    signal_stages = [as_signal_stage(stage) for stage in stages]
+    if all(stage is not None for stage in signal_stages):
+        return await _run_signal_stages(cast(list[SignalStage], signal_stages), query, batch)
     out = await _run_stages(stages, query, batch.candidates(), StageRunContext())
     return batch.hits_for(out)
+
+
+async def _run_signal_stages(stages: Sequence[SignalStage], query: Query, batch: Batch[T]) -> list[Hit[T]]:
+    # What run_stages gives for signal stages: the records in order, each stage's signal set on each.
+    records = batch.records
+    ids = [r.document.id for r in records]
+    documents = [r.document for r in records]
+    signals = [dict(r.signals) for r in records]
+    context = StageRunContext()
+    for stage in stages:
+        read = stage.signal_input.read
+        values = await run_signal_stage(stage, query, ids, [read(d) for d in documents], context)
+        name = stage.signal
+        for own, value in zip(signals, values, strict=True):
+            own[name] = value  # checked by run_signal_stage
+    return [Hit(r.document, own, r.items) for r, own in zip(records, signals, strict=True)]
+
+
+def _signal_scorer(scorer: Scorer, explains: bool) -> SignalScorer | None:
+    # A scorer whose score_signals/explain_signals may stand in for score/explain: both pairs defined
+    # by the same class (a subclass overriding only one of a pair is scored through candidates).
+    # (isinstance(scorer, SignalScorer) without the typing machinery's cost on every call.)
+    if not callable(getattr(scorer, "score_signals", None)) or not callable(getattr(scorer, "explain_signals", None)):
+        return None
+    mro = type(scorer).__mro__
+
+    def owner(attr: str) -> type | None:
+        return next((c for c in mro if attr in c.__dict__), None)
+
+    if owner("score") is not owner("score_signals"):
+        return None
+    if explains and owner("explain") is not owner("explain_signals"):
+        return None
+    return cast(SignalScorer, scorer)
 
 
 def fuse(
@@ -328,11 +369,24 @@ def fuse(
         raise InvalidInput(f"top_n must be None or a positive integer, got {top_n!r}")
     if not hits:
         return []
-    candidates = [h.candidate() for h in hits]
-    scores = scorer.score(candidates)
-    if len(scores) != len(candidates):
+    explains = callable(getattr(scorer, "explain", None))  # (isinstance(scorer, ExplainsScores), cheaper)
+    by_signals = _signal_scorer(scorer, explains)
+    if by_signals is not None:
+        # The hits' ids and signals are all such a scorer reads: no candidates built (the signals
+        # checked as a Candidate checks them).
+        ids = [h.document.id for h in hits]
+        signals = [h.signals for h in hits]
+        for own in signals:
+            for name, value in own.items():
+                check_signal(name, value)
+        scores = by_signals.score_signals(ids, signals)
+        shares = by_signals.explain_signals(ids, signals) if explains else [{} for _ in hits]
+    else:
+        candidates = [h.candidate() for h in hits]
+        scores = scorer.score(candidates)
+        shares = cast(ExplainsScores, scorer).explain(candidates) if explains else [{} for _ in hits]
+    if len(scores) != len(hits):
         raise InvalidInput(f"scorer {type(scorer).__name__} returned {len(scores)} scores for {len(hits)} hits")
-    shares = scorer.explain(candidates) if isinstance(scorer, ExplainsScores) else [{} for _ in hits]
     order = sorted(range(len(hits)), key=lambda i: (-scores[i], hits[i].id))
     ranked = [
         Hit(hits[i].document, hits[i].signals, hits[i].items, float(scores[i]), dict(shares[i]))
