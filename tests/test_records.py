@@ -17,6 +17,7 @@ from graphfuse.records import (
     SourceFusion,
     check_known,
     fuse,
+    merge_hits,
     run_stages,
     score_as_signal,
 )
@@ -318,3 +319,16 @@ def test_source_fusion_weighted_reads_scores_as_signals() -> None:
 def test_source_fusion_bad_settings_are_named(make: Any, message: str) -> None:
     with pytest.raises(InvalidInput, match=message):
         make()
+
+
+def test_merge_hits_keeps_one_hit_per_id_across_sources() -> None:
+    bm25 = RecordReader(id=lambda h: h["id"], content=lambda h: h["text"], metadata=lambda h: {}, rank_signal="bm25")
+    graph = RecordReader(id=lambda h: h["id"], content=lambda h: h["text"], metadata=lambda h: {}, rank_signal="graph")
+    first = {"id": "a", "text": "from bm25"}
+    again = {"id": "a", "text": "from the graph"}
+    merged = merge_hits([bm25.read([first, {"id": "b", "text": "b"}]), graph.read([{"id": "c", "text": "c"}, again])])
+    assert [h.id for h in merged] == ["a", "b", "c"]
+    assert merged[0].document.content == "from bm25"
+    assert merged[0].items == (first,)  # the first source's host object
+    assert merged[0].signals == {"bm25": 1.0, "graph": 0.5}
+    assert merge_hits([]) == []

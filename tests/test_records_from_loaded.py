@@ -93,3 +93,12 @@ def test_repeated_ids_are_all_listed() -> None:
     docs = [("a", "one", {}), ("b", "two", {}), ("a", "three", {}), ("b", "four", {}), ("c", "five", {})]
     with pytest.raises(InvalidInput, match=r"2 document id\(s\) given twice: 'a', 'b'"):
         records_from_loaded(docs)
+
+
+def test_id_key_reads_the_id_from_the_metadata() -> None:
+    records = records_from_loaded(
+        [("ignored", "First.", {"path": "a.txt"}), (None, "Second.", {"path": "b.txt", "team": "x"})], id_key="path"
+    )
+    assert [(r.id, r.metadata["path"]) for r in records] == [("a.txt", "a.txt"), ("b.txt", "b.txt")]
+    with pytest.raises(InvalidInput, match="document 1: no id"):
+        records_from_loaded([("a", "First.", {"path": "a.txt"}), ("b", "Second.", {"path": 7})], id_key="path")

@@ -33,6 +33,7 @@ __all__ = [
     "SourceFusion",
     "check_known",
     "fuse",
+    "merge_hits",
     "run_stages",
     "score_as_signal",
 ]
@@ -394,6 +395,21 @@ def fuse(
         if min_score is None or scores[i] >= min_score
     ]
     return ranked if top_n is None else ranked[:top_n]
+
+
+def merge_hits(batches: Iterable[Batch[T]]) -> list[Hit[T]]:
+    """One hit per id across several batches (one per source), in first-seen order: the first batch's
+    document and host objects for an id, the signals of every batch holding it merged (a later
+    batch's value wins for a signal name two batches carry)."""
+    merged: dict[str, Hit[T]] = {}
+    for batch in batches:
+        for r in batch.records:
+            known = merged.get(r.id)
+            if known is None:
+                merged[r.id] = Hit(r.document, dict(r.signals), r.items)
+            else:
+                merged[r.id] = Hit(known.document, {**known.signals, **r.signals}, known.items)
+    return list(merged.values())
 
 
 async def check_known(graph_store: GraphStore, ids: Sequence[str], what: str) -> None:

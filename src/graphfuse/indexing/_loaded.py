@@ -34,6 +34,7 @@ class _Loaded:
 def records_from_loaded(
     documents: Iterable[tuple[str | None, str, Mapping[str, Any]]],
     *,
+    id_key: str | None = None,
     title_key: str | None = "title",
     created_at_key: str | None = "created_at",
     links_key: str | None = "links",
@@ -43,7 +44,9 @@ def records_from_loaded(
 ) -> list[SourceRecord]:
     """:class:`SourceRecord` s from ``(id, text, metadata)`` of documents a loader produced.
 
-    From the metadata, ``metadata[title_key]`` (text) becomes the title,
+    With ``id_key``, a document's id is ``metadata[id_key]`` (text; the key stays metadata) instead
+    of the id given, and a document without it has none. From the metadata, ``metadata[title_key]``
+    (text) becomes the title,
     ``metadata[created_at_key]`` (a datetime, an ISO 8601 string or POSIX seconds) the
     ``created_at`` and ``metadata[links_key]`` (a list of other documents' ids) the links;
     those keys leave the metadata, and ``None`` turns one off. The rest stays metadata, made
@@ -71,6 +74,9 @@ def records_from_loaded(
     seen: set[str] = set()
     repeated: list[str] = []
     for n, (doc_id, text, metadata) in enumerate(documents):
+        if id_key is not None:
+            found = metadata.get(id_key) if isinstance(metadata, Mapping) else None
+            doc_id = found if isinstance(found, str) else None
         what = f"document {n}" + (f" ({doc_id!r})" if doc_id else "")
         if not isinstance(doc_id, str) or not doc_id.strip():
             raise InvalidInput(f"{what}: no id; give the documents ids (or read the id from a metadata key)")

@@ -10,7 +10,7 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from graphfuse import InvalidInput, Scorer
-from graphfuse.records import Hit, fuse
+from graphfuse.records import Hit, fuse, merge_hits
 from graphfuse.scoring import DEFAULT_WEIGHTS, ReciprocalRankFusion, WeightedScorer
 
 from ._documents import (
@@ -89,24 +89,19 @@ class WeightedFusion(Runnable[FusionInput, list[Document]]):
             raise InvalidInput(f"{_WHAT}: no sources given (keys: {sorted(value)})")
         texts: set[str] = set()
         filters: list[Any] = []
-        merged: dict[str, Hit[Document]] = {}
+        batches = []
         for name, docs in sources.items():
             q, f, parsed = parse_input(docs, f"{_WHAT} source {name!r}")
             if q is not None:
                 texts.add(q)
             filters.append(f)
-            for record in read_documents(parsed, self._mapping, source=name).records:
-                known = merged.get(record.id)
-                if known is None:
-                    merged[record.id] = Hit(record.document, dict(record.signals), record.items)
-                else:
-                    merged[record.id] = Hit(known.document, {**known.signals, **record.signals}, known.items)
+            batches.append(read_documents(parsed, self._mapping, source=name))
         if query is None and len(texts) == 1:
             query = next(iter(texts))
         if query is not None and (not isinstance(query, str) or not query.strip()):
             raise InvalidInput(f"{_WHAT}: 'query' must be a non-empty string, got {query!r}")
         scorer = self._scorer if self._weights is not None else self._make_scorer(dict.fromkeys(sources, 1.0))
-        return query, filters, list(merged.values()), scorer
+        return query, filters, merge_hits(batches), scorer
 
     def _fuse(self, value: FusionInput) -> list[Document]:
         if isinstance(value, Mapping) and "documents" not in value:

@@ -50,9 +50,6 @@ def source_records(
         if not isinstance(doc, LCDocument):
             raise InvalidInput(f"document {n}: expected a LangChain Document, got {type(doc).__name__}")
         metadata = doc.metadata
-        if id_key is not None:
-            found = metadata.get(id_key)
-            return (found if isinstance(found, str) else None), doc.page_content, metadata
         if doc.id:
             return doc.id, doc.page_content, metadata
         source = metadata.get("source")
@@ -63,6 +60,7 @@ def source_records(
 
     return records_from_loaded(
         (triple(n, doc) for n, doc in enumerate(documents)),
+        id_key=id_key,
         title_key=title_key,
         created_at_key=created_at_key,
         links_key=links_key,

@@ -56,14 +56,11 @@ def source_records(
         llm, embed = node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys
         if llm or embed:  # kept with the document, so the nodes built from it hide the same keys
             metadata[EXCLUDED_KEYS] = {"llm": list(llm), "embed": list(embed)}
-        doc_id: str | None = node.node_id
-        if id_key is not None:
-            found = metadata.get(id_key)
-            doc_id = found if isinstance(found, str) else None
-        return doc_id, node.get_content(metadata_mode=MetadataMode.NONE), metadata
+        return node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), metadata
 
     return records_from_loaded(
         (triple(n, node) for n, node in enumerate(documents)),
+        id_key=id_key,
         title_key=title_key,
         created_at_key=created_at_key,
         links_key=links_key,
