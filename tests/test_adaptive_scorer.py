@@ -148,3 +148,27 @@ def test_multihop_preset_fixed_by_default_adaptive_on_request() -> None:
     assert dict(pinned.scorer.weights) == dict(MULTIHOP_WEIGHTS)
     with pytest.raises(InvalidInput, match="adaptive"):
         multihop(graph, vectors, embedder, adaptive="yes")  # type: ignore[arg-type]
+
+
+def test_a_second_hop_the_first_stage_missed_leaves_the_ranking_to_the_graph() -> None:
+    scorer = AdaptiveScorer(BASE, lexical_weight=2.0, vector_boost=2.0)
+    first = ({"bm25": 1.0, "semantic": 0.9}, {"bm25": 0.2, "semantic": 0.3}, {"semantic": 0.3})
+    assert scorer.fusion(cands(*first)).weights["bm25"] == pytest.approx(2.0)
+    # The bridge search found a passage neither search did, surely (1.0): fixed weights.
+    found = scorer.fusion(cands(*first, {"bridge": 1.0, "ppr": 0.4}))
+    assert found.features["second_hop"] == 1.0
+    assert found.features["strength"] == 0.0
+    assert dict(found.weights) == BASE
+    # Half sure: half the adaptation.
+    half = scorer.fusion(cands(*first, {"bridge": 0.5}))
+    assert half.weights["bm25"] == pytest.approx(1.0)
+    assert half.features["strength"] == pytest.approx(0.5)
+    # A bridge hit the first stage had found too is no second hop.
+    known = scorer.fusion(cands({"bm25": 1.0, "semantic": 0.9, "bridge": 1.0}, *first[1:]))
+    assert known.features["second_hop"] == 0.0
+    assert known.weights["bm25"] == pytest.approx(2.0)
+    # second_hop=None turns the rule off.
+    off = AdaptiveScorer(BASE, second_hop=None).fusion(cands(*first, {"bridge": 1.0}))
+    assert off.weights["bm25"] == pytest.approx(2.0)
+    with pytest.raises(InvalidInput, match="second_hop"):
+        AdaptiveScorer(BASE, second_hop="")

@@ -130,8 +130,9 @@ def multihop(
     :class:`~graphfuse.scoring.AdaptiveScorer` over the same weights: per query, the BM25 and
     vector signals weigh more when their best hit stands out, by as much as the corpus leaves
     to them (:func:`adaptive_strength`; nothing on a corpus whose titles give the graph). It is
-    opt-in: on the dev sets it helped LiHua-World and cost title-stripped HotpotQA (see
-    docs/multihop.md).
+    opt-in: on the dev sets it helps LiHua-World a little and is level elsewhere (see
+    docs/multihop.md). A question whose bridge search reached a passage neither first-stage
+    search found keeps the fixed weights (the scorer's ``second_hop`` rule).
     """
     if not isinstance(adaptive, bool):
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")

@@ -35,7 +35,9 @@ class FusionWeights:
     """The weights :class:`AdaptiveScorer` chose for one query, and the features they came from.
 
     ``features`` holds ``lexical_confidence`` and ``vector_confidence`` (see
-    :func:`ranking_confidence`; 0 when the signal is absent) and the scorer's ``strength``.
+    :func:`ranking_confidence`; 0 when the signal is absent), ``second_hop`` (how surely a
+    second-hop search found a passage neither first-stage search did, in [0, 1]) and the
+    ``strength`` used for the query: the scorer's strength times ``1 - second_hop``.
     """
 
     weights: Mapping[str, float]
@@ -62,13 +64,20 @@ class AdaptiveScorer:
     the graph signals keep their weights, so where neither ranking is sure the walk decides.
     ``strength=0`` (or ``lexical_weight=0`` and ``vector_boost=0``) gives back ``base`` exactly.
 
+    A question whose answer is a second hop leaves the ranking to the graph: when the
+    ``second_hop`` signal (``"bridge"``, :class:`~graphfuse.multihop.BridgeSearch`) reached a
+    candidate that neither the lexical nor the vector search found, the strength of that query
+    is multiplied by ``1 - v``, ``v`` the largest such value (1 for a name's best hit): the
+    first-stage hits found the first hop, and weighing them more would push the second one out.
+    ``second_hop=None`` turns this off.
+
     :meth:`fusion` returns the weights chosen for a candidate list and the features, and
     :meth:`explain` the contributions (``weight * value``) as for :class:`WeightedScorer`, so
     ``contribution / signal`` is the weight a result's signal got. The step reads each
     candidate's signals once (no I/O).
     """
 
-    __slots__ = ("_base", "_boost", "_depth", "_lex", "_lex_weight", "_ref", "_strength", "_vec")
+    __slots__ = ("_base", "_boost", "_depth", "_hop", "_lex", "_lex_weight", "_ref", "_strength", "_vec")
 
     def __init__(
         self,
@@ -82,6 +91,7 @@ class AdaptiveScorer:
         lexical_depth: int = 2,
         vector_depth: int = 5,
         strength: float = 1.0,
+        second_hop: str | None = "bridge",
     ) -> None:
         self._base = check_weights(base)
         for label, value in (("lexical_weight", lexical_weight), ("vector_boost", vector_boost)):
@@ -97,6 +107,9 @@ class AdaptiveScorer:
         for label, name in (("lexical", lexical), ("vector", vector)):
             if not isinstance(name, str) or not name:
                 raise InvalidInput(f"AdaptiveScorer {label} must be a signal name, got {name!r}")
+        if second_hop is not None and (not isinstance(second_hop, str) or not second_hop):
+            raise InvalidInput(f"AdaptiveScorer second_hop must be a signal name or None, got {second_hop!r}")
+        self._hop = second_hop
         self._lex, self._vec = lexical, vector
         self._lex_weight, self._boost = float(lexical_weight), float(vector_boost)
         self._ref, self._depth = float(reference), (lexical_depth, vector_depth)
@@ -116,7 +129,8 @@ class AdaptiveScorer:
         return (
             f"AdaptiveScorer({dict(self._base)!r}, lexical={self._lex!r}, vector={self._vec!r}, "
             f"lexical_weight={self._lex_weight}, vector_boost={self._boost}, reference={self._ref}, "
-            f"lexical_depth={self._depth[0]}, vector_depth={self._depth[1]}, strength={self._strength})"
+            f"lexical_depth={self._depth[0]}, vector_depth={self._depth[1]}, strength={self._strength}, "
+            f"second_hop={self._hop!r})"
         )
 
     def fusion_signals(self, signals: Sequence[Mapping[str, float]]) -> FusionWeights:
@@ -125,13 +139,20 @@ class AdaptiveScorer:
         vec = [v for s in signals if (v := s.get(self._vec)) is not None]
         lc = ranking_confidence(lex, self._depth[0])
         vc = ranking_confidence(vec, self._depth[1])
+        hop = 0.0
+        if self._hop is not None:
+            lexical, vector, second = self._lex, self._vec, self._hop
+            for s in signals:
+                v = s.get(second)
+                if v is not None and v > hop and lexical not in s and vector not in s:
+                    hop = min(1.0, v)
         weights = dict(self._base)
-        st = self._strength
+        st = self._strength * (1.0 - hop)
         if st > 0.0:
             weights[self._lex] = self._base.get(self._lex, 0.0) + st * self._lex_weight * min(1.0, lc / self._ref)
             if self._vec in weights:
                 weights[self._vec] = self._base[self._vec] * (1.0 + st * self._boost * min(1.0, vc / self._ref))
-        features = {"lexical_confidence": lc, "vector_confidence": vc, "strength": st}
+        features = {"lexical_confidence": lc, "vector_confidence": vc, "second_hop": hop, "strength": st}
         return FusionWeights(MappingProxyType(weights), MappingProxyType(features))
 
     def fusion(self, candidates: Sequence[Candidate]) -> FusionWeights:
