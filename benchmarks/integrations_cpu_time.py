@@ -7,7 +7,8 @@ above the retriever against ``EnsembleRetriever``'s); the variants run interleav
 Beside them, the floors under any such chain (LlamaIndex: three steps that only copy each node
 with one more signal, then a re-wrap; LangChain: four runnables that return their input) and the
 same LlamaIndex work as one step (one read, the three stages, one fusion, one copy per node,
-through ``graphfuse.records``). Writes ``benchmarks/results/integrations_cpu_time.json``.
+through ``graphfuse.records``) and the same four postprocessors as one ``SignalChainPostprocessor``.
+Writes ``benchmarks/results/integrations_cpu_time.json``.
 
 Run: ``python benchmarks/integrations_cpu_time.py [--rounds 150]``
 """
@@ -54,6 +55,7 @@ def main() -> None:
     from llama_index.postprocessor.graphfuse import (
         AccessPostprocessor,
         PageRankPostprocessor,
+        SignalChainPostprocessor,
         TemporalDecayPostprocessor,
         WeightedFusionPostprocessor,
     )
@@ -77,6 +79,7 @@ def main() -> None:
         AccessPostprocessor(),
         WeightedFusionPostprocessor(weights={"semantic": 0.5, "temporal": 0.2, "pagerank": 0.15, "access": 0.15}),
     ]
+    combined = SignalChainPostprocessor(chain[:3], fusion=chain[3])
     baseline = TimeWeightedPostprocessor(time_decay=0.99, top_k=50, now=lib.NOW.timestamp(), time_access_refresh=False)
 
     def li_chain() -> Any:
@@ -111,6 +114,7 @@ def main() -> None:
             "chain": li_chain,
             "copy_on_write_floor": li_floor,
             "one_step": li_one_step,
+            "signal_chain": lambda: combined.postprocess_nodes(nodes),
         },
         args.rounds,
     )
