@@ -172,3 +172,23 @@ def test_a_second_hop_the_first_stage_missed_leaves_the_ranking_to_the_graph() -
     assert off.weights["bm25"] == pytest.approx(2.0)
     with pytest.raises(InvalidInput, match="second_hop"):
         AdaptiveScorer(BASE, second_hop="")
+
+
+def test_time_signals_weigh_more_as_far_as_the_query_adapts() -> None:
+    base = {**BASE, "time": 1.0, "event": 1.0}
+    scorer = AdaptiveScorer(base, time_boost=2.0)
+    dated = ({"bm25": 1.0, "semantic": 0.9, "time": 1.0}, {"bm25": 0.2, "semantic": 0.3, "event": 0.5})
+    weights = scorer.fusion(cands(*dated)).weights
+    assert weights["time"] == pytest.approx(3.0)
+    assert weights["event"] == pytest.approx(3.0)
+    assert weights["ppr"] == 3.0
+    # Half the strength, half the boost; a second hop (fixed weights) or strength 0, none.
+    assert AdaptiveScorer(base, strength=0.5).fusion(cands(*dated)).weights["time"] == pytest.approx(2.0)
+    assert scorer.fusion(cands(*dated, {"bridge": 1.0})).weights["time"] == 1.0
+    assert AdaptiveScorer(base, strength=0.0).fusion(cands(*dated)).weights["time"] == 1.0
+    assert AdaptiveScorer(base, time=()).fusion(cands(*dated)).weights["time"] == 1.0
+    assert "time" not in AdaptiveScorer(BASE).fusion(cands(*dated)).weights  # no base weight, none added
+    with pytest.raises(InvalidInput, match="time must be a sequence"):
+        AdaptiveScorer(base, time="time")
+    with pytest.raises(InvalidInput, match="time_boost"):
+        AdaptiveScorer(base, time_boost=-1.0)

@@ -55,6 +55,10 @@ class AdaptiveScorer:
 
     - ``weight[lexical] = base[lexical] + strength * lexical_weight * min(1, lexical_confidence / reference)``
     - ``weight[vector] = base[vector] * (1 + strength * vector_boost * min(1, vector_confidence / reference))``
+    - ``weight[t] = base[t] * (1 + strength * time_boost)`` for each time signal ``t`` in
+      ``time`` (``"time"``, ``"event"``: :class:`~graphfuse.timeaware.TimeAware` gives them
+      only to a question with a time expression on a dated store, so a question that says when
+      is ranked by when where the first-stage rankings are left to decide)
 
     and every other signal keeps its ``base`` weight. ``strength`` (in [0, 1]) is how much the
     store leaves to the first-stage rankings: the ``multihop`` preset sets it from the corpus
@@ -77,7 +81,19 @@ class AdaptiveScorer:
     candidate's signals once (no I/O).
     """
 
-    __slots__ = ("_base", "_boost", "_depth", "_hop", "_lex", "_lex_weight", "_ref", "_strength", "_vec")
+    __slots__ = (
+        "_base",
+        "_boost",
+        "_depth",
+        "_hop",
+        "_lex",
+        "_lex_weight",
+        "_ref",
+        "_strength",
+        "_time",
+        "_time_boost",
+        "_vec",
+    )
 
     def __init__(
         self,
@@ -92,9 +108,15 @@ class AdaptiveScorer:
         vector_depth: int = 5,
         strength: float = 1.0,
         second_hop: str | None = "bridge",
+        time: Sequence[str] = ("time", "event"),
+        time_boost: float = 2.0,
     ) -> None:
         self._base = check_weights(base)
-        for label, value in (("lexical_weight", lexical_weight), ("vector_boost", vector_boost)):
+        for label, value in (
+            ("lexical_weight", lexical_weight),
+            ("vector_boost", vector_boost),
+            ("time_boost", time_boost),
+        ):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1e6:
                 raise InvalidInput(f"AdaptiveScorer {label} must be a number in [0, 1e6], got {value!r}")
         if isinstance(strength, bool) or not isinstance(strength, (int, float)) or not 0.0 <= strength <= 1.0:
@@ -109,7 +131,10 @@ class AdaptiveScorer:
                 raise InvalidInput(f"AdaptiveScorer {label} must be a signal name, got {name!r}")
         if second_hop is not None and (not isinstance(second_hop, str) or not second_hop):
             raise InvalidInput(f"AdaptiveScorer second_hop must be a signal name or None, got {second_hop!r}")
+        if isinstance(time, str) or not all(isinstance(t, str) and t for t in time):
+            raise InvalidInput(f"AdaptiveScorer time must be a sequence of signal names, got {time!r}")
         self._hop = second_hop
+        self._time, self._time_boost = tuple(time), float(time_boost)
         self._lex, self._vec = lexical, vector
         self._lex_weight, self._boost = float(lexical_weight), float(vector_boost)
         self._ref, self._depth = float(reference), (lexical_depth, vector_depth)
@@ -130,7 +155,7 @@ class AdaptiveScorer:
             f"AdaptiveScorer({dict(self._base)!r}, lexical={self._lex!r}, vector={self._vec!r}, "
             f"lexical_weight={self._lex_weight}, vector_boost={self._boost}, reference={self._ref}, "
             f"lexical_depth={self._depth[0]}, vector_depth={self._depth[1]}, strength={self._strength}, "
-            f"second_hop={self._hop!r})"
+            f"second_hop={self._hop!r}, time={self._time!r}, time_boost={self._time_boost})"
         )
 
     def fusion_signals(self, signals: Sequence[Mapping[str, float]]) -> FusionWeights:
@@ -152,6 +177,9 @@ class AdaptiveScorer:
             weights[self._lex] = self._base.get(self._lex, 0.0) + st * self._lex_weight * min(1.0, lc / self._ref)
             if self._vec in weights:
                 weights[self._vec] = self._base[self._vec] * (1.0 + st * self._boost * min(1.0, vc / self._ref))
+            for name in self._time:
+                if name in weights:
+                    weights[name] = self._base[name] * (1.0 + st * self._time_boost)
         features = {"lexical_confidence": lc, "vector_confidence": vc, "second_hop": hop, "strength": st}
         return FusionWeights(MappingProxyType(weights), MappingProxyType(features))
 
