@@ -132,3 +132,34 @@ class _Source:
 
     async def run(self, query: Query, candidates: object, context: object) -> list[Candidate]:
         return list(self._items)
+
+
+class _ByGrade:
+    """A reranker that scores whole documents (RanksDocuments): by their metadata ``grade``."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def rerank(self, query: str, documents: list[str]) -> list[float]:
+        raise AssertionError("the stage must call rerank_documents when the reranker has it")
+
+    async def rerank_documents(self, query: str, documents: list[Document]) -> list[float]:
+        self.calls.append([d.id for d in documents])
+        return [d.metadata.get("grade", 0.0) for d in documents]
+
+
+async def test_a_reranker_that_ranks_documents_gets_the_documents() -> None:
+    reranker = _ByGrade()
+    cands = [
+        Candidate(Document("a", "x", {"grade": 0.2}), {"semantic": 0.9}),
+        Candidate(Document("b", "y", {"grade": 0.8}), {"semantic": 0.5}),
+        Candidate(Document("c", "z", {"grade": 0.9}), {"semantic": 0.1}),
+    ]
+    out = await rerank(Rerank(reranker, top_k=2), cands)
+    assert reranker.calls == [["a", "b"]]
+    assert [c.id for c in out] == ["b", "a", "c"]
+    assert [c.signals.get("rerank") for c in out] == [0.8, 0.2, None]
+    # Its scores are checked as the texts' are.
+    bad = [Candidate(Document("a", "x", {"grade": 1.5}), {"semantic": 0.9})]
+    with pytest.raises(InvalidInput, match=r"_ByGrade returned 1\.5"):
+        await rerank(Rerank(_ByGrade()), bad)

@@ -13,7 +13,9 @@ from ._capabilities import (
     DocumentListing,
     ExplainsScores,
     PageRankRefreshing,
+    RanksDocuments,
     VectorLookup,
+    VectorSource,
 )
 from ._deadline import deadline
 from ._errors import (
@@ -70,6 +72,7 @@ __all__ = [
     "Pipeline",
     "PluginError",
     "Query",
+    "RanksDocuments",
     "RateLimited",
     "RelatedDocument",
     "Relation",
@@ -83,6 +86,7 @@ __all__ = [
     "VectorHit",
     "VectorLookup",
     "VectorRecord",
+    "VectorSource",
     "VectorStore",
     "__version__",
     "deadline",

@@ -244,7 +244,9 @@ def register_embedders(register: Register) -> None:
     register("local", _local_embedder)
 
 
-def _embedding_reranker(*, embedder: Any, embedder_options: Mapping[str, Any] | None = None) -> Any:
+def _embedding_reranker(
+    *, embedder: Any, embedder_options: Mapping[str, Any] | None = None, vector_store: Any = None
+) -> Any:
     from .plugins import get_registry
     from .rerankers import EmbeddingReranker
 
@@ -252,7 +254,7 @@ def _embedding_reranker(*, embedder: Any, embedder_options: Mapping[str, Any] | 
         embedder = get_registry().create("embedder", embedder, **(embedder_options or {}))
     elif embedder_options:
         raise InvalidInput("embedder_options apply only when embedder is a registered name")
-    return EmbeddingReranker(embedder)
+    return EmbeddingReranker(embedder, vector_store=vector_store)
 
 
 def _cross_encoder(**options: Any) -> Any:
@@ -263,7 +265,8 @@ def _cross_encoder(**options: Any) -> Any:
 
 @hookimpl
 def register_rerankers(register: Register) -> None:
-    """embedding (``embedder``: an Embedder or a registered name; ``embedder_options``), cross-encoder."""
+    """embedding (``embedder``: an Embedder or a registered name; ``embedder_options``; ``vector_store``),
+    cross-encoder."""
     register("embedding", _embedding_reranker)
     register("cross-encoder", _cross_encoder)
 

@@ -25,10 +25,12 @@ __all__ = [
     "DocumentListing",
     "ExplainsScores",
     "PageRankRefreshing",
+    "RanksDocuments",
     "SignalInput",
     "SignalScorer",
     "SignalStage",
     "VectorLookup",
+    "VectorSource",
     "as_signal_stage",
 ]
 
@@ -43,6 +45,31 @@ class VectorLookup(Protocol):
     """
 
     async def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
+
+
+@runtime_checkable
+class VectorSource(Protocol):
+    """A vector store that hands back the vectors it holds, by id.
+
+    ``get_vectors(ids)`` maps each of ``ids`` that has a vector to it (ids without one are left
+    out; an empty ``ids`` gives ``{}``). The :class:`~graphfuse.rerankers.EmbeddingReranker`
+    given such a store scores documents by the vectors the index stored for them instead of
+    embedding their texts again; without it the reranker embeds.
+    """
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]: ...
+
+
+@runtime_checkable
+class RanksDocuments(Protocol):
+    """A reranker that scores documents (ids, metadata, content), not only their texts.
+
+    The :class:`~graphfuse.stages.Rerank` stage calls ``rerank_documents(query, documents)``
+    instead of ``rerank(query, texts)`` when its reranker has it; the same contract holds: one
+    score in [0, 1] per document, input order.
+    """
+
+    async def rerank_documents(self, query: str, documents: Sequence[Document]) -> list[float]: ...
 
 
 @runtime_checkable

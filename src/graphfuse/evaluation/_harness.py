@@ -391,7 +391,7 @@ async def _retriever(
     reranker = None
     if "reranker" in preset.needs:
         # Offline: the embedder under evaluation reranks (as `graphfuse query` does).
-        reranker = EmbeddingReranker(embedder)
+        reranker = EmbeddingReranker(embedder, vector_store=vector_store)
     pipeline = await presets.abuild(
         preset.name,
         graph_store=graph_store,

@@ -259,7 +259,7 @@ class Service:
     def _reranker(self) -> Reranker:
         if self.reranker is None:
             # Presets that rerank get one from the store's own embedder: offline, no extra model.
-            self.reranker = EmbeddingReranker(self.embedder)
+            self.reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         return self.reranker
 
     async def _build_preset(self, name: str) -> _Built:

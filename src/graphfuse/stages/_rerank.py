@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._capabilities import RanksDocuments
 from .._errors import InvalidInput
 from .._protocols import Reranker, RunContext, Scorer
 from .._traits import StageTraits
@@ -23,7 +24,10 @@ class Rerank(NamedStage):
 
     "Best" is by the current score under ``scorer`` (default: ``WeightedScorer()`` with the
     default weights), ties by id. The reranker is called once with the query text and those
-    candidates' contents, which must be loaded (hydrate first). It must return one score in
+    candidates' contents, which must be loaded (hydrate first); a reranker that scores whole
+    documents (:class:`~graphfuse.RanksDocuments`, e.g. an
+    :class:`~graphfuse.rerankers.EmbeddingReranker` with its vector store) is given the
+    candidates' documents instead (ids, metadata, content). It must return one score in
     [0, 1] per document; anything else raises :class:`~graphfuse.InvalidInput` naming the
     reranker. The reranked candidates come first, by rerank score (ties keep their order);
     the rest follow in their input order without a ``rerank`` signal. Other signals are
@@ -53,6 +57,11 @@ class Rerank(NamedStage):
         self._scorer: Scorer = WeightedScorer() if scorer is None else as_scorer(scorer)
         self._set_names(name, signal)
 
+    @property
+    def reranker(self) -> Reranker:
+        """The reranker this stage calls."""
+        return self._reranker
+
     def __repr__(self) -> str:
         return f"Rerank(top_k={self._top_k}, scorer={self._scorer!r}, name={self._name!r})"
 
@@ -73,7 +82,10 @@ class Rerank(NamedStage):
         chosen = sorted(order[:top_k])
         picked = [candidates[i] for i in chosen]
         require_hydrated(self._name, picked)
-        values = await self._reranker.rerank(query.text, [c.document.content or "" for c in picked])
+        if isinstance(self._reranker, RanksDocuments):
+            values = await self._reranker.rerank_documents(query.text, [c.document for c in picked])
+        else:
+            values = await self._reranker.rerank(query.text, [c.document.content or "" for c in picked])
         who = type(self._reranker).__name__
         if not isinstance(values, Sequence) or len(values) != len(picked):
             got = len(values) if isinstance(values, Sequence) else type(values).__name__

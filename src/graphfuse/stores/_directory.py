@@ -216,7 +216,7 @@ class StoreDirectory:
         if reranker is None and "reranker" in presets.get(preset).needs:
             from ..rerankers import EmbeddingReranker
 
-            reranker = EmbeddingReranker(self.embedder)
+            reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         wants = "corpus_indexes" in presets.get(preset).inputs and not ({"bm25", "linker"} & options.keys())
         if wants and self._cacheable():
             from ..multihop import CorpusCache

@@ -486,6 +486,22 @@ class LocalVectorStore:
 
         return await asyncio.to_thread(run) if self._db is not None else {i for i in wanted if i in self._position}
 
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored (L2-normalised) vector of each of ``ids`` that has one: :class:`~graphfuse.VectorSource`."""
+        self._check_open()
+        wanted = check_ids(ids)
+
+        def run() -> dict[str, list[float]]:
+            with self._lock:
+                self._sync()
+                rows = {i: self._position[i] for i in wanted if i in self._position}
+                block = self._buffer[list(rows.values())] if rows else None
+            if block is None:
+                return {}
+            return dict(zip(rows, block.tolist(), strict=True))
+
+        return await asyncio.to_thread(run) if self._db is not None else run()
+
     async def count(self) -> int:
         """How many vectors the store holds."""
         self._check_open()
