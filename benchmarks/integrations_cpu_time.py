@@ -7,7 +7,8 @@ above the retriever against ``EnsembleRetriever``'s); the variants run interleav
 Beside them, the floors under any such chain (LlamaIndex: three steps that only copy each node
 with one more signal, then a re-wrap; LangChain: four runnables that return their input) and the
 same LlamaIndex work as one step (one read, the three stages, one fusion, one copy per node,
-through ``graphfuse.records``) and the same four postprocessors as one ``SignalChainPostprocessor``.
+through ``graphfuse.records``), and the same four postprocessors / runnables as one
+``SignalChainPostprocessor`` / ``SignalChainRunnable``.
 Writes ``benchmarks/results/integrations_cpu_time.json``.
 
 Run: ``python benchmarks/integrations_cpu_time.py [--rounds 150]``
@@ -50,7 +51,13 @@ def cpu_p50(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
 def main() -> None:
     from langchain_classic.retrievers import EnsembleRetriever
     from langchain_core.runnables import RunnableLambda
-    from langchain_graphfuse import AccessPopularityRunnable, PageRankRunnable, TemporalDecayRunnable, WeightedFusion
+    from langchain_graphfuse import (
+        AccessPopularityRunnable,
+        PageRankRunnable,
+        SignalChainRunnable,
+        TemporalDecayRunnable,
+        WeightedFusion,
+    )
     from llama_index.core.postprocessor import TimeWeightedPostprocessor
     from llama_index.postprocessor.graphfuse import (
         AccessPostprocessor,
@@ -128,6 +135,10 @@ def main() -> None:
         | AccessPopularityRunnable()
         | WeightedFusion({"retrieval": 0.4, "temporal": 0.2, "pagerank": 0.2, "access": 0.2})
     )
+    lc_combined = a | SignalChainRunnable(
+        [TemporalDecayRunnable(clock=lambda: lcb.NOW), PageRankRunnable(store), AccessPopularityRunnable()],
+        fusion=WeightedFusion({"retrieval": 0.4, "temporal": 0.2, "pagerank": 0.2, "access": 0.2}),
+    )
     ensemble = EnsembleRetriever(retrievers=[a, b], weights=[0.5, 0.5])
     noop = a | lcb.Noop() | lcb.Noop() | lcb.Noop() | lcb.Noop()
     lc = cpu_p50(
@@ -136,10 +147,11 @@ def main() -> None:
             "chain": lambda: lc_chain.invoke("q"),
             "ensemble": lambda: ensemble.invoke("q"),
             "noop_chain": lambda: noop.invoke("q"),
+            "signal_chain": lambda: lc_combined.invoke("q"),
         },
         args.rounds,
     )
-    overhead = {k: lc[k] - lc["baseline"] for k in ("chain", "ensemble", "noop_chain")}
+    overhead = {k: lc[k] - lc["baseline"] for k in ("chain", "ensemble", "noop_chain", "signal_chain")}
     out = {
         "benchmark": "integrations_cpu_time",
         "rounds": args.rounds,
@@ -153,6 +165,7 @@ def main() -> None:
         "langchain_overhead_ratio_vs_ensemble": round(overhead["chain"] / overhead["ensemble"], 2),
         "langchain_overhead_ms": {k: round(v, 4) for k, v in overhead.items()},
         "langchain_noop_chain_overhead_ratio_vs_ensemble": round(overhead["noop_chain"] / overhead["ensemble"], 2),
+        "langchain_signal_chain_overhead_ratio_vs_ensemble": round(overhead["signal_chain"] / overhead["ensemble"], 2),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ components into GraphFuse and back. Signals, the query and the score travel unde
 ``docs/integrations/langchain.md``.
 """
 
+from ._chain import SignalChainRunnable
 from ._compare import LangChainAnswerPipeline, LangChainGenerator
 from ._compressor import GraphFuseCompressor
 from ._context import GraphFuseContextFormatter, GraphFuseContextWithSources
@@ -52,6 +53,7 @@ __all__ = [
     "LangChainVectorStore",
     "PageRankRunnable",
     "RerankRunnable",
+    "SignalChainRunnable",
     "StageRunnable",
     "TemporalDecayRunnable",
     "WeightedFusion",
