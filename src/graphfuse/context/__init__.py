@@ -8,7 +8,7 @@ objects with :class:`ContextAssembler`. Guide: ``docs/context.md``.
 """
 
 from ._budget import Allocation, TokenBudget
-from ._build import abuild_context, build_context, check_format
+from ._build import WHOLE_PAGE_CHUNKS, abuild_context, build_context, check_format
 from ._counters import (
     DEFAULT_COUNTER,
     FALLBACK_COUNTER,
@@ -27,6 +27,7 @@ __all__ = [
     "FALLBACK_COUNTER",
     "FORMATS",
     "NO_QUERY",
+    "WHOLE_PAGE_CHUNKS",
     "Allocation",
     "Citation",
     "Context",

@@ -17,13 +17,26 @@ from ._budget import TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
-from ._items import Item, item_body, item_title, items_from_results
+from ._items import Item, chunked_pages, item_body, item_title, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._preselect import worth_embedding
 from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
 
-__all__ = ["abuild_context", "build_context", "check_format", "fetch_neighbourhood", "sentence_similarity"]
+WHOLE_PAGE_CHUNKS = 2
+"""Evidence reads a page of at most this many chunks whole when one of its chunks is a result."""
+CHUNKS_KEY = "graphfuse_chunks"
+"""Metadata key of a page the indexer split: how many chunks it has (ids ``<page id>#<i>``)."""
+
+__all__ = [
+    "WHOLE_PAGE_CHUNKS",
+    "abuild_context",
+    "build_context",
+    "check_format",
+    "fetch_neighbourhood",
+    "sentence_similarity",
+    "widen_items",
+]
 
 
 def check_format(format: object) -> str:
@@ -109,6 +122,8 @@ async def abuild_context(
     if empty_cost > tokens:
         raise PluginError(f"token counter {counter.name!r} counts the empty string as {empty_cost} tokens")
     items, missing = items_from_results(list(results))
+    if fmt == "evidence" and graph_store is not None and items:
+        items = await widen_items(graph_store, list(results), items, flt)
     if flt is not None:
         # Results normally come from a pipeline that applied the filter; assembled by hand they may not.
         outside = [it for it in items if not flt.matches(it.metadata)]
@@ -190,6 +205,45 @@ async def sentence_similarity(
         return {t: float(c) for t, c in zip(texts, cos, strict=True)}
 
     return cosines(q), (cosines(r) if r is not None else None)
+
+
+async def widen_items(
+    store: GraphStore, results: Sequence[Result], items: Sequence[Item], flt: MetadataFilter | None
+) -> list[Item]:
+    """``items`` whose passages are chunks of a short page (at most :data:`WHOLE_PAGE_CHUNKS`
+    chunks) read the whole page from ``store``, within ``flt``: the sentences evidence chooses
+    from. The chunk chosen for the question may lack the fact the next hop needs (a birthplace
+    in the page's lead, a death in its last paragraph); a short page is read whole, as it was
+    indexed, a long one (documentation, a chat log) only in its chosen chunks. An item keeps
+    its id, score, metadata and parts (the results it merged), so sources and citations are
+    unchanged; results that are whole documents, and pages or chunk ids the store does not
+    hold (a host's own ids), change nothing.
+    """
+    pages = chunked_pages(results)
+    if not pages:
+        return list(items)
+    parents = await store.get_documents(sorted(pages), filter=flt)
+    wanted: list[str] = []
+    for page_id, returned in pages.items():
+        page = parents.get(page_id)
+        n = page.metadata.get(CHUNKS_KEY) if page is not None else None
+        if isinstance(n, int) and not isinstance(n, bool) and 1 < n <= WHOLE_PAGE_CHUNKS:
+            wanted += [c for i in range(n) if (c := f"{page_id}#{i}") not in returned]
+    found = await store.get_documents(wanted, filter=flt) if wanted else {}
+    extra: list[Result] = []
+    for doc in found.values():
+        parent = doc.metadata.get("parent_id")
+        if doc.content is not None and isinstance(parent, str) and parent in pages:
+            extra.append(Result(doc, 0.0, {}))
+    if not extra:
+        return list(items)
+    widened, _ = items_from_results([r for r in results if r.document.content is not None] + extra)
+    by_id = {it.id: it for it in widened}
+    out: list[Item] = []
+    for it in items:
+        wide = by_id.get(it.id)
+        out.append(it if wide is None else Item(it.id, it.title, wide.text, it.score, it.metadata, it.parts))
+    return out
 
 
 def _title(result: Result) -> str | None:

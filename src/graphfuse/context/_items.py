@@ -9,7 +9,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._types import KIND_KEY, Result
 
-__all__ = ["Item", "item_body", "item_title", "items_from_results"]
+__all__ = ["Item", "chunked_pages", "item_body", "item_title", "items_from_results"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +111,15 @@ def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Resu
         parts = tuple(r.id for r in members)
         items.append(Item(key, title, item_body(text, title), float(best.score), metadata, parts))
     return items, missing
+
+
+def chunked_pages(results: Sequence[Result]) -> dict[str, set[str]]:
+    """``{page id: ids of its chunks among results}`` for the results that are chunks of a page
+    (``parent_id``) with the indexer's ids (``<page id>#<chunk index>``)."""
+    out: dict[str, set[str]] = {}
+    for r in results:
+        parent = r.document.metadata.get("parent_id")
+        index = r.document.metadata.get("chunk_index")
+        if isinstance(parent, str) and parent and r.id == f"{parent}#{index}" and r.document.content is not None:
+            out.setdefault(parent, set()).add(r.id)
+    return out
