@@ -46,7 +46,7 @@ class Counting(HashingEmbedder):
 
 
 class WithoutVectorSource:
-    """A vector store with only the VectorStore protocol (as the Qdrant and Redis backends)."""
+    """A vector store with only the VectorStore protocol (as a third-party backend may be)."""
 
     def __init__(self, inner: LocalVectorStore) -> None:
         self._inner = inner

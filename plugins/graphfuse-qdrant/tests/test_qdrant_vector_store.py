@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,12 +20,17 @@ from graphfuse import (
     AuthenticationFailed,
     ConnectionFailed,
     DeadlineExceeded,
+    Document,
     InvalidInput,
     RateLimited,
+    StoreCorrupted,
     VectorRecord,
+    VectorSource,
     VectorStore,
     deadline,
 )
+from graphfuse.embedders import HashingEmbedder
+from graphfuse.rerankers import EmbeddingReranker
 from graphfuse.retry import RetryPolicy
 from graphfuse.testing import VectorStoreContract
 
@@ -74,6 +79,57 @@ async def test_data_persists_on_disk(tmp_path: Path) -> None:
         assert [h.id for h in hits] == ["a"]
     finally:
         await reopened.close()
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The HashingEmbedder, remembering every text it was asked to embed as a document."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        self.documents: list[str] = []
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents.extend(texts)
+        return await super().embed_documents(texts)
+
+
+async def test_the_reranker_scores_by_the_stored_vectors_and_embeds_no_document() -> None:
+    """The store is a VectorSource, so EmbeddingReranker reads vectors from Qdrant, not the embedder."""
+    embedder = CountingEmbedder()
+    texts = {"a": "frozen models raise on assignment", "b": "install it with pip", "c": "models and fields"}
+    store = QdrantVectorStore("docs", location=":memory:")
+    try:
+        assert isinstance(store, VectorSource)
+        vectors = await embedder.embed_documents(list(texts.values()))
+        await store.upsert([VectorRecord(k, v) for k, v in zip(texts, vectors, strict=True)])
+        embedder.documents.clear()
+        # Batches of one: the lookup is split by batch_size and still finds every id.
+        small = QdrantVectorStore("docs", location=":memory:", batch_size=1)
+        await small.upsert([VectorRecord(k, v) for k, v in zip(texts, vectors, strict=True)])
+        assert set(await small.get_vectors(["c", "a", "b", "missing"])) == {"a", "b", "c"}
+        await small.close()
+        query = "do frozen models raise"
+        docs = [Document(k, t) for k, t in texts.items()]
+        scores = await EmbeddingReranker(embedder, vector_store=store).rerank_documents(query, docs)
+        assert embedder.documents == []
+        by_text = await EmbeddingReranker(HashingEmbedder(32)).rerank(query, list(texts.values()))
+        assert scores == pytest.approx(by_text, abs=1e-5)
+    finally:
+        await store.close()
+
+
+async def test_get_vectors_refuses_a_point_written_without_a_graphfuse_id(tmp_path: Path) -> None:
+    path = str(tmp_path / "qdrant")
+    client = QdrantClient(path=path)
+    client.create_collection("docs", vectors_config=models.VectorParams(size=3, distance=models.Distance.COSINE))
+    client.upsert("docs", points=[models.PointStruct(id=point_id("a"), vector=[1.0, 0.0, 0.0], payload={})])
+    client.close()
+    store = QdrantVectorStore("docs", path=path)
+    try:
+        with pytest.raises(StoreCorrupted, match="no GraphFuse id"):
+            await store.get_vectors(["a"])
+    finally:
+        await store.close()
 
 
 async def test_existing_collection_of_another_dimension_is_not_recreated(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from .._capabilities import VectorSource
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
 from .._protocols import VectorStore
@@ -34,7 +35,8 @@ class VectorStoreContract:
 
     The store must accept vectors of ``vector_dimension`` floats (a class attribute, 4 by
     default; override it when your store is created with a fixed dimension). The fixture
-    should close the store after the test.
+    should close the store after the test. The ``test_get_vectors_*`` tests run only when the
+    store implements :class:`graphfuse.VectorSource` (they skip otherwise).
     """
 
     vector_dimension = 4
@@ -208,6 +210,54 @@ class VectorStoreContract:
     async def test_concurrent_upserts(self, vector_store: VectorStore) -> None:
         await asyncio.gather(*(vector_store.upsert([VectorRecord(f"c{i}", self.vec(1, i))]) for i in range(16)))
         assert await vector_store.count() == 16
+
+    def _source(self, store: VectorStore) -> VectorSource:
+        if not isinstance(store, VectorSource):
+            pytest.skip("the store does not implement graphfuse.VectorSource (get_vectors)")
+        return store
+
+    async def test_get_vectors_gives_each_stored_direction(self, vector_store: VectorStore) -> None:
+        source = self._source(vector_store)
+        assert await source.get_vectors([]) == {}
+        assert await source.get_vectors(["missing"]) == {}, "an empty store holds no vector"
+        written = {"a": self.vec(3, 4), "b": self.vec(0, -2, 1), "c": self.vec(1, 1, 1)}
+        await vector_store.upsert([VectorRecord(k, v) for k, v in written.items()])
+        # Missing ids are left out; the order and repetition of the ids do not matter.
+        got = await source.get_vectors(["c", "missing", "a", "c"])
+        assert set(got) == {"a", "c"}
+        for key, vector in got.items():
+            assert isinstance(vector, list)
+            assert all(isinstance(x, float) for x in vector)
+            assert len(vector) == self.vector_dimension
+            # A store may keep the vector normalised: its direction is what must come back.
+            assert _cosine(vector, written[key]) == pytest.approx(1.0, abs=1e-5)
+        assert set(await source.get_vectors(["b", "a", "c"])) == {"a", "b", "c"}
+
+    async def test_get_vectors_after_replace_and_delete(self, vector_store: VectorStore) -> None:
+        source = self._source(vector_store)
+        await vector_store.upsert([VectorRecord("a", self.vec(1, 0)), VectorRecord("b", self.vec(0, 1))])
+        await vector_store.upsert([VectorRecord("a", self.vec(0, 0, 1))])
+        assert await vector_store.delete(["b"]) == 1
+        got = await source.get_vectors(["a", "b"])
+        assert set(got) == {"a"}
+        assert _cosine(got["a"], self.vec(0, 0, 1)) == pytest.approx(1.0, abs=1e-5)
+
+    async def test_get_vectors_unusual_ids(self, vector_store: VectorStore) -> None:
+        source = self._source(vector_store)
+        ids = ["a/b:c d", "ünïcødé-文書", "x" * 512, "42", "00000000-0000-0000-0000-000000000000"]
+        await vector_store.upsert([VectorRecord(doc_id, self.vec(1, i)) for i, doc_id in enumerate(ids)])
+        got = await source.get_vectors(ids)
+        assert set(got) == set(ids)
+        for i, doc_id in enumerate(ids):
+            assert _cosine(got[doc_id], self.vec(1, i)) == pytest.approx(1.0, abs=1e-5)
+
+    async def test_get_vectors_bad_input(self, vector_store: VectorStore) -> None:
+        source = self._source(vector_store)
+        await vector_store.upsert([VectorRecord("a", self.vec(1))])
+        with pytest.raises(InvalidInput):
+            await source.get_vectors("a")  # a bare string, not a list of ids
+        with pytest.raises(InvalidInput):
+            await source.get_vectors([1])  # type: ignore[list-item]
 
     async def test_filter_eq(self, vector_store: VectorStore) -> None:
         await self._filter_fixture(vector_store)

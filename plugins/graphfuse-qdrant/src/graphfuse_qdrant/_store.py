@@ -22,6 +22,7 @@ from graphfuse import (
     MetadataFilter,
     NotFound,
     RateLimited,
+    StoreCorrupted,
     VectorHit,
     VectorRecord,
 )
@@ -337,6 +338,39 @@ class QdrantVectorStore:
             with_payload=[ID_KEY],
         )
         return [VectorHit(str(p.payload[ID_KEY]), float(p.score)) for p in response.points]
+
+    async def get_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        """The stored vector of each of ``ids`` that has one: :class:`graphfuse.VectorSource`.
+
+        Qdrant keeps cosine vectors L2-normalised, so these are the unit vectors of what was
+        written. Ids without a point are left out; ``[]`` (or no collection yet) gives ``{}``.
+        A bare string or a non-string id raises :class:`~graphfuse.InvalidInput`.
+        """
+        if isinstance(ids, (str, bytes)):
+            raise InvalidInput(f"ids must be a sequence of strings, not a single {type(ids).__name__}")
+        wanted = list(dict.fromkeys(ids))
+        for value in wanted:
+            if not isinstance(value, str):
+                raise InvalidInput(f"ids must be strings, got {type(value).__name__}")
+        if not wanted or not await self._ensure(None):
+            return {}
+        found: dict[str, list[float]] = {}
+        for start in range(0, len(wanted), self._batch_size):
+            batch = wanted[start : start + self._batch_size]
+            point_ids: list[models.ExtendedPointId] = [point_id(i) for i in batch]
+            records = await self._call(
+                "get vectors", "retrieve", self._collection, ids=point_ids, with_payload=[ID_KEY], with_vectors=True
+            )
+            for record in records:
+                doc_id = (record.payload or {}).get(ID_KEY)
+                vector = record.vector
+                if not isinstance(doc_id, str) or not isinstance(vector, list) or len(vector) != self._dimension:
+                    raise StoreCorrupted(
+                        f"qdrant collection {self._collection!r}: point {record.id} has no GraphFuse id "
+                        f"or no unnamed vector of {self._dimension} dimensions"
+                    )
+                found[doc_id] = [float(x) for x in vector]
+        return {i: found[i] for i in wanted if i in found}
 
     async def delete(self, ids: Sequence[str]) -> int:
         """Delete by id; returns how many of ``ids`` existed."""
