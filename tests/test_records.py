@@ -15,6 +15,7 @@ from graphfuse.records import (
     Record,
     RecordReader,
     SourceFusion,
+    StageChain,
     check_known,
     fuse,
     merge_hits,
@@ -173,6 +174,58 @@ async def test_stages_run_as_a_pipeline_runs_them_and_hits_name_their_objects() 
     with pytest.raises(NotFound, match="'zz'"):
         await check_known(store, ["a", "zz"], "test")
     await check_known(store, [], "test")
+
+
+def _signature(hits: list[Hit[Any]]) -> list[tuple[str, dict[str, float], tuple[Any, ...]]]:
+    return [(h.id, dict(h.signals), h.items) for h in hits]
+
+
+async def test_a_stage_chain_gives_what_the_stages_give_one_after_another() -> None:
+    store = InMemoryGraphStore()
+    await store.store_documents([Document("a", "alpha"), Document("b", "beta"), Document("c", "gamma")])
+    await store.create_relations([Relation("a", "b"), Relation("b", "c")])
+    items = [
+        {"id": "a", "text": "alpha", "score": 0.8, "meta": {"created_at": NOW.isoformat(), "n": 4}},
+        {"id": "b", "text": "beta", "meta": {"n": 1}},
+    ]
+    steps = [
+        (TemporalDecay(clock=lambda: NOW), Query("q")),
+        (AccessPopularity(key="n"), Query("q")),
+        (GraphExpansion(store), Query("other")),
+        (_ValuesOnly(), Query("third")),  # own query: with the expansion in one call, its run would be needed
+    ]
+    expected = reader().read(items).hits()
+    stepwise = []
+    for stage, query in steps:  # each stage on the records the one before gave
+        expected = await run_stages([stage], query, Batch(Record(h.document, h.signals, h.items) for h in expected))
+        stepwise.append(expected)
+    chain = StageChain(reader().read(items))
+    for stage, query in steps[:2]:
+        chain.add(stage, query)
+    assert _signature(await chain.hits()) == _signature(stepwise[1])
+    for stage, query in steps[2:]:
+        chain.add(stage, query)
+    got = await chain.hits()
+    assert _signature(got) == _signature(stepwise[3])
+    assert [h.id for h in got] == ["a", "b", "c"]
+    assert got[2].items == ()  # c: added by the expansion
+    assert _signature(await chain.hits()) == _signature(got)  # nothing queued: the same hits
+    assert _signature(await StageChain(reader().read(items)).hits()) == _signature(reader().read(items).hits())
+
+
+async def test_a_stage_chain_runs_consecutive_stages_with_one_query_as_one_call() -> None:
+    items = [{"id": "a", "meta": {"n": 3}}]
+    apart = StageChain(reader().read(items))
+    apart.add(_ValuesOnly(), Query("q"))
+    apart.add(GraphExpansion(InMemoryGraphStore()), Query("other"))
+    assert [dict(h.signals) for h in await apart.hits()] == [{"fixed": 0.3, "graph": 1.0}]  # a seed keeps its strength
+    together = StageChain(reader().read(items))
+    together.add(_ValuesOnly(), Query("q"))
+    together.add(GraphExpansion(InMemoryGraphStore()), Query("q"))
+    with pytest.raises(StageFailed, match="run called"):  # one run_stages call: every stage's own run
+        await together.hits()
+    with pytest.raises(InvalidInput, match="StageChain runs over a Batch"):
+        StageChain(items)  # type: ignore[arg-type]
 
 
 def test_fuse_orders_like_a_pipeline_ties_by_id_and_honours_min_score() -> None:

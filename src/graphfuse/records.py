@@ -31,6 +31,7 @@ __all__ = [
     "Record",
     "RecordReader",
     "SourceFusion",
+    "StageChain",
     "check_known",
     "fuse",
     "merge_hits",
@@ -341,6 +342,48 @@ async def _run_signal_stages(stages: Sequence[SignalStage], query: Query, batch:
         for own, value in zip(signals, values, strict=True):
             own[name] = value  # checked by run_signal_stage
     return [Hit(r.document, own, r.items) for r, own in zip(records, signals, strict=True)]
+
+
+class StageChain(Generic[T]):
+    """Stages that separate host steps would run one after another, run over one batch in as few
+    :func:`run_stages` calls as their queries allow.
+
+    :meth:`add` queues a stage with the query its step runs it with: consecutive stages with equal
+    queries join one :func:`run_stages` call. :meth:`hits` runs what was queued, in order, and
+    gives the hits: the first run reads the batch, each later run reads the hits before it as
+    records (their documents, signals and host objects), so the result is what the steps give
+    one after the other. Call :meth:`hits` between two :meth:`add` calls when something (a check
+    a step makes, an error it raises) must come after the stages before it have run. A chain that
+    raised is spent: build a new one.
+    """
+
+    __slots__ = ("_batch", "_hits", "_runs")
+
+    def __init__(self, batch: Batch[T]) -> None:
+        if not isinstance(batch, Batch):
+            raise InvalidInput(f"StageChain runs over a Batch, got {type(batch).__name__}")
+        self._batch = batch
+        self._hits: list[Hit[T]] | None = None  # None: no stage has run, the batch's records stand
+        self._runs: list[tuple[list[Stage], Query]] = []
+
+    def add(self, stage: Stage, query: Query) -> None:
+        """Queue ``stage``, run with ``query`` after the stages queued before it."""
+        if self._runs and self._runs[-1][1] == query:
+            self._runs[-1][0].append(stage)
+        else:
+            self._runs.append(([stage], query))
+
+    async def hits(self) -> list[Hit[T]]:
+        """Run the queued stages and give the hits (the batch's records as hits if none ever ran)."""
+        runs, self._runs = self._runs, []
+        for stages, query in runs:
+            records = self._batch if self._hits is None else Batch(_records_of(self._hits))
+            self._hits = await run_stages(stages, query, records)
+        return self._batch.hits() if self._hits is None else self._hits
+
+
+def _records_of(hits: Sequence[Hit[T]]) -> Iterable[Record[T]]:
+    return (Record(h.document, h.signals, h.items) for h in hits)
 
 
 def _signal_scorer(scorer: Scorer, explains: bool) -> SignalScorer | None:

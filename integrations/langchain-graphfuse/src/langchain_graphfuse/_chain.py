@@ -8,9 +8,9 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graphfuse import InvalidInput, Query, Stage
+from graphfuse import InvalidInput
 from graphfuse.hosts import as_signal_stage, host_query, run_inline
-from graphfuse.records import Batch, Hit, Record, check_known, fuse, run_stages
+from graphfuse.records import StageChain, check_known, fuse
 
 from ._documents import DocumentMapping, StageInput, combine_filters, documents_from_hits, parse_input, read_documents
 from ._execution import _MISSING, ainvoke_leaf, invoke_leaf
@@ -89,26 +89,20 @@ class SignalChainRunnable(Runnable[StageInput, list[Document]]):
         query, flt, docs = parse_input(value, first)
         if not docs:
             return []
-        batch = read_documents(docs, self._mapping)
-        hits: list[Hit[Document]] = batch.hits()
-        fresh = True  # hits are still the batch's own records
-        group: list[tuple[Stage, Query]] = []  # consecutive steps with the same query run in one call
+        chain = StageChain(read_documents(docs, self._mapping))
         for step in self._steps:
             what = f"runnable {step.name!r}"
             store = step._graph_store if step._unknown == "error" else None
-            if group and (store is not None or (step._requires_query and query is None)):
+            if store is not None or (step._requires_query and query is None):
                 # What raises next must come after the steps before it have run, as one runnable after another.
-                hits, fresh, group = await _run_group(group, batch, hits, fresh), False, []
+                hits = await chain.hits()
             # The filter travels with the documents from step to step, as the runnables one after the other pass it.
             flt = step._filter if flt is None else combine_filters(step._filter, flt)
             stage_query = host_query(query, needs_query=step._requires_query, what=what, missing=_MISSING, filter=flt)
             if store is not None:
                 await check_known(store, [h.id for h in hits], what)
-            if group and stage_query != group[-1][1]:
-                hits, fresh, group = await _run_group(group, batch, hits, fresh), False, []
-            group.append((step.stage, stage_query))
-        if group:
-            hits = await _run_group(group, batch, hits, fresh)
+            chain.add(step.stage, stage_query)
+        hits = await chain.hits()
         if self._fusion is None:
             return documents_from_hits(hits, query=query, filter=flt, mapping=self._mapping)
         ranked = fuse(hits, self._fusion._scorer, top_n=self._fusion._top_n)
@@ -128,11 +122,3 @@ class SignalChainRunnable(Runnable[StageInput, list[Document]]):
         if self._inline:
             return await ainvoke_leaf(self, self._arun, input, config)
         return await self._acall_with_config(self._arun, input, config)
-
-
-async def _run_group(
-    group: list[tuple[Stage, Query]], batch: Batch[Document], hits: list[Hit[Document]], fresh: bool
-) -> list[Hit[Document]]:
-    # Signal stages keep every record and its document: a later group reads the hits as records.
-    records = batch if fresh else Batch(Record(h.document, h.signals, h.items) for h in hits)
-    return await run_stages([stage for stage, _ in group], group[0][1], records)

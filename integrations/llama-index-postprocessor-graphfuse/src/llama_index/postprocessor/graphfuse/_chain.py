@@ -9,9 +9,9 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import NodeMapping, nodes_from_hits, read_nodes
 
-from graphfuse import GraphFuseError, InvalidInput, Query, Stage, StageFailed
-from graphfuse.hosts import as_signal_stage, stage_traits
-from graphfuse.records import Batch, Hit, Record, fuse, run_stages
+from graphfuse import GraphFuseError, InvalidInput, Stage, StageFailed
+from graphfuse.hosts import as_signal_stage, run_inline, stage_traits
+from graphfuse.records import StageChain, fuse
 
 from ._base import GraphFusePostprocessor, StageRunner
 from ._fusion import WeightedFusionPostprocessor
@@ -93,44 +93,55 @@ class SignalChainPostprocessor(GraphFusePostprocessor):
     def _mapping_of_parts(self) -> NodeMapping:
         # Read at every call too: a step's settings may have changed since construction.
         parts: list[GraphFusePostprocessor] = [*self._steps, *([self._fusion] if self._fusion is not None else [])]
-        mapping = parts[0]._mapping()
+        first = tuple(getattr(parts[0], name) for name in _MAPPING_FIELDS)
         for part in parts[1:]:
-            if part._mapping() != mapping:
+            if tuple(getattr(part, name) for name in _MAPPING_FIELDS) != first:
                 raise InvalidInput(
                     f"SignalChainPostprocessor: {type(part).__name__} maps nodes differently from "
-                    f"{type(parts[0]).__name__} ({part._mapping()} vs {mapping}); give every step the same "
-                    f"{', '.join(_MAPPING_FIELDS)}"
+                    f"{type(parts[0]).__name__} ({part._mapping()} vs {parts[0]._mapping()}); give every step "
+                    f"the same {', '.join(_MAPPING_FIELDS)}"
                 )
-        return mapping
+        return parts[0]._mapping()
 
     def _in_memory_only(self) -> bool:
         return all(stage_traits(step._stage()).in_memory_only for step in self._steps)
 
+    def _postprocess_nodes(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
+    ) -> list[NodeWithScore]:
+        # The steps' stages built once for the call (from their current settings): for the inline test and the run.
+        stages = [step._stage() for step in self._steps]
+        inline = all(stage_traits(stage).in_memory_only for stage in stages)
+        return run_inline(lambda: self._run_chain(nodes, query_bundle, stages), inline=inline)
+
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
+        return await self._chain(nodes, query_bundle, [step._stage() for step in self._steps])
+
+    async def _run_chain(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None, stages: list[Stage]
+    ) -> list[NodeWithScore]:
+        if not nodes:  # as every GraphFuse postprocessor answers no nodes
+            return await self._run(nodes, query_bundle)
+        return await self._chain(nodes, query_bundle, stages)
+
+    async def _chain(
+        self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None, stages: list[Stage]
+    ) -> list[NodeWithScore]:
         mapping = self._mapping_of_parts()
-        runs: list[tuple[list[Stage], Query]] = []  # consecutive steps running with the same query: one call
-        batch: Batch[NodeWithScore] | None = None
-        for step in self._steps:
-            stage = step._stage()
+        chain: StageChain[NodeWithScore] | None = None
+        for step, stage in zip(self._steps, stages, strict=True):
             query = step._query(query_bundle, stage.name)
-            if batch is None:  # as the steps one after the other: the first one's query, then the nodes read
-                batch = read_nodes(nodes, mapping)
-            if runs and runs[-1][1] == query:
-                runs[-1][0].append(stage)
-            else:
-                runs.append(([stage], query))
-        if batch is None:
-            batch = read_nodes(nodes, mapping)
-        hits: list[Hit[NodeWithScore]] = batch.hits()
-        for i, (stages, query) in enumerate(runs):
-            if i:  # signal stages keep every record and its document: the next run reads the hits as records
-                batch = Batch(Record(h.document, h.signals, h.items) for h in hits)
-            try:
-                hits = await run_stages(stages, query, batch)
-            except StageFailed as exc:  # as a postprocessor of its own raises it
-                if isinstance(exc.cause, GraphFuseError):
-                    raise exc.cause from None
-                raise
+            if chain is None:  # as the steps one after the other: the first one's query, then the nodes read
+                chain = StageChain(read_nodes(nodes, mapping))
+            chain.add(stage, query)
+        if chain is None:
+            chain = StageChain(read_nodes(nodes, mapping))
+        try:
+            hits = await chain.hits()
+        except StageFailed as exc:  # as a postprocessor of its own raises it
+            if isinstance(exc.cause, GraphFuseError):
+                raise exc.cause from None
+            raise
         if self._fusion is None:
             return nodes_from_hits(hits, mapping)
         ranked = fuse(hits, self._fusion._scorer())
