@@ -133,18 +133,18 @@ def test_pipeline_results_show_the_adapted_weights() -> None:
     assert fixed[0].id == "d1"
 
 
-def test_multihop_preset_fixed_by_default_adaptive_on_request() -> None:
+def test_multihop_preset_adaptive_by_default_fixed_on_request() -> None:
     from graphfuse.embedders import HashingEmbedder
     from graphfuse.multihop import multihop
     from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
     graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(None), HashingEmbedder()
     bm25 = BM25Index([("a", "chat about lunch", {}), ("b", "chat about trains", {})])
-    adapted = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker(), adaptive=True)
+    adapted = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker())
     assert isinstance(adapted.scorer, AdaptiveScorer)
     assert "strength=1.0" in repr(adapted.scorer)  # no titles: the rankings decide
-    pinned = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker())
-    assert isinstance(pinned.scorer, WeightedScorer)
+    pinned = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker(), adaptive=False)
+    assert type(pinned.scorer) is WeightedScorer
     assert dict(pinned.scorer.weights) == dict(MULTIHOP_WEIGHTS)
     with pytest.raises(InvalidInput, match="adaptive"):
         multihop(graph, vectors, embedder, adaptive="yes")  # type: ignore[arg-type]

@@ -90,7 +90,7 @@ def multihop(
     entities: EntityMatcher | None = None,
     reranker: Reranker | None = None,
     weights: Mapping[str, float] | None = None,
-    adaptive: bool = False,
+    adaptive: bool = True,
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
     """semantic, bm25, entity, aggregate_seeds, bridge, ppr, aggregate (, rerank), :data:`MULTIHOP_WEIGHTS`.
@@ -125,14 +125,13 @@ def multihop(
     after the last hydrate, before rerank. Asking for one without a weight for its signal is
     an :class:`~graphfuse.InvalidInput`, so a stage never runs for nothing.
 
-    The scorer is a :class:`~graphfuse.scoring.WeightedScorer` over ``weights`` (default
-    :data:`MULTIHOP_WEIGHTS`). ``adaptive=True`` makes it an
-    :class:`~graphfuse.scoring.AdaptiveScorer` over the same weights: per query, the BM25 and
-    vector signals weigh more when their best hit stands out, by as much as the corpus leaves
-    to them (:func:`adaptive_strength`; nothing on a corpus whose titles give the graph). It is
-    opt-in: on the dev sets it helps LiHua-World a little and is level elsewhere (see
-    docs/multihop.md). A question whose bridge search reached a passage neither first-stage
-    search found keeps the fixed weights (the scorer's ``second_hop`` rule).
+    The scorer is an :class:`~graphfuse.scoring.AdaptiveScorer` over ``weights`` (default
+    :data:`MULTIHOP_WEIGHTS`): per query, the BM25 and vector signals weigh more when their
+    best hit stands out, by as much as the corpus leaves to them (:func:`adaptive_strength`;
+    nothing on a corpus whose titles give the graph, where it scores as the fixed weights do).
+    A question whose bridge search reached a passage neither first-stage search found keeps
+    the fixed weights (the scorer's ``second_hop`` rule). ``adaptive=False`` gives a
+    :class:`~graphfuse.scoring.WeightedScorer` with the fixed weights (docs/multihop.md).
     """
     if not isinstance(adaptive, bool):
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
