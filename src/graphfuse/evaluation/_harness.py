@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import presets
+from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._passages import DEFAULT_MAX_PER_DOCUMENT
 from .._protocols import Embedder, GraphStore, VectorStore
@@ -230,7 +231,7 @@ async def evaluate(
     report holds the weights each signal got per query (:attr:`PipelineMetrics.fusion`).
     """
     # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
-    from ..multihop import BM25Index, entity_matcher, subject_span
+    from ..multihop import BM25Index, corpus_indexes, entity_matcher, subject_span
     from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
@@ -259,6 +260,10 @@ async def evaluate(
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
     bm25 = BM25Index(((r.id, texts[r.id], r.metadata) for r in corpus), subjects=subjects)
+    if isinstance(graph_store, DocumentListing):
+        # The pages the indexer split (now or in an earlier run into the same store) are searched
+        # by passage in ``multihop`` (BM25Index.passages): their chunks are read back from the store.
+        bm25 = bm25.with_passages((await corpus_indexes(graph_store))[0].passages)
     timeline = Timeline((r.id, r.created_at) for r in corpus)
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
@@ -34,9 +35,14 @@ class BM25Index:
     :func:`subject_span`; none for dialogue), are indexed the same way as :attr:`subjects`:
     searching that for a name finds the passage *about* it rather than the ones that mention
     it, which is how :class:`BridgeSearch` takes the second hop without titles.
+
+    :attr:`passages` (set with :meth:`with_passages`) is an index of the same corpus by passage:
+    the indexer's chunks of a split document, and each unsplit document whole. The ``multihop``
+    preset searches it, so that a long page scores by its best passage, as its vectors do.
     """
 
     _subjects: BM25Index | None
+    _passages: BM25Index | None
 
     def __init__(
         self,
@@ -142,13 +148,18 @@ class BM25Index:
         self._metadata = metadata
         self._k1, self._b = float(k1), float(b)
         self._subjects = None
+        self._passages = None
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def __repr__(self) -> str:
         subjects = "" if self._subjects is None else f", {len(self._subjects)} subjects"
-        return f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b}{subjects})"
+        passages = "" if self._passages is None else f", {len(self._passages)} passages"
+        return (
+            f"BM25Index({len(self._ids)} documents, {len(self._vocab)} terms, k1={self._k1}, b={self._b}"
+            f"{subjects}{passages})"
+        )
 
     @property
     def ids(self) -> Sequence[str]:
@@ -159,6 +170,33 @@ class BM25Index:
     def subjects(self) -> BM25Index | None:
         """The index of the documents' subjects (``subjects=True``), else ``None``."""
         return self._subjects
+
+    @property
+    def passages(self) -> BM25Index | None:
+        """The index of the corpus by passage (:meth:`with_passages`), else ``None``."""
+        return self._passages
+
+    def with_passages(self, passages: BM25Index | None) -> BM25Index:
+        """A copy of this index whose :attr:`passages` is ``passages`` (the same term weights, shared).
+
+        ``passages`` indexes the corpus's passages: the chunks of each split document (ids
+        ``<document>#<n>``, metadata ``parent_id``) and each unsplit document whole. A long page
+        whose words are spread over its sections then scores by its best passage, not by all of
+        its text at once (see docs/multihop.md, "Long pages").
+        """
+        if passages is not None and not isinstance(passages, BM25Index):
+            raise InvalidInput(f"passages must be a BM25Index or None, got {passages!r}")
+        out = copy.copy(self)
+        out._passages = passages
+        return out
+
+    def document_share(self, word: str) -> float:
+        """The share of the documents that hold ``word`` (one token of :func:`bm25_tokens`; 0 for another text)."""
+        tokens = bm25_tokens(word)
+        if len(tokens) != 1 or tokens[0] not in self._vocab or not self._ids:
+            return 0.0
+        column = self._vocab[tokens[0]]
+        return float(self._matrix.indptr[column + 1] - self._matrix.indptr[column]) / len(self._ids)
 
     def scores(self, query: str) -> npt.NDArray[np.float64]:
         """The BM25 score of every document (index order) for ``query``."""

@@ -30,14 +30,14 @@ from .._protocols import GraphStore
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
-from ._corpus import corpus_item
+from ._corpus import chunk_item, corpus_item
 from ._subjects import subject_span
 
 __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 4  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens
+FORMAT_VERSION = 5  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens; 5: chunk rows
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 
@@ -59,6 +59,8 @@ class _Snapshot:
         self.digests: list[str] = []
         self.metadata: list[Mapping[str, Any]] = []
         self.titles: list[str | None] = []
+        # A chunk row's document (BM25Index.passages); None for a document's own row.
+        self.parents: list[str | None] = []
         self.vocabulary: dict[str, int] = {}
         self.indptr: npt.NDArray[np.int64] = np.zeros(1, dtype=np.int64)
         self.indices: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
@@ -117,6 +119,11 @@ def _row(tokens: list[str], vocabulary: dict[str, int]) -> tuple[npt.NDArray[np.
     columns = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in tokens), dtype=np.int32)
     unique, counts = np.unique(columns, return_counts=True)
     return unique.astype(np.int32), counts.astype(np.float32)
+
+
+_Fresh = tuple[str, str, Mapping[str, Any], str | None, str, str | None, str | None]
+"""A document read from the store: id, BM25 text, own metadata, title, digest, the text its subject
+is read from (``None``: it states none) and, for a chunk, its document's id."""
 
 
 class _Rows:
@@ -205,31 +212,42 @@ class CorpusCache:
         await self._current(graph_store)
 
     def _indexes(self, snapshot: _Snapshot) -> tuple[BM25Index, TitleLinker]:
-        rows = np.flatnonzero(snapshot.subject_lengths >= 0)
-        subjects = BM25Index.from_term_counts(
-            [snapshot.ids[i] for i in rows],
-            snapshot.vocabulary,
-            snapshot.subject_matrix()[rows],
-            snapshot.subject_lengths[rows],
-            [snapshot.metadata[i] for i in rows],
-            k1=self._k1,
-            b=self._b,
-        )
-        bm25 = BM25Index.from_term_counts(
-            snapshot.ids,
-            snapshot.vocabulary,
-            snapshot.matrix(),
-            snapshot.lengths,
-            snapshot.metadata,
-            k1=self._k1,
-            b=self._b,
-            subjects=subjects,
-        )
+        pages = np.asarray([p is None for p in snapshot.parents], dtype=np.bool_)
+        bm25 = self._index(snapshot, np.flatnonzero(pages))
+        if not pages.all():
+            # By passage: the chunks, and each document that has none (as corpus_indexes does).
+            split = {p for p in snapshot.parents if p is not None}
+            pairs = enumerate(zip(snapshot.parents, snapshot.ids, strict=True))
+            rows = [i for i, (parent, doc_id) in pairs if parent is not None or doc_id not in split]
+            bm25 = bm25.with_passages(self._index(snapshot, np.asarray(rows, dtype=np.int64)))
         titles: dict[str, list[str]] = {}
         for doc_id, title in zip(snapshot.ids, snapshot.titles, strict=True):
             if title is not None:
                 titles.setdefault(title, []).append(doc_id)
         return bm25, TitleLinker(titles)
+
+    def _index(self, snapshot: _Snapshot, rows: npt.NDArray[np.int64]) -> BM25Index:
+        """The BM25 index (with its subjects) of the snapshot's ``rows``."""
+        leads = rows[snapshot.subject_lengths[rows] >= 0]
+        subjects = BM25Index.from_term_counts(
+            [snapshot.ids[i] for i in leads],
+            snapshot.vocabulary,
+            snapshot.subject_matrix()[leads],
+            snapshot.subject_lengths[leads],
+            [snapshot.metadata[i] for i in leads],
+            k1=self._k1,
+            b=self._b,
+        )
+        return BM25Index.from_term_counts(
+            [snapshot.ids[i] for i in rows],
+            snapshot.vocabulary,
+            snapshot.matrix()[rows],
+            snapshot.lengths[rows],
+            [snapshot.metadata[i] for i in rows],
+            k1=self._k1,
+            b=self._b,
+            subjects=subjects,
+        )
 
     async def is_current(self, graph_store: GraphStore) -> bool:
         """Whether the file exists and matches the store's current write generation (reads nothing else)."""
@@ -255,7 +273,7 @@ class CorpusCache:
             return stored[1]
         self.rebuilt = True
         previous = stored[1] if stored is not None else _Snapshot()
-        fresh: list[tuple[str, str, Mapping[str, Any], str | None, str, str]] = []
+        fresh: list[_Fresh] = []
         timeline: list[tuple[str, str | None]] = []
         entities: dict[str, str] = {}
         async for doc in iterate(batch_size=2000):
@@ -265,10 +283,17 @@ class CorpusCache:
                     entities[doc.id[len(ENTITY_PREFIX) :]] = doc.id
             else:
                 timeline.append((doc.id, None if doc.created_at is None else doc.created_at.isoformat()))
+            piece = chunk_item(doc)
+            if piece is not None:
+                text, own, parent, opening = piece
+                # Only a document's opening chunk states its subject (the page index has the same).
+                lead = doc.content or "" if opening else None
+                fresh.append((doc.id, text, own, None, _digest(text, own, parent), lead, parent))
+                continue
             item = corpus_item(doc)
             if item is not None:
                 text, own, title = item
-                fresh.append((doc.id, text, own, title, _digest(text, own, title), doc.content or ""))
+                fresh.append((doc.id, text, own, title, _digest(text, own, title), doc.content or "", None))
         # Documents written while we read make the next call refresh again: stamp the older generation.
         snapshot = await asyncio.to_thread(self._update, previous, fresh)
         snapshot.timeline, snapshot.entities = timeline, entities
@@ -276,14 +301,12 @@ class CorpusCache:
             await asyncio.to_thread(self._save, snapshot, generation)
         return snapshot
 
-    def _update(
-        self, previous: _Snapshot, fresh: list[tuple[str, str, Mapping[str, Any], str | None, str, str]]
-    ) -> _Snapshot:
+    def _update(self, previous: _Snapshot, fresh: list[_Fresh]) -> _Snapshot:
         old_row = {doc_id: i for i, doc_id in enumerate(previous.ids)}
         out = _Snapshot()
         out.vocabulary = dict(previous.vocabulary)
         text_rows, subject_rows = _Rows(), _Rows()
-        for doc_id, text, own, title, digest, content in fresh:
+        for doc_id, text, own, title, digest, content, parent in fresh:
             row = old_row.get(doc_id)
             if row is not None and previous.digests[row] == digest:
                 text_rows.copy(previous.indptr, previous.indices, previous.counts, row, previous.lengths[row])
@@ -296,12 +319,13 @@ class CorpusCache:
                 )
             else:
                 text_rows.add(bm25_tokens(text), out.vocabulary)
-                subject = subject_span(content)
+                subject = None if content is None else subject_span(content)
                 subject_rows.add(None if subject is None else bm25_tokens(subject), out.vocabulary)
             out.ids.append(doc_id)
             out.digests.append(digest)
             out.metadata.append(own)
             out.titles.append(title)
+            out.parents.append(parent)
         out.indptr, out.indices, out.counts, out.lengths = text_rows.arrays()
         out.subject_indptr, out.subject_indices, out.subject_counts, out.subject_lengths = subject_rows.arrays()
         return out
@@ -318,6 +342,7 @@ class CorpusCache:
             "digests": snapshot.digests,
             "metadata": snapshot.metadata,
             "titles": snapshot.titles,
+            "parents": snapshot.parents,
             "vocabulary": list(snapshot.vocabulary),
             "timeline": snapshot.timeline,
             "entities": snapshot.entities,
@@ -369,6 +394,7 @@ class CorpusCache:
             snapshot.digests = list(header["digests"])
             snapshot.metadata = list(header["metadata"])
             snapshot.titles = list(header["titles"])
+            snapshot.parents = [None if p is None else str(p) for p in header["parents"]]
             snapshot.vocabulary = {t: i for i, t in enumerate(header["vocabulary"])}
             snapshot.timeline = [(str(i), None if m is None else str(m)) for i, m in header["timeline"]]
             snapshot.entities = {str(k): str(v) for k, v in dict(header["entities"]).items()}
@@ -384,7 +410,7 @@ class CorpusCache:
             return None
         n = len(snapshot.ids)
         if not (
-            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == n
+            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == len(snapshot.parents) == n
             and _consistent(
                 snapshot.indptr, snapshot.indices, snapshot.counts, snapshot.lengths, n, snapshot.vocabulary
             )

@@ -12,6 +12,7 @@ from .._types import Candidate, Query
 from ..indexing import EntityExtractor
 from ..stages._arguments import check_options, check_positive_int, check_unit
 from ..stages._named import NamedStage
+from ._bm25 import BM25Index
 
 __all__ = ["EntitySeeds"]
 
@@ -25,14 +26,17 @@ class EntitySeeds(NamedStage):
     outside it is not added) and gets ``entity = 1.0``; a mention whose title is made of a
     single word gets ``single_word`` (0.6 by default: single words are more often incidental).
     When several documents share the title (paragraphs of one article), the strength is
-    divided among them, so one ambiguous name does not fill the top ranks. At most ``limit``
+    divided among them, so one ambiguous name does not fill the top ranks. With ``words`` (a
+    :class:`BM25Index` of the corpus) a one-word title's weight is also multiplied by the share
+    of documents that do not hold the word: a title most pages use ("models" in a library's
+    documentation) is the corpus's vocabulary, not a name. At most ``limit``
     documents are added, longest mentions first. These candidates are hydrated already.
     """
 
     traits = StageTraits()
     """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
-    __slots__ = ("_graph_store", "_limit", "_linker", "_single")
+    __slots__ = ("_graph_store", "_limit", "_linker", "_single", "_words")
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class EntitySeeds(NamedStage):
         *,
         limit: int = 10,
         single_word: float = 0.6,
+        words: BM25Index | None = None,
         name: str = "entity",
         signal: str = "entity",
     ) -> None:
@@ -52,6 +57,9 @@ class EntitySeeds(NamedStage):
         self._linker = linker
         self._limit = check_positive_int(limit, "limit")
         self._single = check_unit(single_word, "single_word")
+        if words is not None and not isinstance(words, BM25Index):
+            raise InvalidInput(f"words must be a BM25Index or None, got {words!r}")
+        self._words = words
         self._set_names(name, signal)
 
     def __repr__(self) -> str:
@@ -61,12 +69,18 @@ class EntitySeeds(NamedStage):
         """EntitySeeds takes no per-call options."""
         check_options(self._name, options, ())
 
+    def _one_word(self, word: str) -> float:
+        # A one-word title that most pages use is the corpus's vocabulary ("models" in a library's
+        # docs), not a name: it weighs as much as the share of pages that do not hold it.
+        share = self._words.document_share(word) if self._words is not None else 0.0
+        return self._single * (1.0 - share)
+
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         self.check_options(query.options.get(self._name, {}))
         mentions = sorted(self._linker.extract(query.text), key=lambda m: -len(m.entity))
         strength: dict[str, float] = {}
         for m in mentions:
-            value = (self._single if " " not in m.entity else 1.0) / max(1, len(m.targets))
+            value = (self._one_word(m.entity) if " " not in m.entity else 1.0) / max(1, len(m.targets))
             for target in m.targets:
                 if len(strength) >= self._limit and target not in strength:
                     break

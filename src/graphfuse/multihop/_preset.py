@@ -105,7 +105,10 @@ def multihop(
 
     ``bm25`` (a :class:`BM25Index` of the corpus) and ``linker`` (a
     :class:`~graphfuse.indexing.TitleLinker` of its titles) are optional: without them the
-    stage is left out; with ``bm25``, :class:`BridgeSearch` (``bridge``) also searches it for
+    stage is left out; when ``bm25`` holds :attr:`~BM25Index.passages` (a store whose pages the
+    indexer split), the BM25 and bridge searches run over those passages; with ``bm25``,
+    :class:`EntitySeeds` weighs a one-word title by the share of documents without the word
+    (``words=bm25``), and :class:`BridgeSearch` (``bridge``) also searches it for
     the question plus the names the two best passages mention (the second hop of a question
     whose bridge entity it does not name). With a ``timeline`` (:class:`~graphfuse.timeaware.Timeline` of the
     corpus) holding dated documents, the :class:`~graphfuse.timeaware.TimeAware` stage
@@ -138,10 +141,14 @@ def multihop(
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
     opts = split_options(stage_options, allowed)
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
-    if bm25 is not None:
-        stages.append(BM25Search(bm25, **opts["bm25"]))
+    # On a store of split pages the lexical searches run over passages, as the vector search
+    # does: a long page scores by its best passage, not by the question's words spread over all
+    # of its sections (docs/multihop.md, "Long pages"). The aggregations fold them into pages.
+    lexical_index = bm25.passages if bm25 is not None and bm25.passages is not None else bm25
+    if lexical_index is not None:
+        stages.append(BM25Search(lexical_index, **opts["bm25"]))
     if linker is not None:
-        stages.append(EntitySeeds(graph_store, linker, **opts["entity"]))
+        stages.append(EntitySeeds(graph_store, linker, **{"words": bm25, **opts["entity"]}))
     if timeline is not None and len(timeline):
         stages.append(TimeAware(timeline, **{"bm25": bm25, **opts["time"]}))
     text_graph = entities is not None and len(entities) > 0
@@ -158,7 +165,7 @@ def multihop(
         # among the first 16 names a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
-        stages.append(BridgeSearch(bm25, **bridge_options))
+        stages.append(BridgeSearch(lexical_index if lexical_index is not None else bm25, **bridge_options))
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options = (
