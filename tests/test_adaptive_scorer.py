@@ -192,3 +192,18 @@ def test_time_signals_weigh_more_as_far_as_the_query_adapts() -> None:
         AdaptiveScorer(base, time="time")
     with pytest.raises(InvalidInput, match="time_boost"):
         AdaptiveScorer(base, time_boost=-1.0)
+
+
+def test_boosts_are_the_rules_multipliers_of_the_two_rankings() -> None:
+    scorer = AdaptiveScorer(BASE, lexical_weight=2.0, vector_boost=2.0)
+    sure = ({"bm25": 1.0, "semantic": 0.9}, {"bm25": 0.2, "semantic": 0.4}, *({"semantic": 0.4} for _ in range(3)))
+    boosts = scorer.boosts([dict(s) for s in sure])
+    assert dict(boosts) == pytest.approx({"bm25": 3.0, "semantic": 3.0})
+    # The same multiplier the scorer gives the vector weight.
+    assert scorer.fusion(cands(*sure)).weights["semantic"] == pytest.approx(BASE["semantic"] * boosts["semantic"])
+    flat = ({"bm25": 1.0, "semantic": 0.5}, {"bm25": 1.0, "semantic": 0.5})
+    assert dict(scorer.boosts(flat)) == {"bm25": 1.0, "semantic": 1.0}
+    # Strength 0, or a second hop the first stage missed: nothing is boosted.
+    assert dict(AdaptiveScorer(BASE, strength=0.0).boosts(sure)) == {"bm25": 1.0, "semantic": 1.0}
+    assert dict(scorer.boosts([*sure, {"bridge": 1.0}])) == {"bm25": 1.0, "semantic": 1.0}
+    assert dict(scorer.boosts([])) == {"bm25": 1.0, "semantic": 1.0}

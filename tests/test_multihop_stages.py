@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pytest
@@ -536,3 +537,70 @@ async def test_bridge_searches_what_the_seed_does_not_already_hold() -> None:
     out = await BridgeSearch(BM25Index(corpus), limit=1).run(Query(question), seed, _ctx())
     # ... the words the seed does not hold ("highest city state") plus the name find the next hop.
     assert {c.id: dict(c.signals) for c in out if c.id != "dell"} == {"davis": {"bridge": 1.0}}
+
+
+async def test_ppr_seed_boost_starts_the_walk_where_the_fusion_trusts() -> None:
+    store = await _toy_store()
+    # By the default seed weights (semantic 1, bm25 0.6) "other" (0.9) is the best seed, "film" (0.2 + 0.6) next.
+    found = [
+        Candidate(Document("other"), {"semantic": 0.9}),
+        Candidate(Document("film"), {"semantic": 0.2, "bm25": 1.0}),
+    ]
+    plain = await PersonalizedPageRank(store, seeds=1, limit=5).run(Query("q"), found, _ctx())
+    assert {c.id for c in plain} == {"other", "film"}  # "other" leads nowhere
+    seen: list[list[dict[str, float]]] = []
+
+    def trust_words(signals: Sequence[Mapping[str, float]]) -> Mapping[str, float]:
+        seen.append([dict(s) for s in signals])
+        return {"bm25": 3.0}  # the query's lexical ranking weighs three times as much
+
+    stage = PersonalizedPageRank(store, seeds=1, limit=5, seed_boost=trust_words)
+    boosted = await stage.run(Query("q"), found, _ctx())
+    ppr = {c.id: c.signals["ppr"] for c in boosted}
+    assert ppr["film"] == 1.0
+    assert ppr["other"] == 0.0
+    assert ppr["mandoki"] > 0  # the walk went on from the film
+    assert seen == [[{"semantic": 0.9}, {"semantic": 0.2, "bm25": 1.0}]]
+    with pytest.raises(InvalidInput, match="seed_boost"):
+        PersonalizedPageRank(store, seed_boost=3.0)  # type: ignore[arg-type]
+    for bad in (-1.0, math.nan, True):
+        broken = PersonalizedPageRank(store, seed_boost=lambda _s, bad=bad: {"bm25": bad})
+        with pytest.raises(InvalidInput, match="seed_boost gave"):
+            await broken.run(Query("q"), found, _ctx())
+
+
+async def test_bridge_hop_signal_marks_the_passages_about_a_name_only() -> None:
+    corpus = [(i, t) for i, t in _SUBJECT_CORPUS]
+    subjects = [(i, s) for i, t in _SUBJECT_CORPUS if (s := subject_span(t)) is not None]
+    question = "Where was the director of Palo Verde born?"
+    seed = [Candidate(Document("film", _SUBJECT_CORPUS[0][1]), {"semantic": 0.9})]
+    index = BM25Index(corpus, subjects=subjects)
+    both = await BridgeSearch(index, per_name=2, hop_signal="next_hop").run(Query(question), seed, _ctx())
+    # "gia" is the passage about Gia Lund (a next hop); "other" is what the question plus
+    # "Carl Ott" found, which no subject names: a bridge hit, not a hop.
+    assert {c.id: dict(c.signals) for c in both if c.id != "film"} == {
+        "gia": {"bridge": 1.0, "next_hop": 1.0},
+        "other": {"bridge": 1.0},
+    }
+    # Without subjects (chat logs) no per-name hit is a hop.
+    plain = await BridgeSearch(BM25Index(corpus), per_name=2, hop_signal="next_hop").run(Query(question), seed, _ctx())
+    assert [c.id for c in plain if "next_hop" in c.signals] == []
+    assert {c.id for c in plain} == {"film", "other"}
+    # The combined search: every hit is one, with its bridge value.
+    combined = await BridgeSearch(index, hop_signal="next_hop").run(Query(question), seed, _ctx())
+    hits = [c for c in combined if "bridge" in c.signals]
+    assert hits
+    assert all(c.signals["next_hop"] == c.signals["bridge"] for c in hits)
+    with pytest.raises(InvalidInput, match="hop_signal"):
+        BridgeSearch(index, hop_signal="bridge")
+    with pytest.raises(InvalidInput, match="hop_signal"):
+        BridgeSearch(index, hop_signal="no spaces")
+
+
+async def test_multihop_preset_reads_hops_and_boosts_its_seeds() -> None:
+    graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(64)
+    bm25 = BM25Index([("a", "chat about lunch"), ("b", "chat about trains")])
+    pipeline = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker())
+    assert "second_hop='next_hop'" in repr(pipeline.scorer)
+    fixed = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker(), adaptive=False)
+    assert type(fixed.scorer).__name__ == "WeightedScorer"

@@ -230,7 +230,7 @@ async def test_multihop_aggregation_is_a_no_op_on_an_unchunked_corpus() -> None:
             BM25Search(bm25),
             EntitySeeds(graph, linker),
             Hydrate(graph, name="hydrate_seeds"),
-            BridgeSearch(bm25),
+            BridgeSearch(bm25, hop_signal="next_hop"),
             PersonalizedPageRank(graph),
             Hydrate(graph),
         ],

@@ -11,7 +11,7 @@ from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..context._text import content_terms, sentence_spans
 from ..indexing import TextEntityExtractor
-from ..stages._arguments import check_options, check_positive_int
+from ..stages._arguments import check_name, check_options, check_positive_int
 from ..stages._named import NamedStage
 from ._bm25 import BM25Index
 from ._ppr import checked_seed_signals, top_seeds
@@ -57,13 +57,21 @@ class BridgeSearch(NamedStage):
     :attr:`~BM25Index.subjects` when it has them (the passage *about* the name, not one more
     that mentions it), else, or when that finds nothing, as the question plus the name.
 
+    With ``hop_signal`` (a signal name; the ``multihop`` preset sets ``"next_hop"``), the
+    passages this stage reached as a next hop also get that signal, for the
+    :class:`~graphfuse.scoring.AdaptiveScorer`'s ``second_hop`` rule: in the per-name form the
+    passages found *about* a name (in the index's subjects), not those the question plus a name
+    found: such a search is the question's own lexical search leaning on a name it mentions
+    (in a chat log, a speaker present in many of the conversations), which is no evidence that
+    the answer lies one hop on. In the combined form every hit gets it, with its ``bridge`` value.
+
     Per-call options (``options={"bridge": {...}}``): ``seeds``, ``limit``.
     """
 
     traits = StageTraits(needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
-    __slots__ = ("_extractor", "_index", "_limit", "_max_names", "_per_name", "_seed_signals", "_seeds")
+    __slots__ = ("_extractor", "_hop", "_index", "_limit", "_max_names", "_per_name", "_seed_signals", "_seeds")
 
     def __init__(
         self,
@@ -76,6 +84,7 @@ class BridgeSearch(NamedStage):
         seed_signals: Mapping[str, float] | None = None,
         name: str = "bridge",
         signal: str = "bridge",
+        hop_signal: str | None = None,
     ) -> None:
         if not isinstance(index, BM25Index):
             raise InvalidInput(f"index must be a BM25Index, got {index!r}")
@@ -89,6 +98,11 @@ class BridgeSearch(NamedStage):
         self._seed_signals = checked_seed_signals(seed_signals)
         self._extractor = TextEntityExtractor()
         self._set_names(name, signal)
+        if hop_signal is not None:
+            check_name(hop_signal, "hop_signal")
+            if hop_signal == signal:
+                raise InvalidInput(f"hop_signal must differ from the stage's signal {signal!r}")
+        self._hop = hop_signal
 
     def __repr__(self) -> str:
         per_name = f", per_name={self._per_name}" if self._per_name else ""
@@ -141,6 +155,7 @@ class BridgeSearch(NamedStage):
         # A chunk seed's document is the seed too: a hit on it is no next hop.
         seed_ids = {c.id for c in seeds} | {p for c in seeds if isinstance(p := c.document.metadata.get(_PARENT), str)}
         bridge: dict[str, float] = {}
+        hop: dict[str, float] = {}  # the passages reached as a next hop (see hop_signal)
         for c in seeds:
             text = c.document.content or ""
             title = c.document.metadata.get("title")
@@ -149,9 +164,12 @@ class BridgeSearch(NamedStage):
                 continue
             if self._per_name:
                 for name in self._nearest_names(text, query.text, names):
-                    best = self._next_hop(query, name, seed_ids)
-                    if best is not None:
+                    reached = self._next_hop(query, name, seed_ids)
+                    if reached is not None:
+                        best, about = reached
                         bridge[best] = 1.0
+                        if about:
+                            hop[best] = 1.0
                 continue
             searched = f"{_uncovered(query.text, text, title)} {' '.join(names)}"
             hits = self._index.search(searched, limit + len(seed_ids), filter=query.filter)
@@ -162,12 +180,16 @@ class BridgeSearch(NamedStage):
             for doc_id, score in hits:
                 value = min(1.0, score / top)
                 if value > bridge.get(doc_id, 0.0):
-                    bridge[doc_id] = value
+                    bridge[doc_id] = hop[doc_id] = value
         if not bridge:
             return list(candidates)
-        out = [c.with_signal(self._signal, bridge[c.id]) if c.id in bridge else c for c in candidates]
+        found = {i: {self._signal: v} for i, v in bridge.items()}
+        if self._hop is not None:
+            for i, v in hop.items():
+                found[i][self._hop] = v
+        out = [c.with_signals(found[c.id]) if c.id in found else c for c in candidates]
         present = {c.id for c in candidates}
-        out.extend(Candidate(Document(i), {self._signal: v}) for i, v in bridge.items() if i not in present)
+        out.extend(Candidate(Document(i), signals) for i, signals in found.items() if i not in present)
         return out
 
     def _nearest_names(self, text: str, question: str, names: Sequence[str]) -> list[str]:
@@ -179,13 +201,18 @@ class BridgeSearch(NamedStage):
             question = " ".join(w for w in question.split() if not content_terms(w) & restated)
         return self._closest_names(text, question, names)[: self._per_name]
 
-    def _next_hop(self, query: Query, name: str, seed_ids: set[str]) -> str | None:
-        """The best passage for ``name`` that is no seed: about it if the index knows subjects."""
+    def _next_hop(self, query: Query, name: str, seed_ids: set[str]) -> tuple[str, bool] | None:
+        """The best passage for ``name`` that is no seed, and whether it was found as the passage about it.
+
+        About it if the index knows subjects and one matches; else the best hit of the question
+        plus the name.
+        """
         subjects = self._index.subjects
         if subjects is not None:
             found = subjects.search(name, 1 + len(seed_ids), filter=query.filter)
             best = next((i for i, _ in found if i not in seed_ids), None)
             if best is not None:
-                return best
+                return best, True
         found = self._index.search(f"{query.text} {name}", 1 + len(seed_ids), filter=query.filter)
-        return next((i for i, _ in found if i not in seed_ids), None)
+        hit = next((i for i, _ in found if i not in seed_ids), None)
+        return None if hit is None else (hit, False)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -29,6 +30,8 @@ _OPTIONS = ("damping", "seeds", "limit")
 GRAPH_SEEDS = "graph_seeds"
 """Key of ``RunContext.values`` where a stage leaves ``{node id: weight}`` of extra walk seeds."""
 FloatArray = npt.NDArray[np.float64]
+SeedBoost = Callable[[Sequence[Mapping[str, float]]], Mapping[str, float]]
+"""Per-query multipliers of the seed weights, from the candidates' signals (:meth:`AdaptiveScorer.boosts`)."""
 
 
 def personalized_pagerank(
@@ -140,6 +143,14 @@ class PersonalizedPageRank(NamedStage):
     best-scoring documents not yet candidates are added with ids only (put
     :class:`~graphfuse.stages.Hydrate` after this stage).
 
+    ``seed_boost`` (optional) is called with the candidates' signals and returns a multiplier
+    per signal name for this query (missing names: 1): the seed weights become
+    ``seed_signals[name] * boost[name]``. The ``multihop`` preset passes its
+    :class:`~graphfuse.scoring.AdaptiveScorer`'s :meth:`~graphfuse.scoring.AdaptiveScorer.boosts`,
+    so the walk starts from the passages the query's own fusion trusts: on a corpus whose
+    lexical ranking is sure of its best hit, the BM25 hits seed the walk as much as they
+    weigh in the final score (docs/multihop.md).
+
     Other stages may add seeds that are graph nodes rather than candidates (the entity nodes a
     question names): ``{node id: weight}`` under ``context.values["graph_seeds"]``. Nodes whose
     id starts with ``exclude_prefix`` (entity nodes, :data:`~graphfuse.indexing.ENTITY_PREFIX`)
@@ -180,6 +191,7 @@ class PersonalizedPageRank(NamedStage):
         "_max_nodes",
         "_relation_types",
         "_reverse_weight",
+        "_seed_boost",
         "_seed_power",
         "_seed_signals",
         "_seeds",
@@ -203,6 +215,7 @@ class PersonalizedPageRank(NamedStage):
         name: str = "ppr",
         signal: str = "ppr",
         exclude_prefix: str | None = None,
+        seed_boost: SeedBoost | None = None,
     ) -> None:
         if not callable(getattr(graph_store, "related", None)):
             raise InvalidInput(f"graph_store must be a GraphStore (with 'related'), got {graph_store!r}")
@@ -222,6 +235,9 @@ class PersonalizedPageRank(NamedStage):
         if exclude_prefix is not None and (not isinstance(exclude_prefix, str) or not exclude_prefix):
             raise InvalidInput(f"exclude_prefix must be a non-empty string or None, got {exclude_prefix!r}")
         self._exclude_prefix = exclude_prefix
+        if seed_boost is not None and not callable(seed_boost):
+            raise InvalidInput(f"seed_boost must be callable or None, got {seed_boost!r}")
+        self._seed_boost = seed_boost
         self._cache: tuple[weakref.ref[Any], _Graph] | None = None
         self._lock = threading.Lock()
 
@@ -245,7 +261,7 @@ class PersonalizedPageRank(NamedStage):
 
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         damping, n_seeds, limit = self._settings(query.options.get(self._name, {}))
-        seeds = [(w, c.id) for w, c in top_seeds(candidates, self._seed_signals, n_seeds)]
+        seeds = [(w, c.id) for w, c in top_seeds(candidates, self._boosted(candidates), n_seeds)]
         extra = context.values.get(GRAPH_SEEDS) if isinstance(context.values, Mapping) else None
         extra = dict(extra) if isinstance(extra, Mapping) else {}
         if not seeds and not extra:
@@ -290,6 +306,24 @@ class PersonalizedPageRank(NamedStage):
                     out.append(Candidate(Document(doc_id), {self._signal: float(score[pos])}))
                     added += 1
         return out
+
+    def _boosted(self, candidates: Sequence[Candidate]) -> Mapping[str, float]:
+        """The seed weights for this query: ``seed_signals`` times ``seed_boost``'s multipliers."""
+        if self._seed_boost is None:
+            return self._seed_signals
+        boost = self._seed_boost([c.signals for c in candidates])
+        weights = {}
+        for name, w in self._seed_signals.items():
+            factor = boost.get(name, 1.0)
+            if (
+                isinstance(factor, bool)
+                or not isinstance(factor, (int, float))
+                or not math.isfinite(factor)
+                or factor < 0
+            ):
+                raise InvalidInput(f"stage {self._name!r}: seed_boost gave {factor!r} for {name!r} (a number >= 0)")
+            weights[name] = w * float(factor)
+        return weights
 
     async def _whole_graph(self) -> _Graph | None:
         snapshot = await store_adjacency(self._graph_store, self._relation_types)

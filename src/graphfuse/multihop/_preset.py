@@ -27,6 +27,10 @@ __all__ = ["MULTIHOP_WEIGHTS", "adaptive_strength", "hybrid", "lexical", "multih
 _TEXT_GRAPH_DAMPING = 0.85
 """PageRank damping of the walk over an entity graph built from text (0.5 over title links)."""
 
+NEXT_HOP = "next_hop"
+"""The signal :class:`BridgeSearch` gives the passages it reached as a next hop, which the
+adaptive scorer's ``second_hop`` rule reads (weightless: it ranks nothing itself)."""
+
 MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
     {"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "bridge": 0.5, "time": 1.0, "event": 1.0, "rerank": 0.5}
 )
@@ -133,11 +137,20 @@ def multihop(
     best hit stands out, by as much as the corpus leaves to them (:func:`adaptive_strength`;
     nothing on a corpus whose titles give the graph, where it scores as the fixed weights do).
     A question whose bridge search reached a passage neither first-stage search found keeps
-    the fixed weights (the scorer's ``second_hop`` rule). ``adaptive=False`` gives a
-    :class:`~graphfuse.scoring.WeightedScorer` with the fixed weights (docs/multihop.md).
+    the fixed weights (the scorer's ``second_hop`` rule, which reads the bridge stage's
+    ``next_hop`` signal: in the per-name form only a passage found *about* a name), and the
+    walk's seeds follow the same per-query trust (``PersonalizedPageRank(seed_boost=scorer.boosts)``).
+    ``adaptive=False`` gives a :class:`~graphfuse.scoring.WeightedScorer` with the fixed weights
+    (docs/multihop.md).
     """
     if not isinstance(adaptive, bool):
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
+    base = MULTIHOP_WEIGHTS if weights is None else weights
+    scorer: AdaptiveScorer | WeightedScorer = (
+        AdaptiveScorer(base, strength=adaptive_strength(bm25, linker, entities), second_hop=NEXT_HOP)
+        if adaptive
+        else WeightedScorer(base)
+    )
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
     opts = split_options(stage_options, allowed)
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
@@ -165,12 +178,21 @@ def multihop(
         # among the first 16 names a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
-        stages.append(BridgeSearch(lexical_index if lexical_index is not None else bm25, **bridge_options))
+        stages.append(
+            BridgeSearch(
+                lexical_index if lexical_index is not None else bm25, **{"hop_signal": NEXT_HOP, **bridge_options}
+            )
+        )
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
-    ppr_options = (
+    ppr_options: dict[str, Any] = (
         {"exclude_prefix": ENTITY_PREFIX, "damping": _TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
     )
+    if isinstance(scorer, AdaptiveScorer):
+        # The walk starts from the passages this query's fusion trusts: the rankings the scorer
+        # weighs more (by their confidence, as far as the store leaves to them) pick the seeds
+        # by as much. At strength 0 (titled corpora) the multipliers are 1: the seeds are as before.
+        ppr_options = {"seed_boost": scorer.boosts, **ppr_options}
     stages.append(PersonalizedPageRank(graph_store, **ppr_options))
     stages.append(Hydrate(graph_store, name="hydrate_ppr"))
     stages.append(ParentAggregation(**opts["aggregate"]))
@@ -192,10 +214,6 @@ def multihop(
         stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    base = MULTIHOP_WEIGHTS if weights is None else weights
-    scorer: AdaptiveScorer | WeightedScorer = (
-        AdaptiveScorer(base, strength=adaptive_strength(bm25, linker, entities)) if adaptive else WeightedScorer(base)
-    )
     return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
 
 

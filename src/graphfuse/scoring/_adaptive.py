@@ -158,8 +158,8 @@ class AdaptiveScorer:
             f"second_hop={self._hop!r}, time={self._time!r}, time_boost={self._time_boost})"
         )
 
-    def fusion_signals(self, signals: Sequence[Mapping[str, float]]) -> FusionWeights:
-        """The weights for one query's candidates, given as their signal mappings."""
+    def _features(self, signals: Sequence[Mapping[str, float]]) -> tuple[float, float, float, float]:
+        """``(lexical confidence, vector confidence, second hop, strength of this query)``."""
         lex = [v for s in signals if (v := s.get(self._lex)) is not None]
         vec = [v for s in signals if (v := s.get(self._vec)) is not None]
         lc = ranking_confidence(lex, self._depth[0])
@@ -171,8 +171,12 @@ class AdaptiveScorer:
                 v = s.get(second)
                 if v is not None and v > hop and lexical not in s and vector not in s:
                     hop = min(1.0, v)
+        return lc, vc, hop, self._strength * (1.0 - hop)
+
+    def fusion_signals(self, signals: Sequence[Mapping[str, float]]) -> FusionWeights:
+        """The weights for one query's candidates, given as their signal mappings."""
+        lc, vc, hop, st = self._features(signals)
         weights = dict(self._base)
-        st = self._strength * (1.0 - hop)
         if st > 0.0:
             weights[self._lex] = self._base.get(self._lex, 0.0) + st * self._lex_weight * min(1.0, lc / self._ref)
             if self._vec in weights:
@@ -182,6 +186,24 @@ class AdaptiveScorer:
                     weights[name] = self._base[name] * (1.0 + st * self._time_boost)
         features = {"lexical_confidence": lc, "vector_confidence": vc, "second_hop": hop, "strength": st}
         return FusionWeights(MappingProxyType(weights), MappingProxyType(features))
+
+    def boosts(self, signals: Sequence[Mapping[str, float]]) -> Mapping[str, float]:
+        """How much more this query trusts each first-stage ranking: a multiplier per signal.
+
+        ``{lexical: 1 + s * lexical_weight * min(1, lexical_confidence / reference), vector: 1 + s
+        * vector_boost * min(1, vector_confidence / reference)}``, ``s`` the query's strength (the
+        scorer's, times ``1 - second_hop``): the factors the rule applies to the two rankings,
+        written as multipliers so that a stage choosing by its own weights of these signals can
+        follow them (the ``multihop`` preset's walk picks its seeds so, see
+        :class:`~graphfuse.multihop.PersonalizedPageRank`'s ``seed_boost``). Both are 1 at strength 0.
+        """
+        lc, vc, _hop, st = self._features(signals)
+        return MappingProxyType(
+            {
+                self._lex: 1.0 + st * self._lex_weight * min(1.0, lc / self._ref),
+                self._vec: 1.0 + st * self._boost * min(1.0, vc / self._ref),
+            }
+        )
 
     def fusion(self, candidates: Sequence[Candidate]) -> FusionWeights:
         """The weights for one query's candidates (what :meth:`score` uses) and their features."""
