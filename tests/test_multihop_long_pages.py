@@ -10,7 +10,17 @@ from graphfuse import Document, InvalidInput, Query
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import TitleLinker
-from graphfuse.multihop import BM25Index, BM25Search, BridgeSearch, CorpusCache, EntitySeeds, corpus_indexes, multihop
+from graphfuse.multihop import (
+    BM25Index,
+    BM25Search,
+    BridgeSearch,
+    CorpusCache,
+    EntitySeeds,
+    corpus_indexes,
+    hybrid,
+    lexical,
+    multihop,
+)
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 
 _FILLER = " ".join(f"filler{i}" for i in range(40))
@@ -81,7 +91,7 @@ async def test_an_unsplit_corpus_has_no_passage_index(tmp_path: Path) -> None:
         await graph.close()
 
 
-async def test_multihop_searches_words_by_passage_and_the_other_presets_by_page(tmp_path: Path) -> None:
+async def test_multihop_searches_words_by_passage(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
         bm25, linker = await corpus_indexes(graph)
@@ -94,6 +104,29 @@ async def test_multihop_searches_words_by_passage_and_the_other_presets_by_page(
         assert bm25.with_passages(None).passages is None
         with pytest.raises(InvalidInput, match="passages must be a BM25Index"):
             bm25.with_passages("guide#0")  # type: ignore[arg-type]
+    finally:
+        await graph.close()
+
+
+async def test_the_bm25_and_hybrid_presets_search_by_passage_too(tmp_path: Path) -> None:
+    graph = await _graph(tmp_path)
+    try:
+        bm25, linker = await corpus_indexes(graph)
+        # Results are passages that name their page: the short page that says the words together
+        # comes first, the long page after it by its best chunk.
+        results = await lexical(bm25=bm25, linker=linker, graph_store=graph).aretrieve(QUESTION, top_k=2)
+        assert [r.document_id for r in results] == ["strict", "guide"]
+        assert results[1].id.startswith("guide#")
+        # Without a graph store nothing reads a chunk back as its page: the page index, page ids.
+        bare = await lexical(bm25=bm25, linker=linker).aretrieve(QUESTION, top_k=2)
+        assert [r.id for r in bare] == ["guide", "strict"]
+        # hybrid: the vector side finds chunks; its BM25 side now returns the same ids (an empty
+        # vector store here, so the ranking is the lexical one).
+        pipeline = hybrid(LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker, graph_store=graph)
+        results = await pipeline.aretrieve(QUESTION, top_k=2)
+        assert [r.document_id for r in results] == ["strict", "guide"]
+        search = next(s for s in pipeline.stages if isinstance(s, BM25Search))
+        assert "4 documents" in repr(search)
     finally:
         await graph.close()
 

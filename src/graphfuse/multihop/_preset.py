@@ -64,6 +64,16 @@ def adaptive_strength(
     return max(0.0, 1.0 - min(1.0, titles / len(bm25)))
 
 
+def _by_passage(bm25: BM25Index) -> BM25Index:
+    """The index the presets' lexical searches run over: ``bm25``'s :attr:`~BM25Index.passages` if it has them.
+
+    On a store whose pages the indexer split, a long page then scores by its best passage rather
+    than by the question's words spread over all of its sections, as its vectors do; a corpus
+    with no split page keeps its page index (docs/multihop.md, "Long pages").
+    """
+    return bm25.passages if bm25.passages is not None else bm25
+
+
 _KEYS = (
     "semantic",
     "bm25",
@@ -157,7 +167,7 @@ def multihop(
     # On a store of split pages the lexical searches run over passages, as the vector search
     # does: a long page scores by its best passage, not by the question's words spread over all
     # of its sections (docs/multihop.md, "Long pages"). The aggregations fold them into pages.
-    lexical_index = bm25.passages if bm25 is not None and bm25.passages is not None else bm25
+    lexical_index = _by_passage(bm25) if bm25 is not None else None
     if lexical_index is not None:
         stages.append(BM25Search(lexical_index, **opts["bm25"]))
     if linker is not None:
@@ -178,11 +188,7 @@ def multihop(
         # among the first 16 names a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
-        stages.append(
-            BridgeSearch(
-                lexical_index if lexical_index is not None else bm25, **{"hop_signal": NEXT_HOP, **bridge_options}
-            )
-        )
+        stages.append(BridgeSearch(_by_passage(bm25), **{"hop_signal": NEXT_HOP, **bridge_options}))
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options: dict[str, Any] = (
@@ -229,10 +235,14 @@ def lexical(
     With a ``graph_store``, a :class:`~graphfuse.stages.Hydrate` stage loads each result's
     document (title, text) and drops documents an unfinished index run left ``pending``, as
     every other preset does, and a chunked document's results are its best passages by words
-    (:class:`~graphfuse.Passages`, lexical only). ``linker`` is accepted (the preset's corpus
-    indexes come as a pair) and unused.
+    (:class:`~graphfuse.Passages`, lexical only). When ``bm25`` holds
+    :attr:`~BM25Index.passages` (a store whose pages the indexer split), the search runs over
+    those passages, so a long page ranks by its best passage (as in :func:`multihop`); without a
+    ``graph_store`` it searches whole pages, whose ids are the results' ids. ``linker`` is
+    accepted (the preset's corpus indexes come as a pair) and unused.
     """
-    stages: list[Stage] = [BM25Search(bm25, **bm25_options)]
+    index = _by_passage(bm25) if graph_store is not None else bm25
+    stages: list[Stage] = [BM25Search(index, **bm25_options)]
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
@@ -252,9 +262,12 @@ def hybrid(
     """Vector and BM25 search fused by reciprocal rank (the preset ``"hybrid"``), equal weights by default.
 
     With a ``graph_store``, results are hydrated (and ``pending`` documents dropped) as in
-    :func:`lexical`, and are passages (:class:`~graphfuse.Passages`).
+    :func:`lexical`, and are passages (:class:`~graphfuse.Passages`). When ``bm25`` holds
+    :attr:`~BM25Index.passages`, the BM25 search runs over those passages: the vector search
+    finds the chunks of a split page, and reciprocal rank fusion adds up the two ranks of a
+    passage only when both searches return it under the same id.
     """
-    stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(bm25)]
+    stages: list[Stage] = [SemanticSearch(vector_store, embedder), BM25Search(_by_passage(bm25))]
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
