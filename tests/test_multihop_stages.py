@@ -604,3 +604,27 @@ async def test_multihop_preset_reads_hops_and_boosts_its_seeds() -> None:
     assert "second_hop='next_hop'" in repr(pipeline.scorer)
     fixed = multihop(graph, vectors, embedder, bm25=bm25, linker=TitleLinker(), adaptive=False)
     assert type(fixed.scorer).__name__ == "WeightedScorer"
+
+
+async def test_bridge_skips_hits_that_hold_none_of_the_names() -> None:
+    corpus = [
+        ("film", "Gaby: A True Story is a film directed by Luis Mandoki."),
+        ("born", "Where a star is born: born in nebulae, born of dust, born again."),
+        ("mandoki", "Luis Mandoki was raised in Mexico City."),
+    ]
+    question = "Where was the director of Gaby: A True Story born?"
+    index = BM25Index(corpus)
+    # The question's word the seed does not hold ("born") ranks a passage without the name first ...
+    assert index.search("Where born Luis Mandoki", 1)[0][0] == "born"
+    seed = [Candidate(Document("film", corpus[0][1]), {"semantic": 0.9})]
+    out = await BridgeSearch(index).run(Query(question), seed, _ctx())
+    # ... but only a passage holding the name is a hop through it: it gets the bridge, 1.0 as the best one.
+    assert {c.id: dict(c.signals) for c in out if c.id != "film"} == {"mandoki": {"bridge": 1.0}}
+
+
+def test_bm25_holding_finds_the_documents_with_any_of_the_terms() -> None:
+    index = BM25Index([("a", "Luis Mandoki directed it."), ("b", "Mandoki again."), ("c", "Nothing here.")])
+    assert index.holding("Luis Mandoki", ["a", "b", "c", "unknown"]) == {"a", "b"}
+    assert index.holding("Luis", ("a", "b", "c")) == {"a"}
+    assert index.holding("nowhere", ["a", "b"]) == set()
+    assert index.holding("Luis", []) == set()

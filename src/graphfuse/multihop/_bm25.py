@@ -205,6 +205,16 @@ class BM25Index:
             return np.zeros(len(self._ids))
         return np.asarray(self._matrix[:, terms].sum(axis=1)).ravel()
 
+    def holding(self, text: str, ids: Iterable[str]) -> set[str]:
+        """The documents among ``ids`` that hold at least one of ``text``'s terms (ids not indexed are left out)."""
+        terms = sorted({self._vocab[t] for t in bm25_tokens(text) if t in self._vocab})
+        wanted = [(d, p) for d in ids if (p := self._position.get(d)) is not None]
+        if not terms or not wanted:
+            return set()
+        # Term weights are always positive (Lucene's idf), so a non-zero weight is an occurrence.
+        held = np.asarray(self._matrix[:, terms][[p for _, p in wanted]].sum(axis=1)).ravel() > 0
+        return {d for (d, _), h in zip(wanted, held.tolist(), strict=True) if h}
+
     def search(self, query: str, limit: int = 50, *, filter: MetadataFilter | None = None) -> list[tuple[str, float]]:
         """The ``limit`` best ``(id, score)`` pairs with a positive score, best first (ties by id).
 

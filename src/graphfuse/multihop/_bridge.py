@@ -41,9 +41,11 @@ class BridgeSearch(NamedStage):
     ``max_names`` per passage, in text order), and searches the :class:`BM25Index` for those
     names plus the question's words that the seed does not already hold (the hop still to
     take: "the highest city in the state" once the seed has "Dell ranks sixth by revenue").
-    The ``limit`` best hits of each search get the ``bridge`` signal ``score / best score``
-    (the largest over the seeds, the seeds themselves left out); new ones are added with ids
-    only (hydrate later). It works the same with or without titles,
+    Of the ``limit`` plus as many as there are seeds best hits of each search, those that hold
+    at least one of the names (a hit on the question's words alone is no hop through a name;
+    the first-stage BM25 ranks it already) and are no seed, ``limit`` at most, get the
+    ``bridge`` signal ``score / best score`` (the largest over the seeds); new ones are added
+    with ids only (hydrate later). It works the same with or without titles,
     which is why it helps most where no title links exist. Needs hydrated seeds (it reads
     their text); the query's metadata filter applies to the searches.
 
@@ -171,9 +173,14 @@ class BridgeSearch(NamedStage):
                         if about:
                             hop[best] = 1.0
                 continue
-            searched = f"{_uncovered(query.text, text, title)} {' '.join(names)}"
-            hits = self._index.search(searched, limit + len(seed_ids), filter=query.filter)
-            hits = [(i, s) for i, s in hits if i not in seed_ids][:limit]
+            named = " ".join(names)
+            hits = self._index.search(
+                f"{_uncovered(query.text, text, title)} {named}", limit + len(seed_ids), filter=query.filter
+            )
+            # A hit holding none of the names matched the question's words alone: no hop through a name
+            # (the first-stage BM25 ranks such passages already), so it gets no bridge value.
+            holders = self._index.holding(named, (i for i, _ in hits))
+            hits = [(i, s) for i, s in hits if i not in seed_ids and i in holders][:limit]
             if not hits:
                 continue
             top = hits[0][1]
