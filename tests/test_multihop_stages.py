@@ -628,3 +628,27 @@ def test_bm25_holding_finds_the_documents_with_any_of_the_terms() -> None:
     assert index.holding("Luis", ("a", "b", "c")) == {"a"}
     assert index.holding("nowhere", ["a", "b"]) == set()
     assert index.holding("Luis", []) == set()
+
+
+async def test_bridge_skips_a_seed_that_adds_nothing_of_the_question() -> None:
+    corpus = [
+        ("film", "Gaby: A True Story is a film directed by Luis Mandoki."),
+        ("film-2", "Gaby: A True Story, the film, stars Rachel Levin."),
+        ("mandoki", "Luis Mandoki was born in Mexico City."),
+        ("levin", "Rachel Levin was born in New York."),
+        ("other", "Big Apple is a film by Rachel Levin."),
+    ]
+    question = "Where was the director of Gaby: A True Story born?"
+    index = BM25Index(corpus)
+    first = Candidate(Document("film", corpus[0][1]), {"semantic": 0.9})
+    # The second seed holds no word of the question that the first does not: its names are not searched.
+    same = [first, Candidate(Document("film-2", corpus[1][1]), {"semantic": 0.8})]
+    out = await BridgeSearch(index).run(Query(question), same, _ctx())
+    assert {c.id for c in out if "bridge" in c.signals} == {"mandoki"}
+    # A seed that holds a word of the question the first does not ("born") is searched as before.
+    adding = [first, Candidate(Document("other", corpus[4][1] + " Levin was born here."), {"semantic": 0.8})]
+    out = await BridgeSearch(index).run(Query(question), adding, _ctx())
+    assert {"mandoki", "levin"} <= {c.id for c in out if "bridge" in c.signals}
+    # Searching names one at a time, every seed is searched.
+    per_name = await BridgeSearch(index, per_name=1).run(Query(question), same, _ctx())
+    assert {c.id for c in per_name if "bridge" in c.signals} == {"mandoki", "levin"}

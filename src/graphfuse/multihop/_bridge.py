@@ -45,9 +45,13 @@ class BridgeSearch(NamedStage):
     at least one of the names (a hit on the question's words alone is no hop through a name;
     the first-stage BM25 ranks it already) and are no seed, ``limit`` at most, get the
     ``bridge`` signal ``score / best score`` (the largest over the seeds); new ones are added
-    with ids only (hydrate later). It works the same with or without titles,
-    which is why it helps most where no title links exist. Needs hydrated seeds (it reads
-    their text); the query's metadata filter applies to the searches.
+    with ids only (hydrate later). A seed after the first that holds no content word of the
+    question that the seeds before it do not hold is not searched: it restates what they cover
+    (another passage on the same topic), and its names lead to more of the same, not to the
+    part of the question still open (the two entities of a comparison each add their own);
+    ``per_name`` searches every seed. It works the same with or without titles, which is why
+    it helps most where no title links exist. Needs hydrated seeds (it reads their text); the
+    query's metadata filter applies to the searches.
 
     With ``per_name=n`` (the ``multihop`` preset sets 4 on a store without titles), each seed's
     ``n`` names that share a sentence with the most of the question's content words ("directed
@@ -158,7 +162,9 @@ class BridgeSearch(NamedStage):
         seed_ids = {c.id for c in seeds} | {p for c in seeds if isinstance(p := c.document.metadata.get(_PARENT), str)}
         bridge: dict[str, float] = {}
         hop: dict[str, float] = {}  # the passages reached as a next hop (see hop_signal)
-        for c in seeds:
+        # One search for all of a seed's names: a further seed that holds nothing of the question the
+        # seeds before it do not already hold leads to more of the same, not to another hop.
+        for c in seeds if self._per_name else self._adding(query.text, seeds):
             text = c.document.content or ""
             title = c.document.metadata.get("title")
             names = self.names(text, query.text, [title] if isinstance(title, str) else ())
@@ -198,6 +204,20 @@ class BridgeSearch(NamedStage):
         present = {c.id for c in candidates}
         out.extend(Candidate(Document(i), signals) for i, signals in found.items() if i not in present)
         return out
+
+    @staticmethod
+    def _adding(question: str, seeds: Sequence[Candidate]) -> list[Candidate]:
+        """The first of ``seeds``, then each that holds a content word of ``question`` no seed before it holds."""
+        asked = content_terms(question)
+        covered: set[str] | None = None
+        kept: list[Candidate] = []
+        for c in seeds:
+            text, title = c.document.content or "", c.document.metadata.get("title")
+            held = content_terms(f"{text} {title}" if isinstance(title, str) else text) & asked
+            if covered is None or held - covered:
+                kept.append(c)
+                covered = held if covered is None else covered | held
+        return kept
 
     def _nearest_names(self, text: str, question: str, names: Sequence[str]) -> list[str]:
         """The ``per_name`` names nearest the question, the seed's own subject left out of the choice."""
