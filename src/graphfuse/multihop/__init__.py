@@ -15,11 +15,13 @@ from ._corpus import corpus_indexes
 from ._corpus_cache import CorpusCache
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import MULTIHOP_WEIGHTS, adaptive_strength, hybrid, lexical, multihop
+from ._preset import FUSED_WEIGHT, MULTIHOP_WEIGHTS, adaptive_strength, hybrid, lexical, multihop, split_share
+from ._rank_fusion import RankFusion
 from ._subjects import subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
+    "FUSED_WEIGHT",
     "MULTIHOP_WEIGHTS",
     "BM25Index",
     "BM25Search",
@@ -27,6 +29,7 @@ __all__ = [
     "CorpusCache",
     "EntitySeeds",
     "PersonalizedPageRank",
+    "RankFusion",
     "TextEntitySeeds",
     "adaptive_strength",
     "bm25_tokens",
@@ -36,5 +39,6 @@ __all__ = [
     "lexical",
     "multihop",
     "personalized_pagerank",
+    "split_share",
     "subject_span",
 ]

@@ -20,9 +20,10 @@ from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank
+from ._rank_fusion import RankFusion
 from ._text_entity_seeds import TextEntitySeeds
 
-__all__ = ["MULTIHOP_WEIGHTS", "adaptive_strength", "hybrid", "lexical", "multihop"]
+__all__ = ["FUSED_WEIGHT", "MULTIHOP_WEIGHTS", "adaptive_strength", "hybrid", "lexical", "multihop", "split_share"]
 
 _TEXT_GRAPH_DAMPING = 0.85
 """PageRank damping of the walk over an entity graph built from text (0.5 over title links)."""
@@ -64,6 +65,26 @@ def adaptive_strength(
     return max(0.0, 1.0 - min(1.0, titles / len(bm25)))
 
 
+FUSED_WEIGHT = 40.0
+"""Weight of the ``fused`` signal (:class:`RankFusion`) on a store of split pages (:func:`split_share`
+at least one half), at adaptive strength 0; it grows as the vector ranking's may, by ``1 + 2 *
+strength`` (AdaptiveScorer's ``vector_boost``), to 120 on a store without titles. Tuned on the dev
+sets (docs_pydantic, its title-stripped variant, FastAPI's docs): 20-50 at strength 0 and 85 or
+more at strength 1 give the same figures there."""
+
+
+def split_share(bm25: BM25Index) -> float:
+    """The share of ``bm25``'s passage index that the splitting added: ``1 - pages / passages`` (0 without one).
+
+    0 when no page was split, about 0.01 on a wiki whose few long articles were split, 0.85 on
+    documentation whose pages are several sections each.
+    """
+    passages = bm25.passages
+    if passages is None or not len(passages):
+        return 0.0
+    return max(0.0, 1.0 - len(bm25) / len(passages))
+
+
 def _by_passage(bm25: BM25Index) -> BM25Index:
     """The index the presets' lexical searches run over: ``bm25``'s :attr:`~BM25Index.passages` if it has them.
 
@@ -81,6 +102,7 @@ _KEYS = (
     "time",
     "text_entity",
     "aggregate_seeds",
+    "fused",
     "bridge",
     "ppr",
     "aggregate",
@@ -152,14 +174,29 @@ def multihop(
     walk's seeds follow the same per-query trust (``PersonalizedPageRank(seed_boost=scorer.boosts)``).
     ``adaptive=False`` gives a :class:`~graphfuse.scoring.WeightedScorer` with the fixed weights
     (docs/multihop.md).
+
+    On a store whose passage index is at least half chunks of split pages (:func:`split_share`
+    >= 0.5: documentation), a :class:`RankFusion` stage (``fused``) after ``aggregate_seeds``
+    gives each page the reciprocal rank fusion of its vector and passage-BM25 ranks (as
+    :func:`hybrid`), weighted :data:`FUSED_WEIGHT` x ``(1 + 2 * strength)`` unless ``weights``
+    has ``"fused"``: that order comes first and the walk's signals break its near-ties.
     """
     if not isinstance(adaptive, bool):
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
     base = MULTIHOP_WEIGHTS if weights is None else weights
+    # A store whose passages are mostly chunks of split pages (documentation, manuals): the page
+    # graph links whole pages, so a walk seeded from three of them lifts those pages over ones
+    # whose own passages match better, and the order is the first-stage fusion's (as hybrid's),
+    # the graph signals breaking its near-ties. On a wiki where a few long articles were split,
+    # nothing changes (docs/multihop.md, "Long pages").
+    # Where the titles do not give the graph (adaptive strength up to 1) it weighs more, as the
+    # vector ranking may (AdaptiveScorer's vector_boost 2): the walk's seeds are surer there.
+    strength = adaptive_strength(bm25, linker, entities)
+    fuse_ranks = bm25 is not None and split_share(bm25) >= 0.5
+    if fuse_ranks and "fused" not in base:
+        base = {**base, "fused": FUSED_WEIGHT * (1.0 + 2.0 * (strength if adaptive else 0.0))}
     scorer: AdaptiveScorer | WeightedScorer = (
-        AdaptiveScorer(base, strength=adaptive_strength(bm25, linker, entities), second_hop=NEXT_HOP)
-        if adaptive
-        else WeightedScorer(base)
+        AdaptiveScorer(base, strength=strength, second_hop=NEXT_HOP) if adaptive else WeightedScorer(base)
     )
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
     opts = split_options(stage_options, allowed)
@@ -183,6 +220,8 @@ def multihop(
     # documents at the end. Without chunks (no ``parent_id``) both aggregations are no-ops.
     stages.append(Hydrate(graph_store, name="hydrate_seeds"))
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
+    if fuse_ranks:
+        stages.append(RankFusion(**opts["fused"]))
     if bm25 is not None:
         # Without titles, each of the names nearest the question's words is searched on its own,
         # among the first 16 names a passage carries: one search for all of them finds the passages
