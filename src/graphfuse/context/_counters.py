@@ -150,6 +150,21 @@ class TiktokenCounter:
         """The number of tokens of ``text``."""
         return len(self._encoding.encode_ordinary(text))
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` character span of each token of ``text``, in order.
+
+        So the counter is also a tokenizer for :class:`~graphfuse.indexing.TokenChunker`
+        (``TokenChunker(max_tokens=256, tokenizer=TiktokenCounter())``): chunks then hold at most
+        that many of this encoding's tokens, as the LLM counts them. A token that ends inside a
+        character (a byte of a multi-byte character) has an empty span at that character's start.
+        """
+        tokens = self._encoding.encode_ordinary(text)
+        if not tokens:
+            return []
+        _, starts = self._encoding.decode_with_offsets(tokens)
+        ends = [*starts[1:], len(text)]
+        return [(start, max(start, end)) for start, end in zip(starts, ends, strict=True)]
+
     def at_least(self, text: str) -> int:
         """A lower bound of :meth:`count` read without the tokenizer (a few times faster): for
         ``cl100k_base``, the number of runs of ASCII letters between ASCII non-letters (or the

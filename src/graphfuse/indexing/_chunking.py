@@ -79,7 +79,10 @@ class TokenChunker:
     @property
     def fingerprint(self) -> str:
         """Identifies the configuration (a change re-chunks documents on the next index run)."""
-        return f"{type(self._tokenizer).__name__}:{self._max}:{self._overlap}"
+        # A tokenizer with a ``name`` (a tiktoken counter's encoding) is told apart by it.
+        name = getattr(self._tokenizer, "name", None)
+        kind = type(self._tokenizer).__name__ + (f"({name})" if isinstance(name, str) else "")
+        return f"{kind}:{self._max}:{self._overlap}"
 
     def __repr__(self) -> str:
         return f"TokenChunker(max_tokens={self._max}, overlap={self._overlap}, tokenizer={self._tokenizer!r})"
