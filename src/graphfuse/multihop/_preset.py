@@ -222,12 +222,12 @@ def multihop(
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
     if fuse_ranks:
         stages.append(RankFusion(**opts["fused"]))
-    if bm25 is not None:
+    if lexical_index is not None:
         # Without titles, each of the names nearest the question's words is searched on its own,
         # among the first 16 names a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
-        stages.append(BridgeSearch(_by_passage(bm25), **{"hop_signal": NEXT_HOP, **bridge_options}))
+        stages.append(BridgeSearch(lexical_index, **{"hop_signal": NEXT_HOP, **bridge_options}))
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options: dict[str, Any] = (

@@ -173,14 +173,22 @@ class AdaptiveScorer:
                     hop = min(1.0, v)
         return lc, vc, hop, self._strength * (1.0 - hop)
 
+    def _gains(self, lc: float, vc: float, st: float) -> tuple[float, float]:
+        """What the rule adds for the two rankings: to the lexical weight, and to the vector weight's factor."""
+        return (
+            st * self._lex_weight * min(1.0, lc / self._ref),
+            st * self._boost * min(1.0, vc / self._ref),
+        )
+
     def fusion_signals(self, signals: Sequence[Mapping[str, float]]) -> FusionWeights:
         """The weights for one query's candidates, given as their signal mappings."""
         lc, vc, hop, st = self._features(signals)
         weights = dict(self._base)
         if st > 0.0:
-            weights[self._lex] = self._base.get(self._lex, 0.0) + st * self._lex_weight * min(1.0, lc / self._ref)
+            lex_gain, vec_gain = self._gains(lc, vc, st)
+            weights[self._lex] = self._base.get(self._lex, 0.0) + lex_gain
             if self._vec in weights:
-                weights[self._vec] = self._base[self._vec] * (1.0 + st * self._boost * min(1.0, vc / self._ref))
+                weights[self._vec] = self._base[self._vec] * (1.0 + vec_gain)
             for name in self._time:
                 if name in weights:
                     weights[name] = self._base[name] * (1.0 + st * self._time_boost)
@@ -198,12 +206,8 @@ class AdaptiveScorer:
         :class:`~graphfuse.multihop.PersonalizedPageRank`'s ``seed_boost``). Both are 1 at strength 0.
         """
         lc, vc, _hop, st = self._features(signals)
-        return MappingProxyType(
-            {
-                self._lex: 1.0 + st * self._lex_weight * min(1.0, lc / self._ref),
-                self._vec: 1.0 + st * self._boost * min(1.0, vc / self._ref),
-            }
-        )
+        lex_gain, vec_gain = self._gains(lc, vc, st)
+        return MappingProxyType({self._lex: 1.0 + lex_gain, self._vec: 1.0 + vec_gain})
 
     def fusion(self, candidates: Sequence[Candidate]) -> FusionWeights:
         """The weights for one query's candidates (what :meth:`score` uses) and their features."""
