@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import timedelta
+from datetime import timezone as dt_timezone
 from typing import Annotated
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
 from rich.console import Console
@@ -13,18 +16,61 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import (
+    ChatMessage,
     EntityExtractor,
     Indexer,
     IndexReport,
     SourceRecord,
+    conversation_records,
     entity_extractors,
+    read_slack,
     read_sources,
+    read_whatsapp,
     wants_entity_graph,
 )
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
-__all__ = ["index_records", "index_sources", "register", "text_graph_extractors"]
+__all__ = ["CHAT_FORMATS", "chat_sources", "index_records", "index_sources", "register", "text_graph_extractors"]
+
+CHAT_FORMATS = ("whatsapp", "slack")
+"""The chat exports ``graphfuse index --chat`` reads."""
+
+
+def chat_sources(
+    paths: Sequence[str | os.PathLike[str]],
+    chat: str,
+    *,
+    gap_minutes: float = 60,
+    timezone: str | None = None,
+    day_first: bool | None = None,
+) -> list[SourceRecord]:
+    """The conversation records of chat exports (:func:`~graphfuse.indexing.conversation_records`).
+
+    ``chat`` is ``whatsapp`` (each path an exported ``.txt``) or ``slack`` (each path an
+    unzipped export folder); ``timezone`` an IANA zone name the WhatsApp times are in (UTC by
+    default) and ``day_first`` their date order (inferred from all the files by default);
+    ``gap_minutes`` the silence that starts a new conversation.
+    """
+    if chat not in CHAT_FORMATS:
+        raise InvalidInput(f"--chat must be one of {', '.join(CHAT_FORMATS)}, got {chat!r}")
+    if not gap_minutes > 0:
+        raise InvalidInput(f"--chat-gap must be a positive number of minutes, got {gap_minutes!r}")
+    if timezone is not None and chat != "whatsapp":
+        raise InvalidInput("--chat-timezone is for WhatsApp exports (Slack's times are UTC already)")
+    try:
+        zone = ZoneInfo(timezone) if timezone else None
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise InvalidInput(f"--chat-timezone: unknown time zone {timezone!r}") from exc
+    if day_first is not None and chat != "whatsapp":
+        raise InvalidInput("--chat-day-first/--chat-month-first are for WhatsApp exports")
+    messages: list[ChatMessage] = []
+    if chat == "slack":
+        for path in paths:
+            messages.extend(read_slack(path))
+    else:
+        messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc)
+    return conversation_records(messages, gap=timedelta(minutes=gap_minutes))
 
 
 def text_graph_extractors(
@@ -92,6 +138,10 @@ async def index_sources(
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
     entity_extractor: Sequence[str] | None = None,
+    chat: str | None = None,
+    chat_gap: float = 60,
+    chat_timezone: str | None = None,
+    chat_day_first: bool | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
@@ -100,13 +150,20 @@ async def index_sources(
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
     the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
     :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
-    (built, so a pipeline that is not installed fails, before the store is opened).
+    (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
+    reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes and
+    ``chat_timezone``, ``chat_day_first``).
     """
 
     def skipped(path: str, why: str) -> None:
         console.print(f"skipped {path}: {why}", highlight=False, markup=False)
 
-    records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
+    if chat is not None:
+        records = chat_sources(paths, chat, gap_minutes=chat_gap, timezone=chat_timezone, day_first=chat_day_first)
+    elif chat_timezone is not None or chat_gap != 60 or chat_day_first is not None:
+        raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
+    else:
+        records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
@@ -131,7 +188,12 @@ async def index_sources(
 
 @reports_errors
 def index(
-    paths: Annotated[list[str], typer.Argument(help="Files or directories: .txt, .md, .jsonl.", show_default=False)],
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            help="Files or directories: .txt, .md, .jsonl (or chat exports, with --chat).", show_default=False
+        ),
+    ],
     store: Annotated[str, typer.Option("--store", help="Store directory (created if missing).")] = DEFAULT_STORE,
     embedder: Annotated[
         str | None, typer.Option("--embedder", help="Registered embedder name (default: local, else hashing).")
@@ -177,6 +239,36 @@ def index(
             show_default=False,
         ),
     ] = None,
+    chat: Annotated[
+        str | None,
+        typer.Option(
+            "--chat",
+            help=(
+                "Read the paths as chat exports: whatsapp (exported .txt files) or slack (unzipped export "
+                "folders); indexed as dated conversations."
+            ),
+            show_default=False,
+        ),
+    ] = None,
+    chat_gap: Annotated[
+        float, typer.Option("--chat-gap", help="Minutes of silence that start a new conversation (with --chat).")
+    ] = 60,
+    chat_timezone: Annotated[
+        str | None,
+        typer.Option(
+            "--chat-timezone",
+            help="Time zone of a WhatsApp export's times, e.g. Europe/Berlin (default UTC).",
+            show_default=False,
+        ),
+    ] = None,
+    chat_day_first: Annotated[
+        bool | None,
+        typer.Option(
+            "--chat-day-first/--chat-month-first",
+            help="How a WhatsApp export writes dates: 3/4/24 as 3 April or March 4 (default: read from the files).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
@@ -192,6 +284,10 @@ def index(
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
             entity_extractor=entity_extractor,
+            chat=chat,
+            chat_gap=chat_gap,
+            chat_timezone=chat_timezone,
+            chat_day_first=chat_day_first,
         )
     )
     typer.echo(

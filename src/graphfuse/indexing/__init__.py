@@ -10,6 +10,7 @@ See ``docs/indexing.md`` for the relation types, re-indexing and resume semantic
 """
 
 from ._chunking import Chunk, RegexTokenizer, TokenChunker, Tokenizer, WordPieceTokenizer
+from ._conversations import ChatMessage, conversation_records
 from ._extractors import EntityExtractor, HeuristicNameExtractor, Mention, TitleLinker
 from ._indexer import (
     CO_MENTION,
@@ -28,7 +29,9 @@ from ._loaded import records_from_loaded
 from ._markdown import links_as_text
 from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
+from ._slack import read_slack
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
+from ._whatsapp import read_whatsapp
 
 __all__ = [
     "CO_MENTION",
@@ -41,6 +44,7 @@ __all__ = [
     "MENTIONED_IN",
     "MENTIONS",
     "PART_OF",
+    "ChatMessage",
     "Chunk",
     "EntityExtractor",
     "EntityMatcher",
@@ -56,13 +60,16 @@ __all__ = [
     "TokenChunker",
     "Tokenizer",
     "WordPieceTokenizer",
+    "conversation_records",
     "entity_extractor",
     "entity_extractors",
     "entity_key",
     "excluded_keys",
     "links_as_text",
     "merge_variants",
+    "read_slack",
     "read_sources",
+    "read_whatsapp",
     "records_from_loaded",
     "wants_entity_graph",
 ]

@@ -1,0 +1,137 @@
+"""A Slack workspace export (a folder of per-channel, per-day JSON files) read as chat messages."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from collections.abc import Collection, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .._errors import InvalidInput
+from ._conversations import ChatMessage
+
+__all__ = ["read_slack"]
+
+# Messages a person wrote; the other subtypes are Slack's notices (joins, topic changes, pins).
+_SAID = {None, "bot_message", "me_message", "thread_broadcast", "file_share", "message_replied"}
+_MENTION = re.compile(r"<@(?P<id>[A-Z0-9]+)(?:\|(?P<name>[^>]*))?>")
+_CHANNEL = re.compile(r"<#[A-Z0-9]+\|(?P<name>[^>]*)>")
+_SPECIAL = re.compile(r"<!(?P<name>[a-z]+)(?:\|[^>]*)?>")
+_LINK = re.compile(r"<(?P<url>[a-z][a-z0-9+.-]*:[^|>]*)(?:\|(?P<label>[^>]*))?>")
+
+
+def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None = None) -> list[ChatMessage]:
+    """The messages of a Slack export folder (``Settings`` -> ``Import/Export Data``, unzipped).
+
+    Each channel is a folder of ``YYYY-MM-DD.json`` files; ``users.json`` (when present) gives
+    the people's names. A message's author is its profile's real name (else display name, user
+    name, bot name, user id), mentions read as ``@Name``, channel links as ``#name``, links as
+    their label, and Slack's notices (joins, topic changes, pins) are left out. A thread's
+    replies are a thread of their own (``thread`` = the parent's ``ts``), opened by a copy of
+    the parent message, so a reply is found with the question it answers. ``channels`` keeps
+    only the channels named. Bad JSON raises :class:`~graphfuse.InvalidInput` naming the file.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise InvalidInput(f"{root}: not a folder; give the unzipped Slack export folder")
+    users = _users(root / "users.json")
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if channels is not None:
+        wanted = set(channels)
+        missing = wanted - {p.name for p in folders}
+        if missing:
+            raise InvalidInput(f"{root}: no channel folder named {', '.join(sorted(missing))}")
+        folders = [p for p in folders if p.name in wanted]
+    messages: list[ChatMessage] = []
+    parents: dict[tuple[str, str], ChatMessage] = {}
+    replies: list[tuple[str, str, ChatMessage]] = []
+    for folder in folders:
+        for day in sorted(folder.glob("*.json")):
+            for raw in _load(day):
+                message = _message(day, raw, folder.name, users)
+                if message is None:
+                    continue
+                ts, thread_ts = str(raw.get("ts")), raw.get("thread_ts")
+                if isinstance(thread_ts, str) and thread_ts != ts:
+                    replies.append((folder.name, thread_ts, message))
+                    continue
+                messages.append(message)
+                if isinstance(thread_ts, str):
+                    parents[(folder.name, ts)] = message
+    opened: set[tuple[str, str]] = set()
+    for channel, thread_ts, message in replies:
+        parent = parents.get((channel, thread_ts))
+        if parent is not None and (channel, thread_ts) not in opened:
+            opened.add((channel, thread_ts))
+            messages.append(ChatMessage(parent.sent_at, parent.author, parent.text, channel=channel, thread=thread_ts))
+        messages.append(ChatMessage(message.sent_at, message.author, message.text, channel=channel, thread=thread_ts))
+    if not messages:
+        raise InvalidInput(f"{root}: no message found in its channel folders; is it a Slack export?")
+    return messages
+
+
+def _load(file: Path) -> list[Mapping[str, Any]]:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInput(f"{file}: not readable JSON: {exc}") from exc
+    if not isinstance(data, list) or not all(isinstance(item, Mapping) for item in data):
+        raise InvalidInput(f"{file}: expected a JSON list of message objects")
+    return data
+
+
+def _users(file: Path) -> dict[str, str]:
+    if not file.is_file():
+        return {}
+    names = {}
+    for user in _load(file):
+        uid = user.get("id")
+        if isinstance(uid, str):
+            name = _name(user.get("profile")) or _name(user)
+            if name:
+                names[uid] = name
+    return names
+
+
+def _name(entry: object) -> str | None:
+    if not isinstance(entry, Mapping):
+        return None
+    for key in ("real_name", "display_name", "name"):
+        value = entry.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _message(file: Path, raw: Mapping[str, Any], channel: str, users: Mapping[str, str]) -> ChatMessage | None:
+    if raw.get("type", "message") != "message" or raw.get("subtype") not in _SAID:
+        return None
+    try:
+        sent = datetime.fromtimestamp(float(raw["ts"]), tz=timezone.utc)
+    except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
+        raise InvalidInput(f"{file}: a message without a valid 'ts' ({raw.get('ts')!r})") from exc
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    uid = raw.get("user")
+    author = (
+        _name(raw.get("user_profile"))
+        or (users.get(uid) if isinstance(uid, str) else None)
+        or _name({"name": raw.get("username")})
+        or (uid if isinstance(uid, str) else None)
+        or "unknown"
+    )
+    return ChatMessage(sent, author, _plain(text, users), channel=channel)
+
+
+def _plain(text: str, users: Mapping[str, str]) -> str:
+    """Slack's markup as a reader sees it."""
+    text = _MENTION.sub(lambda m: "@" + (users.get(m["id"]) or m["name"] or m["id"]), text)
+    text = _CHANNEL.sub(lambda m: "#" + m["name"], text)
+    text = _SPECIAL.sub(lambda m: "@" + m["name"], text)
+    text = _LINK.sub(lambda m: m["label"] or m["url"], text)
+    return html.unescape(text)

@@ -1,0 +1,134 @@
+"""WhatsApp's "Export chat" text files read as chat messages."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone, tzinfo
+from pathlib import Path
+
+from .._errors import InvalidInput
+from ._conversations import ChatMessage
+
+__all__ = ["read_whatsapp"]
+
+# "[8/15/23, 9:12:33 AM] Name: text" (iOS) and "15/08/2023, 21:12 - Name: text" (Android), with the
+# direction marks and narrow no-break spaces the apps put in.
+_HEAD = re.compile(
+    r"^[\u200e\u200f\ufeff]*\[?(?P<a>\d{1,4})[./-](?P<b>\d{1,2})[./-](?P<c>\d{2,4}),?\s+"
+    r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ap>[aApP]\.?\s?[mM]\.?)?\]?\s*(?:[-\u2013]\s*)?"
+    r"(?P<rest>.*)$"
+)
+_AUTHOR = re.compile(r"^(?P<author>[^:]{1,100}?):\s(?P<text>.*)$", re.DOTALL)
+# What the export writes in place of what was not exported: media, deleted messages.
+_PLACEHOLDER = re.compile(
+    r"^(<media omitted>|(image|video|audio|sticker|gif|document|contact card) omitted|<attached: [^>]*>"
+    r"|this message was deleted|you deleted this message|null"
+    r"|messages and calls are end-to-end encrypted\b.*)$",
+    re.IGNORECASE,
+)
+_MARKS = re.compile(r"[\u200e\u200f\ufeff]")
+
+
+def read_whatsapp(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    day_first: bool | None = None,
+    tz: tzinfo = timezone.utc,
+    channel: str | None = None,
+) -> list[ChatMessage]:
+    """The messages of WhatsApp chat exports (``Export chat`` -> ``Without media``, a ``.txt`` each).
+
+    Both layouts are read: ``[8/15/23, 9:12:33 AM] Name: text`` (iPhone) and
+    ``15/08/2023, 21:12 - Name: text`` (Android), 12- or 24-hour times, with or without seconds.
+    A line that does not start with a time continues the message before it. Lines without an
+    author (``Anna added Ben``), the notices the iPhone export marks as such (``Messages and
+    calls are end-to-end encrypted``) and the placeholders of what was not exported (``<Media
+    omitted>``, ``image omitted``, deleted messages) are left out.
+
+    The export writes dates in the phone's locale. ``day_first`` says whether ``3/4/24`` is the
+    3rd of April (``True``) or March 4th (``False``); ``None`` infers it from all the files
+    given (the exports of one phone share its format): a first number above 12 makes them
+    day-first, a second one above 12 month-first. When every date reads both ways, differently,
+    or the files contradict each other, :class:`~graphfuse.InvalidInput` asks for
+    ``day_first``. Times are the phone's wall-clock time: ``tz`` (a ``zoneinfo.ZoneInfo``, e.g.
+    ``ZoneInfo("Europe/Berlin")``) is the zone they are in; the messages' ``sent_at`` are in
+    UTC. Each file is a chat of its own, ``channel`` its stem (``WhatsApp Chat with Anna``)
+    unless ``channel`` names one for all.
+    """
+    files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
+    if not files:
+        raise InvalidInput("read_whatsapp: no export file given")
+    chats: list[tuple[Path, list[tuple[re.Match[str], list[str]]]]] = []
+    for file in files:
+        try:
+            lines = file.read_text(encoding="utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"{file}: cannot read the WhatsApp export: {exc}") from exc
+        heads: list[tuple[re.Match[str], list[str]]] = []
+        for line in lines:
+            head = _HEAD.match(line)
+            if head is not None:
+                heads.append((head, []))
+            elif heads:
+                heads[-1][1].append(line)
+        if not heads:
+            raise InvalidInput(f"{file}: no line starts with a date and time; is it a WhatsApp 'Export chat' file?")
+        chats.append((file, heads))
+    order = _date_order(files, [h for _, heads in chats for h, _ in heads], day_first)
+    messages = []
+    for file, heads in chats:
+        found = 0
+        for head, more in heads:
+            said = _AUTHOR.match(head["rest"])
+            if said is None or said["text"].startswith("\u200e"):
+                continue  # a notice of the app, not a message (the iPhone export marks its notices so)
+            text = _MARKS.sub("", "\n".join([said["text"], *more])).strip()
+            if not text or _PLACEHOLDER.match(text):
+                continue
+            author = _MARKS.sub("", said["author"]).strip()
+            messages.append(ChatMessage(_when(file, head, order, tz), author, text, channel=channel or file.stem))
+            found += 1
+        if not found:
+            raise InvalidInput(f"{file}: the export holds no message with an author")
+    return messages
+
+
+def _date_order(files: list[Path], heads: list[re.Match[str]], day_first: bool | None) -> str:
+    """``"ymd"``, ``"dmy"`` or ``"mdy"``: how the exports write their dates."""
+    where = str(files[0]) if len(files) == 1 else f"{len(files)} exports"
+    if all(len(h["a"]) == 4 for h in heads):
+        return "ymd"
+    if day_first is not None:
+        return "dmy" if day_first else "mdy"
+    first = any(int(h["a"]) > 12 for h in heads)
+    second = any(int(h["b"]) > 12 for h in heads)
+    if first and second:
+        raise InvalidInput(f"{where}: the dates read neither day-first nor month-first; give day_first")
+    if first:
+        return "dmy"
+    if second or all(h["a"] == h["b"] for h in heads):
+        return "mdy"
+    raise InvalidInput(
+        f"{where}: the dates (such as {heads[0]['a']}/{heads[0]['b']}/{heads[0]['c']}) read both day-first and "
+        "month-first; give day_first=True or False (the phone's date format)"
+    )
+
+
+def _when(file: Path, head: re.Match[str], order: str, tz: tzinfo) -> datetime:
+    a, b, c = int(head["a"]), int(head["b"]), int(head["c"])
+    year, month, day = (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (c, a, b)
+    if year < 100:
+        year += 2000
+    hour = int(head["h"])
+    if head["ap"]:
+        pm = head["ap"].lower().startswith("p")
+        if not 1 <= hour <= 12:
+            raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: hour {hour} with AM/PM")
+        hour = hour % 12 + (12 if pm else 0)
+    try:
+        local = datetime(year, month, day, hour, int(head["m"]), int(head["s"] or 0), tzinfo=tz)
+    except ValueError as exc:
+        raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: not a date and time ({exc})") from exc
+    return local.astimezone(timezone.utc)
