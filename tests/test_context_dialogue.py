@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
-from graphfuse import Document, Result
+from graphfuse import Document, Result, run_sync
 from graphfuse.context import build_context
 from graphfuse.context._dialogue import speaker_turns
 from graphfuse.context._text import sentence_spans
+from graphfuse.stores import InMemoryGraphStore
 
 CHAT = (
     "LiHua: Hey! That restaurant we hit up tonight was awesome! The food was delicious.\n"
@@ -112,3 +115,22 @@ def test_chinese_and_japanese_turns_use_the_fullwidth_colon() -> None:
     # A clause before a colon is no speaker: a label in a script without spaces is a short name.
     notes = "今天我们讨论一下明年的预算和计划安排：预算。\n接下来我们讨论一下计划的细节：计划。"  # noqa: RUF001
     assert speaker_turns(notes, sentence_spans(notes)) is None
+
+
+def test_an_untitled_dated_passage_is_headed_by_its_date_in_every_format() -> None:
+    when = datetime(2026, 3, 14, 21, 6, tzinfo=timezone.utc)
+    chat = Document("choir/2026-03-14T21:06:00Z", CHAT, {"channel": "choir"}, created_at=when)
+    titled = Document("t", "The steak house opened in 2020.", {"title": "Steak house"}, created_at=when)
+    undated = Document("u", "WolfgangSchulz: The steak was juicy.\nLiHua: Indeed it was.")
+    results = [Result(chat, 0.9, {}), Result(titled, 0.8, {}), Result(undated, 0.7, {})]
+    passages = build_context("What did Wolfgang like?", results, budget=400, format="passages")
+    assert passages.text.startswith("[1] 2026-03-14 21:06 UTC\nLiHua: Hey!")
+    assert "[2] Steak house\n" in passages.text  # a title stays the head
+    assert "[3] WolfgangSchulz: The steak" in passages.text  # nothing to show: no head
+    assert [s.title for s in passages.sources] == ["2026-03-14 21:06 UTC", "Steak house", None]
+    evidence = build_context("What steak did Wolfgang like?", results[:1], budget=60, format="evidence")
+    assert evidence.text.startswith("[1] 2026-03-14 21:06 UTC: ")
+    store = InMemoryGraphStore()
+    run_sync(store.store_documents([chat]))
+    graph = build_context("What steak did Wolfgang like?", results[:1], budget=200, format="graph", graph_store=store)
+    assert graph.text.startswith("## ENTITIES\n- [1] 2026-03-14 21:06 UTC: ")

@@ -17,7 +17,7 @@ from ._budget import TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
-from ._items import Item, chunked_pages, item_body, item_title, items_from_results
+from ._items import Item, chunked_pages, item_body, item_label, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._preselect import worth_embedding
 from ._text import sentence_spans
@@ -300,7 +300,7 @@ async def fetch_neighbourhood(
             break
         seen.add(key)
         own[doc.id] = key
-        title = item_title(doc.metadata)
+        title = item_label(doc)
         neighbours.append(Item(key, title, item_body(doc.content, title), 0.0, doc.metadata, (doc.id,)))
     kept = [
         # (A relation between documents, not chunks, is kept as it is: no new Relation to validate.)

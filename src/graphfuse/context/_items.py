@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timezone
 from typing import Any
 
 from .._errors import InvalidInput
-from .._types import KIND_KEY, Result
+from .._types import KIND_KEY, Document, Result
 
-__all__ = ["Item", "chunked_pages", "item_body", "item_title", "items_from_results"]
+__all__ = ["Item", "chunked_pages", "item_body", "item_label", "item_title", "items_from_results"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,18 @@ def item_title(metadata: Mapping[str, Any]) -> str | None:
         # (An entity node of an entity graph has no title: its name says what it is.)
         title = metadata.get("name") if metadata.get(KIND_KEY) == "entity" else None
     return title.strip() or None if isinstance(title, str) else None
+
+
+def item_label(document: Document) -> str | None:
+    """The head of a document in a context: its title, else, for a dated document, its date.
+
+    An untitled dated passage (a chat conversation, a note, a ticket) would otherwise reach the
+    model without the one thing that places it; a question about what was said when, or
+    before what, needs it."""
+    title = item_title(document.metadata)
+    if title is None and document.created_at is not None:
+        return document.created_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return title
 
 
 def item_body(text: str, title: str | None) -> str:
@@ -95,19 +108,21 @@ def items_from_results(results: Sequence[Result]) -> tuple[list[Item], list[Resu
         if len(members) == 1:  # (most often: a whole document, or one chunk of one)
             r = members[0]
             doc = r.document
-            title = item_title(doc.metadata)
+            title = item_label(doc)
             items.append(Item(key, title, item_body(doc.content or "", title), float(r.score), doc.metadata, (doc.id,)))
             continue
         best = max(members, key=lambda r: r.score)
         whole = next((r for r in members if r.id == key), None)
         if whole is not None:
             text = whole.document.content or ""
-            metadata = whole.document.metadata
+            lead = whole.document
         else:
             ordered = sorted(members, key=_chunk_index)
             text = _join_chunks([r.document.content or "" for r in ordered])
-            metadata = best.document.metadata
+            lead = best.document
+        metadata = lead.metadata
         title = item_title(metadata) or next((t for r in members if (t := item_title(r.document.metadata))), None)
+        title = title or item_label(lead)
         parts = tuple(r.id for r in members)
         items.append(Item(key, title, item_body(text, title), float(best.score), metadata, parts))
     return items, missing
