@@ -325,12 +325,15 @@ def test_index_chat_builds_dated_conversations_that_multihop_retrieves(tmp_path:
                 "multihop", graph_store=opened.graph, vector_store=opened.vectors, embedder=opened.embedder
             )
             results = await pipeline.aretrieve("Are the spring concert tickets sold out?", top_k=2)
-            return [r.id for r in results], [r.document.created_at for r in results]
+            dated = await pipeline.aretrieve("What did Anna and Ben say on 14 March 2024?", top_k=2)
+            assert dated[0].signals.get("time", 0) > dated[1].signals.get("time", 0)
+            return [r.id for r in [*results, *dated]], [r.document.created_at for r in results]
         finally:
             await opened.close()
 
     ids, dates = asyncio.run(ask())
     assert ids[0] == "WhatsApp Chat with Choir/2024-04-20T08:00:00Z"  # 10:00 in Berlin (summer time)
+    assert ids[2] == "WhatsApp Chat with Choir/2024-03-14T20:06:00Z"  # the date asked: the time-aware stage
     assert dates[0] == datetime(2024, 4, 20, 8, 0, tzinfo=UTC)
     again = CliRunner().invoke(app, [*args, "--chat-timezone", "Europe/Berlin"])
     assert "0 documents" in again.output
