@@ -174,6 +174,11 @@ def _whole(record: SourceRecord, score: float) -> Result:
     return Result(Document(record.id, record.text, meta), score, {})
 
 
+def _index_metadata(record: SourceRecord) -> Mapping[str, Any]:
+    # What the store's corpus index holds for a document (its metadata with its title).
+    return {**record.metadata, "title": record.title} if record.title else record.metadata
+
+
 def _embed_text(record: SourceRecord) -> str:
     t = record.title
     return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
@@ -259,7 +264,7 @@ async def evaluate(
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
-    bm25 = BM25Index(((r.id, texts[r.id], r.metadata) for r in corpus), subjects=subjects)
+    bm25 = BM25Index(((r.id, texts[r.id], _index_metadata(r)) for r in corpus), subjects=subjects)
     if isinstance(graph_store, DocumentListing):
         # The pages the indexer split (now or in an earlier run into the same store) are searched
         # by passage in ``multihop`` (BM25Index.passages): their chunks are read back from the store.

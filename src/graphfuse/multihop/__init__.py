@@ -13,20 +13,32 @@ from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._corpus import corpus_indexes
 from ._corpus_cache import CorpusCache
+from ._document_evidence import DocumentEvidence
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import FUSED_WEIGHT, MULTIHOP_WEIGHTS, adaptive_strength, hybrid, lexical, multihop, split_share
+from ._preset import (
+    DOCUMENT_WEIGHT,
+    FUSED_WEIGHT,
+    MULTIHOP_WEIGHTS,
+    adaptive_strength,
+    hybrid,
+    lexical,
+    multihop,
+    split_share,
+)
 from ._rank_fusion import RankFusion
 from ._subjects import subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
+    "DOCUMENT_WEIGHT",
     "FUSED_WEIGHT",
     "MULTIHOP_WEIGHTS",
     "BM25Index",
     "BM25Search",
     "BridgeSearch",
     "CorpusCache",
+    "DocumentEvidence",
     "EntitySeeds",
     "PersonalizedPageRank",
     "RankFusion",

@@ -142,6 +142,8 @@ class BM25Index:
         row_of = np.repeat(np.arange(n), np.diff(tf.indptr))
         weights = idf[tf.indices] * data * (k1 + 1.0) / (data + norm[row_of])
         self._matrix = sp.csr_matrix((weights, tf.indices, tf.indptr), shape=(n, len(vocab))).tocsc()
+        self._counts = tf
+        self._lengths = dl
         self._vocab = vocab
         self._ids = ids
         self._position = {d: i for i, d in enumerate(ids)}
@@ -189,6 +191,34 @@ class BM25Index:
         out = copy.copy(self)
         out._passages = passages
         return out
+
+    @property
+    def metadata(self) -> Sequence[Mapping[str, Any]]:
+        """Each document's metadata (index order), as given when the index was built."""
+        return self._metadata
+
+    def merged(self, groups: Mapping[str, Sequence[str]]) -> BM25Index:
+        """An index of ``groups`` (group id -> the ids of its documents here), each scored as one text.
+
+        A group's term counts and length are the sums of its documents' (ids not indexed here
+        are left out; a group with none is left out), weighted as a corpus of its own (its idf
+        counts groups), with this index's ``k1`` and ``b``.
+        """
+        names: list[str] = []
+        rows: list[int] = []
+        cols: list[int] = []
+        for name, members in groups.items():
+            found = [p for d in members if (p := self._position.get(d)) is not None]
+            if not found:
+                continue
+            rows.extend([len(names)] * len(found))
+            cols.extend(found)
+            names.append(name)
+        fold = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(self._ids)))
+        counts = sp.csr_matrix(fold @ self._counts)
+        return BM25Index.from_term_counts(
+            names, self._vocab, counts, fold @ self._lengths, [{}] * len(names), k1=self._k1, b=self._b
+        )
 
     def document_share(self, word: str) -> float:
         """The share of the documents that hold ``word`` (one token of :func:`bm25_tokens`; 0 for another text)."""
