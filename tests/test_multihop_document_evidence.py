@@ -33,12 +33,16 @@ def _index(rows: list[tuple[str, str, str]] = CHATS) -> BM25Index:
     return BM25Index((i, f"{title} {text}", {"title": title}) for i, title, text in rows)
 
 
-def test_merged_scores_a_group_as_the_text_of_its_documents() -> None:
-    index = BM25Index([("a", "black myth wukong"), ("b", "thane likes the tale"), ("c", "rent is due")])
+@pytest.mark.parametrize(("k1", "b"), [(1.2, 0.75), (2.0, 1.0), (0.9, 0.0), (0.0, 0.75)])
+def test_merged_scores_a_group_as_the_text_of_its_documents(k1: float, b: float) -> None:
+    texts = [("a", "black myth wukong wukong"), ("b", "thane likes the tale tale tale"), ("c", "rent is due")]
+    index = BM25Index(texts, k1=k1, b=b)
     merged = index.merged({"conv": ["a", "b"], "other": ["c"], "gone": ["nowhere"]})
-    whole = BM25Index([("conv", "black myth wukong thane likes the tale"), ("other", "rent is due")])
+    whole = BM25Index(
+        [("conv", "black myth wukong wukong thane likes the tale tale tale"), ("other", "rent is due")], k1=k1, b=b
+    )
     assert list(merged.ids) == ["conv", "other"]  # a group of unknown ids is left out
-    for query in ("wukong tale", "rent", "thane"):
+    for query in ("wukong tale", "rent", "thane", "myth"):
         assert merged.scores(query) == pytest.approx(whole.scores(query))
     assert index.metadata == [{}, {}, {}]
 

@@ -142,8 +142,10 @@ class BM25Index:
         row_of = np.repeat(np.arange(n), np.diff(tf.indptr))
         weights = idf[tf.indices] * data * (k1 + 1.0) / (data + norm[row_of])
         self._matrix = sp.csr_matrix((weights, tf.indices, tf.indptr), shape=(n, len(vocab))).tocsc()
-        self._counts = tf
+        # Kept to read the term counts back (merged): two floats a document and one a term.
+        self._idf = idf
         self._lengths = dl
+        self._norm = norm
         self._vocab = vocab
         self._ids = ids
         self._position = {d: i for i, d in enumerate(ids)}
@@ -202,7 +204,8 @@ class BM25Index:
 
         A group's term counts and length are the sums of its documents' (ids not indexed here
         are left out; a group with none is left out), weighted as a corpus of its own (its idf
-        counts groups), with this index's ``k1`` and ``b``.
+        counts groups), with this index's ``k1`` and ``b``. The counts are read back from the
+        term weights, so the index keeps no second matrix for it.
         """
         names: list[str] = []
         rows: list[int] = []
@@ -215,10 +218,21 @@ class BM25Index:
             cols.extend(found)
             names.append(name)
         fold = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(self._ids)))
-        counts = sp.csr_matrix(fold @ self._counts)
+        counts = sp.csr_matrix(fold @ self._term_counts())
         return BM25Index.from_term_counts(
             names, self._vocab, counts, fold @ self._lengths, [{}] * len(names), k1=self._k1, b=self._b
         )
+
+    def _term_counts(self) -> sp.csr_matrix:
+        """The documents' term counts, inverted from the weights ``idf * tf * (k1 + 1) / (tf + norm)``."""
+        weights = self._matrix.tocsr()
+        if self._k1 == 0.0:
+            # k1 = 0 weighs presence only: a count of one scores the same.
+            return sp.csr_matrix((np.ones_like(weights.data), weights.indices, weights.indptr), shape=weights.shape)
+        row_of = np.repeat(np.arange(weights.shape[0]), np.diff(weights.indptr))
+        w = weights.data
+        tf = w * self._norm[row_of] / (self._idf[weights.indices] * (self._k1 + 1.0) - w)
+        return sp.csr_matrix((np.rint(tf), weights.indices, weights.indptr), shape=weights.shape)
 
     def document_share(self, word: str) -> float:
         """The share of the documents that hold ``word`` (one token of :func:`bm25_tokens`; 0 for another text)."""
