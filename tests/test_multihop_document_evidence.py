@@ -73,6 +73,8 @@ def test_document_evidence_validation() -> None:
         DocumentEvidence(_index(), top=0)
     unique = DocumentEvidence(BM25Index([("a", "x", {"title": "A"}), ("b", "y", {"title": "B"}), ("c", "z")]))
     assert (len(unique), unique.shared) == (2, 0)
+    empty = BM25Index([("a", "x"), ("b", "y")]).merged({})
+    assert (len(empty), list(empty.scores("x"))) == (0, [])
 
 
 async def test_unknown_per_call_option_is_refused() -> None:

@@ -218,7 +218,8 @@ class BM25Index:
             cols.extend(found)
             names.append(name)
         fold = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(self._ids)))
-        counts = sp.csr_matrix(fold @ self._term_counts())
+        # No group: nothing to read back (a store without titles builds the stage for nothing else).
+        counts = sp.csr_matrix(fold @ self._term_counts()) if names else sp.csr_matrix((0, len(self._vocab)))
         return BM25Index.from_term_counts(
             names, self._vocab, counts, fold @ self._lengths, [{}] * len(names), k1=self._k1, b=self._b
         )
