@@ -86,7 +86,7 @@ more at strength 1 give the same figures there."""
 DOCUMENT_WEIGHT = 1.0
 """Weight of the ``document`` signal (:class:`DocumentEvidence`) at adaptive strength 1; it is
 ``DOCUMENT_WEIGHT * strength``, as the first-stage rankings' own boosts are. Tuned on the dev sets
-(LiHua-World: 0.75-1.5 with the 4-8 best documents give R@5 0.890-0.901, 1 the best)."""
+(LiHua-World: 0.75-1.5 with the 4-8 best documents give R@5 0.885-0.901, 1 the best)."""
 
 
 def split_share(bm25: BM25Index) -> float:
@@ -146,7 +146,7 @@ def multihop(
     adaptive: bool = True,
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
-    """semantic, bm25 (, document), entity, aggregate_seeds, bridge, ppr, aggregate (, rerank): the preset.
+    """semantic, bm25 (, document), entity, aggregate_seeds, bridge, ppr, aggregate (, rerank): MULTIHOP_WEIGHTS.
 
     Three :class:`~graphfuse.stages.Hydrate` stages (``hydrate_seeds``, ``hydrate_ppr``,
     ``hydrate``) load what the next stage reads. For chunked documents (the
