@@ -8,8 +8,8 @@ Takes a dated chat-log set in the benchmark layout (``corpus.jsonl`` chunks with
 and ``doc_id`` = the conversation; ``queries.jsonl`` with ``gold_doc_ids``) and indexes it twice
 into temporary stores:
 
-- **chunks**: the set's own chunks as JSONL records with their dates (what a curated benchmark
-  gives);
+- **chunks**: the set's own chunks as records with their titles and dates (what a curated
+  benchmark gives);
 - **export**: the same chats written out as WhatsApp exports (iPhone layout, one file per chat
   group of speakers, the messages of a conversation 30 s apart from its time, speakers' joined
   names split as the app writes them), read back with ``read_whatsapp`` and indexed as
@@ -133,7 +133,13 @@ async def run(data: Path, embedder: str, top_k: int) -> list[dict[str, Any]]:
         (root / "exports").mkdir()
         spans = write_exports(corpus, root / "exports")
         chunks = [
-            SourceRecord(r["id"], r["text"], created_at=_time(r["created_at"]), metadata={"doc_id": r["doc_id"]})
+            SourceRecord(
+                r["id"],
+                r["text"],
+                title=r.get("title"),
+                created_at=_time(r["created_at"]),
+                metadata={"doc_id": r["doc_id"]},
+            )
             for r in corpus
         ]
         exported = conversation_records(read_whatsapp(sorted((root / "exports").glob("*.txt"))))
