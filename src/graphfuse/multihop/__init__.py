@@ -27,7 +27,7 @@ from ._preset import (
     split_share,
 )
 from ._rank_fusion import RankFusion
-from ._subjects import subject_span
+from ._subjects import subject_name, subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
@@ -52,5 +52,6 @@ __all__ = [
     "multihop",
     "personalized_pagerank",
     "split_share",
+    "subject_name",
     "subject_span",
 ]

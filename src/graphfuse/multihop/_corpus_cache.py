@@ -31,13 +31,13 @@ from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import chunk_item, corpus_item
-from ._subjects import subject_span
+from ._subjects import subject_name, subject_span
 
 __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 5  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens; 5: chunk rows
+FORMAT_VERSION = 6  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens; 5: chunk rows; 6: names
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 
@@ -59,6 +59,8 @@ class _Snapshot:
         self.digests: list[str] = []
         self.metadata: list[Mapping[str, Any]] = []
         self.titles: list[str | None] = []
+        # What the title linker names a document by: its title, or without one its subject's name.
+        self.names: list[str | None] = []
         # A chunk row's document (BM25Index.passages); None for a document's own row.
         self.parents: list[str | None] = []
         self.vocabulary: dict[str, int] = {}
@@ -221,9 +223,9 @@ class CorpusCache:
             rows = [i for i, (parent, doc_id) in pairs if parent is not None or doc_id not in split]
             bm25 = bm25.with_passages(self._index(snapshot, np.asarray(rows, dtype=np.int64)))
         titles: dict[str, list[str]] = {}
-        for doc_id, title in zip(snapshot.ids, snapshot.titles, strict=True):
-            if title is not None:
-                titles.setdefault(title, []).append(doc_id)
+        for doc_id, name in zip(snapshot.ids, snapshot.names, strict=True):
+            if name is not None:
+                titles.setdefault(name, []).append(doc_id)
         return bm25, TitleLinker(titles)
 
     def _index(self, snapshot: _Snapshot, rows: npt.NDArray[np.int64]) -> BM25Index:
@@ -309,6 +311,7 @@ class CorpusCache:
         for doc_id, text, own, title, digest, content, parent in fresh:
             row = old_row.get(doc_id)
             if row is not None and previous.digests[row] == digest:
+                out.names.append(previous.names[row])
                 text_rows.copy(previous.indptr, previous.indices, previous.counts, row, previous.lengths[row])
                 subject_rows.copy(
                     previous.subject_indptr,
@@ -321,6 +324,9 @@ class CorpusCache:
                 text_rows.add(bm25_tokens(text), out.vocabulary)
                 subject = None if content is None else subject_span(content)
                 subject_rows.add(None if subject is None else bm25_tokens(subject), out.vocabulary)
+                # A page without a title is named by its subject (as corpus_indexes names it); a chunk is no page.
+                named = title if title is not None or parent is not None or content is None else subject_name(content)
+                out.names.append(named)
             out.ids.append(doc_id)
             out.digests.append(digest)
             out.metadata.append(own)
@@ -342,6 +348,7 @@ class CorpusCache:
             "digests": snapshot.digests,
             "metadata": snapshot.metadata,
             "titles": snapshot.titles,
+            "names": snapshot.names,
             "parents": snapshot.parents,
             "vocabulary": list(snapshot.vocabulary),
             "timeline": snapshot.timeline,
@@ -394,6 +401,7 @@ class CorpusCache:
             snapshot.digests = list(header["digests"])
             snapshot.metadata = list(header["metadata"])
             snapshot.titles = list(header["titles"])
+            snapshot.names = [None if n is None else str(n) for n in header["names"]]
             snapshot.parents = [None if p is None else str(p) for p in header["parents"]]
             snapshot.vocabulary = {t: i for i, t in enumerate(header["vocabulary"])}
             snapshot.timeline = [(str(i), None if m is None else str(m)) for i, m in header["timeline"]]
@@ -410,7 +418,12 @@ class CorpusCache:
             return None
         n = len(snapshot.ids)
         if not (
-            len(snapshot.digests) == len(snapshot.metadata) == len(snapshot.titles) == len(snapshot.parents) == n
+            len(snapshot.digests)
+            == len(snapshot.metadata)
+            == len(snapshot.titles)
+            == len(snapshot.names)
+            == len(snapshot.parents)
+            == n
             and _consistent(
                 snapshot.indptr, snapshot.indices, snapshot.counts, snapshot.lengths, n, snapshot.vocabulary
             )

@@ -9,7 +9,7 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from .._types import Candidate, Document, Query
 from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 from ..stages._named import NamedStage
 
-__all__ = ["PersonalizedPageRank", "personalized_pagerank"]
+__all__ = ["NameLookup", "PersonalizedPageRank", "name_links", "personalized_pagerank"]
 
 _OPTIONS = ("damping", "seeds", "limit")
 GRAPH_SEEDS = "graph_seeds"
@@ -32,6 +32,45 @@ GRAPH_SEEDS = "graph_seeds"
 FloatArray = npt.NDArray[np.float64]
 SeedBoost = Callable[[Sequence[Mapping[str, float]]], Mapping[str, float]]
 """Per-query multipliers of the seed weights, from the candidates' signals (:meth:`AdaptiveScorer.boosts`)."""
+
+
+class NameLookup(Protocol):
+    """What :class:`PersonalizedPageRank`'s ``names`` offers: the documents a name names
+    (:meth:`~graphfuse.indexing.TitleLinker.lookup`)."""
+
+    def lookup(self, title: str) -> tuple[str, ...]: ...
+
+
+def name_links(
+    ids: Sequence[str], adjacency: sp.spmatrix, names: NameLookup, prefix: str, weight: float
+) -> sp.csr_matrix:
+    """``adjacency`` plus a relation of ``weight`` from each passage to the documents named by an entity it mentions.
+
+    An entity node (id ``prefix`` + its name) related to a passage (the indexer's
+    ``MENTIONED_IN``) makes that passage lead to each document ``names`` knows by that name (the
+    document titled, or about, the name), as a title link would. The node's own relations stay.
+    """
+    a = sp.csr_matrix(adjacency, dtype=np.float64)
+    position = {d: i for i, d in enumerate(ids)}
+    rows: list[int] = []
+    cols: list[int] = []
+    for i, node in enumerate(ids):
+        if node.startswith(prefix):
+            for target in names.lookup(node[len(prefix) :]):
+                j = position.get(target)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+    if not rows:
+        return a
+    named = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=a.shape)
+    mentions = a[np.unique(rows)]  # the named entities' relations, to the passages that mention them
+    mentions.data[:] = 1.0
+    links = (mentions.T @ named[np.unique(rows)]).tocsr()
+    links.setdiag(0)  # a passage about a name mentions it too: no link to itself
+    links.eliminate_zeros()
+    links.data[:] = weight
+    return (a + links).tocsr()
 
 
 def personalized_pagerank(
@@ -55,9 +94,16 @@ def _power(
     walk: sp.csr_matrix, dangling: npt.NDArray[np.bool_], p: FloatArray, damping: float, iterations: int
 ) -> FloatArray:
     x: FloatArray = p.copy()
+    restart = (1.0 - damping) * p
+    stuck = np.flatnonzero(dangling)
     for _ in range(iterations):
         previous = x
-        x = (1.0 - damping) * p + damping * (walk @ previous + np.where(dangling, previous, 0.0))
+        # (1 - d) p + d (W x + x at the dangling nodes), in place: the same sums, without a
+        # temporary array per step (a step over the whole graph is a few tenths of a millisecond).
+        x = walk @ previous
+        x[stuck] += previous[stuck]
+        x *= damping
+        x += restart
         if np.abs(x - previous).sum() < 1e-8:
             break
     return x
@@ -172,6 +218,13 @@ class PersonalizedPageRank(NamedStage):
     fallback: the ``hops``-hop neighbourhood of the seeds from the protocol's ``related()``,
     which is undirected and unweighted.
 
+    ``names`` (with ``exclude_prefix``; the ``multihop`` preset passes its title linker on a store
+    whose graph comes from the text) rebuilds the title links such a graph lacks: a passage that
+    mentions an entity leads, with ``name_weight``, to the documents ``names`` knows by the
+    entity's name (:func:`name_links`; without titles, the passage whose subject it is), as a
+    passage naming a title links to that document in a titled corpus. Without it, the entity
+    node spreads the walk evenly over every passage that mentions the name.
+
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """
 
@@ -189,6 +242,8 @@ class PersonalizedPageRank(NamedStage):
         "_limit",
         "_lock",
         "_max_nodes",
+        "_name_weight",
+        "_names",
         "_relation_types",
         "_reverse_weight",
         "_seed_boost",
@@ -216,6 +271,8 @@ class PersonalizedPageRank(NamedStage):
         signal: str = "ppr",
         exclude_prefix: str | None = None,
         seed_boost: SeedBoost | None = None,
+        names: NameLookup | None = None,
+        name_weight: float = 1.0,
     ) -> None:
         if not callable(getattr(graph_store, "related", None)):
             raise InvalidInput(f"graph_store must be a GraphStore (with 'related'), got {graph_store!r}")
@@ -238,6 +295,12 @@ class PersonalizedPageRank(NamedStage):
         if seed_boost is not None and not callable(seed_boost):
             raise InvalidInput(f"seed_boost must be callable or None, got {seed_boost!r}")
         self._seed_boost = seed_boost
+        if names is not None and not callable(getattr(names, "lookup", None)):
+            raise InvalidInput(f"names must offer lookup(name) (a TitleLinker), got {names!r}")
+        if names is not None and exclude_prefix is None:
+            raise InvalidInput("names needs exclude_prefix: the prefix of the entity nodes whose names it looks up")
+        self._names = names
+        self._name_weight = check_unit(name_weight, "name_weight", high=100.0, open_low=True)
         self._cache: tuple[weakref.ref[Any], _Graph] | None = None
         self._lock = threading.Lock()
 
@@ -334,7 +397,11 @@ class PersonalizedPageRank(NamedStage):
             cached = self._cache
             if cached is not None and cached[0]() is matrix:
                 return cached[1]
-        graph = _Graph(ids, matrix, self._reverse_weight)
+        if self._names is not None and self._exclude_prefix is not None:
+            adjacency = name_links(ids, matrix, self._names, self._exclude_prefix, self._name_weight)
+        else:
+            adjacency = matrix
+        graph = _Graph(ids, adjacency, self._reverse_weight)
         with self._lock:
             self._cache = (weakref.ref(matrix), graph)
         return graph

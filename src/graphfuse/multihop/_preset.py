@@ -11,7 +11,7 @@ from .._passages import Passages
 from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
-from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher
+from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher, TitleLinker
 from ..scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ..timeaware import TimeAware, Timeline
@@ -271,6 +271,11 @@ def multihop(
     ppr_options: dict[str, Any] = (
         {"exclude_prefix": ENTITY_PREFIX, "damping": _TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
     )
+    if text_graph and isinstance(linker, TitleLinker) and len(linker):
+        # A passage mentioning a name leads to the document named by it (titled, or about it by its
+        # subject), as a title link would: the entity node alone spreads the walk over every
+        # passage that mentions the name (docs/multihop.md, "Names without titles").
+        ppr_options = {"names": linker, **ppr_options}
     if isinstance(scorer, AdaptiveScorer):
         # The walk starts from the passages this query's fusion trusts: the rankings the scorer
         # weighs more (by their confidence, as far as the store leaves to them) pick the seeds

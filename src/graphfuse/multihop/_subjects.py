@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+from .._text import STOPWORDS, normalize
 from ..context._text import sentence_spans
 from ..indexing._extractors import CJK_SPEAKER
 
-__all__ = ["subject_span"]
+__all__ = ["subject_name", "subject_span"]
 
 # The first copula of a definitional lead: "Frank Launder (1906 - 1997) was a British writer".
 _COPULA = re.compile(r"\s(?:is|was|are|were)\s")
@@ -15,6 +16,12 @@ _COPULA = re.compile(r"\s(?:is|was|are|were)\s")
 # a Chinese or Japanese speaker (CJK_SPEAKER).
 _SPEAKER = re.compile(rf"[^\W\d][\w.'-]*(?: [^\W\d][\w.'-]*)?:\s|{CJK_SPEAKER}")
 _WINDOW = 300  # characters of the first sentence searched for the copula
+# Where a subject's name ends: dates or aliases in brackets ("Frank Launder (1906 - 1997)") or an
+# apposition after a comma that goes on in lower case ("Adolf I of Lotharingia, count of ...");
+# a comma followed by a capital stays ("Love, Honor and Oh-Baby!").
+_NAME_END = re.compile(r"\s*[(\[]|,\s+(?=[a-z])")
+_WORDS = re.compile(r"\w+")
+_QUOTES = "\"'\u201c\u201d\u2018\u2019 "
 
 
 def subject_span(text: str) -> str | None:
@@ -35,3 +42,26 @@ def subject_span(text: str) -> str | None:
         return None
     found = _COPULA.search(lead, 0, _WINDOW)
     return (lead[: found.start()] if found else lead) or None
+
+
+def subject_name(text: str) -> str | None:
+    """The name ``text`` is about, read from its subject (:func:`subject_span`), or ``None``.
+
+    The subject up to its dates, aliases or apposition: *"Frank Launder (28 January 1906 -
+    1997)"* is ``"Frank Launder"``, *"Adolf I of Lotharingia, count of Keldachgau"* is ``"Adolf
+    I of Lotharingia"``; quotes around it are dropped. A subject with a lower-case word of more
+    than three letters that is no stopword is a description, not a name (*"The film"*,
+    *"Pydantic models"*; *von*, *de*, *al* are parts of names), and dialogue has no subject.
+    What a title is to a titled document, this is to one without: the name a question uses for it.
+    """
+    subject = subject_span(text)
+    if subject is None:
+        return None
+    name = _NAME_END.split(subject, maxsplit=1)[0].strip(_QUOTES)
+    words = _WORDS.findall(name)
+    # A name capitalises its words but the small ones ("Interview with a Hitman", "Ludwig von
+    # Mises"); a subject with a longer lower-case word that is no stopword is a description ("The
+    # film", "Pydantic models"), not a name.
+    if not words or any(w[0].islower() and len(w) > 3 and normalize(w) not in STOPWORDS for w in words):
+        return None
+    return name
