@@ -52,21 +52,24 @@ def name_links(
     """
     a = sp.csr_matrix(adjacency, dtype=np.float64)
     position = {d: i for i, d in enumerate(ids)}
+    entity = np.fromiter((node.startswith(prefix) for node in ids), dtype=np.bool_, count=len(ids))
     rows: list[int] = []
     cols: list[int] = []
-    for i, node in enumerate(ids):
-        if node.startswith(prefix):
-            for target in names.lookup(node[len(prefix) :]):
-                j = position.get(target)
-                if j is not None:
-                    rows.append(i)
-                    cols.append(j)
+    for i in np.flatnonzero(entity).tolist():
+        for target in names.lookup(ids[i][len(prefix) :]):
+            j = position.get(target)
+            if j is not None:
+                rows.append(i)
+                cols.append(j)
     if not rows:
         return a
     named = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=a.shape)
-    mentions = a[np.unique(rows)]  # the named entities' relations, to the passages that mention them
+    held = np.unique(rows)
+    # The named entities' relations to passages (not to the entities they co-occur with).
+    mentions = (a[held] @ sp.diags((~entity).astype(np.float64))).tocsr()
+    mentions.eliminate_zeros()
     mentions.data[:] = 1.0
-    links = (mentions.T @ named[np.unique(rows)]).tocsr()
+    links = (mentions.T @ named[held]).tocsr()
     links.setdiag(0)  # a passage about a name mentions it too: no link to itself
     links.eliminate_zeros()
     links.data[:] = weight
@@ -223,7 +226,9 @@ class PersonalizedPageRank(NamedStage):
     mentions an entity leads, with ``name_weight``, to the documents ``names`` knows by the
     entity's name (:func:`name_links`; without titles, the passage whose subject it is), as a
     passage naming a title links to that document in a titled corpus. Without it, the entity
-    node spreads the walk evenly over every passage that mentions the name.
+    node spreads the walk evenly over every passage that mentions the name. The links join the
+    whole-graph walk (built once per adjacency snapshot, filtered like the rest); the
+    neighbourhood fallback walks the store's own relations only.
 
     Per-call options: ``damping``, ``seeds``, ``limit``.
     """
