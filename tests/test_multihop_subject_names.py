@@ -14,6 +14,7 @@ from graphfuse.multihop import (
     corpus_indexes,
     entity_matcher,
     multihop,
+    name_forms,
     subject_name,
 )
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
@@ -23,6 +24,7 @@ _RECORDS = [
     SourceRecord("launder", "Frank Launder (28 January 1906 - 23 February 1997) was a British film director."),
     SourceRecord("other", "Dust Road is a 1951 film, once praised by Frank Launder, shot in the north."),
     SourceRecord("titled", "Carl Ott (born 1900) was a composer.", title="Karl Ott"),
+    SourceRecord("hibbs", "Jesse John Hibbs (1906 - 1985) was an American director."),
     SourceRecord("chat", "Frank: did you see The Last Coupon yesterday?"),
 ]
 
@@ -41,6 +43,13 @@ def test_subject_name_is_the_subject_without_dates_aliases_or_apposition() -> No
     assert subject_name("") is None
 
 
+def test_name_forms_add_the_short_form_of_a_full_personal_name() -> None:
+    assert name_forms("William Augustus Wellman") == ("William Augustus Wellman", "William Wellman")
+    assert name_forms("Frank Launder") == ("Frank Launder",)
+    assert name_forms("Interview with a Hitman") == ("Interview with a Hitman",)  # a title: small words
+    assert name_forms("Love, Honor and Oh-Baby!") == ("Love, Honor and Oh-Baby!",)
+
+
 async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_path) -> None:  # type: ignore[no-untyped-def]
     graph = SQLiteGraphStore(tmp_path / "g.sqlite")
     await Indexer(graph, LocalVectorStore(), HashingEmbedder(32), extractors=[TitleLinker()]).aindex(_RECORDS)
@@ -51,6 +60,7 @@ async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_p
     assert linker.lookup("Karl Ott") == ("titled",)
     assert linker.lookup("Carl Ott") == ()
     assert linker.lookup("Frank") == ()
+    assert linker.lookup("Jesse Hibbs") == linker.lookup("Jesse John Hibbs") == ("hibbs",)
 
     # The store's corpus cache names them alike, also when read back from its file.
     cache = CorpusCache(tmp_path)
@@ -60,6 +70,7 @@ async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_p
         assert cached.lookup("Last Coupon") == ()  # a whole-name match
         assert cached.lookup("Frank Launder") == ("launder",)
         assert cached.lookup("Karl Ott") == ("titled",)
+        assert cached.lookup("Jesse Hibbs") == ("hibbs",)
     assert not cache.rebuilt
     await graph.close()
 

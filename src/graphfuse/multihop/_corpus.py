@@ -12,7 +12,7 @@ from .._protocols import GraphStore
 from .._types import Document
 from ..indexing import KIND_KEY, TitleLinker
 from ._bm25 import BM25Index
-from ._subjects import subject_name, subject_span
+from ._subjects import name_forms, subject_name, subject_span
 
 __all__ = ["corpus_indexes", "passage_index"]
 
@@ -87,10 +87,11 @@ async def corpus_indexes(
     metadata without the indexer's ``graphfuse_*`` keys for filters, and the subjects their
     texts state (:attr:`BM25Index.subjects`, :func:`subject_span`); the linker maps each title
     to its documents, and a document without a title by the name its subject gives
-    (:func:`~graphfuse.multihop.subject_name`). When the indexer split documents into chunks, the index also holds the
-    corpus by passage (:attr:`BM25Index.passages`, :func:`passage_index`). The store must
-    offer ``iter_documents`` (the embedded stores do;
-    otherwise ``InvalidInput``): build both from your source records instead. The documents
+    (:func:`~graphfuse.multihop.subject_name`, in each of its
+    :func:`~graphfuse.multihop.name_forms`). When the indexer split documents into chunks, the
+    index also holds the corpus by passage (:attr:`BM25Index.passages`, :func:`passage_index`).
+    The store must offer ``iter_documents`` (the embedded stores do; otherwise
+    ``InvalidInput``): build both from your source records instead. The documents
     are read in batches of ``batch_size``; the indexes are built in a worker thread.
     """
     if not isinstance(graph_store, DocumentListing):
@@ -121,9 +122,10 @@ async def corpus_indexes(
             subjects.append((doc.id, subject, own))
         # A document without a title is named by its subject ("Frank Launder (1906 - 1997) was ..."),
         # so that a question naming it finds it as a titled corpus's would (docs/multihop.md).
-        name = title if title is not None else subject_name(doc.content or "")
-        if name is not None:
-            titles.append((name, doc.id))
+        if title is not None:
+            titles.append((title, doc.id))
+        elif (name := subject_name(doc.content or "")) is not None:
+            titles.extend((form, doc.id) for form in name_forms(name))
 
     def build() -> tuple[BM25Index, TitleLinker]:
         linker = TitleLinker()

@@ -31,7 +31,7 @@ from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import chunk_item, corpus_item
-from ._subjects import subject_name, subject_span
+from ._subjects import name_forms, subject_name, subject_span
 
 __all__ = ["CorpusCache"]
 
@@ -223,9 +223,10 @@ class CorpusCache:
             rows = [i for i, (parent, doc_id) in pairs if parent is not None or doc_id not in split]
             bm25 = bm25.with_passages(self._index(snapshot, np.asarray(rows, dtype=np.int64)))
         titles: dict[str, list[str]] = {}
-        for doc_id, name in zip(snapshot.ids, snapshot.names, strict=True):
-            if name is not None:
-                titles.setdefault(name, []).append(doc_id)
+        for doc_id, title, name in zip(snapshot.ids, snapshot.titles, snapshot.names, strict=True):
+            # A title as it is; a subject's name in each of its forms (as corpus_indexes names them).
+            for form in () if name is None else (name,) if title is not None else name_forms(name):
+                titles.setdefault(form, []).append(doc_id)
         return bm25, TitleLinker(titles)
 
     def _index(self, snapshot: _Snapshot, rows: npt.NDArray[np.int64]) -> BM25Index:

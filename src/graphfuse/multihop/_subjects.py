@@ -8,7 +8,7 @@ from .._text import STOPWORDS, normalize
 from ..context._text import sentence_spans
 from ..indexing._extractors import CJK_SPEAKER
 
-__all__ = ["subject_name", "subject_span"]
+__all__ = ["name_forms", "subject_name", "subject_span"]
 
 # The first copula of a definitional lead: "Frank Launder (1906 - 1997) was a British writer".
 _COPULA = re.compile(r"\s(?:is|was|are|were)\s")
@@ -65,3 +65,17 @@ def subject_name(text: str) -> str | None:
     if not words or any(w[0].islower() and len(w) > 3 and normalize(w) not in STOPWORDS for w in words):
         return None
     return name
+
+
+def name_forms(name: str) -> tuple[str, ...]:
+    """The forms other passages call a subject by: ``name``, and for a full personal name its first and last word.
+
+    A lead gives a person's full name (*"William Augustus Wellman"*, *"Jesse John Hibbs"*),
+    the passages that mention them the short one (*William Wellman*, *Jesse Hibbs*): a name of
+    three or more capitalised words, none of them a stopword, is also known by its first and
+    last word. A title (*"Interview with a Hitman"*) holds small words and keeps its one form.
+    """
+    words = name.split()
+    if len(words) >= 3 and all(w[:1].isupper() and normalize(w) not in STOPWORDS for w in words):
+        return name, f"{words[0]} {words[-1]}"
+    return (name,)
