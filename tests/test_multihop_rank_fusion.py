@@ -79,7 +79,7 @@ async def test_multihop_fuses_first_stage_ranks_on_a_store_of_split_pages(tmp_pa
         assert split_share(bm25) == pytest.approx(1 - 3 / 6)  # 3 pages, 6 passages
         pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
         names = [s.name for s in pipeline.stages]
-        assert names.index("aggregate_seeds") < names.index("fused") < names.index("ppr")
+        assert names.index("bm25") < names.index("fused") < names.index("aggregate_seeds") < names.index("ppr")
         strength = adaptive_strength(bm25, linker)
         assert pipeline.scorer.base["fused"] == pytest.approx(FUSED_WEIGHT * (1 + 2 * strength))  # type: ignore[attr-defined]
         # Without titles the corpus leaves more to the first stage, and so to its fusion.
@@ -107,5 +107,39 @@ async def test_a_corpus_with_few_split_pages_is_left_as_it_was(tmp_path: Path) -
         assert "fused" not in [s.name for s in pipeline.stages]
         assert "fused" not in pipeline.scorer.base  # type: ignore[attr-defined]
         assert split_share(bm25.with_passages(None)) == 0.0
+    finally:
+        await graph.close()
+
+
+async def test_a_page_ranks_by_its_best_passage_in_both_rankings(tmp_path: Path) -> None:
+    """Fused by passage, then folded: a page whose one section both searches put second beats a
+    page whose vector hit and BM25 hit are two different sections (what the page-level fusion
+    ranked first)."""
+    graph = await _graph(tmp_path, chunks=4)
+    try:
+        bm25, linker = await corpus_indexes(graph)
+        pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
+        stages = {s.name: s for s in pipeline.stages}
+        order = [s.name for s in pipeline.stages if s.name in ("fused", "aggregate_seeds")]
+
+        def chunk(page: str, n: int, semantic: float, lexical: float) -> Candidate:
+            meta = {"graphfuse_kind": "chunk", "parent_id": page, "chunk_index": n}
+            return Candidate(Document(f"{page}#{n}", "text", meta), {"semantic": semantic, "bm25": lexical})
+
+        fillers = [chunk(f"filler{i}", 0, 0.5 - i / 100, 0.5 - i / 100) for i in range(8)]
+        candidates = [
+            chunk("split", 0, 0.95, 0.01),  # first by vector, last by BM25
+            chunk("split", 1, 0.01, 0.95),  # first by BM25, last by vector
+            chunk("focused", 0, 0.9, 0.9),  # second in both
+            *fillers,
+        ]
+        out = candidates
+        for name in order:
+            out = await stages[name].run(Query("q"), out, StageRunContext())
+        fused = {c.document.metadata.get("parent_id", c.id): c.signals["fused"] for c in out}
+        top = 2 / 61  # (first in both rankings)
+        assert fused["focused"] == pytest.approx((2 / 62) / top)
+        assert fused["split"] == pytest.approx((1 / 61 + 1 / 71) / top)
+        assert fused["focused"] > fused["split"]
     finally:
         await graph.close()
