@@ -135,6 +135,7 @@ IPHONE = (
 ANDROID = (
     "3/14/24, 21:05 - Messages and calls are end-to-end encrypted. Tap to learn more.\n"
     '3/14/24, 21:05 - Anna created group "Choir"\n'
+    '3/14/24, 21:05 - Anna changed the subject from "Choir: spring" to "Choir"\n'
     "3/14/24, 21:06 - Anna: Rehearsal moves to the church hall\n"
     "3/14/24, 21:07 - Ben: <Media omitted>\n"
     "3/14/24, 21:08 - Ben: This message was deleted\n"

@@ -20,7 +20,8 @@ _HEAD = re.compile(
     r"(?P<h>\d{1,2})[:.](?P<m>\d{2})(?:[:.](?P<s>\d{2}))?\s*(?P<ap>[aApP]\.?\s?[mM]\.?)?\]?\s*(?:[-\u2013]\s*)?"
     r"(?P<rest>.*)$"
 )
-_AUTHOR = re.compile(r"^(?P<author>[^:]{1,100}?):\s(?P<text>.*)$", re.DOTALL)
+# A name holds no quote: "Anna changed the subject from "Plans: May" to ..." is a notice, not Anna's words.
+_AUTHOR = re.compile(r"^(?P<author>[^:\"\u201c\u201d]{1,100}?):\s(?P<text>.*)$", re.DOTALL)
 # What the export writes in place of what was not exported: media, deleted messages.
 _PLACEHOLDER = re.compile(
     r"^(<media omitted>|(image|video|audio|sticker|gif|document|contact card) omitted|<attached: [^>]*>"
