@@ -31,17 +31,28 @@ from ..indexing import (
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
-__all__ = ["CHAT_FORMATS", "chat_sources", "index_records", "index_sources", "register", "text_graph_extractors"]
+__all__ = [
+    "CHAT_FORMATS",
+    "CHAT_GAP_MINUTES",
+    "chat_sources",
+    "index_records",
+    "index_sources",
+    "register",
+    "text_graph_extractors",
+]
 
 CHAT_FORMATS = ("whatsapp", "slack")
 """The chat exports ``graphfuse index --chat`` reads."""
+
+CHAT_GAP_MINUTES = 60.0
+"""Minutes of silence after which ``graphfuse index --chat`` starts a new conversation (``--chat-gap``)."""
 
 
 def chat_sources(
     paths: Sequence[str | os.PathLike[str]],
     chat: str,
     *,
-    gap_minutes: float = 60,
+    gap_minutes: float = CHAT_GAP_MINUTES,
     timezone: str | None = None,
     day_first: bool | None = None,
 ) -> list[SourceRecord]:
@@ -139,7 +150,7 @@ async def index_sources(
     raw_markdown: bool = False,
     entity_extractor: Sequence[str] | None = None,
     chat: str | None = None,
-    chat_gap: float = 60,
+    chat_gap: float | None = None,
     chat_timezone: str | None = None,
     chat_day_first: bool | None = None,
 ) -> IndexReport:
@@ -151,7 +162,8 @@ async def index_sources(
     the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
     :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
-    reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes and
+    reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
+    :data:`CHAT_GAP_MINUTES`) and
     ``chat_timezone``, ``chat_day_first``).
     """
 
@@ -159,8 +171,9 @@ async def index_sources(
         console.print(f"skipped {path}: {why}", highlight=False, markup=False)
 
     if chat is not None:
-        records = chat_sources(paths, chat, gap_minutes=chat_gap, timezone=chat_timezone, day_first=chat_day_first)
-    elif chat_timezone is not None or chat_gap != 60 or chat_day_first is not None:
+        gap = CHAT_GAP_MINUTES if chat_gap is None else chat_gap
+        records = chat_sources(paths, chat, gap_minutes=gap, timezone=chat_timezone, day_first=chat_day_first)
+    elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
         records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
@@ -251,8 +264,13 @@ def index(
         ),
     ] = None,
     chat_gap: Annotated[
-        float, typer.Option("--chat-gap", help="Minutes of silence that start a new conversation (with --chat).")
-    ] = 60,
+        float | None,
+        typer.Option(
+            "--chat-gap",
+            help=f"Minutes of silence that start a new conversation (with --chat; default {CHAT_GAP_MINUTES:g}).",
+            show_default=False,
+        ),
+    ] = None,
     chat_timezone: Annotated[
         str | None,
         typer.Option(

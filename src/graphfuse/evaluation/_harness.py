@@ -236,7 +236,7 @@ async def evaluate(
     report holds the weights each signal got per query (:attr:`PipelineMetrics.fusion`).
     """
     # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
-    from ..multihop import BM25Index, corpus_indexes, entity_matcher, name_forms, subject_name, subject_span
+    from ..multihop import BM25Index, corpus_indexes, entity_matcher, linked_names, subject_span
     from ..timeaware import Timeline
 
     names = check_pipelines(pipelines)
@@ -265,9 +265,9 @@ async def evaluate(
     # A record without a title is named by its subject, as corpus_indexes names it (the indexer's
     # linker has the titles only: a subject name links nothing in the graph, it finds the document).
     for r in corpus:
-        if not r.title and (name := subject_name(r.text)) is not None:
-            for form in name_forms(name):
-                linker.add(form, r.id)
+        if not r.title:
+            for name in linked_names(None, r.text):
+                linker.add(name, r.id)
     texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
     subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
     bm25 = BM25Index(((r.id, texts[r.id], _index_metadata(r)) for r in corpus), subjects=subjects)

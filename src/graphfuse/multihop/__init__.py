@@ -27,7 +27,7 @@ from ._preset import (
     split_share,
 )
 from ._rank_fusion import RankFusion
-from ._subjects import name_forms, subject_name, subject_span
+from ._subjects import linked_names, name_forms, subject_name, subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "entity_matcher",
     "hybrid",
     "lexical",
+    "linked_names",
     "multihop",
     "name_forms",
     "personalized_pagerank",

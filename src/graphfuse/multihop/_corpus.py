@@ -12,7 +12,7 @@ from .._protocols import GraphStore
 from .._types import Document
 from ..indexing import KIND_KEY, TitleLinker
 from ._bm25 import BM25Index
-from ._subjects import name_forms, subject_name, subject_span
+from ._subjects import linked_names, subject_span
 
 __all__ = ["corpus_indexes", "passage_index"]
 
@@ -122,10 +122,7 @@ async def corpus_indexes(
             subjects.append((doc.id, subject, own))
         # A document without a title is named by its subject ("Frank Launder (1906 - 1997) was ..."),
         # so that a question naming it finds it as a titled corpus's would (docs/multihop.md).
-        if title is not None:
-            titles.append((title, doc.id))
-        elif (name := subject_name(doc.content or "")) is not None:
-            titles.extend((form, doc.id) for form in name_forms(name))
+        titles.extend((name, doc.id) for name in linked_names(title, doc.content or ""))
 
     def build() -> tuple[BM25Index, TitleLinker]:
         linker = TitleLinker()

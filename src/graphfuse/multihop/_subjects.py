@@ -8,7 +8,7 @@ from .._text import STOPWORDS, normalize
 from ..context._text import sentence_spans
 from ..indexing._extractors import CJK_SPEAKER
 
-__all__ = ["name_forms", "subject_name", "subject_span"]
+__all__ = ["linked_names", "name_forms", "subject_name", "subject_span"]
 
 # The first copula of a definitional lead: "Frank Launder (1906 - 1997) was a British writer".
 _COPULA = re.compile(r"\s(?:is|was|are|were)\s")
@@ -79,3 +79,12 @@ def name_forms(name: str) -> tuple[str, ...]:
     if len(words) >= 3 and all(w[:1].isupper() and normalize(w) not in STOPWORDS for w in words):
         return name, f"{words[0]} {words[-1]}"
     return (name,)
+
+
+def linked_names(title: str | None, text: str) -> tuple[str, ...]:
+    """The names the title linker knows a document by: its title, or without one each of
+    :func:`name_forms` of its subject's name (:func:`subject_name`; none for dialogue or a description)."""
+    if title is not None:
+        return (title,)
+    name = subject_name(text)
+    return () if name is None else name_forms(name)
