@@ -1,5 +1,7 @@
 """The component registry: loads plugins through pluggy and builds components by name.
 
+Each entry point is loaded and registered with pluggy on its own; each ``register_*`` hook is
+then called once through ``pm.hook`` (wrappers, ``tryfirst``/``trylast`` as pluggy does them).
 Loading never raises: a plugin whose entry point fails to import, or whose hook raises, is kept
 with its error (shown by :meth:`Registry.plugins` and ``graphfuse plugins``) and the others load
 normally. The error is raised, as :class:`~graphfuse.PluginError` chained from the original,

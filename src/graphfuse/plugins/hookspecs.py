@@ -1,16 +1,12 @@
 """The hooks a GraphFuse plugin implements.
 
 A plugin is a module (or object) declared under the ``graphfuse`` entry-point group; each hook
-receives a ``register`` callback, called once per component the plugin provides, with a factory
-that runs only when the component is requested (a stage factory takes ``(components:
-Components, **options)``, the others ``**options``), and ``registered``, the
-:class:`Registrations` of the call so far (an implementation takes it only if it wants it: a
-wrapper reads and replaces factories through it). Hooks are called through pluggy, with its
-semantics: wrappers, ``tryfirst``/``trylast``, ``firstresult`` where a hook is declared so
-(none of these is). There is one ``register_<kinds>`` hook per
-row of :data:`graphfuse.plugins.COMPONENT_KINDS`, written out below one function per hook (a
-test checks that the table and the hooks agree), plus :func:`register_presets`. Guide and
-example: ``docs/plugins.md``.
+receives ``register``, called once per component with a factory that runs only when the
+component is requested (a stage factory takes ``(components: Components, **options)``, the
+others ``**options``), and ``registered``, what the call registered so far (:class:`Registrations`).
+Hooks are called through pluggy, with its semantics (wrappers, ``tryfirst``/``trylast``). One
+``register_<kinds>`` hook per row of :data:`graphfuse.plugins.COMPONENT_KINDS`, written out
+below (a test checks that they agree), plus :func:`register_presets`. Guide: ``docs/plugins.md``.
 """
 
 from __future__ import annotations
