@@ -1,9 +1,10 @@
 """The GraphFuse exception tree.
 
 Every error GraphFuse raises on purpose derives from :class:`GraphFuseError`, one class per
-cause; :class:`DeadlineExceeded` is a retryable :class:`ConnectionFailed`, :class:`InvalidInput`
-is also a ``ValueError`` and :class:`PermissionDenied` also a ``PermissionError``. See
-docs/concepts.md, "Errors".
+cause; :class:`DeadlineExceeded` is a :class:`ConnectionFailed` (not retryable: the caller's
+time is up), :class:`InvalidInput` is also a ``ValueError`` and :class:`PermissionDenied` also a
+``PermissionError``; a :class:`StageFailed` is also of its cause's class when that is a GraphFuse
+error. See docs/concepts.md, "Errors".
 """
 
 from __future__ import annotations
