@@ -403,3 +403,52 @@ def test_graphfuse_plugins_lists_a_wrapper_and_a_broken_plugin(site: FakeSite) -
     assert listed["wrapping"]["error"] is None
     assert listed["hooky"]["error"] == "ValueError: hook exploded"
     assert listed["builtins"]["error"] is None
+
+
+def test_a_wrapper_replacing_a_preset_keeps_its_declaration(site: FakeSite) -> None:
+    from graphfuse import presets
+
+    install(
+        site,
+        "presetwrap",
+        """
+        from graphfuse.plugins import hookimpl
+
+        def mine(**inputs):
+            raise NotImplementedError
+
+        @hookimpl(wrapper=True)
+        def register_presets(registered):
+            result = yield
+            registered.replace("minimal", "gf_presetwrap:mine")
+            return result
+        """,
+    )
+    before = presets.get("minimal")
+    get_registry().reload()
+    after = presets.get("minimal")
+    assert (after.needs, after.uses, after.plugin) == (before.needs, before.uses, "builtins")
+    import gf_presetwrap  # type: ignore[import-not-found]
+
+    assert after.factory() is gf_presetwrap.mine
+
+
+def test_specname_and_plugin_objects_keep_working(site: FakeSite) -> None:
+    install(
+        site,
+        "named",
+        """
+        from graphfuse.plugins import hookimpl
+
+        class Plugin:
+            @hookimpl(specname="register_scorers", trylast=True)
+            def scorers(self, register):
+                register("named_half", lambda: None)
+
+        plugin = Plugin()
+        """,
+    )
+    site.dist("graphfuse-named-object", {"named_object": "gf_named:plugin"})
+    get_registry().reload()
+    assert plugin("named_object")["hooks"] == ["register_scorers"]
+    assert plugin("named_object")["registers"] == {"scorer": ["named_half"]}
