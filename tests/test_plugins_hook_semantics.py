@@ -403,6 +403,8 @@ def test_graphfuse_plugins_lists_a_wrapper_and_a_broken_plugin(site: FakeSite) -
     assert listed["wrapping"]["error"] is None
     assert listed["hooky"]["error"] == "ValueError: hook exploded"
     assert listed["builtins"]["error"] is None
+    # Kinds listed in name order, as before hooks went through pluggy's call.
+    assert list(listed["builtins"]["registers"]) == sorted(listed["builtins"]["registers"])
 
 
 def test_a_wrapper_replacing_a_preset_keeps_its_declaration(site: FakeSite) -> None:

@@ -218,7 +218,7 @@ class Registry:
                 p.name,
                 p.version,
                 p.hooks,
-                MappingProxyType({k: tuple(sorted(v)) for k, v in p.registers.items()}),
+                MappingProxyType({k: tuple(sorted(v)) for k, v in sorted(p.registers.items())}),
                 p.error,
                 tuple(p.clashes),
             )
