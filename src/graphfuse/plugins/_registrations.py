@@ -92,9 +92,9 @@ class Registrations(Mapping[str, Any]):
                 record.value = self._factory(plugin, name, factory)
             record.replaced_by = plugin
 
-    # ---- the register callbacks -------------------------------------------------------------------
+    # ---- for the registry: the register callbacks, the end of the call, what was registered ----
 
-    def register(self) -> Register:
+    def _component_callback(self) -> Register:
         """The ``register(name, factory)`` callback of a component hook."""
 
         def register(name: str, factory: Callable[..., Any]) -> None:
@@ -108,7 +108,7 @@ class Registrations(Mapping[str, Any]):
 
         return register
 
-    def register_preset(self) -> RegisterPreset:
+    def _preset_callback(self) -> RegisterPreset:
         """The ``register(name, factory, needs=..., uses=..., description=...)`` callback of ``register_presets``."""
 
         def register(
@@ -125,11 +125,11 @@ class Registrations(Mapping[str, Any]):
 
         return register
 
-    def close(self) -> None:
+    def _close(self) -> None:
         """End of the hook call: ``register`` and ``replace`` refuse from now on."""
         self._open = False
 
-    def records(self) -> list[tuple[str, str, Any, str | None]]:
+    def _entries(self) -> list[tuple[str, str, Any, str | None]]:
         """``(plugin, name, factory or preset, replaced_by)`` for each registration, in order."""
         return [(r.plugin, r.name, r.value, r.replaced_by) for r in self._records]
 

@@ -462,7 +462,7 @@ def _register(pm: pluggy.PluginManager, plugins: list[_Plugin], attribution: Att
             plugin.error, plugin.cause = _describe(exc), exc
             logger.info("graphfuse plugin %r failed to register its components: %s", name, plugin.error)
             for kind, registrations in calls:
-                for owner, registered, _, _ in registrations.records():
+                for owner, registered, _, _ in registrations._entries():
                     if owner == name:
                         failed_names.setdefault((kind, registered), plugin)
             if plugin.stand_in is not None:
@@ -476,7 +476,7 @@ def _call_hooks(pm: pluggy.PluginManager, attribution: Attribution) -> list[tupl
     calls: list[tuple[str, Registrations]] = []
     for hook_name, kind in _HOOKS.items():
         registrations = Registrations(kind, attribution)
-        register = registrations.register_preset() if kind == PRESET else registrations.register()
+        register = registrations._preset_callback() if kind == PRESET else registrations._component_callback()
         calls.append((kind, registrations))
         try:
             getattr(pm.hook, hook_name)(register=register, registered=registrations)
@@ -484,7 +484,7 @@ def _call_hooks(pm: pluggy.PluginManager, attribution: Attribution) -> list[tupl
             if not attribution.failures:  # every implementation runs attributed: not a plugin's
                 raise PluginError(f"calling hook {hook_name} failed: {_describe(exc)}") from exc
         finally:
-            registrations.close()
+            registrations._close()
         if attribution.failures:
             break
     return calls
@@ -498,7 +498,7 @@ def _collect(
     table: dict[tuple[str, str], _Entry] = {}
     owners: dict[tuple[str, str], list[str]] = {}
     for kind, registrations in calls:
-        for plugin, name, factory, replaced_by in registrations.records():
+        for plugin, name, factory, replaced_by in registrations._entries():
             by_name[plugin].registers.setdefault(kind, []).append(name)
             owners.setdefault((kind, name), []).append(plugin)
             table.setdefault((kind, name), _Entry(factory, plugin, replaced_by))
