@@ -79,6 +79,9 @@ def _from_graphfuse(exc: GraphFuseError) -> Problem:
         return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
     if isinstance(cause, PermissionDenied):
         return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
+    if isinstance(exc, StageFailed) and isinstance(exc, (InvalidInput, NotFound)):
+        # Data a stage met (a store's, a provider's), not the request: a fault of the server.
+        return Problem(500, "the request failed inside the retrieval pipeline")
     if isinstance(exc, InvalidInput):
         return Problem(422, str(exc))
     if isinstance(exc, NotFound):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import __version__, presets
 from .._capabilities import AdjacencySource, DocumentListing
-from .._errors import GraphFuseError, InvalidInput
+from .._errors import GraphFuseError, InvalidInput, StageFailed
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -376,6 +376,8 @@ class Service:
                 query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout, **shape
             )
         except InvalidInput as exc:
+            if isinstance(exc, StageFailed):
+                raise  # bad data a stage met is the server's fault (500), not the request's
             raise Problem.invalid("query", str(exc)) from exc
         results = await self._complete(scope, results, flt)
         return results, [self.result_json(scope, r) for r in results]
@@ -435,6 +437,8 @@ class Service:
                 query, budget=budget, format=format, top_k=top_k, filter=flt, timeout=self.limits.request_timeout
             )
         except InvalidInput as exc:
+            if isinstance(exc, StageFailed):
+                raise  # bad data a stage met is the server's fault (500), not the request's
             raise Problem.invalid("query", str(exc)) from exc
         data: dict[str, Any] = ctx.to_dict()
         text: str = data["text"]
