@@ -21,7 +21,7 @@ from .._sync import run_sync
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord, reserved_key
+from ._records import SourceRecord, check_record_id, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -341,11 +341,15 @@ class Indexer:
 
         With ``missing_ok=False``, an id that is not an indexed document (unknown, or the id of
         a chunk ``<id>#<n>``) raises :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
+        An entity node's id (:data:`ENTITY_PREFIX`) raises :class:`~graphfuse.InvalidInput`: entity
+        nodes are the indexer's own.
         The documents are marked ``pending`` first, so a deletion interrupted part-way never
         leaves a document that queries return without its vectors; deleting again finishes it.
         """
         if isinstance(ids, str):
             raise InvalidInput("ids must be a sequence of document ids, not a string")
+        for doc_id in ids:
+            check_record_id(doc_id, "document id")
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
         if not missing_ok:

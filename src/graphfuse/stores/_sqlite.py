@@ -97,9 +97,7 @@ class Database:
                 f"{uri}?immutable=1", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
             )
 
-    def _prepare(
-        self, memory: bool, application_id: int, versions: tuple[int, ...], schema: str, create: bool
-    ) -> None:
+    def _prepare(self, memory: bool, application_id: int, versions: tuple[int, ...], schema: str, create: bool) -> None:
         version = versions[0]
         c = self.conn
         found_id = c.execute("PRAGMA application_id").fetchone()[0]

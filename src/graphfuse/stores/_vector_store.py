@@ -680,9 +680,7 @@ class LocalVectorStore:
             with self._db.write() as c:
                 c.execute("ALTER TABLE vectors ADD COLUMN checksum INTEGER")
                 rows = c.execute("SELECT id, vector, metadata FROM vectors").fetchall()
-                c.executemany(
-                    "UPDATE vectors SET checksum = ? WHERE id = ?", [(row_checksum(*r), r[0]) for r in rows]
-                )
+                c.executemany("UPDATE vectors SET checksum = ? WHERE id = ?", [(row_checksum(*r), r[0]) for r in rows])
                 c.execute(f"PRAGMA user_version={FORMAT_VERSION}")
             self._db.version = FORMAT_VERSION
             return len(rows)
