@@ -52,7 +52,7 @@ def excluded_keys(metadata: Mapping[str, Any], what: str = "metadata") -> tuple[
 
 def check_record_id(value: object, what: str = "record id") -> str:
     """``value`` if it can be a document's id: :func:`~graphfuse.validation.check_id`, and not in the
-    namespace of the entity nodes the indexer writes (:data:`~graphfuse.ENTITY_PREFIX`, which a
+    namespace of the entity nodes the indexer writes (:data:`~graphfuse.indexing.ENTITY_PREFIX`, which a
     document would overwrite, or delete). Raises :class:`~graphfuse.InvalidInput` naming the id."""
     doc_id = check_id(value, what)
     if doc_id.startswith(ENTITY_PREFIX):
@@ -75,7 +75,7 @@ class SourceRecord:
     ``links`` are ids of other documents this one points to (``LINKS_TO`` relations);
     ``title`` feeds the title linker (other passages that mention it get a ``MENTIONS``
     relation to this document). Naive ``created_at`` is taken as UTC. An id starting with
-    :data:`~graphfuse.ENTITY_PREFIX` is reserved for entity nodes (``InvalidInput``).
+    :data:`~graphfuse.indexing.ENTITY_PREFIX` is reserved for entity nodes (``InvalidInput``).
     """
 
     id: str

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import GraphFuseError, NotFound
+from .._errors import GraphFuseError, InvalidInput, NotFound
 from .._types import KIND_KEY
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
@@ -391,26 +391,20 @@ async def _open_like_commands(directory: Path, report: StoreCheck) -> None:
     """Open the store as every other command does (read-only) and report what refuses it."""
     from ._directory import _recorded, open_store
 
+    recorded: dict[str, str] | None = None
     try:
         recorded = await asyncio.to_thread(_recorded, directory)
-        if recorded is None and _manifest_embedder(directory) is not None:
-            # Built from Python (LocalStore) without recording its components: the commands
-            # refuse it, Python opens it; only the store's own open is the check here.
-            report.notes.append(
-                "the store was built from Python without recording its components: the commands refuse it "
-                "(open it with LocalStore, or rebuild it through open_store(..., create=True))"
-            )
-            return
         store = await open_store(directory, mode="ro")
         await store.close()
+    except InvalidInput as exc:
+        if recorded is None:
+            # Built from Python (LocalStore) without recording its components: Python opens it,
+            # the commands (which guess its components) may not. Not damage: a note.
+            report.notes.append(f"the store records no components (it was built from Python): the commands say: {exc}")
+            return
+        report.integrity.append(f"the store cannot be opened as the other commands open it: {exc}")
     except GraphFuseError as exc:
         report.integrity.append(f"the store cannot be opened as the other commands open it: {exc}")
-
-
-def _manifest_embedder(directory: Path) -> object:
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        return json.loads((directory / MANIFEST).read_text(encoding="utf-8")).get("embedder")
-    return None
 
 
 async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> None:

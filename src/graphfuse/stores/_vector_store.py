@@ -96,9 +96,7 @@ def _unit(vector: Any, dimension: int | None, what: str) -> npt.NDArray[np.float
     norm = float(np.linalg.norm(v))
     if norm == 0.0:
         raise InvalidInput(f"{what}: is all zeros (cosine similarity is undefined)")
-    unit = (v / norm).astype(np.float32)
-    if not np.any(unit):  # values so small that, scaled to unit length in float32, nothing is left
-        raise InvalidInput(f"{what}: is all zeros in float32 (cosine similarity is undefined)")
+    unit: npt.NDArray[np.float32] = (v / norm).astype(np.float32)
     return unit
 
 
@@ -276,8 +274,8 @@ class LocalVectorStore:
             if wrong:
                 shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
                 raise StoreCorrupted(
-                    f"vector store {self._db.path!r}: {len(wrong)} stored row(s) do not match their checksum "
-                    f"(the file was damaged or written by something else: {shown}); {CHECK_HINT}"
+                    f"vector store {self._db.path!r}: {len(wrong)} stored row(s) ({shown}) do not match their "
+                    f"checksum (the file was damaged, or written by something else); {CHECK_HINT}"
                 )
         matrix = np.zeros((len(rows), dimension or 0), dtype=np.float32)
         for i, r in enumerate(rows):
@@ -287,7 +285,7 @@ class LocalVectorStore:
             wrong = [ids[i] for i in np.flatnonzero(~finite)]
             shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
             raise StoreCorrupted(
-                f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) hold NaN or infinity ({shown}); "
+                f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) ({shown}) hold NaN or infinity; "
                 f"{CHECK_HINT}"
             )
         where = f"vector store {self._db.path!r}: vector"
