@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from graphfuse import Document, InvalidInput, MetadataFilter, Relation, VectorRecord
 from graphfuse.cli import app
-from graphfuse.indexing import SourceRecord, records_from_loaded
+from graphfuse.indexing import SourceRecord
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 from graphfuse.stores._metadata_index import MetadataIndex
 from graphfuse.stores._vector_store import row_checksum
@@ -49,7 +49,8 @@ def test_core_types_refuse_the_number_naming_the_key(value: Any, said: str, nest
     for owner, build in builders.items():
         with pytest.raises(InvalidInput, match=said) as caught:
             build()
-        assert owner in str(caught.value) and key in str(caught.value)
+        assert owner in str(caught.value)
+        assert key in str(caught.value)
 
 
 def test_the_64_bit_bounds_and_other_values_pass() -> None:
@@ -71,7 +72,7 @@ def test_self_referencing_and_shared_metadata_end() -> None:
 @pytest.mark.parametrize("value", [10**400, 2**63, -(2**63) - 1])
 def test_filter_values_out_of_range_are_refused(value: int) -> None:
     for spec in ({"year": value}, {"year": {"$gte": value}}, {"year": {"$in": [1, value]}}):
-        with pytest.raises(InvalidInput, match="filter 'year'.*64 bits"):
+        with pytest.raises(InvalidInput, match=r"filter 'year'.*64 bits"):
             MetadataFilter.parse(spec)
 
 
@@ -107,7 +108,8 @@ async def test_large_finite_vectors_are_normalised_without_overflow() -> None:
         # Squared, 1e30 overflows float32: the norm must not be infinity (a stored zero vector).
         await store.upsert([VectorRecord("big", [1e30, 1e30, 0.0]), VectorRecord("tiny", [0.0, 1e-60, 1e-60])])
         hits = await store.search([1.0, 1.0, 0.0], limit=2)
-        assert hits[0].id == "big" and hits[0].score == pytest.approx(1.0, abs=1e-6)
+        assert hits[0].id == "big"
+        assert hits[0].score == pytest.approx(1.0, abs=1e-6)
         assert (await store.search([0.0, 1.0, 1.0], limit=1))[0].score == pytest.approx(1.0, abs=1e-6)
 
 
@@ -143,7 +145,8 @@ def test_metadata_index_never_raises_on_a_stored_value() -> None:
         expected = [flt.matches(r) for r in rows]  # the reference semantics, which must not raise either
         assert index.mask(flt).tolist() == expected, spec
     gte = MetadataFilter.parse({"year": {"$gte": 2000}})
-    assert gte is not None and index.mask(gte).tolist() == [True, False, True, True, False, False, False]
+    assert gte is not None
+    assert index.mask(gte).tolist() == [True, False, True, True, False, False, False]
 
 
 # -- through the CLI: refused at the door, and a value an older version stored ---------------------
@@ -163,7 +166,9 @@ def test_index_refuses_the_record_naming_file_line_and_key(tmp_path: Path) -> No
     )
     result = runner.invoke(app, ["index", str(source), "--store", str(tmp_path / "store"), "--embedder", "hashing"])
     assert result.exit_code == 1
-    assert "docs.jsonl:2" in result.output and "record 'b'" in result.output and "'year'" in result.output
+    assert "docs.jsonl:2" in result.output
+    assert "record 'b'" in result.output
+    assert "'year'" in result.output
     assert "64 bits" in result.output
     assert not (tmp_path / "store").exists()  # nothing half-written
 

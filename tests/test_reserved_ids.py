@@ -76,9 +76,11 @@ def test_cli_index_and_delete_refuse_it(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"id": ENTITY, "text": "apples"}) + "\n")
     result = runner.invoke(app, ["index", str(bad), "--store", str(store)])
-    assert result.exit_code == 1 and f"'{ENTITY}' is reserved" in result.output
+    assert result.exit_code == 1
+    assert f"'{ENTITY}' is reserved" in result.output
     for extra in ([], ["--missing-ok"]):
         result = runner.invoke(app, ["delete", ENTITY, "--store", str(store), *extra])
-        assert result.exit_code == 1 and f"'{ENTITY}' is reserved" in result.output
+        assert result.exit_code == 1
+        assert f"'{ENTITY}' is reserved" in result.output
     code = runner.invoke(app, ["check", "--store", str(store)]).exit_code
     assert code == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+
 import pytest
 
 pytest.importorskip("fastapi")
@@ -83,7 +84,8 @@ async def test_entity_ids_are_refused_by_ingest_and_delete(tmp_path: Path, with_
             headers=headers,
         )
         assert r.status_code == 422, r.text
-        assert r.json()["field"] == "documents[0]" and "graphfuse:entity:apple" in r.json()["detail"]
+        assert r.json()["field"] == "documents[0]"
+        assert "graphfuse:entity:apple" in r.json()["detail"]
         assert await w.store.graph.count_documents() == 0
         if with_keys:
             return

@@ -96,7 +96,9 @@ def test_new_stores_keep_a_checksum_per_vector(tmp_path: Path) -> None:
         assert c.execute("PRAGMA user_version").fetchone()[0] == 2
         assert c.execute("SELECT count(*) FROM vectors WHERE checksum IS NULL").fetchone()[0] == 0
     code, report = _check(store)
-    assert code == 0 and report["ok"] and report["unverified_vectors"] == 0
+    assert code == 0
+    assert report["ok"]
+    assert report["unverified_vectors"] == 0
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.5])
@@ -104,12 +106,17 @@ def test_a_changed_vector_is_named_by_check_and_refused_by_every_command(tmp_pat
     store, source = _index(tmp_path)
     _set_value(store, "d7", 3, value)
     code, report = _check(store)
-    assert code == 1 and report["damaged_rows"] == 1 and report["damaged_vectors"] == 1
-    assert "'d7'" in report["damaged"][0] and "checksum" in report["damaged"][0]
+    assert code == 1
+    assert report["damaged_rows"] == 1
+    assert report["damaged_vectors"] == 1
+    assert "'d7'" in report["damaged"][0]
+    assert "checksum" in report["damaged"][0]
     for args in (["query", "orchard", "--store", str(store)], ["index", str(source), "--store", str(store)]):
         result = runner.invoke(app, args)
-        assert result.exit_code == 1 and "'d7'" in result.output and "graphfuse check" in result.output
-    with pytest.raises(StoreCorrupted, match="'d7'.*checksum"):
+        assert result.exit_code == 1
+        assert "'d7'" in result.output
+        assert "graphfuse check" in result.output
+    with pytest.raises(StoreCorrupted, match=r"'d7'.*checksum"):
         LocalStore.open(store, mode="ro")
 
 
@@ -118,9 +125,11 @@ def test_nan_or_infinity_is_named_even_with_a_matching_checksum(tmp_path: Path, 
     store, _ = _index(tmp_path)
     _set_value(store, "d4", 0, value, resum=True)
     code, report = _check(store)
-    assert code == 1 and report["damaged_rows"] == 1
-    assert "'d4'" in report["damaged"][0] and "NaN or infinity" in report["damaged"][0]
-    with pytest.raises(StoreCorrupted, match="'d4'.*NaN or infinity"):
+    assert code == 1
+    assert report["damaged_rows"] == 1
+    assert "'d4'" in report["damaged"][0]
+    assert "NaN or infinity" in report["damaged"][0]
+    with pytest.raises(StoreCorrupted, match=r"'d4'.*NaN or infinity"):
         LocalStore.open(store, mode="ro")
 
 
@@ -130,7 +139,8 @@ def test_a_damaged_chunk_vector_names_its_document(tmp_path: Path) -> None:
         chunk = c.execute("SELECT id FROM vectors WHERE id LIKE 'd2#%' LIMIT 1").fetchone()[0]
     _set_value(store, chunk, 1, 0.25)
     code, report = _check(store)
-    assert code == 1 and f"vector '{chunk}' (document 'd2')" in report["damaged"][0]
+    assert code == 1
+    assert f"vector '{chunk}' (document 'd2')" in report["damaged"][0]
 
 
 def test_repair_deletes_damaged_vectors_and_index_embeds_them_again(tmp_path: Path) -> None:
@@ -140,11 +150,13 @@ def test_repair_deletes_damaged_vectors_and_index_embeds_them_again(tmp_path: Pa
     code, report = _check(store, "--repair")
     assert code == 1
     assert any("deleted 2 damaged vectors" in line for line in report["repairs"])
-    assert report["documents_without_vectors"] == 2 and report["damaged_rows"] == 0
+    assert report["documents_without_vectors"] == 2
+    assert report["damaged_rows"] == 0
     result = runner.invoke(app, ["index", str(source), "--store", str(store), "--embedder", "hashing"])
     assert result.exit_code == 0, result.output
     code, report = _check(store)
-    assert code == 0 and report["vectors"] == 30
+    assert code == 0
+    assert report["vectors"] == 30
 
 
 def test_random_byte_damage_that_changes_data_is_always_detected(tmp_path: Path) -> None:
@@ -177,7 +189,8 @@ def test_an_older_file_without_checksums_is_said_unverifiable_until_repair(tmp_p
     store, source = _index(tmp_path)
     _to_version_1(store)
     code, report = _check(store)
-    assert code == 0 and report["unverified_vectors"] == 30
+    assert code == 0
+    assert report["unverified_vectors"] == 30
     assert any("cannot be verified" in n and "check --repair" in n for n in report["notes"])
     # Still read and written as it is (new rows without checksums).
     more = tmp_path / "more.jsonl"
@@ -187,14 +200,18 @@ def test_an_older_file_without_checksums_is_said_unverifiable_until_repair(tmp_p
     # A NaN in an older file is still found (no checksum needed).
     _set_value(store, "d1", 0, float("nan"))
     code, report = _check(store)
-    assert code == 1 and "'d1'" in report["damaged"][0] and "NaN" in report["damaged"][0]
+    assert code == 1
+    assert "'d1'" in report["damaged"][0]
+    assert "NaN" in report["damaged"][0]
     code, report = _check(store, "--repair")
     assert any("added the checksums of 30 vectors" in line for line in report["repairs"]), report["repairs"]
     with sqlite3.connect(store / "vectors.sqlite") as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == 2
     assert runner.invoke(app, ["index", str(source), "--store", str(store)]).exit_code == 0
     code, report = _check(store)
-    assert code == 0 and report["unverified_vectors"] == 0 and not report["notes"], report
+    assert code == 0, report
+    assert report["unverified_vectors"] == 0, report
+    assert not report["notes"], report
     _set_value(store, "d5", 1, 0.5)
     assert _check(store)[0] == 1
 
@@ -212,9 +229,12 @@ async def test_stray_vectors_of_entity_nodes_are_reported_and_repaired(tmp_path:
         stray = [VectorRecord("graphfuse:entity:orchard", [1.0] * dimension), VectorRecord("gone", [1.0] * dimension)]
         await opened.vectors.upsert(stray)
     report = await check_store(store)
-    assert not report.ok and report.vectors_without_documents == 2
+    assert not report.ok
+    assert report.vectors_without_documents == 2
     assert set(report.examples["vectors_without_documents"]) == {"graphfuse:entity:orchard", "gone"}
     after = await check_store(store, repair=True)
-    assert after.ok and after.vectors == 30 and any("deleted 2 vectors" in r for r in after.repairs)
+    assert after.ok
+    assert after.vectors == 30
+    assert any("deleted 2 vectors" in r for r in after.repairs)
     async with LocalStore.open(store, mode="ro") as opened:
         assert await opened.graph.get_documents(["graphfuse:entity:orchard"])  # the entity node stays

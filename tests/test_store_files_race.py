@@ -80,7 +80,7 @@ def test_an_interrupted_creation_says_half_written_and_how_to_go_on(tmp_path: Pa
     past = time.time() - 60
     for p in directory.iterdir():
         os.utime(p, (past, past))
-    with pytest.raises(StoreCorrupted, match="half-written.*retry in a moment.*remove the directory"):
+    with pytest.raises(StoreCorrupted, match=r"half-written.*retry in a moment.*remove the directory"):
         LocalStore.open(directory)
     (directory / "notes.txt").write_text("mine")
     with pytest.raises(StoreCorrupted, match="not a GraphFuse store"):
@@ -130,6 +130,9 @@ def test_check_refuses_what_every_other_command_refuses(tmp_path: Path, change: 
     change(manifest)
     (store / "manifest.json").write_text(json.dumps(manifest))
     query = runner.invoke(app, ["query", "orchard", "--store", str(store)])
-    assert query.exit_code == 1 and said in query.output
+    assert query.exit_code == 1
+    assert said in query.output
     check = runner.invoke(app, ["check", "--store", str(store)])
-    assert check.exit_code == 1 and said in check.output and "inconsistent" in check.output
+    assert check.exit_code == 1
+    assert said in check.output
+    assert "inconsistent" in check.output
