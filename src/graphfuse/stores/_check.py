@@ -32,6 +32,8 @@ from ._vector_store import LocalVectorStore, checksum_matches
 __all__ = ["StoreCheck", "check_store"]
 
 _SHOWN = 20
+# A damaged schema can make SQLite's own error message invalid UTF-8: Python then raises that.
+_DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
 _DAMAGED_SHOWN = 200
 
 
@@ -142,7 +144,7 @@ def _file_problem(path: Path, application_id: int, what: str) -> tuple[str | Non
         conn = _open(path)
         found = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
+    except _DB_ERRORS as exc:
         return f"{name}: damaged, unreadable as SQLite ({exc})", None
     if found == 0 and tables == 0:
         conn.close()
@@ -156,7 +158,7 @@ def _file_problem(path: Path, application_id: int, what: str) -> tuple[str | Non
 def _guarded(report: StoreCheck, name: str, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
     try:
         return conn.execute(sql, params).fetchall()
-    except sqlite3.DatabaseError as exc:
+    except _DB_ERRORS as exc:
         line = f"{name}: damaged ({exc})"
         if line not in report.integrity:
             report.integrity.append(line)
@@ -310,7 +312,7 @@ def _inspect_values(report: StoreCheck, conn: sqlite3.Connection, dimension: int
     name = VECTORS_FILE
     try:
         found, unverified = damaged_vectors(conn, dimension)
-    except sqlite3.DatabaseError as exc:
+    except _DB_ERRORS as exc:
         line = f"{name}: damaged ({exc})"
         if line not in report.integrity:
             report.integrity.append(line)
@@ -381,8 +383,8 @@ def _attach(conn: sqlite3.Connection, path: Path) -> bool:
             conn.execute("ATTACH DATABASE ? AS v", (f"{uri}?{mode}",))
             conn.execute("SELECT count(*) FROM v.vectors").fetchone()
             return True
-        except sqlite3.DatabaseError:
-            with contextlib.suppress(sqlite3.DatabaseError):
+        except _DB_ERRORS:
+            with contextlib.suppress(*_DB_ERRORS):
                 conn.execute("DETACH DATABASE v")
     return False
 

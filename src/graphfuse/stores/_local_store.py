@@ -32,7 +32,9 @@ _CREATION_WAIT_S = 10.0
 _TEMP_PREFIX = ".manifest-"
 
 
-def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def _write_manifest(directory: Path, manifest: dict[str, Any], *, first: bool = False) -> bool:
+    """Write the manifest atomically; with ``first``, only if there is none yet (returns whether
+    it was written: a process creating the same store may have written its own first)."""
     # Written last and atomically: a directory without a manifest is a half-written one. The
     # file gets the data files' permissions (the umask's when there are none yet), so whoever
     # may read the store may read its manifest too.
@@ -51,7 +53,16 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
             json.dump(manifest, f, indent=2, sort_keys=True)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, directory / MANIFEST)
+        if not first:
+            os.replace(tmp, directory / MANIFEST)
+            return True
+        try:
+            os.link(tmp, directory / MANIFEST)  # atomic, and never over another creator's manifest
+        except FileExistsError:
+            return False
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return True
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -153,32 +164,9 @@ class LocalStore:
         if path.exists() and not path.is_dir():
             raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
         if not (path / MANIFEST).exists():
-            leftovers, own = _leftovers(path)
-            if own:
-                raise StoreCorrupted(
-                    f"store directory {str(path)!r} has no {MANIFEST} but holds {', '.join(leftovers)}: it is "
-                    "half-written. Another process may still be creating it (retry in a moment), or its "
-                    "creation was interrupted (then remove the directory and index again)"
-                )
-            if leftovers:
-                raise StoreCorrupted(
-                    f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
-                    "it is not a GraphFuse store (use another directory)"
-                )
-            if not create:
-                raise NotFound(f"no GraphFuse store at {str(path)!r}")
-            path.mkdir(parents=True, exist_ok=True)
-            graph = SQLiteGraphStore(path / GRAPH_FILE)
-            vectors = LocalVectorStore(path / VECTORS_FILE)
-            manifest: dict[str, Any] = {
-                "format": FORMAT,
-                "version": FORMAT_VERSION,
-                "embedder": None,
-                "dimension": None,
-                "counts": {"documents": 0, "relations": 0, "vectors": 0},
-            }
-            _write_manifest(path, manifest)
-            return cls(path, graph, vectors, manifest)
+            created = cls._create(path, create)
+            if created is not None:
+                return created
         manifest = _read_manifest(path)
         # The manifest is written after both files were created: an empty file now was truncated.
         graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly, create=False)
@@ -208,6 +196,49 @@ class LocalStore:
                     vectors._db.close()
                 raise
         return store
+
+    @classmethod
+    def _create(cls, path: Path, create: bool) -> LocalStore | None:
+        """A new store in ``path``, or ``None`` when another process created it meanwhile (open that one)."""
+        leftovers, own = _leftovers(path)
+        if (path / MANIFEST).exists():
+            return None
+        if own:
+            raise StoreCorrupted(
+                f"store directory {str(path)!r} has no {MANIFEST} but holds {', '.join(leftovers)}: it is "
+                "half-written. Another process may still be creating it (retry in a moment), or its "
+                "creation was interrupted (then remove the directory and index again)"
+            )
+        if leftovers:
+            raise StoreCorrupted(
+                f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
+                "it is not a GraphFuse store (use another directory)"
+            )
+        if not create:
+            raise NotFound(f"no GraphFuse store at {str(path)!r}")
+        path.mkdir(parents=True, exist_ok=True)
+        graph = SQLiteGraphStore(path / GRAPH_FILE)
+        vectors = LocalVectorStore(path / VECTORS_FILE)
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "embedder": None,
+            "dimension": None,
+            "counts": {"documents": 0, "relations": 0, "vectors": 0},
+        }
+        try:
+            written = _write_manifest(path, manifest, first=True)
+        except BaseException:
+            graph._db.close()
+            if vectors._db is not None:
+                vectors._db.close()
+            raise
+        if not written:  # another process created the same store first: open theirs
+            graph._db.close()
+            if vectors._db is not None:
+                vectors._db.close()
+            return None
+        return cls(path, graph, vectors, manifest)
 
     @property
     def readonly(self) -> bool:

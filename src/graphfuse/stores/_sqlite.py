@@ -73,6 +73,8 @@ class Database:
             if denied is not None:
                 raise denied from exc
             raise ConnectionFailed(f"cannot open {kind} {self.path!r}: {exc}") from exc
+        except UnicodeDecodeError as exc:  # SQLite's message quoted bytes of a damaged schema
+            raise StoreCorrupted(f"{kind} {self.path!r} is damaged ({exc!r}); {CHECK_HINT}") from exc
         try:
             with self.guard():
                 self._prepare(memory, application_id, (version, *older), schema, create and not readonly)
@@ -151,6 +153,10 @@ class Database:
                 raise
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
+            except UnicodeDecodeError as exc:  # SQLite's message quoted bytes of a damaged schema
+                raise StoreCorrupted(
+                    f"{self.kind} {self.path!r} is damaged or not a GraphFuse store ({exc!r}); {CHECK_HINT}"
+                ) from exc
 
     @contextlib.contextmanager
     def write(self, *, foreign_keys: bool = True) -> Iterator[sqlite3.Connection]:
