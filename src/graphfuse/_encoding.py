@@ -61,22 +61,50 @@ def check_numbers(metadata: Mapping[str, Any], what: str) -> None:
 
     Raises :class:`~graphfuse.InvalidInput` naming ``what`` and the key.
     """
-    seen: set[int] = set()
-    stack: list[tuple[Any, str, int]] = [(metadata, "metadata", 0)]
-    while stack:
-        value, path, depth = stack.pop()
-        if isinstance(value, Mapping):
-            if id(value) in seen or depth > _MAX_DEPTH:
-                continue
-            seen.add(id(value))
-            stack.extend((v, f"{path}[{k!r}]", depth + 1) for k, v in value.items())
-        elif isinstance(value, list | tuple):
-            if id(value) in seen or depth > _MAX_DEPTH:
-                continue
-            seen.add(id(value))
-            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
-        elif isinstance(value, int | float):
-            check_number(value, f"{what}: {path}")
+    for value in metadata.values():  # flat metadata of text and plain numbers: no walk
+        kind = type(value)
+        if not (
+            kind is str
+            or value is None
+            or kind is bool
+            or (kind is int and INT_MIN <= value <= INT_MAX)
+            or (kind is float and value - value == 0.0)  # NaN and infinity give NaN
+        ):
+            break
+    else:
+        return
+    found = _out_of_range(metadata, 0, set())
+    if found is not None:
+        keys, value = found
+        check_number(value, f"{what}: metadata" + "".join(f"[{k!r}]" for k in reversed(keys)))
+
+
+def _out_of_range(value: Any, depth: int, seen: set[int]) -> tuple[list[Any], Any] | None:
+    """``(keys from the value up, value)`` of the first number :func:`check_number` refuses."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if INT_MIN <= value <= INT_MAX else ([], value)
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ([], value)
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    if depth > _MAX_DEPTH or id(value) in seen:
+        return None
+    seen.add(id(value))
+    for key, item in items:
+        found = _out_of_range(item, depth + 1, seen)
+        if found is not None:
+            found[0].append(key)
+            return found
+    return None
 
 
 def first_surrogate(text: str) -> int | None:
