@@ -32,6 +32,7 @@ from ._vector_store import LocalVectorStore, checksum_matches
 __all__ = ["StoreCheck", "check_store"]
 
 _SHOWN = 20
+_REFUSED = "the store cannot be opened as the other commands open it"
 # A damaged schema can make SQLite's own error message invalid UTF-8: Python then raises that.
 _DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
 _DAMAGED_SHOWN = 200
@@ -404,9 +405,9 @@ async def _open_like_commands(directory: Path, report: StoreCheck) -> None:
             # the commands (which guess its components) may not. Not damage: a note.
             report.notes.append(f"the store records no components (it was built from Python): the commands say: {exc}")
             return
-        report.integrity.append(f"the store cannot be opened as the other commands open it: {exc}")
+        report.integrity.append(f"{_REFUSED}: {exc}")
     except GraphFuseError as exc:
-        report.integrity.append(f"the store cannot be opened as the other commands open it: {exc}")
+        report.integrity.append(f"{_REFUSED}: {exc}")
 
 
 async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> None:
@@ -549,10 +550,17 @@ async def check_store(directory: str | os.PathLike[str], *, repair: bool = False
     if not repair or (found.ok and not found.notes):
         return found
     if not _repairable(found):
-        found.unrepaired.append(
-            "damaged files or rows are left as they are: restore the store from a backup, or index the "
-            "sources into a new store directory"
-        )
+        if any(line.startswith(_REFUSED) for line in found.integrity):
+            found.unrepaired.append(
+                "--repair does not rewrite the manifest or its components: fix what the other commands refuse "
+                "(install the plugin it names, or restore the manifest), or index the sources into a new store "
+                "directory"
+            )
+        else:
+            found.unrepaired.append(
+                "damaged files or rows are left as they are: restore the store from a backup, or index the "
+                "sources into a new store directory"
+            )
         return found
     done = await _repair(path, found)
     await _corpus_note(path, found, repair=True)
