@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from graphfuse import Document, InvalidInput, MetadataFilter, Relation, VectorRecord
 from graphfuse.cli import app
-from graphfuse.indexing import SourceRecord
+from graphfuse.indexing import SourceRecord, records_from_loaded
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 from graphfuse.stores._metadata_index import MetadataIndex
 from graphfuse.stores._vector_store import row_checksum
@@ -51,6 +51,15 @@ def test_core_types_refuse_the_number_naming_the_key(value: Any, said: str, nest
             build()
         assert owner in str(caught.value)
         assert key in str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "said"), BAD)
+def test_host_records_refuse_the_number_naming_document_and_key(value: Any, said: str) -> None:
+    loaded = [("ok", "fine", {"n": 1}), ("bad", "text", {"page": {"score": value}})]
+    with pytest.raises(InvalidInput, match=said) as caught:
+        records_from_loaded(loaded)
+    assert "document 1 ('bad')" in str(caught.value)
+    assert "['page']['score']" in str(caught.value)
 
 
 def test_the_64_bit_bounds_and_other_values_pass() -> None:
