@@ -341,17 +341,20 @@ class Indexer:
 
         With ``missing_ok=False``, an id that is not an indexed document (unknown, or the id of
         a chunk ``<id>#<n>``) raises :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
-        An entity node's id (:data:`ENTITY_PREFIX`) raises :class:`~graphfuse.InvalidInput`: entity
-        nodes are the indexer's own.
+        An id in the entity nodes' namespace (:data:`ENTITY_PREFIX`) raises
+        :class:`~graphfuse.InvalidInput`: entity nodes are the indexer's own (a document an older
+        version stored under such an id may still be deleted).
         The documents are marked ``pending`` first, so a deletion interrupted part-way never
         leaves a document that queries return without its vectors; deleting again finishes it.
         """
         if isinstance(ids, str):
             raise InvalidInput("ids must be a sequence of document ids, not a string")
-        for doc_id in ids:
-            check_record_id(doc_id, "document id")
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
+        for doc_id in ids:
+            if existing.get(doc_id, {}).get(KIND_KEY) != "document":
+                # An entity node's id (a document an older version let in under one may go).
+                check_record_id(doc_id, "document id")
         if not missing_ok:
             wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(KIND_KEY) != "document"]
             if wrong:
