@@ -60,6 +60,10 @@ def _write_manifest(directory: Path, manifest: dict[str, Any], *, first: bool = 
             os.link(tmp, directory / MANIFEST)  # atomic, and never over another creator's manifest
         except FileExistsError:
             return False
+        except OSError:  # a file system without hard links: the next best thing
+            if (directory / MANIFEST).exists():
+                return False
+            os.replace(tmp, directory / MANIFEST)
         finally:
             Path(tmp).unlink(missing_ok=True)
         return True
