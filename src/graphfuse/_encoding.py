@@ -1,9 +1,11 @@
-"""Checks that text and metadata can be stored: valid Unicode, JSON data, finite numbers.
+"""Checks that text and metadata can be stored: valid Unicode, JSON data, numbers in range.
 
 Python strings may hold lone surrogates (``"\\ud800"``, or ``"\\udcff"`` from a non-UTF-8
 command-line argument decoded with ``surrogateescape``) that no UTF-8 file or database can
-hold; JSON has no ``NaN`` or infinity. Both fail only when written, so every writer checks
-its whole input with these functions first and nothing is half-written.
+hold; JSON has no ``NaN`` or infinity; and an integer beyond 64 bits (``10**400``) is written
+by Python's ``json`` but read back by SQLite (and by most stores and clients) as a float, or
+as infinity. All of them fail only when written or queried, so every writer checks its whole
+input with these functions first and nothing is half-written.
 """
 
 from __future__ import annotations
@@ -17,9 +19,92 @@ from typing import Any
 
 from ._errors import InvalidInput
 
-__all__ = ["as_json_data", "check_json_data", "check_text", "first_surrogate"]
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "as_json_data",
+    "check_json_data",
+    "check_number",
+    "check_numbers",
+    "check_text",
+    "first_surrogate",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+INT_MIN = -(2**63)
+"""The smallest integer metadata may hold (a signed 64-bit integer, as SQLite and most stores keep)."""
+INT_MAX = 2**63 - 1
+"""The largest integer metadata may hold."""
+_MAX_DEPTH = 64
+
+
+def check_number(value: object, what: str) -> None:
+    """Refuse a number no store keeps as it is: a float that is NaN or infinite, an integer
+    outside the signed 64-bit range (:data:`INT_MIN`, :data:`INT_MAX`). Anything else passes.
+
+    Raises :class:`~graphfuse.InvalidInput` naming ``what``.
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput(f"{what} is {value!r}; JSON has no NaN or infinity, so it cannot be stored or filtered")
+    elif isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+        raise InvalidInput(
+            f"{what} is an integer of {value.bit_length()} bits, out of range: metadata integers must fit in "
+            "64 bits (-2**63 to 2**63-1); store a larger number as a string"
+        )
+
+
+def check_numbers(metadata: Mapping[str, Any], what: str) -> None:
+    """:func:`check_number` on every value of ``metadata``, nested mappings and lists included
+    (each container once, so shared or self-referencing ones end); other values pass.
+
+    Raises :class:`~graphfuse.InvalidInput` naming ``what`` and the key.
+    """
+    for value in metadata.values():  # flat metadata of text and plain numbers: no walk
+        kind = type(value)
+        if not (
+            kind is str
+            or value is None
+            or kind is bool
+            or (kind is int and INT_MIN <= value <= INT_MAX)
+            or (kind is float and value - value == 0.0)  # NaN and infinity give NaN
+        ):
+            break
+    else:
+        return
+    found = _out_of_range(metadata, 0, set())
+    if found is not None:
+        keys, value = found
+        check_number(value, f"{what}: metadata" + "".join(f"[{k!r}]" for k in reversed(keys)))
+
+
+def _out_of_range(value: Any, depth: int, seen: set[int]) -> tuple[list[Any], Any] | None:
+    """``(keys from the value up, value)`` of the first number :func:`check_number` refuses."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if INT_MIN <= value <= INT_MAX else ([], value)
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ([], value)
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    if depth > _MAX_DEPTH or id(value) in seen:
+        return None
+    seen.add(id(value))
+    for key, item in items:
+        found = _out_of_range(item, depth + 1, seen)
+        if found is not None:
+            found[0].append(key)
+            return found
+    return None
 
 
 def first_surrogate(text: str) -> int | None:
@@ -42,7 +127,8 @@ def check_text(text: str, what: str) -> str:
 
 
 def check_json_data(metadata: Mapping[str, Any], what: str) -> None:
-    """Check ``metadata`` is JSON data: string keys, finite numbers, valid Unicode, no cycles.
+    """Check ``metadata`` is JSON data: string keys, finite numbers, integers within 64 bits,
+    valid Unicode, no cycles.
 
     Raises :class:`~graphfuse.InvalidInput` naming ``what`` and the offending key.
     """
@@ -52,11 +138,10 @@ def check_json_data(metadata: Mapping[str, Any], what: str) -> None:
 def _check_value(value: Any, what: str, path: str, depth: int) -> None:
     if depth > 64:
         raise InvalidInput(f"{what}: {path} is nested too deeply (more than 64 levels)")
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
         return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInput(f"{what}: {path} is {value!r}; JSON has no NaN or infinity")
+    if isinstance(value, int | float):
+        check_number(value, f"{what}: {path}")
         return
     if isinstance(value, str):
         check_text(value, f"{what}: {path}")

@@ -13,7 +13,7 @@ from typing import Any
 from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
-from .._types import check_id
+from .._types import ENTITY_PREFIX, check_id
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
@@ -50,6 +50,19 @@ def excluded_keys(metadata: Mapping[str, Any], what: str = "metadata") -> tuple[
     return out[0], out[1]
 
 
+def check_record_id(value: object, what: str = "record id") -> str:
+    """``value`` if it can be a document's id: :func:`~graphfuse.validation.check_id`, and not in the
+    namespace of the entity nodes the indexer writes (:data:`~graphfuse.indexing.ENTITY_PREFIX`, which a
+    document would overwrite, or delete). Raises :class:`~graphfuse.InvalidInput` naming the id."""
+    doc_id = check_id(value, what)
+    if doc_id.startswith(ENTITY_PREFIX):
+        raise InvalidInput(
+            f"{what} {doc_id!r} is reserved: ids starting with {ENTITY_PREFIX!r} name the entity nodes "
+            "GraphFuse writes; give the document another id"
+        )
+    return doc_id
+
+
 def reserved_key(key: str) -> bool:
     """True when ``key`` belongs to GraphFuse's own bookkeeping (``parent_id``, ``graphfuse_*``)."""
     return key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX)
@@ -61,7 +74,8 @@ class SourceRecord:
 
     ``links`` are ids of other documents this one points to (``LINKS_TO`` relations);
     ``title`` feeds the title linker (other passages that mention it get a ``MENTIONS``
-    relation to this document). Naive ``created_at`` is taken as UTC.
+    relation to this document). Naive ``created_at`` is taken as UTC. An id starting with
+    :data:`~graphfuse.indexing.ENTITY_PREFIX` is reserved for entity nodes (``InvalidInput``).
     """
 
     id: str
@@ -72,7 +86,7 @@ class SourceRecord:
     links: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_id(self.id)
+        check_record_id(self.id)
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidInput(f"record {self.id!r}: text must be a non-empty string")
         if self.title is not None and not isinstance(self.title, str):
