@@ -28,6 +28,7 @@ from ..indexing import (
     read_whatsapp,
     wants_entity_graph,
 )
+from ..indexing._reading import MAX_FILE_BYTES, byte_size, shown_size
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
 
@@ -148,6 +149,8 @@ async def index_sources(
     prune: bool = False,
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
     entity_extractor: Sequence[str] | None = None,
     chat: str | None = None,
     chat_gap: float | None = None,
@@ -159,8 +162,9 @@ async def index_sources(
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
-    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
-    :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
+    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown``,
+    ``max_file_bytes`` and ``follow_symlinks`` as in :func:`~graphfuse.indexing.read_sources`;
+    ``entity_extractor`` as in :func:`text_graph_extractors`
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
     reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
     :data:`CHAT_GAP_MINUTES`) and
@@ -176,7 +180,15 @@ async def index_sources(
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
-        records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
+        records = list(
+            read_sources(
+                paths,
+                on_skip=skipped,
+                raw_markdown=raw_markdown,
+                max_file_bytes=max_file_bytes,
+                follow_symlinks=follow_symlinks,
+            )
+        )
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
@@ -241,6 +253,23 @@ def index(
             help="Index markdown as written (default: links shown as their text, e.g. [maps](m.md) as 'maps').",
         ),
     ] = False,
+    max_file_size: Annotated[
+        str,
+        typer.Option(
+            "--max-file-size",
+            help=(
+                "Largest source file (and .jsonl line) to read, e.g. 64MiB; a larger file found in a folder is "
+                "skipped, named itself it is an error."
+            ),
+        ),
+    ] = shown_size(MAX_FILE_BYTES).replace(" ", ""),
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symbolic links that lead out of a folder being read (default: skipped, and said so).",
+        ),
+    ] = False,
     entity_extractor: Annotated[
         list[str] | None,
         typer.Option(
@@ -301,6 +330,8 @@ def index(
             prune=prune,
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
+            max_file_bytes=byte_size(max_file_size, "--max-file-size"),
+            follow_symlinks=follow_symlinks,
             entity_extractor=entity_extractor,
             chat=chat,
             chat_gap=chat_gap,

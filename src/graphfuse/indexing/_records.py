@@ -10,11 +10,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._encoding import check_json_data, check_text
+from .._encoding import check_json_data, check_metadata_size, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
+from ._reading import MAX_FILE_BYTES, SourceReader, not_a_file
+from ._reading import Unreadable as _Unreadable
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
@@ -90,6 +92,7 @@ class SourceRecord:
                     f"record {self.id!r}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
                     f"('parent_id' and keys starting with {RESERVED_PREFIX!r}'); rename it"
                 )
+        check_metadata_size(self.metadata, f"record {self.id!r}")
         check_json_data(self.metadata, f"record {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         if self.created_at is not None:
@@ -109,6 +112,8 @@ def read_sources(
     *,
     on_skip: Callable[[str, str], None] | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
 ) -> Iterator[SourceRecord]:
     """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
 
@@ -146,16 +151,19 @@ def read_sources(
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = list(_expand(paths))
+    reader = SourceReader(max_bytes=max_file_bytes, follow_symlinks=follow_symlinks)
+    files = list(_expand(paths, reader, on_skip))
     notes = NoteLinks(
-        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
+        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES),
+        raw_markdown=raw_markdown,
+        read=reader.read,
     )
     seen: set[str] = set()
     repeated: list[str] = []
     for path, rel, found in files:
         try:
             # (_Empty comes before any record of the file.)
-            for record in _read_file(path, rel, notes, raw_markdown):
+            for record in _read_file(path, rel, notes, raw_markdown, reader):
                 if record.id in seen:
                     repeated.append(record.id)
                     continue
@@ -164,7 +172,7 @@ def read_sources(
                     yield record
         except _Unreadable as bad:
             if not found:
-                raise InvalidInput(f"{path}{bad.where}: {bad.why}") from None
+                raise bad.error(path) from None
             if on_skip is not None:
                 on_skip(f"{path}{bad.where}", bad.why)
         except _Empty as empty:
@@ -181,47 +189,30 @@ class _Empty(Exception):
     """A source file without text (what it holds instead is the message)."""
 
 
-class _Unreadable(Exception):
-    """A source file that is not UTF-8 text: ``(":line" or "", why)``."""
-
-    def __init__(self, where: str, why: str) -> None:
-        super().__init__(where, why)
-        self.where, self.why = where, why
-
-
-def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
+def _expand(
+    paths: Sequence[str | os.PathLike[str]], reader: SourceReader, on_skip: Callable[[str, str], None] | None
+) -> Iterator[tuple[Path, str, bool]]:
     """``(file, record id, found in a directory)`` for each file to read."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in _SUFFIXES and not _hidden(p.relative_to(path)) and p.is_file()
-            )
-            for f in files:
-                yield f, f.relative_to(path).as_posix(), True
+            for f, rel in reader.folder(path, _SUFFIXES, on_skip):
+                yield f, rel, True
         elif path.is_file():
             if path.suffix.lower() not in _SUFFIXES:
                 raise InvalidInput(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
             yield path, path.name, False
         else:
-            raise InvalidInput(f"{path}: no such file or directory")
+            raise not_a_file(path)
 
 
-def _hidden(rel: Path) -> bool:
-    """Whether a path inside a directory given is hidden (a part starting with a dot): a vault's
-    ``.obsidian`` settings and ``.trash``, a repository's ``.git``, a ``.venv``'s packages."""
-    return any(part.startswith(".") for part in rel.parts)
-
-
-def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
+def _read_file(
+    path: Path, rel: str, notes: NoteLinks, raw_markdown: bool, reader: SourceReader
+) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
-        yield from _read_jsonl(path)
+        yield from _read_jsonl(path, reader)
         return
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise _Unreadable("", "a binary file, not text")
+    data = reader.read(path)  # (bounded: size, binary sniff, a regular file, the one listed)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -253,11 +244,12 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         raise InvalidInput(f"{path}: {exc}") from None
 
 
-def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
+def _read_jsonl(path: Path, reader: SourceReader) -> Iterator[SourceRecord]:
     empty = True
-    for where, obj in read_json_objects(path):
-        empty = False
-        yield record_from_json(obj, where)
+    with reader.open(path) as fh:
+        for where, obj in read_json_objects(path, lines=reader.lines(fh, str(path))):
+            empty = False
+            yield record_from_json(obj, where)
     if empty:  # like an empty text file
         raise _Empty("the file is empty")
 
