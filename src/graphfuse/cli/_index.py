@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from datetime import timedelta
@@ -206,9 +207,12 @@ async def index_sources(
             report.pruned = await indexer.aprune(r.id for r in records)
         with console.status("updating the BM25 and title indexes"):
             await store.refresh_corpus_indexes()
-        return report
-    finally:
-        await store.close()
+    except BaseException:
+        with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
+            await store.close()
+        raise
+    await store.close()
+    return report
 
 
 @reports_errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -9,7 +10,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
 from ..embedders._identity import embedder_identity
 from ._records import CHECK_HINT
@@ -23,6 +24,7 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 GRAPH_FILE = "graph.sqlite"
 VECTORS_FILE = "vectors.sqlite"
+_NO_SPACE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # (no space left, disk quota exceeded)
 
 
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
@@ -40,8 +42,13 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, directory / MANIFEST)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise DiskFull(
+                f"store directory {str(directory)!r}: no space left on the disk to write {MANIFEST} "
+                f"({exc.strerror}); it is left as it was: free space and run the same command again"
+            ) from exc
         raise
 
 
