@@ -204,12 +204,20 @@ class SourceReader:
                 head = fh.read(SNIFF_BYTES)
                 if b"\0" in head:
                     raise Unreadable("", "a binary file, not text")
-                rest = fh.read(self.max_bytes + 1 - len(head))
+                pieces, total = [head], len(head)
+                while total <= self.max_bytes:
+                    # What its size promises, or a block more when it grew since (never a buffer of
+                    # max_bytes for a small file: read(n) allocates n).
+                    piece = fh.read(min(max(size - total, 1 << 16), self.max_bytes + 1 - total))
+                    if not piece:
+                        break
+                    pieces.append(piece)
+                    total += len(piece)
             except OSError as exc:
                 raise _reason(exc, True) from None
-        if len(head) + len(rest) > self.max_bytes:  # (it grew while being read)
-            raise self._too_large(len(head) + len(rest))
-        return head + rest
+        if total > self.max_bytes:  # (it grew while being read)
+            raise self._too_large(total)
+        return b"".join(pieces)
 
     def lines(self, fh: BinaryIO, where: str) -> Iterator[tuple[int, bytes]]:
         """``(line number, line)`` of an opened file; a line longer than ``max_bytes`` raises
