@@ -158,10 +158,10 @@ def test_a_sparse_file_of_gigabytes_is_refused_from_its_size(tmp_path: Path) -> 
         tracemalloc.stop()
     assert [r.id for r in records] == ["ok.md"]
     assert skipped == [
-        (str(sparse), "2 GiB, over the 16 MiB limit for one file (max_file_bytes or --max-file-size raises it)")
+        (str(sparse), "2 GiB, over the 8 MiB limit for one file (max_file_bytes or --max-file-size raises it)")
     ]
     assert peak < 5 * 2**20
-    with pytest.raises(InvalidInput, match=r"huge\.md: 2 GiB, over the 16 MiB limit"):
+    with pytest.raises(InvalidInput, match=r"huge\.md: 2 GiB, over the 8 MiB limit"):
         _read([sparse])
 
 
@@ -214,7 +214,7 @@ def test_the_size_limit_is_configurable_and_applies_to_jsonl_lines(tmp_path: Pat
 
 def test_byte_sizes_read_as_gnu_tools_read_them() -> None:
     assert byte_size("5000") == 5000
-    assert byte_size("16MiB") == byte_size("16M") == 16 * 2**20 == MAX_FILE_BYTES
+    assert byte_size("8MiB") == byte_size("8M") == 8 * 2**20 == MAX_FILE_BYTES
     assert byte_size("1.5 GiB") == 3 * 2**29
     assert byte_size("100KB") == 100_000
     assert byte_size("2k") == 2048

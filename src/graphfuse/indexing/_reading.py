@@ -38,12 +38,14 @@ __all__ = [
     "shown_size",
 ]
 
-MAX_FILE_BYTES = 16 * 1024 * 1024
-"""The largest source file :func:`~graphfuse.indexing.read_sources` reads by default (16 MiB), and
-the longest line of a ``.jsonl`` file. Indexing takes many times a file's size in memory (its
-tokens, chunks and vectors), so a larger file is refused from its size, before it is read: named
-itself, with :class:`~graphfuse.InvalidInput`; found in a folder, skipped with a line. Raise it
-with ``read_sources(..., max_file_bytes=...)`` or ``graphfuse index --max-file-size``."""
+MAX_FILE_BYTES = 8 * 1024 * 1024
+"""The largest source file :func:`~graphfuse.indexing.read_sources` reads by default (8 MiB, twice
+the longest novels), and the longest line of a ``.jsonl`` file. Indexing one document takes
+about 60 times its size in memory at its peak (its tokens, chunks, vectors and relations: 575 MB
+for an 8 MiB text file with the hashing embedder), so a larger file is refused from its size,
+before it is read: named itself, with :class:`~graphfuse.InvalidInput`; found in a folder,
+skipped with a line. Raise it with ``read_sources(..., max_file_bytes=...)`` or
+``graphfuse index --max-file-size``."""
 
 SNIFF_BYTES = 8192
 """How much of a text file is read to tell whether it is binary (a NUL byte in it): the rest of a
