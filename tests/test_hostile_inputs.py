@@ -464,6 +464,27 @@ def test_a_full_disk_in_sqlite_is_one_line_and_the_same_command_completes_later(
     assert _contents(store) == _contents(clean)
 
 
+def test_a_store_whose_creation_meets_a_full_disk_is_not_left_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _corpus(tmp_path, 20)
+    connect = sqlite3.connect
+
+    def full_disk(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)
+        conn.execute("PRAGMA max_page_count = 1")  # (a new file: not even its schema fits)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", full_disk)
+    code, out = _cli("index", str(source), "--store", str(tmp_path / "s"), "--embedder", "hashing")
+    assert code == 1
+    assert "no space left on the disk" in out
+    monkeypatch.undo()
+    assert not (tmp_path / "s").exists()  # (a half-written directory would be refused by the next run)
+    code, out = _cli("index", str(source), "--store", str(tmp_path / "s"), "--embedder", "hashing")
+    assert code == 0, out
+
+
 def test_a_full_disk_writing_the_manifest_leaves_the_old_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source = _corpus(tmp_path, 20)
     store = tmp_path / "s"

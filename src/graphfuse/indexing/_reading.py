@@ -269,7 +269,7 @@ class _Walk:
         self.links: list[tuple[Path, str]] = []
 
     def run(self) -> list[tuple[Path, str, tuple[int, int]]]:
-        self.walk(self.root, "")
+        self.walk(self.root, "", linked=False)
         done = 0
         while done < len(self.links):  # (following a link to a folder may find more links)
             path, rel = self.links[done]
@@ -287,7 +287,8 @@ class _Walk:
     def inside(self, target: str) -> bool:
         return target == self.base or target.startswith(self.base.rstrip(os.sep) + os.sep)
 
-    def walk(self, folder: Path, prefix: str) -> None:
+    def walk(self, folder: Path, prefix: str, *, linked: bool) -> None:
+        """List ``folder`` (read as ``prefix``); ``linked`` when reached through a followed link."""
         try:
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
@@ -306,21 +307,24 @@ class _Walk:
             except OSError:
                 continue  # (gone since the listing)
             if stat.S_ISDIR(info.st_mode):
-                self.enter(path, rel, os.path.realpath(path))
+                self.enter(path, rel, os.path.realpath(path), linked=linked)
             elif self.wanted(entry.name):
-                self.add(path, rel, info)
+                self.add(path, rel, info, linked=linked)
 
-    def enter(self, path: Path, rel: str, real: str) -> None:
+    def enter(self, path: Path, rel: str, real: str, *, linked: bool) -> None:
         if real in self.folders:
             return  # (a folder reached again through a followed link: read once)
         self.folders[real] = rel
-        self.walk(path, rel + "/")
+        self.walk(path, rel + "/", linked=linked)
 
-    def add(self, path: Path, rel: str, info: os.stat_result) -> None:
+    def add(self, path: Path, rel: str, info: os.stat_result, *, linked: bool) -> None:
         if not stat.S_ISREG(info.st_mode):
             self.skip(path, f"{_kind(info.st_mode)}, not a regular file")
             return
         identity = (info.st_dev, info.st_ino)
+        if linked and identity in self.by_identity:  # (the folder's own files may be hard links)
+            self.skip(path, f"the same file as {self.by_identity[identity]}, which is read already")
+            return
         self.by_identity.setdefault(identity, rel)
         self.found.append((path, rel, identity))
 
@@ -344,7 +348,7 @@ class _Walk:
                     path, f"a symbolic link to the folder {target}, outside the folder: not followed ({_FOLLOW_HINT})"
                 )
             else:
-                self.enter(path, rel, target)
+                self.enter(path, rel, target, linked=True)
             return
         if not self.wanted(path.name):
             return
@@ -355,4 +359,4 @@ class _Walk:
         elif not inside and not self.follow:
             self.skip(path, f"a symbolic link to {target}, outside the folder: not followed ({_FOLLOW_HINT})")
         else:
-            self.add(path, rel, info)
+            self.add(path, rel, info, linked=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -50,6 +51,18 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
                 f"({exc.strerror}); it is left as it was: free space and run the same command again"
             ) from exc
         raise
+
+
+def _discard_new_store(directory: Path, opened: list[Any]) -> None:
+    for store in opened:
+        db = store._db
+        if db is not None:
+            db.close()
+    for name in (GRAPH_FILE, VECTORS_FILE):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()  # (only when nothing else is in it)
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
@@ -130,16 +143,23 @@ class LocalStore:
             if not create:
                 raise NotFound(f"no GraphFuse store at {str(path)!r}")
             path.mkdir(parents=True, exist_ok=True)
-            graph = SQLiteGraphStore(path / GRAPH_FILE)
-            vectors = LocalVectorStore(path / VECTORS_FILE)
-            manifest: dict[str, Any] = {
-                "format": FORMAT,
-                "version": FORMAT_VERSION,
-                "embedder": None,
-                "dimension": None,
-                "counts": {"documents": 0, "relations": 0, "vectors": 0},
-            }
-            _write_manifest(path, manifest)
+            opened: list[SQLiteGraphStore | LocalVectorStore] = []
+            try:
+                opened.append(graph := SQLiteGraphStore(path / GRAPH_FILE))
+                opened.append(vectors := LocalVectorStore(path / VECTORS_FILE))
+                manifest: dict[str, Any] = {
+                    "format": FORMAT,
+                    "version": FORMAT_VERSION,
+                    "embedder": None,
+                    "dimension": None,
+                    "counts": {"documents": 0, "relations": 0, "vectors": 0},
+                }
+                _write_manifest(path, manifest)
+            except BaseException:
+                # A creation that failed (a full disk) leaves no half-written store behind, which
+                # the next run would refuse: the directory was empty, these files are this call's.
+                _discard_new_store(path, opened)
+                raise
             return cls(path, graph, vectors, manifest)
         manifest = _read_manifest(path)
         # The manifest is written after both files were created: an empty file now was truncated.
