@@ -148,6 +148,20 @@ def read_sources(
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
     whole input was read, so every duplicate is named at once; nothing is yielded past the
     first duplicate).
+
+    Every input is bounded. A file larger than ``max_file_bytes`` (:data:`MAX_FILE_BYTES`, 8 MiB)
+    and a ``.jsonl`` line longer than it are refused before they are read; a text file is
+    binary when its first 8 KiB hold a NUL byte (the rest is not read); a record's metadata
+    (front matter included) holds at most :data:`MAX_METADATA_VALUES` values and
+    :data:`MAX_METADATA_BYTES` bytes as JSON, and may not refer to itself (a YAML alias bomb
+    fails at once, naming the file). A directory's symbolic links are followed while they stay
+    inside it (a link to a file or folder read already is skipped; loops are walked once); one
+    that leads out of it is skipped unless ``follow_symlinks=True``. Only regular files are
+    opened (a named pipe or a device is never read). Found in a directory, a file that is too
+    large, a link, a named pipe, a file or folder that may not be read, or one removed or
+    replaced after the directory was listed is skipped with ``on_skip(path, reason)``; named
+    itself, it raises :class:`~graphfuse.InvalidInput` (:class:`~graphfuse.PermissionDenied`
+    when the system refused to open it) naming it.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
