@@ -31,6 +31,7 @@ from graphfuse.indexing import (
     MAX_METADATA_BYTES,
     MAX_METADATA_VALUES,
     SourceRecord,
+    read_slack,
     read_sources,
     records_from_loaded,
 )
@@ -339,6 +340,18 @@ def test_a_named_pipe_is_never_opened_for_reading(tmp_path: Path) -> None:
     (tmp_path / "dangling.md").symlink_to("missing.md")
     with pytest.raises(InvalidInput, match=r"dangling\.md: a broken symbolic link \(to missing\.md\)"):
         _read([tmp_path / "dangling.md"])
+
+
+def test_a_named_pipe_given_as_a_chat_export_is_named_not_read(tmp_path: Path) -> None:
+    pipe = _fifo(tmp_path / "WhatsApp Chat.txt")
+    code, out = _cli("index", "--chat", "whatsapp", str(pipe), "--store", str(tmp_path / "s"))
+    assert code == 1
+    assert "WhatsApp Chat.txt: a named pipe (FIFO), not a regular file" in " ".join(out.split())
+    export = tmp_path / "slack"
+    (export / "general").mkdir(parents=True)
+    _fifo(export / "general" / "2024-03-14.json")
+    with pytest.raises(InvalidInput, match=r"2024-03-14\.json: a named pipe \(FIFO\), not a regular file"):
+        read_slack(export)
 
 
 @pytest.fixture

@@ -238,6 +238,7 @@ def fifo_never_blocks(tmp: Path) -> None:
     for args, expect_code, needle in (
         ([str(folder)], 0, "pipe.md: a named pipe (FIFO), not a regular file"),
         ([str(tmp / "named.txt")], 1, "named.txt: a named pipe (FIFO), not a regular file"),
+        (["--chat", "whatsapp", str(tmp / "named.txt")], 1, "named.txt: a named pipe (FIFO), not a regular file"),
     ):
         try:
             proc = subprocess.run(

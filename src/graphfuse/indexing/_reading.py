@@ -132,7 +132,7 @@ def not_a_file(path: Path) -> Exception:
         return InvalidInput(f"{path}: no such file or directory")
     except OSError as exc:
         return InvalidInput(f"{path}: {exc.strerror or exc}")
-    return InvalidInput(f"{path}: {_kind(mode)}, not a regular file: only files and folders are read")
+    return InvalidInput(f"{path}: {_kind(mode)}, not a regular file")
 
 
 def _reason(exc: OSError, listed: bool) -> Unreadable:
