@@ -125,7 +125,7 @@ def check_metadata_size(value: Any, what: str) -> None:
     The work is bounded: the walk stops at the first limit passed, so a small input whose shared
     parts expand to billions of values (a YAML "billion laughs") is refused at once.
     """
-    _Measure(what).walk(value, "metadata", 0)
+    _Measure(what).walk(value, 0)
 
 
 class _Measure:
@@ -136,45 +136,54 @@ class _Measure:
         self.values = 0
         self.size = 0
         self.open: set[int] = set()  # the containers on the path being walked (a cycle returns to one)
+        self.trail: list[Any] = []  # the keys and indexes of that path (named only in an error)
 
-    def walk(self, value: Any, path: str, depth: int) -> None:
+    def walk(self, value: Any, depth: int) -> None:
         self.values += 1
         if self.values > MAX_METADATA_VALUES:
             raise InvalidInput(
                 f"{self.what}: metadata holds more than {MAX_METADATA_VALUES} values (a value used twice, "
                 "as a YAML alias is, counts twice); keep large data in the text"
             )
-        if isinstance(value, Mapping | list | tuple):
+        if isinstance(value, str):
+            self.size += (len(value) if value.isascii() else _text_bytes(value)) + 2
+        elif isinstance(value, Mapping | list | tuple):
             if depth >= _MAX_DEPTH:
-                raise InvalidInput(f"{self.what}: {path} is nested too deeply (more than {_MAX_DEPTH} levels)")
+                raise InvalidInput(f"{self.what}: {self.path()} is nested too deeply (more than {_MAX_DEPTH} levels)")
             if id(value) in self.open:
-                raise InvalidInput(f"{self.what}: {path} refers to itself (metadata must be a tree, not a cycle)")
+                raise InvalidInput(
+                    f"{self.what}: {self.path()} refers to itself (metadata must be a tree, not a cycle)"
+                )
             self.open.add(id(value))
-            self.add(2)
+            self.size += 2
+            trail = self.trail
             if isinstance(value, Mapping):
                 for key, item in value.items():
-                    self.add(_text_bytes(key if isinstance(key, str) else str(key)) + 4)
-                    self.walk(item, f"{path}[{_shown(key)}]", depth + 1)
+                    text = key if isinstance(key, str) else str(key)
+                    self.size += (len(text) if text.isascii() else _text_bytes(text)) + 4
+                    trail.append(key)
+                    self.walk(item, depth + 1)
+                    trail.pop()
             else:
                 for i, item in enumerate(value):
-                    self.add(1)
-                    self.walk(item, f"{path}[{i}]", depth + 1)
+                    self.size += 1
+                    trail.append(i)
+                    self.walk(item, depth + 1)
+                    trail.pop()
             self.open.discard(id(value))
-        elif isinstance(value, str):
-            self.add(_text_bytes(value) + 2)
         elif isinstance(value, bool) or value is None:
-            self.add(5)
+            self.size += 5
         elif isinstance(value, int):
-            self.add(value.bit_length() * 30103 // 100000 + 2)  # (its decimal digits, without writing them)
+            self.size += value.bit_length() * 30103 // 100000 + 2  # (its decimal digits, without writing them)
         else:
-            self.add(32)  # a float, a date, a path: short once written
-
-    def add(self, size: int) -> None:
-        self.size += size
+            self.size += 32  # a float, a date, a path: short once written
         if self.size > MAX_METADATA_BYTES:
             raise InvalidInput(
                 f"{self.what}: metadata takes more than {MAX_METADATA_BYTES} bytes as JSON; keep large data in the text"
             )
+
+    def path(self) -> str:
+        return "metadata" + "".join(f"[{i}]" if isinstance(i, int) else f"[{_shown(i)}]" for i in self.trail)
 
 
 def _text_bytes(text: str) -> int:
