@@ -35,7 +35,6 @@ from graphfuse.indexing import (
     read_sources,
     records_from_loaded,
 )
-from graphfuse.indexing._reading import byte_size
 from graphfuse.stores import LocalStore, LocalVectorStore
 
 runner = CliRunner()
@@ -213,15 +212,17 @@ def test_the_size_limit_is_configurable_and_applies_to_jsonl_lines(tmp_path: Pat
     assert "--max-file-size: 'lots' is not a size" in out
 
 
-def test_byte_sizes_read_as_gnu_tools_read_them() -> None:
-    assert byte_size("5000") == 5000
-    assert byte_size("8MiB") == byte_size("8M") == 8 * 2**20 == MAX_FILE_BYTES
-    assert byte_size("1.5 GiB") == 3 * 2**29
-    assert byte_size("100KB") == 100_000
-    assert byte_size("2k") == 2048
+def test_max_file_size_reads_sizes_as_gnu_tools_do(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.md")  # (the size is read first: a good one reaches the path)
+    for good in ("5000", "8MiB", "8M", "1.5 GiB", "100KB", "2k"):
+        code, out = _cli("index", missing, "--store", str(tmp_path / "s"), "--max-file-size", good)
+        assert code == 1
+        assert "missing.md: no such file or directory" in out, good
     for bad in ("", "-1", "0", "12 parsecs", "1e9", "M"):
-        with pytest.raises(InvalidInput):
-            byte_size(bad)
+        code, out = _cli("index", missing, "--store", str(tmp_path / "s"), "--max-file-size", bad)
+        assert code == 1
+        assert "--max-file-size:" in out, bad
+    assert MAX_FILE_BYTES == 8 * 2**20
 
 
 # -- 2. files outside the folder ---------------------------------------------------------------

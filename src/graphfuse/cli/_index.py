@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import (
+    MAX_FILE_BYTES,
     ChatMessage,
     EntityExtractor,
     Indexer,
@@ -29,9 +30,9 @@ from ..indexing import (
     read_whatsapp,
     wants_entity_graph,
 )
-from ..indexing._reading import MAX_FILE_BYTES, byte_size, shown_size
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
+from ._options import byte_size
 
 __all__ = [
     "CHAT_FORMATS",
@@ -266,7 +267,7 @@ def index(
                 "skipped, named itself it is an error."
             ),
         ),
-    ] = shown_size(MAX_FILE_BYTES).replace(" ", ""),
+    ] = f"{MAX_FILE_BYTES // 2**20}MiB",
     follow_symlinks: Annotated[
         bool,
         typer.Option(

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path, PurePath
@@ -33,7 +32,6 @@ __all__ = [
     "SNIFF_BYTES",
     "SourceReader",
     "Unreadable",
-    "byte_size",
     "not_a_file",
     "shown_size",
 ]
@@ -79,27 +77,6 @@ def shown_size(size: int) -> str:
             value = size / scale
             return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
     return f"{size} bytes"
-
-
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?\s*", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "KB": 10**3, "M": 1 << 20, "MIB": 1 << 20, "MB": 10**6}
-_UNITS |= {"G": 1 << 30, "GIB": 1 << 30, "GB": 10**9}
-
-
-def byte_size(text: str, what: str = "size") -> int:
-    """A size written as ``text``: bytes (``5000000``), or with a unit as GNU tools read them
-    (``K``, ``M``, ``G`` and ``KiB``, ``MiB``, ``GiB`` are powers of 1024; ``KB``, ``MB``, ``GB``
-    of 1000). :class:`~graphfuse.InvalidInput` naming ``what`` for anything else, or less than 1."""
-    match = _SIZE.fullmatch(text)
-    unit = (match.group(2) or "").upper() if match else ""
-    if match is None or unit not in _UNITS:
-        raise InvalidInput(
-            f"{what}: {text!r} is not a size (bytes, or a number with K, M, G, KiB, MiB, GiB, KB, MB, GB)"
-        )
-    size = int(float(match.group(1)) * _UNITS[unit])
-    if size < 1:
-        raise InvalidInput(f"{what}: {text!r} must be at least 1 byte")
-    return size
 
 
 _KINDS = (
