@@ -2,13 +2,14 @@
 
 Every error GraphFuse raises on purpose derives from :class:`GraphFuseError`, one class per
 cause; :class:`DeadlineExceeded` is a :class:`ConnectionFailed` (not retryable: the caller's
-time is up), :class:`InvalidInput` is also a ``ValueError`` and :class:`PermissionDenied` also a
-``PermissionError``; a :class:`StageFailed` is also of its cause's class when that is a GraphFuse
-error. See docs/concepts.md, "Errors".
+time is up), :class:`InvalidInput` is also a ``ValueError``, :class:`PermissionDenied` also a
+``PermissionError`` and :class:`DiskFull` also an ``OSError``; a :class:`StageFailed` is also of
+its cause's class when that is a GraphFuse error. See docs/concepts.md, "Errors".
 """
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "AuthenticationFailed",
     "ConnectionFailed",
     "DeadlineExceeded",
+    "DiskFull",
     "EmptyPipeline",
     "GraphFuseError",
     "InvalidInput",
@@ -85,6 +87,19 @@ class PermissionDenied(GraphFuseError, PermissionError):
 
     Not damage: the file may be intact (a read-only store written to, another user's file).
     """
+
+
+class DiskFull(GraphFuseError, OSError):
+    """A write ran out of disk space (or disk quota); the message names the file.
+
+    Not damage: what the failed write was doing is rolled back, and the store stays as consistent
+    as an interrupted run leaves it. Free space and run the same command again. ``errno`` is
+    ``ENOSPC``.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.errno = errno.ENOSPC
 
 
 class StageFailed(GraphFuseError):

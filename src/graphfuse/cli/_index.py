@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from datetime import timedelta
@@ -16,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import (
+    MAX_FILE_BYTES,
     ChatMessage,
     EntityExtractor,
     Indexer,
@@ -30,6 +32,7 @@ from ..indexing import (
 )
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
+from ._options import byte_size
 
 __all__ = [
     "CHAT_FORMATS",
@@ -148,6 +151,8 @@ async def index_sources(
     prune: bool = False,
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
     entity_extractor: Sequence[str] | None = None,
     chat: str | None = None,
     chat_gap: float | None = None,
@@ -159,8 +164,9 @@ async def index_sources(
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
-    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
-    :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
+    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown``,
+    ``max_file_bytes`` and ``follow_symlinks`` as in :func:`~graphfuse.indexing.read_sources`;
+    ``entity_extractor`` as in :func:`text_graph_extractors`
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
     reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
     :data:`CHAT_GAP_MINUTES`) and
@@ -176,7 +182,15 @@ async def index_sources(
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
-        records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
+        records = list(
+            read_sources(
+                paths,
+                on_skip=skipped,
+                raw_markdown=raw_markdown,
+                max_file_bytes=max_file_bytes,
+                follow_symlinks=follow_symlinks,
+            )
+        )
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
@@ -194,9 +208,12 @@ async def index_sources(
             report.pruned = await indexer.aprune(r.id for r in records)
         with console.status("updating the BM25 and title indexes"):
             await store.refresh_corpus_indexes()
-        return report
-    finally:
-        await store.close()
+    except BaseException:
+        with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
+            await store.close()
+        raise
+    await store.close()
+    return report
 
 
 @reports_errors
@@ -239,6 +256,23 @@ def index(
         typer.Option(
             "--raw-markdown",
             help="Index markdown as written (default: links shown as their text, e.g. [maps](m.md) as 'maps').",
+        ),
+    ] = False,
+    max_file_size: Annotated[
+        str,
+        typer.Option(
+            "--max-file-size",
+            help=(
+                "Largest source file (and .jsonl line) to read, e.g. 64MiB; a larger file found in a folder is "
+                "skipped, named itself it is an error."
+            ),
+        ),
+    ] = f"{MAX_FILE_BYTES // 2**20}MiB",
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symbolic links that lead out of a folder being read (default: skipped, and said so).",
         ),
     ] = False,
     entity_extractor: Annotated[
@@ -301,6 +335,8 @@ def index(
             prune=prune,
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
+            max_file_bytes=byte_size(max_file_size, "--max-file-size"),
+            follow_symlinks=follow_symlinks,
             entity_extractor=entity_extractor,
             chat=chat,
             chat_gap=chat_gap,

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .._encoding import as_json_data
+from .._encoding import as_json_data, check_metadata_size
 from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, heading_title, note_text, read_note
@@ -88,6 +88,7 @@ def records_from_loaded(
             continue
         if not isinstance(metadata, Mapping):
             raise InvalidInput(f"{what}: metadata must be a mapping, got {type(metadata).__name__}")
+        check_metadata_size(metadata, what)  # (before any copy: a cycle or an expanding value)
         meta = dict(metadata)
         title = meta.pop(title_key, None) if title_key is not None else None
         if title is not None and not isinstance(title, str):
@@ -138,12 +139,13 @@ def records_from_loaded(
             title = title or doc.note.title or heading_title(text) or doc.path.stem
             created = created or doc.note.created_at
             links = list(dict.fromkeys([*links, *notes.resolve(doc.path, cleaned)]))
+        stored = as_json_data(meta, doc.what)
         try:
             record = SourceRecord(
                 doc.id,
                 text,
                 title=title,
-                metadata=as_json_data(meta),
+                metadata=stored,
                 created_at=created,
                 links=tuple(links),
             )

@@ -10,11 +10,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._encoding import check_json_data, check_text
+from .._encoding import check_json_data, check_metadata_size, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import ENTITY_PREFIX, check_id
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
+from ._reading import MAX_FILE_BYTES, SourceReader, not_a_file
+from ._reading import Unreadable as _Unreadable
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
@@ -104,6 +106,7 @@ class SourceRecord:
                     f"record {self.id!r}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
                     f"('parent_id' and keys starting with {RESERVED_PREFIX!r}'); rename it"
                 )
+        check_metadata_size(self.metadata, f"record {self.id!r}")
         check_json_data(self.metadata, f"record {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         if self.created_at is not None:
@@ -123,6 +126,8 @@ def read_sources(
     *,
     on_skip: Callable[[str, str], None] | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
 ) -> Iterator[SourceRecord]:
     """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
 
@@ -157,19 +162,36 @@ def read_sources(
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
     whole input was read, so every duplicate is named at once; nothing is yielded past the
     first duplicate).
+
+    Every input is bounded. A file larger than ``max_file_bytes`` (:data:`MAX_FILE_BYTES`, 8 MiB)
+    and a ``.jsonl`` line longer than it are refused before they are read; a text file is
+    binary when its first 8 KiB hold a NUL byte (the rest is not read); a record's metadata
+    (front matter included) holds at most :data:`MAX_METADATA_VALUES` values and
+    :data:`MAX_METADATA_BYTES` bytes as JSON, and may not refer to itself (a YAML alias bomb
+    fails at once, naming the file). A directory's symbolic links are followed while they stay
+    inside it (a link to a file or folder read already is skipped; loops are walked once); one
+    that leads out of it is skipped unless ``follow_symlinks=True``. Only regular files are
+    opened (a named pipe or a device is never read). Found in a directory, a file that is too
+    large, a link, a named pipe, a file or folder that may not be read, or one removed or
+    replaced after the directory was listed is skipped with ``on_skip(path, reason)``; named
+    itself, it raises :class:`~graphfuse.InvalidInput` (:class:`~graphfuse.PermissionDenied`
+    when the system refused to open it) naming it.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = list(_expand(paths))
+    reader = SourceReader(max_bytes=max_file_bytes, follow_symlinks=follow_symlinks)
+    files = list(_expand(paths, reader, on_skip))
     notes = NoteLinks(
-        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
+        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES),
+        raw_markdown=raw_markdown,
+        read=reader.read,
     )
     seen: set[str] = set()
     repeated: list[str] = []
     for path, rel, found in files:
         try:
             # (_Empty comes before any record of the file.)
-            for record in _read_file(path, rel, notes, raw_markdown):
+            for record in _read_file(path, rel, notes, raw_markdown, reader):
                 if record.id in seen:
                     repeated.append(record.id)
                     continue
@@ -178,7 +200,7 @@ def read_sources(
                     yield record
         except _Unreadable as bad:
             if not found:
-                raise InvalidInput(f"{path}{bad.where}: {bad.why}") from None
+                raise bad.error(path) from None
             if on_skip is not None:
                 on_skip(f"{path}{bad.where}", bad.why)
         except _Empty as empty:
@@ -195,47 +217,30 @@ class _Empty(Exception):
     """A source file without text (what it holds instead is the message)."""
 
 
-class _Unreadable(Exception):
-    """A source file that is not UTF-8 text: ``(":line" or "", why)``."""
-
-    def __init__(self, where: str, why: str) -> None:
-        super().__init__(where, why)
-        self.where, self.why = where, why
-
-
-def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
+def _expand(
+    paths: Sequence[str | os.PathLike[str]], reader: SourceReader, on_skip: Callable[[str, str], None] | None
+) -> Iterator[tuple[Path, str, bool]]:
     """``(file, record id, found in a directory)`` for each file to read."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in _SUFFIXES and not _hidden(p.relative_to(path)) and p.is_file()
-            )
-            for f in files:
-                yield f, f.relative_to(path).as_posix(), True
+            for f, rel in reader.folder(path, _SUFFIXES, on_skip):
+                yield f, rel, True
         elif path.is_file():
             if path.suffix.lower() not in _SUFFIXES:
                 raise InvalidInput(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
             yield path, path.name, False
         else:
-            raise InvalidInput(f"{path}: no such file or directory")
+            raise not_a_file(path)
 
 
-def _hidden(rel: Path) -> bool:
-    """Whether a path inside a directory given is hidden (a part starting with a dot): a vault's
-    ``.obsidian`` settings and ``.trash``, a repository's ``.git``, a ``.venv``'s packages."""
-    return any(part.startswith(".") for part in rel.parts)
-
-
-def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
+def _read_file(
+    path: Path, rel: str, notes: NoteLinks, raw_markdown: bool, reader: SourceReader
+) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
-        yield from _read_jsonl(path)
+        yield from _read_jsonl(path, reader)
         return
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise _Unreadable("", "a binary file, not text")
+    data = reader.read(path)  # (bounded: size, binary sniff, a regular file, the one listed)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -267,11 +272,12 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         raise InvalidInput(f"{path}: {exc}") from None
 
 
-def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
+def _read_jsonl(path: Path, reader: SourceReader) -> Iterator[SourceRecord]:
     empty = True
-    for where, obj in read_json_objects(path):
-        empty = False
-        yield record_from_json(obj, where)
+    with reader.open(path) as fh:
+        for where, obj in read_json_objects(path, lines=reader.lines(fh, str(path))):
+            empty = False
+            yield record_from_json(obj, where)
     if empty:  # like an empty text file
         raise _Empty("the file is empty")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
+from ._reading import not_a_file
 
 __all__ = ["read_slack"]
 
@@ -75,6 +76,8 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
 
 
 def _load(file: Path) -> list[Mapping[str, Any]]:
+    if file.exists() and not file.is_file():  # (a named pipe would block the read)
+        raise not_a_file(file)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
+from ._reading import not_a_file
 
 __all__ = ["read_whatsapp"]
 
@@ -63,6 +64,8 @@ def read_whatsapp(
         raise InvalidInput("read_whatsapp: no export file given")
     chats: list[tuple[Path, list[tuple[re.Match[str], list[str]]]]] = []
     for file in files:
+        if file.exists() and not file.is_file():  # (a named pipe would block the read)
+            raise not_a_file(file)
         try:
             lines = file.read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:

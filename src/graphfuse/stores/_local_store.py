@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import secrets
@@ -11,7 +12,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
 from ..embedders._identity import embedder_identity
 from ._records import CHECK_HINT
@@ -25,6 +26,7 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 GRAPH_FILE = "graph.sqlite"
 VECTORS_FILE = "vectors.sqlite"
+_NO_SPACE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # (no space left, disk quota exceeded)
 
 
 # How long an open waits for the manifest of a store another process is creating.
@@ -67,9 +69,26 @@ def _write_manifest(directory: Path, manifest: dict[str, Any], *, first: bool = 
         finally:
             Path(tmp).unlink(missing_ok=True)
         return True
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise DiskFull(
+                f"store directory {str(directory)!r}: no space left on the disk to write {MANIFEST} "
+                f"({exc.strerror}); it is left as it was: free space and run the same command again"
+            ) from exc
         raise
+
+
+def _discard_new_store(directory: Path, opened: list[Any]) -> None:
+    for store in opened:
+        db = store._db
+        if db is not None:
+            db.close()
+    for name in (GRAPH_FILE, VECTORS_FILE):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()  # (only when nothing else is in it)
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
@@ -221,8 +240,7 @@ class LocalStore:
         if not create:
             raise NotFound(f"no GraphFuse store at {str(path)!r}")
         path.mkdir(parents=True, exist_ok=True)
-        graph = SQLiteGraphStore(path / GRAPH_FILE)
-        vectors = LocalVectorStore(path / VECTORS_FILE)
+        opened: list[SQLiteGraphStore | LocalVectorStore] = []
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -231,11 +249,18 @@ class LocalStore:
             "counts": {"documents": 0, "relations": 0, "vectors": 0},
         }
         try:
+            opened.append(graph := SQLiteGraphStore(path / GRAPH_FILE))
+            opened.append(vectors := LocalVectorStore(path / VECTORS_FILE))
             written = _write_manifest(path, manifest, first=True)
         except BaseException:
-            graph._db.close()
-            if vectors._db is not None:
-                vectors._db.close()
+            if (path / MANIFEST).exists():  # another creator won: its files stay
+                for store in opened:
+                    if store._db is not None:
+                        store._db.close()
+            else:
+                # A creation that failed (a full disk) leaves no half-written store behind, which
+                # the next run would refuse.
+                _discard_new_store(path, opened)
             raise
         if not written:  # another process created the same store first: open theirs
             graph._db.close()

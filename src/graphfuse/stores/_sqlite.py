@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConnectionFailed, InvalidInput, PermissionDenied, StoreCorrupted
+from .._errors import ConnectionFailed, DiskFull, InvalidInput, PermissionDenied, StoreCorrupted
 from ._records import CHECK_HINT
 
 __all__ = ["Database", "chunks", "scalar"]
@@ -175,7 +175,8 @@ class Database:
                 try:
                     yield c
                 except BaseException:
-                    c.execute("ROLLBACK")
+                    if c.in_transaction:  # (SQLite rolls back by itself on some errors: a full disk)
+                        c.execute("ROLLBACK")
                     raise
                 c.execute("COMMIT")
             finally:
@@ -221,6 +222,11 @@ class Database:
         message = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
             return ConnectionFailed(f"{self.kind} {self.path!r} stayed locked by another writer: {message}")
+        if getattr(exc, "sqlite_errorcode", None) == 13 or "database or disk is full" in message:  # SQLITE_FULL
+            return DiskFull(
+                f"{self.kind} {self.path!r}: no space left on the disk ({message}); the write was rolled back: "
+                "free space and run the same command again"
+            )
         denied = self._denied(exc)
         if denied is not None:
             return denied
