@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphfuse import Document, Result
 from graphfuse.context import build_context
@@ -192,3 +196,59 @@ def test_evidence_gives_a_wrapped_message_its_speaker() -> None:
     results = [Result(Document("c", chat, {}), 1.0, {})]
     context = build_context("Where is the budget table?", results, budget=60, format="evidence")
     assert "Ben: The budget table is on page four." in context.text  # (Ben's words, as a whole sentence)
+
+
+_PIECES = [
+    "",
+    "prose that is",
+    "  wrapped, indented",
+    "    code = 1",
+    "- item",
+    "1. step",
+    "#. auto",
+    "# Heading",
+    "Title",
+    "=====",
+    "-----",
+    "```",
+    "~~~",
+    ".. note::",
+    ".. code-block:: py",
+    "   body",
+    "Example::",
+    "| a | b |",
+    "|---|---|",
+    "+--+--+",
+    "=== ===",
+    "> quote",
+    "<div>",
+    "[x]: https://example.org",
+    ":field: value",
+    ":flag:",
+    "Anna: hi",
+    "Ben: hello",
+    "---",
+    "::: module",
+    "!!! note",
+    "\tcode",
+    "A sentence ends.",
+    " " * 300 + "x",
+    "|-|" + " " * 300 + "x",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=14))
+@settings(max_examples=300, deadline=None)
+def test_joining_keeps_every_word_and_is_idempotent(pieces: list[str]) -> None:
+    text = "\n".join(pieces)
+    joined = join_paragraphs(text)
+    assert re.sub(r"[\s>]", "", joined) == re.sub(r"[\s>]", "", text)  # (only blanks and quote marks go)
+    assert join_paragraphs(joined) == joined
+    assert line_kinds(joined) == line_kinds(text)
+
+
+def test_long_lines_of_blanks_and_rules_are_read_in_linear_time() -> None:
+    # (Two runs of blanks meeting in one pattern made such a line quadratic: minutes, not milliseconds.
+    # The suite's timeout catches a relapse; nothing here measures time.)
+    for line in (" " * 200_000 + "x", "|-|" + " " * 200_000 + "x", "\t" * 200_000 + "-", "=" * 200_000 + " x"):
+        assert join_paragraphs(f"{line}\nnext") in (f"{line} next", f"{line}\nnext")

@@ -62,9 +62,8 @@ _DIRECTIVE = re.compile(
     r"[ \t]*(?:\.\.(?:[ \t]+(?:(?P<name>[\w:.+-]+)::)?|$)"
     r"|(?:::+|!!!|\?\?\?\+?)(?:[ \t]+(?P<kind>\w+))?)"
 )
-_TABLE_RULE = re.compile(
-    r"[ \t]*(?:\+[-=+:]*\+|=+(?:[ \t]+=+)+|\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?)[ \t]*"
-)
+# (Matched against the stripped line, so no two runs of blanks meet: linear on any line.)
+_TABLE_RULE = re.compile(r"\+[-=+:]*\+|=+(?:[ \t]+=+)+|(?:\|[ \t]*)?:?-+:?(?:[ \t]*\|[ \t]*:?-+:?)+(?:[ \t]*\|)?")
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 _HTML = re.compile(r"[ \t]*<(?:!--|/?[A-Za-z][\w-]*(?:[\s/>]|$))")
 _LINK_DEFINITION = re.compile(r"[ \t]{0,3}\[[^\]]+\]:[ \t]*\S+[ \t]*$")
@@ -235,7 +234,7 @@ class _Reader:
         if _FENCE.match(line):
             self.fence = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
             self.block(line, MARKUP)
-        elif _TABLE_RULE.fullmatch(line):
+        elif _TABLE_RULE.fullmatch(stripped):
             self.table = True
             self.block(line, MARKUP)
         elif self.table or _TABLE_ROW.match(line):
