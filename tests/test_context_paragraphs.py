@@ -252,3 +252,21 @@ def test_long_lines_of_blanks_and_rules_are_read_in_linear_time() -> None:
     # The suite's timeout catches a relapse; nothing here measures time.)
     for line in (" " * 200_000 + "x", "|-|" + " " * 200_000 + "x", "\t" * 200_000 + "-", "=" * 200_000 + " x"):
         assert join_paragraphs(f"{line}\nnext") in (f"{line} next", f"{line}\nnext")
+
+
+def test_a_passage_cut_from_inside_a_code_block_reads_its_prose() -> None:
+    # A chunk that starts in the middle of a fenced block: its first fence closes it.
+    chunk = "    return x\n```\n\nProse after the\nblock wraps.\n\n### Next\n\n```python\nz = 1\n```"
+    assert _lines(chunk) == [
+        (CODE, "    return x"),
+        (MARKUP, "```"),
+        (PROSE, "Prose after the block wraps."),
+        (HEADING, "### Next"),
+        (MARKUP, "```python"),
+        (CODE, "z = 1"),
+        (MARKUP, "```"),
+    ]
+    # One that ends inside one keeps the rest as code.
+    assert _lines("Prose that\nwraps.\n\n```python\nx = 1")[-1] == (CODE, "x = 1")
+    # One that starts inside an indented block.
+    assert _lines("    x = 1\n    y = 2\n\nProse\nwraps.")[:2] == [(CODE, "    x = 1"), (CODE, "    y = 2")]

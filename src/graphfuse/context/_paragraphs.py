@@ -147,6 +147,19 @@ def title_lines(text: str, title: str) -> int:
     return 0
 
 
+def _open_fence(lines: Sequence[str]) -> str:
+    """The fence of the code block a text starts inside (``""`` when it starts outside any). A
+    passage cut from a page (a chunk) may begin in the middle of a code block: then its first
+    fence closes a block, which an opening fence rarely does bare (```` ```python ````), and its
+    fences are odd in number."""
+    fences = [m[1] for line in lines if (m := _FENCE.match(line)) is not None]
+    if not fences or len(fences) % 2 == 0:
+        return ""
+    first = next(line.strip() for line in lines if _FENCE.match(line))
+    same = [f for f in fences if f[0] == fences[0][0]]
+    return fences[0] if first == fences[0] and len(same) % 2 else ""
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
@@ -161,6 +174,7 @@ def _parse(text: str) -> tuple[str, tuple[int, ...], tuple[str, ...]]:
         if end:
             reader.out += [(line, MARKUP) for line in lines[: end + 1]]
             start = end + 1
+    reader.fence = _open_fence(lines[start:])
     for line in lines[start:]:
         reader.read(line)
     reader.flush()
@@ -266,8 +280,9 @@ class _Reader:
             else:
                 self.flush()
                 self.para.append(line)
-        elif not self.para and _indent(line) >= 4 and self.top and self.out and not self.out[-1][0].strip():
-            self.literal = _indent(line) - 1  # (Markdown: an indented code block after a paragraph)
+        elif not self.para and _indent(line) >= 4 and self.top and (not self.out or not self.out[-1][0].strip()):
+            # (Markdown: an indented code block after a paragraph, or a passage cut from inside one.)
+            self.literal = _indent(line) - 1
             self.out.append((line, CODE))
         else:
             self.para.append(line)
