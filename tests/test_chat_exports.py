@@ -201,14 +201,15 @@ def test_the_date_order_is_read_from_all_files_given_or_asked_for(tmp_path: Path
         ("25/4/24, 10:00 - A: x\n4/25/24, 10:00 - B: y\n", "read neither day-first nor month-first"),
         ("2/30/24, 10:00 - A: x\n2/14/24, 10:00 - B: y\n", "not a date and time"),
         ("2/14/24, 13:00 PM - A: x\n", "hour 13 with AM/PM"),
+        ("12/31/9999, 23:30 - A: x\n", "not a time UTC can hold"),
     ],
-    ids=["not-an-export", "notices-only", "contradicting-dates", "impossible-date", "bad-12-hour-time"],
+    ids=["not-an-export", "notices-only", "contradicting-dates", "impossible-date", "bad-12-hour-time", "past-9999"],
 )
 def test_bad_whatsapp_exports_are_refused_naming_the_file(tmp_path: Path, text: str, match: str) -> None:
     path = tmp_path / "bad.txt"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InvalidInput, match=match):
-        read_whatsapp(path)
+        read_whatsapp(path, tz=ZoneInfo("America/New_York"))
 
 
 def test_an_unreadable_export_is_refused(tmp_path: Path) -> None:

@@ -59,8 +59,8 @@ def read_whatsapp(
     UTC. Where the clocks changed, the export's order is kept: in the hour repeated when summer
     time ends, a time that goes back (a reply at 2:10 after a question at 2:50) and the times
     after it are its second pass; a time skipped when summer time begins (2:30 where 2:00 became
-    3:00) is the moment the clocks moved forward. Each file is a chat of its own, ``channel`` its stem (``WhatsApp Chat with Anna``)
-    unless ``channel`` names one for all.
+    3:00) is the moment the clocks moved forward. Each file is a chat of its own, ``channel``
+    its stem (``WhatsApp Chat with Anna``) unless ``channel`` names one for all.
     """
     files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     if not files:
@@ -94,7 +94,10 @@ def read_whatsapp(
             if not text or _PLACEHOLDER.match(text):
                 continue
             author = _MARKS.sub("", said["author"]).strip()
-            sent = clock.utc(_local(file, head, order))
+            try:
+                sent = clock.utc(_local(file, head, order))
+            except OverflowError as exc:  # (the last hours of 9999 west of UTC: no UTC time)
+                raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: not a time UTC can hold ({exc})") from exc
             messages.append(ChatMessage(sent, author, text, channel=channel or file.stem))
             found += 1
         if not found:
