@@ -49,6 +49,7 @@ CHAT_FORMATS = ("whatsapp", "slack")
 
 CHAT_GAP_MINUTES = 60.0
 """Minutes of silence after which ``graphfuse index --chat`` starts a new conversation (``--chat-gap``)."""
+_MAX_GAP_MINUTES = timedelta.max // timedelta(minutes=1)  # (what a timedelta holds: about 2.7 million years)
 
 
 def chat_sources(
@@ -68,8 +69,12 @@ def chat_sources(
     """
     if chat not in CHAT_FORMATS:
         raise InvalidInput(f"--chat must be one of {', '.join(CHAT_FORMATS)}, got {chat!r}")
-    if not gap_minutes > 0:
-        raise InvalidInput(f"--chat-gap must be a positive number of minutes, got {gap_minutes!r}")
+    # (NaN, infinity and what a timedelta cannot hold are not; nor a gap that rounds to nothing.)
+    gap = timedelta(minutes=gap_minutes) if 0 < gap_minutes <= _MAX_GAP_MINUTES else None
+    if not gap:
+        raise InvalidInput(
+            f"--chat-gap must be a positive number of minutes up to {_MAX_GAP_MINUTES}, got {gap_minutes!r}"
+        )
     if timezone is not None and chat != "whatsapp":
         raise InvalidInput("--chat-timezone is for WhatsApp exports (Slack's times are UTC already)")
     try:
@@ -84,7 +89,7 @@ def chat_sources(
             messages.extend(read_slack(path))
     else:
         messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc)
-    return conversation_records(messages, gap=timedelta(minutes=gap_minutes))
+    return conversation_records(messages, gap=gap)
 
 
 def text_graph_extractors(
