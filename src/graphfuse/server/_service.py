@@ -92,6 +92,8 @@ class Limits:
     (building a preset's pipeline and waiting for a run slot included), ``write_timeout`` an
     ingest or a delete: past it the answer is a 504. ``max_concurrent_runs`` pipeline runs
     (retrieve, context, compare) are in progress at once; more wait their turn.
+    ``body_timeout`` bounds the time to receive a whole request body, from the end of its
+    headers, however slowly it trickles in: past it the answer is a 408 and the connection closes.
     """
 
     max_body_bytes: int = 8 * 1024 * 1024
@@ -107,6 +109,7 @@ class Limits:
     request_timeout: float = 60.0
     write_timeout: float = 600.0
     max_concurrent_runs: int = 4
+    body_timeout: float = 60.0
 
     def check_query(self, query: str, field: str = "query") -> str:
         if not query.strip():
