@@ -16,7 +16,7 @@ import httpx
 from graphfuse import Relation
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.multihop import CorpusCache
-from graphfuse.server import KeyFile, Limits, Service, create_app
+from graphfuse.server import ConnectionLimits, KeyFile, Limits, Service, create_app, http_server
 from graphfuse.stores import LocalStore
 
 # Every text of a tenant carries its marker: a response to the other tenant must never hold it.
@@ -95,14 +95,13 @@ async def served(
 
 
 @asynccontextmanager
-async def uvicorn_served(app: Any) -> AsyncIterator[str]:
-    """``app`` served by a real uvicorn on a loopback port, in a thread with its own event loop."""
-    import uvicorn
-
+async def uvicorn_served(app: Any, connections: ConnectionLimits | None = None) -> AsyncIterator[str]:
+    """``app`` served as ``graphfuse serve`` serves it (uvicorn with :func:`http_server`'s guards) on a
+    loopback port, in a thread with its own event loop."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = http_server(app, limits=connections, log_level="warning", lifespan="off")
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -121,21 +121,21 @@ class LogThrottle(logging.Filter):
         self.interval = interval
         self._clock = clock
         self._lock = threading.Lock()
-        self._seen: dict[str, tuple[float, int]] = {}
+        self._seen: dict[str, tuple[float, int]] = {}  # line -> (when it was last let through, held back since)
 
     def filter(self, record: logging.LogRecord) -> bool:
         key = f"{record.name}\0{record.getMessage().partition(chr(10))[0][:200]}"
         now = self._clock()
         with self._lock:
-            start, held = self._seen.pop(key, (None, 0))
-            if start is not None and now - start < self.interval:
-                self._seen[key] = (start, held + 1)
+            last = self._seen.pop(key, None)
+            if last is not None and now - last[0] < self.interval:
+                self._seen[key] = (last[0], last[1] + 1)
                 return False
             self._seen[key] = (now, 0)
             while len(self._seen) > 1024:  # the oldest first (dicts keep insertion order)
                 del self._seen[next(iter(self._seen))]
-        if held:
-            record.msg = f"{record.msg} ({held} more like this in the last {now - (start or now):.0f} s)"
+        if last is not None and last[1]:
+            record.msg = f"{record.msg} ({last[1]} more like this in the last {now - last[0]:.0f} s)"
         return True
 
 
