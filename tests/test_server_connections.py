@@ -201,7 +201,7 @@ def test_connection_limits_are_checked() -> None:
             ConnectionLimits(**bad)  # type: ignore[arg-type]
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     default = ConnectionLimits().connection_limit()
-    assert default == min(1000, soft // 2) or soft == resource.RLIM_INFINITY
+    assert default == min(1000, soft // 4) or soft == resource.RLIM_INFINITY
     assert ConnectionLimits(max_connections=7).connection_limit() == 7
 
 
@@ -259,9 +259,10 @@ def open_sockets() -> Iterator[list[socket.socket]]:
 
 def _open_slow(port: int, n: int, into: list[socket.socket]) -> None:
     for _ in range(n):
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(b"GET /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
         into.append(s)
+        with contextlib.suppress(OSError):  # refused over the limit: the server may have closed it already
+            s.sendall(b"GET /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 
 
 def test_300_slow_sockets_under_256_descriptors_leave_the_server_answering(
@@ -281,7 +282,7 @@ def test_300_slow_sockets_under_256_descriptors_leave_the_server_answering(
         )
     try:
         _wait_for_health(base, proc, log)
-        limit = 128  # the default: half of the 256 open files
+        limit = 64  # the default: a quarter of the 256 open files
         _open_slow(port, limit - 1, open_sockets)
         assert httpx.get(f"{base}/health", timeout=10).status_code == 200
         r = httpx.post(f"{base}/v1/retrieve", json={"query": "apples"}, timeout=10)
@@ -289,7 +290,7 @@ def test_300_slow_sockets_under_256_descriptors_leave_the_server_answering(
         _open_slow(port, 300 - (limit - 1), open_sockets)
         refused = httpx.get(f"{base}/health", timeout=10)
         assert refused.status_code == 503
-        assert "limit of 128 connections" in refused.json()["detail"]
+        assert "limit of 64 connections" in refused.json()["detail"]
         # Cut off at the 3 s header deadline, the slow sockets give their places back.
         for _ in range(200):
             try:

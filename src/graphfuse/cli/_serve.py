@@ -53,31 +53,36 @@ def _read_questions(path: Path) -> list[str]:
 
 
 _RESERVED_FILES = 64  # descriptors kept for the store, the model, the log and the work loop's threads
+_OPEN_FILES = 65536  # the soft open-file limit `graphfuse serve` raises itself to, when the hard one allows
 
 
-def _fit_open_files(connections: Any) -> None:
-    """Refuse a --max-connections the open-file limit cannot hold (raising the soft limit up to the hard one first).
+def _fit_open_files(max_connections: int | None) -> None:
+    """Raise the soft open-file limit toward the hard one (as Go's runtime does), then refuse a
+    --max-connections that the limit cannot hold.
 
     Past the limit, accepting a connection fails, and nobody, /health included, is answered.
-    The default (half the soft limit) always fits.
+    The default connection limit (a quarter of the soft limit) always fits.
     """
-    if connections.max_connections is None:
-        return
     try:
         import resource
     except ImportError:  # not on POSIX: nothing to check
         return
+    from ..server import ConnectionLimits
+
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    needed = connections.descriptors_needed() + _RESERVED_FILES
-    if soft == resource.RLIM_INFINITY or needed <= soft:
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        raised = _OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, _OPEN_FILES)
+        if raised > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if max_connections is None or soft == resource.RLIM_INFINITY:
         return
-    if hard == resource.RLIM_INFINITY or needed <= hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
-        return
-    raise InvalidInput(
-        f"--max-connections {connections.max_connections} needs about {needed} open files, "
-        f"more than this process may open (ulimit -n: {hard}); lower it or raise the limit"
-    )
+    needed = ConnectionLimits(max_connections=max_connections).descriptors_needed() + _RESERVED_FILES
+    if needed > soft:
+        raise InvalidInput(
+            f"--max-connections {max_connections} needs about {needed} open files, "
+            f"more than this process may open (ulimit -n: {soft}); lower it or raise the limit"
+        )
 
 
 async def _bundled_questions(graph: Any) -> list[str]:
@@ -226,7 +231,7 @@ def serve(
         typer.Option(
             "--max-connections",
             min=1,
-            help="Connections open at once; one more gets a 503 (default: half of `ulimit -n`, at most 1000).",
+            help="Connections open at once; one more gets a 503 (default: a quarter of `ulimit -n`, at most 1000).",
             show_default=False,
         ),
     ] = None,
@@ -242,8 +247,8 @@ def serve(
     qs = _read_questions(Path(questions)) if questions is not None else None
     from ..server import ConnectionLimits, Limits
 
+    _fit_open_files(max_connections)  # before the default connection limit is read from it
     connections = ConnectionLimits(header_timeout=header_timeout, max_connections=max_connections)
-    _fit_open_files(connections)
     limits = Limits(body_timeout=body_timeout)
     # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
     # shuts down gracefully (requests in flight finish, then the store is closed).

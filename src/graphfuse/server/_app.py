@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import PurePath
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Request
@@ -253,6 +254,18 @@ def _scope_of(request: Request) -> Scope:
 Tenant = Annotated[Scope, Depends(_scope_of)]
 
 
+def _has_key(request: Request) -> bool:
+    """Whether the request carries a current API key (never on a server without keys)."""
+    keys: KeyFile | None = request.app.state.keys
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if keys is None or scheme.lower() != "bearer":
+        return False
+    try:
+        return keys.tenant_for(token.strip()) is not None
+    except GraphFuseError:  # a damaged key file: /health still answers, without the path
+        return False
+
+
 def create_app(
     service: Service,
     *,
@@ -351,10 +364,18 @@ def create_app(
     # -- routes ----------------------------------------------------------------------------
 
     @app.get("/health", tags=["server"])
-    async def health() -> dict[str, Any]:
-        """Version, and whether the store's backends answer."""
+    async def health(request: Request) -> dict[str, Any]:
+        """Version, and whether the store's backends answer (the store's path only to a valid key)."""
         report = await service.health()
         report["auth"] = "api-keys" if keys is not None else "none (loopback only)"
+        components = report.get("components")
+        if isinstance(components, dict) and isinstance(components.get("store"), str) and not _has_key(request):
+            # Where the store lives tells a caller about the machine: a key-less server names
+            # only the directory, a server with keys nothing without a valid one.
+            if keys is None:
+                components["store"] = PurePath(components["store"]).name
+            else:
+                del components["store"]
         return report
 
     @app.get("/metrics", tags=["server"], response_class=Response)

@@ -13,9 +13,12 @@ with what the most trusted servers do (nginx's ``client_header_timeout`` and
 - the body has its own whole-body deadline, in the application (``Limits.body_timeout``, a 408);
   an answer sent before the body was read (a 413, a 421, that 408) closes the connection
   instead of waiting for the rest;
-- at most ``max_connections`` connections are open at once (by default half the process's
-  open-file limit, at most 1,000, so descriptors remain for the store, the model and the log):
-  one more is answered at once with a 503 and closed;
+- at most ``max_connections`` connections are open at once (by default a quarter of the
+  process's open-file limit, at most 1,000): one more is answered at once with a 503 and
+  closed. The event loop accepts up to ``backlog`` connections at a time before any of them is
+  looked at, so the listen backlog is kept small too (a quarter of the connections, at most
+  128): connections, refusals and a burst of accepts together stay within the descriptors the
+  process may open, with room left for the store, the model and the log;
 - repeated log lines (refused connections, timeouts, uvicorn's "Invalid HTTP request", the
   event loop's accept failures) are written once per ``log_interval`` seconds with a count of
   the ones held back.
@@ -66,7 +69,9 @@ class ConnectionLimits:
     ``header_timeout``: seconds from a connection's opening (or the end of the previous response)
     within which a request's headers must be whole, however slowly they arrive (408, then closed).
     ``max_connections``: connections open at once; one more is answered with a 503 and closed.
-    ``None`` is half the process's open-file limit (``ulimit -n``), at most 1,000.
+    ``None`` is a quarter of the process's open-file limit (``ulimit -n``), at most 1,000.
+    ``backlog``: connections waiting to be accepted (the listen backlog; the event loop also
+    accepts up to this many in one go). ``None`` is a quarter of the connection limit, 8 to 128.
     ``keep_alive``: seconds an idle connection is kept between two requests.
     ``max_header_bytes``: the largest request line and headers (a 400 above).
     ``log_interval``: a repeated log line is written at most once per this many seconds.
@@ -74,6 +79,7 @@ class ConnectionLimits:
 
     header_timeout: float = 10.0
     max_connections: int | None = None
+    backlog: int | None = None
     keep_alive: int = 5
     max_header_bytes: int = 16 * 1024
     log_interval: float = 10.0
@@ -85,6 +91,8 @@ class ConnectionLimits:
             raise InvalidInput(f"header_timeout must be in (0, 3600] seconds, got {self.header_timeout}")
         if self.max_connections is not None and self.max_connections < 1:
             raise InvalidInput(f"max_connections must be at least 1, got {self.max_connections}")
+        if self.backlog is not None and self.backlog < 1:
+            raise InvalidInput(f"backlog must be at least 1, got {self.backlog}")
         if not 0 < self.keep_alive <= 3600:
             raise InvalidInput(f"keep_alive must be in (0, 3600] seconds, got {self.keep_alive}")
         if self.max_header_bytes < 1024:
@@ -97,12 +105,19 @@ class ConnectionLimits:
         if self.max_connections is not None:
             return self.max_connections
         files = _open_file_limit()
-        return _MAX_CONNECTIONS if files is None else max(1, min(_MAX_CONNECTIONS, files // 2))
+        return _MAX_CONNECTIONS if files is None else max(1, min(_MAX_CONNECTIONS, files // 4))
+
+    def accept_backlog(self) -> int:
+        """``backlog``, or its default for the connection limit."""
+        if self.backlog is not None:
+            return self.backlog
+        return max(8, min(128, self.connection_limit() // 4))
 
     def descriptors_needed(self) -> int:
-        """File descriptors the connections may take at most (the open ones and the refusals being read)."""
+        """File descriptors the connections may take at most: the open ones, the refusals being
+        read, and accepts not yet looked at or closed (up to three of the event loop's bursts)."""
         limit = self.connection_limit()
-        return limit + _lingering_limit(limit)
+        return limit + _lingering_limit(limit) + 3 * self.accept_backlog()
 
 
 def _lingering_limit(max_connections: int) -> int:
@@ -299,6 +314,7 @@ def http_server(app: Any, *, limits: ConnectionLimits | None = None, **options: 
         http=protocol,
         ws="none",
         timeout_keep_alive=limits.keep_alive,
+        backlog=limits.accept_backlog(),
         h11_max_incomplete_event_size=limits.max_header_bytes,
         **options,
     )

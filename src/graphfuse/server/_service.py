@@ -3,8 +3,9 @@
 All of it runs on the service's work loop (:class:`~graphfuse.server._work.WorkLoop`), never
 on the loop that answers HTTP: :meth:`Service.run` hands a coroutine over. Pipelines are built
 once per preset and shared by every request (a pipeline is immutable and safe to share).
-Presets that read the whole corpus (``multihop``: its BM25 index and title linker) are rebuilt
-after a write, the first time they are used again. Writes (ingest, delete) take one lock, so
+Presets that read the whole corpus (``multihop``, ``bm25``, ``hybrid``: a BM25 index, a title
+linker) are rebuilt after a write, this service's or another process's, the first time they are
+used again. Writes (ingest, delete) take one lock, so
 two indexing runs never overlap; queries do not wait for them except to pick up such a rebuild.
 """
 
@@ -142,7 +143,7 @@ class Limits:
 @dataclass
 class _Built:
     pipeline: Pipeline
-    generation: int | None  # the store generation it read, or None if it reads nothing up front
+    generation: tuple[int, int | None] | None  # the corpus it read (Service._corpus_generation), or None
 
 
 @dataclass
@@ -265,10 +266,20 @@ class Service:
             self.reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         return self.reranker
 
-    async def _build_preset(self, name: str) -> _Built:
+    def _reads_corpus(self, name: str) -> bool:
+        return "corpus_indexes" in presets.get(name).inputs
+
+    async def _corpus_generation(self) -> tuple[int, int | None]:
+        """Which corpus a preset that reads it up front would read: this service's writes, and the
+        graph store's own write counter when it keeps one (``generation()``: moved by every write,
+        ``graphfuse index`` in another process included)."""
+        counter = getattr(self.graph, "generation", None)
+        store = await counter() if callable(counter) else None
+        return self._generation, store if isinstance(store, int) else None
+
+    async def _build_preset(self, name: str, generation: tuple[int, int | None] | None) -> _Built:
         preset = presets.get(name)
         reads_corpus = "corpus_indexes" in preset.inputs
-        generation = self._generation if reads_corpus else None
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
@@ -291,30 +302,34 @@ class Service:
     async def pipeline(self, name: str) -> Pipeline:
         """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus).
 
-        ``name`` must be one of the presets registered when this service was made. A build
-        runs once per preset and generation, in a task of its own: a request that stops
-        waiting for it (its deadline passed) leaves it to finish for the next one.
+        ``name`` must be one of the presets registered when this service was made. A preset that
+        reads the corpus up front (``bm25``, ``hybrid``, ``multihop``) is rebuilt when the store was
+        written since, by this service or by another process (``graphfuse index``), as far as the
+        graph store counts its writes (``generation()``). A build runs once per preset and
+        generation, in a task of its own: a request that stops waiting for it (its deadline
+        passed) leaves it to finish for the next one.
         """
         if name not in self._preset_names:
             known = ", ".join(self._preset_names)
             raise Problem.invalid("preset", f"unknown preset {name[:64]!r}; known presets: {known}")
+        generation = await self._corpus_generation() if self._reads_corpus(name) else None
         built = self._pipelines.get(name)
-        if built is not None and built.generation in (None, self._generation):
+        if built is not None and built.generation == generation:
             return built.pipeline
         async with self._build_lock:
             built = self._pipelines.get(name)
-            if built is not None and built.generation in (None, self._generation):
+            if built is not None and built.generation == generation:
                 return built.pipeline
             task = self._building.get(name)
             if task is None or task.done():
-                task = self._building[name] = asyncio.ensure_future(self._build_and_keep(name))
+                task = self._building[name] = asyncio.ensure_future(self._build_and_keep(name, generation))
                 # Retrieved here when no request is left waiting for it (no "never retrieved" warning).
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return await asyncio.shield(task)
 
-    async def _build_and_keep(self, name: str) -> Pipeline:
+    async def _build_and_keep(self, name: str, generation: tuple[int, int | None] | None) -> Pipeline:
         try:
-            built = await self._build_preset(name)
+            built = await self._build_preset(name, generation)
         except InvalidInput as exc:
             raise Problem.invalid("preset", f"preset {name!r} cannot serve this store: {exc}") from exc
         finally:
