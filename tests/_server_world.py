@@ -32,6 +32,26 @@ GLOBEX = [
     {"id": "g3", "title": "Spring Budget", "text": "GLOBEXWORD cherry spring budget.", "links": ["g2"]},
     {"id": "shared", "title": "Shared Name", "text": "GLOBEXWORD the same id, another tenant."},
 ]
+
+
+def _long(subject: str, extra: str = "", n: int = 45) -> str:
+    """A page long enough to be split into passages (the chunker keeps 256 tokens whole)."""
+    lines = [f"{subject} note {i}: the crew records step {i} of the {subject.lower()} season." for i in range(n)]
+    return " ".join(lines[: n // 2] + ([extra] if extra else []) + lines[n // 2 :])
+
+
+# Pages of several passages each; Cider Making links to and names Apple Orchard Guide in its second
+# half, Harvest Calendar names Cider Making: relations between pages that passages are results of.
+CHUNKED = [
+    {"id": "orchard", "title": "Apple Orchard Guide", "text": _long("Orchard")},
+    {
+        "id": "cider",
+        "title": "Cider Making",
+        "text": _long("Cider", "Pressing starts when the Apple Orchard Guide says the fruit is ripe."),
+        "links": ["orchard"],
+    },
+    {"id": "calendar", "title": "Harvest Calendar", "text": _long("Calendar", "Cider Making follows the harvest.")},
+]
 # Relations across tenants, made behind the API's back (as a shared store could hold them).
 CROSS = [
     Relation("acme/a1", "globex/g1", "LINKS_TO"),

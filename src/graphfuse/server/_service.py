@@ -625,27 +625,39 @@ class Service:
         return ids, cached[1], typed, untyped
 
     async def subgraph(self, scope: Scope, results: Sequence[Result]) -> dict[str, Any]:
-        """The relations among ``results`` (all in ``scope``): nodes and typed edges."""
-        nodes = [
-            {
-                "id": scope.external(r.id),
-                "title": r.document.metadata.get("title")
-                if isinstance(r.document.metadata.get("title"), str)
-                else None,
-                "score": r.score,
-                "rank": rank,
-            }
-            for rank, r in enumerate(results, 1)
-        ]
+        """The relations among ``results`` (all in ``scope``): nodes and typed edges.
+
+        A node is a result; a passage's node also names its page (``page``). Two results are
+        joined by every relation between them, and by every relation between their pages: from
+        the page itself or from any of its passages (``PART_OF`` it) to the other page or its
+        passages, as the graph context relates them. Such an edge names the two ``pages``;
+        relations inside one page are not edges.
+        """
+        nodes = []
+        for rank, r in enumerate(results, 1):
+            node: dict[str, Any] = {"id": scope.external(r.id), "title": _title(r), "score": r.score, "rank": rank}
+            parent = r.document.metadata.get("parent_id")
+            if isinstance(parent, str) and parent:
+                node["page"] = scope.external(parent)
+            nodes.append(node)
         view = await self._typed_adjacency()
         if view is None:
             return {"nodes": nodes, "edges": [], "note": "this graph store offers no adjacency snapshot"}
         _, position, typed, untyped = view
-        chosen = [(r.id, position[r.id]) for r in results if r.id in position]
-        if not chosen:
+        pages: dict[str, list[int]] = {}  # page id -> the results (indexes) on it
+        for i, r in enumerate(results):
+            parent = r.document.metadata.get("parent_id")
+            pages.setdefault(parent if isinstance(parent, str) and parent else r.id, []).append(i)
+        heads = {page: position.get(page) for page in pages}
+        own = {
+            page: [p for p in (heads[page], *(position.get(results[i].id) for i in members)) if p is not None]
+            for page, members in pages.items()
+        }
+        if not any(own.values()):
             return {"nodes": nodes, "edges": []}
-        names = [scope.external(i) for i, _ in chosen]
-        edges = await asyncio.to_thread(_edges_among, [p for _, p in chosen], names, typed, untyped)
+        names = [str(n["id"]) for n in nodes]
+        external = {page: scope.external(page) for page in pages}
+        edges = await asyncio.to_thread(_edges_among_pages, heads, own, pages, names, external, typed, untyped)
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
@@ -726,22 +738,59 @@ class Service:
         }
 
 
-def _edges_among(
-    positions: Sequence[int], names: Sequence[str | None], typed: Mapping[str, Any], untyped: Any
+def _edges_among_pages(
+    heads: Mapping[str, int | None],
+    own: Mapping[str, list[int]],
+    pages: Mapping[str, list[int]],
+    names: Sequence[str],
+    external: Mapping[str, str | None],
+    typed: Mapping[str, Any],
+    untyped: Any,
 ) -> list[dict[str, Any]]:
-    """Typed edges among the nodes at ``positions`` of the adjacency snapshot (CPU: off the loop)."""
-    rows = np.array(positions, dtype=np.int64)
-    edges: list[dict[str, Any]] = []
-    seen: set[tuple[int, int]] = set()
-    for rel_type, matrix in typed.items():
+    """Typed edges between the results, from the relations among their pages (CPU: off the loop).
+
+    ``heads[page]`` is the page's adjacency position, ``own[page]`` the positions of the page
+    and of its results, ``pages[page]`` the indexes of its results (``names`` are the results'
+    client ids). The page's other passages (the sources of ``PART_OF`` relations to it) are
+    found in the snapshot.
+    """
+    owner: dict[int, str] = {}
+    part_of = typed.get(PART_OF)
+    columns = part_of.tocsc() if part_of is not None else None
+    for page, positions in own.items():
+        for p in positions:
+            owner.setdefault(p, page)
+        head = heads[page]
+        if columns is not None and head is not None:
+            start, stop = columns.indptr[head], columns.indptr[head + 1]
+            for p in columns.indices[start:stop].tolist():
+                owner.setdefault(int(p), page)
+    rows = np.array(sorted(owner), dtype=np.int64)
+    found: dict[tuple[str, str, str], float] = {}
+    seen: set[tuple[str, str]] = set()
+
+    def collect(rel_type: str, matrix: Any, skip_seen: bool) -> None:
         sub = matrix[rows][:, rows].tocoo()
         for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-            seen.add((s, t))
-            edges.append({"source": names[s], "target": names[t], "type": rel_type, "weight": w})
-    sub = untyped[rows][:, rows].tocoo()
-    for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-        if (s, t) not in seen:
-            edges.append({"source": names[s], "target": names[t], "type": "OTHER", "weight": w})
+            a, b = owner[int(rows[s])], owner[int(rows[t])]
+            if a == b or (skip_seen and (a, b) in seen):
+                continue
+            if not skip_seen:
+                seen.add((a, b))
+            key = (a, b, rel_type)
+            found[key] = max(found.get(key, 0.0), float(w))
+
+    for rel_type, matrix in typed.items():
+        collect(rel_type, matrix, skip_seen=False)
+    collect("OTHER", untyped, skip_seen=True)  # related by types this server does not know by name
+    edges: list[dict[str, Any]] = []
+    for (a, b, rel_type), weight in sorted(found.items(), key=lambda kv: (min(pages[kv[0][0]]), kv[0])):
+        for i in pages[a]:
+            for j in pages[b]:
+                edge: dict[str, Any] = {"source": names[i], "target": names[j], "type": rel_type, "weight": weight}
+                if names[i] != external[a] or names[j] != external[b]:
+                    edge["pages"] = [external[a], external[b]]
+                edges.append(edge)
     return edges
 
 
