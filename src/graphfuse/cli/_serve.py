@@ -176,7 +176,9 @@ async def _serve(
     )
     err_console.print(
         f"serving {store_dir} on http://{host}:{port}/ (dashboard at /, API docs at /docs); "
-        f"{'API keys from ' + str(keys_path) if keys else 'no API keys: loopback only'}",
+        f"{'API keys from ' + str(keys_path) if keys else 'no API keys: loopback only'}; "
+        f"at most {connections.connection_limit()} connections, request headers within "
+        f"{connections.header_timeout:g} s and bodies within {limits.body_timeout:g} s",
         markup=False,
     )
     await server.serve()
