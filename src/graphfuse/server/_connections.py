@@ -41,6 +41,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .._errors import InvalidInput
 from ._problems import PROBLEM_JSON, Problem
 
 __all__ = ["ConnectionLimits", "LogThrottle", "http_server"]
@@ -85,8 +86,6 @@ class ConnectionLimits:
     log_interval: float = 10.0
 
     def __post_init__(self) -> None:
-        from .._errors import InvalidInput
-
         if not 0 < self.header_timeout <= 3600:
             raise InvalidInput(f"header_timeout must be in (0, 3600] seconds, got {self.header_timeout}")
         if self.max_connections is not None and self.max_connections < 1:

@@ -185,6 +185,7 @@ class Service:
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
     _positions: tuple[Sequence[str], dict[str, int]] | None = None
+    _part_of_columns: tuple[Any, Any] | None = None
     session: SessionStats = field(default_factory=SessionStats)
     generator: Any = None
     judge: Any = None
@@ -657,7 +658,13 @@ class Service:
             return {"nodes": nodes, "edges": []}
         names = [str(n["id"]) for n in nodes]
         external = {page: scope.external(page) for page in pages}
-        edges = await asyncio.to_thread(_edges_among_pages, heads, own, pages, names, external, typed, untyped)
+        part_of = typed.get(PART_OF)
+        cached = self._part_of_columns
+        if part_of is not None and (cached is None or cached[0] is not part_of):
+            # The passages of each page, by column: converted once per snapshot of the graph.
+            cached = self._part_of_columns = (part_of, await asyncio.to_thread(part_of.tocsc))
+        columns = cached[1] if part_of is not None and cached is not None else None
+        edges = await asyncio.to_thread(_edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
@@ -744,6 +751,7 @@ def _edges_among_pages(
     pages: Mapping[str, list[int]],
     names: Sequence[str],
     external: Mapping[str, str | None],
+    columns: Any,
     typed: Mapping[str, Any],
     untyped: Any,
 ) -> list[dict[str, Any]]:
@@ -752,11 +760,9 @@ def _edges_among_pages(
     ``heads[page]`` is the page's adjacency position, ``own[page]`` the positions of the page
     and of its results, ``pages[page]`` the indexes of its results (``names`` are the results'
     client ids). The page's other passages (the sources of ``PART_OF`` relations to it) are
-    found in the snapshot.
+    found in ``columns``, the ``PART_OF`` matrix by column (or ``None``).
     """
     owner: dict[int, str] = {}
-    part_of = typed.get(PART_OF)
-    columns = part_of.tocsc() if part_of is not None else None
     for page, positions in own.items():
         for p in positions:
             owner.setdefault(p, page)
