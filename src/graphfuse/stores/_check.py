@@ -22,6 +22,7 @@ import numpy as np
 
 from .._errors import GraphFuseError, InvalidInput, NotFound
 from .._types import KIND_KEY
+from ._directory import _recorded, open_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._sqlite_graph import SQLiteGraphStore
@@ -392,7 +393,6 @@ def _attach(conn: sqlite3.Connection, path: Path) -> bool:
 
 async def _open_like_commands(directory: Path, report: StoreCheck) -> None:
     """Open the store as every other command does (read-only) and report what refuses it."""
-    from ._directory import _recorded, open_store
 
     recorded: dict[str, str] | None = None
     try:
