@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import mimetypes
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,8 +14,14 @@ from typing import Any
 from .._encoding import as_json_data
 from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
-from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, heading_title, note_text, read_note
+from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, note_text, read_note
 from ._records import SourceRecord
+from ._rst import RST_SUFFIXES, RstPage, RstSite, read_rst
+from ._titles import file_title, heading_title
+
+_log = logging.getLogger("graphfuse.indexing")
+# What a reader may bring in that is not text: an image, a sound, a video, a font.
+_MEDIA = ("image/", "audio/", "video/", "font/")
 
 __all__ = ["records_from_loaded"]
 
@@ -26,8 +35,9 @@ class _Loaded:
     title: str | None
     created: datetime | None
     links: list[str]
-    path: Path | None = None  # a markdown file's, when the path metadata names one
+    path: Path | None = None  # the file's, when the path metadata names one
     note: Note | None = None
+    page: RstPage | None = None
     prepared: tuple[str, str] | None = None  # (text to index, text to read links from)
 
 
@@ -61,9 +71,18 @@ def records_from_loaded(
     ``[[Name]]``) to the other documents of the call become ``links`` (besides
     ``metadata[links_key]``), resolved through their paths; the text indexed is without the
     markup of documentation tools and shows links as their text (``raw_markdown=True`` keeps
-    the markdown as written); a document with no title is titled by its first heading, or its
-    file name. Several documents from one file (a reader's sections) are all read; links to
-    the file go to its first.
+    the markdown as written). A document read from a reStructuredText file (``.rst``, ``.rest``)
+    is read as ``read_sources`` reads one: its text as markdown, its title, and its ``:doc:``,
+    ``:ref:``, ``toctree``, ``include`` and file links to the other documents of the call. A
+    document with no title is titled by its own (its first heading; a plain text file's at the
+    margin), else by its path made readable (relative to the folder all paths share:
+    ``deploying/nginx.rst`` as ``Deploying: nginx``). Several documents from one file (a
+    reader's sections) are all read; links to the file go to its first.
+
+    A document that is not text (its path names an image, a sound, a video or a font, or its
+    text is a binary file's bytes: ``SimpleDirectoryReader`` loads a PNG so) is skipped:
+    ``on_skip(id, reason)`` is called for each, or without ``on_skip`` one warning (logger
+    ``graphfuse.indexing``) names them all.
 
     Raises :class:`~graphfuse.InvalidInput` naming the document (its position and id) for a
     missing id, a title that is not text, an unreadable timestamp, links that are not a list of
@@ -73,6 +92,7 @@ def records_from_loaded(
     loaded: list[_Loaded] = []
     seen: set[str] = set()
     repeated: list[str] = []
+    not_text: list[str] = []
     for n, (doc_id, text, metadata) in enumerate(documents):
         if id_key is not None:
             found = metadata.get(id_key) if isinstance(metadata, Mapping) else None
@@ -83,7 +103,12 @@ def records_from_loaded(
         if not isinstance(text, str):
             raise InvalidInput(f"{what}: text must be a string, got {type(text).__name__}")
         if not text.strip():
-            if on_skip is not None:
+            source = metadata.get(path_key) if path_key is not None and isinstance(metadata, Mapping) else None
+            if isinstance(source, str) and _not_text(text, source):  # (an image a reader loaded without text)
+                not_text.append(doc_id)
+                if on_skip is not None:
+                    on_skip(doc_id, "not text (an image or a binary file)")
+            elif on_skip is not None:
                 on_skip(doc_id, "no text")
             continue
         if not isinstance(metadata, Mapping):
@@ -108,8 +133,15 @@ def records_from_loaded(
         seen.add(doc_id)
         doc = _Loaded(what, doc_id, text, meta, (title.strip() or None) if title else None, created, list(links))
         where = meta.get(path_key) if path_key is not None else None
-        if isinstance(where, str) and where and Path(where).suffix.lower() in MARKDOWN_SUFFIXES:
+        if isinstance(where, str) and where:
             doc.path = Path(where)
+        if _not_text(text, where if isinstance(where, str) else None):
+            not_text.append(doc_id)
+            if on_skip is not None:
+                on_skip(doc_id, "not text (an image or a binary file)")
+            continue
+        suffix = doc.path.suffix.lower() if doc.path is not None else ""
+        if suffix in MARKDOWN_SUFFIXES:
             try:
                 doc.note = read_note(text, f"{what}, {where}")
                 doc.prepared = note_text(doc.note.body, raw_markdown=raw_markdown)
@@ -117,7 +149,12 @@ def records_from_loaded(
                 if on_skip is not None:
                     on_skip(doc_id, str(empty))
                 continue
+        elif suffix in RST_SUFFIXES:
+            doc.page = read_rst(text, f"{what}, {where}")
         loaded.append(doc)
+    if not_text and on_skip is None:
+        shown = ", ".join(map(repr, not_text[:20])) + (" ..." if len(not_text) > 20 else "")
+        _log.warning("skipped %d loaded document(s) that are not text (images, binary files): %s", len(not_text), shown)
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(
@@ -128,16 +165,35 @@ def records_from_loaded(
     for doc in loaded:
         if doc.path is not None:
             first.setdefault(doc.path, doc)
-    notes = NoteLinks(((p, d.id) for p, d in first.items()), has_text={d.id: True for d in first.values()})
+    notes = NoteLinks(
+        ((p, d.id) for p, d in first.items() if d.note is not None), has_text={d.id: True for d in first.values()}
+    )
+    root = _common_folder(list(first))
+    site = RstSite(
+        ((p, d.id, root or p.parent) for p, d in first.items()),
+        {d.id: d.page for d in first.values() if d.page is not None},
+    )
     out: list[SourceRecord] = []
     for doc in loaded:
         text, meta, title, created, links = doc.text, doc.meta, doc.title, doc.created, doc.links
         if doc.path is not None and doc.note is not None and doc.prepared is not None:
             text, cleaned = doc.prepared
             meta = {**doc.note.metadata, **meta}
-            title = title or doc.note.title or heading_title(text) or doc.path.stem
+            title = title or doc.note.title or heading_title(text)
             created = created or doc.note.created_at
             links = list(dict.fromkeys([*links, *notes.resolve(doc.path, cleaned)]))
+        elif doc.page is not None and first.get(doc.path or Path()) is doc:
+            text = site.text(doc.id)
+            if not text.strip():
+                if on_skip is not None:
+                    on_skip(doc.id, "the file has no text besides its markup")
+                continue
+            title = title or site.title(doc.id)
+            links = list(dict.fromkeys([*links, *site.links(doc.id)]))
+        elif doc.path is not None and doc.path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            title = title or heading_title(text, plain=True)
+        if title is None and doc.path is not None and root is not None:
+            title = file_title(Path(os.path.relpath(doc.path.resolve(), root)).as_posix())
         try:
             record = SourceRecord(
                 doc.id,
@@ -151,3 +207,27 @@ def records_from_loaded(
             raise InvalidInput(f"{doc.what}: {exc}") from None
         out.append(record)
     return out
+
+
+def _not_text(text: str, where: str | None) -> bool:
+    """Whether a loaded document is no text: its path names media, or its text is a binary
+    file's bytes (a NUL, or more than one character in ten a control or replacement character)."""
+    if where:
+        kind, _ = mimetypes.guess_type(where, strict=False)
+        if kind is not None and kind.startswith(_MEDIA):
+            return True
+    head = text[:8192]
+    if "\0" in head:
+        return True
+    odd = sum(1 for c in head if c == "\ufffd" or (c < " " and c not in "\t\n\r\f"))
+    return odd * 10 > len(head)
+
+
+def _common_folder(paths: list[Path]) -> Path | None:
+    """The folder every path is in (a reader's folder), for titles and ``/`` links."""
+    if not paths:
+        return None
+    try:
+        return Path(os.path.commonpath([str(p.resolve().parent) for p in paths]))
+    except ValueError:  # (paths on different drives)
+        return None

@@ -14,11 +14,13 @@ from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
-from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
+from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note
+from ._rst import RST_SUFFIXES, SPHINX_MACHINERY, RstSite, read_rst
+from ._titles import file_title, heading_title
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
-_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+_TEXT_SUFFIXES = (".txt", ".md", ".markdown", *RST_SUFFIXES)
 _SUFFIXES = (*_TEXT_SUFFIXES, ".jsonl")
 RESERVED_KEYS = frozenset({"parent_id"})
 """Metadata keys the indexer writes itself (besides every key starting with ``graphfuse_``)."""
@@ -109,14 +111,24 @@ def read_sources(
     *,
     on_skip: Callable[[str, str], None] | None = None,
     raw_markdown: bool = False,
+    on_unsupported: Callable[[str], None] | None = None,
 ) -> Iterator[SourceRecord]:
-    """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
+    """Read records from ``.txt``/``.md``/``.rst`` files, ``.jsonl`` files and directories of them.
 
     A directory is read recursively, leaving out hidden files and folders (a name starting with
-    a dot: ``.trash``, ``.git``, ``.venv``; name such a file itself to read it). A text file
-    becomes one record: its id is its path relative to the directory given (or its file name
-    when the file itself was given), its title the first markdown heading or the
-    file stem. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
+    a dot: ``.trash``, ``.git``, ``.venv``; name such a file itself to read it) and, in a Sphinx
+    folder (one holding ``conf.py``), its ``_build``, ``_static`` and ``_templates`` folders.
+    ``on_unsupported(path)`` is called for every other file of a directory not read for its type
+    (an image, ``conf.py``). A text file becomes one record: its id is its path relative to the
+    directory given (or its file name when the file itself was given), its title the page's own
+    (a markdown file's front matter ``title`` or first heading, ``# Title`` or ``Title``
+    underlined with ``===``; a reStructuredText file's title; a plain text file's first heading
+    at the margin, never a line of code), else its path made readable (``deploying/nginx.rst``
+    as ``Deploying: nginx``). A reStructuredText file (``.rst``, ``.rest``) is read with
+    docutils, Sphinx's roles and directives leniently: its text is written as markdown (headings,
+    lists, fenced code; a role shows its text, an API role its name as code), and its
+    ``:doc:``, ``:ref:`` (through the folder's ``.. _label:`` targets), ``toctree``, ``include``
+    and `` `text <page.html>`_ `` links to the other files read become its ``links``. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
     ``---`` lines, or TOML between ``+++`` lines): its ``title`` is the record's title, its
     ``created_at``, ``date`` or ``created`` (the first present; ISO 8601) the record's
     ``created_at``, and its other keys go into the metadata (dates as ISO strings); the text
@@ -146,16 +158,17 @@ def read_sources(
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = list(_expand(paths))
+    files = list(_expand(paths, on_unsupported))
     notes = NoteLinks(
-        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
+        ((p, rel) for p, rel, _, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
     )
+    site = _rst_site(files)
     seen: set[str] = set()
     repeated: list[str] = []
-    for path, rel, found in files:
+    for path, rel, found, _ in files:
         try:
             # (_Empty comes before any record of the file.)
-            for record in _read_file(path, rel, notes, raw_markdown):
+            for record in _read_file(path, rel, notes, site, raw_markdown):
                 if record.id in seen:
                     repeated.append(record.id)
                     continue
@@ -189,22 +202,26 @@ class _Unreadable(Exception):
         self.where, self.why = where, why
 
 
-def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
-    """``(file, record id, found in a directory)`` for each file to read."""
+def _expand(
+    paths: Sequence[str | os.PathLike[str]], on_unsupported: Callable[[str], None] | None = None
+) -> Iterator[tuple[Path, str, bool, Path]]:
+    """``(file, record id, found in a directory, the directory)`` for each file to read."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in _SUFFIXES and not _hidden(p.relative_to(path)) and p.is_file()
-            )
-            for f in files:
-                yield f, f.relative_to(path).as_posix(), True
+            sphinx: dict[Path, bool] = {}
+            for f in sorted(path.rglob("*")):
+                rel = f.relative_to(path)
+                if _hidden(rel) or _sphinx_machinery(path, rel, sphinx) or not f.is_file():
+                    continue
+                if f.suffix.lower() in _SUFFIXES:
+                    yield f, rel.as_posix(), True, path
+                elif on_unsupported is not None:
+                    on_unsupported(str(f))
         elif path.is_file():
             if path.suffix.lower() not in _SUFFIXES:
-                raise InvalidInput(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
-            yield path, path.name, False
+                raise InvalidInput(f"{path}: unsupported file type (use .txt, .md, .rst or .jsonl)")
+            yield path, path.name, False, path.parent
         else:
             raise InvalidInput(f"{path}: no such file or directory")
 
@@ -215,10 +232,36 @@ def _hidden(rel: Path) -> bool:
     return any(part.startswith(".") for part in rel.parts)
 
 
-def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
-    if path.suffix.lower() == ".jsonl":
-        yield from _read_jsonl(path)
-        return
+def _sphinx_machinery(top: Path, rel: Path, known: dict[Path, bool]) -> bool:
+    """Whether ``rel`` is inside the ``_build``, ``_static`` or ``_templates`` folder of a Sphinx
+    folder (one holding ``conf.py``) under ``top``."""
+    for k, part in enumerate(rel.parts[:-1]):
+        if part in SPHINX_MACHINERY:
+            folder = top.joinpath(*rel.parts[:k])
+            if folder not in known:
+                known[folder] = (folder / "conf.py").is_file()
+            if known[folder]:
+                return True
+    return False
+
+
+def _rst_site(files: Sequence[tuple[Path, str, bool, Path]]) -> RstSite:
+    """The reStructuredText pages among ``files``, parsed, to resolve links between them (a page
+    that cannot be read is left for its own read to report)."""
+    pages = {}
+    for path, rel, _, _ in files:
+        if path.suffix.lower() in RST_SUFFIXES:
+            try:
+                text = _text_of(path)
+            except _Unreadable:
+                continue
+            if text.strip():
+                pages[rel] = read_rst(text, str(path))
+    texts = ((p, rel, top) for p, rel, _, top in files if p.suffix.lower() in _TEXT_SUFFIXES)
+    return RstSite(texts, pages)
+
+
+def _text_of(path: Path) -> str:
     data = path.read_bytes()
     if b"\0" in data[:8192]:
         raise _Unreadable("", "a binary file, not text")
@@ -230,6 +273,14 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         raise _Unreadable(
             f":{line}", f"not valid UTF-8 (byte {data[exc.start]:#04x} at column {column}); convert the file to UTF-8"
         ) from None
+    return text
+
+
+def _read_file(path: Path, rel: str, notes: NoteLinks, site: RstSite, raw_markdown: bool) -> Iterator[SourceRecord]:
+    if path.suffix.lower() == ".jsonl":
+        yield from _read_jsonl(path)
+        return
+    text = _text_of(path)
     if not text.strip():
         raise _Empty("the file is empty")
     metadata: dict[str, Any] = {}
@@ -244,8 +295,16 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
             raise _Empty(str(empty)) from None
         metadata, title, created = note.metadata, note.title, note.created_at
         links = notes.resolve(path, cleaned)
+        title = title or heading_title(text)
+    elif path.suffix.lower() in RST_SUFFIXES:
+        text = site.text(rel)
+        if not text.strip():
+            raise _Empty("the file has no text besides its markup")
+        title, links = site.title(rel), site.links(rel)
+    else:
+        title = heading_title(text, plain=True)
     if title is None:
-        title = heading_title(text) or path.stem
+        title = file_title(rel)
     metadata.setdefault("source", str(path))
     try:
         yield SourceRecord(id=rel, text=text, title=title, metadata=metadata, created_at=created, links=links)
