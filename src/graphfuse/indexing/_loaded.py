@@ -6,7 +6,7 @@ import logging
 import mimetypes
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from .._timestamps import parse_timestamp
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, note_text, read_note
 from ._records import SourceRecord
 from ._rst import RST_SUFFIXES, RstPage, RstSite, read_rst
-from ._titles import file_title, heading_title
+from ._titles import file_title, heading_title, qualified_titles
 
 _log = logging.getLogger("graphfuse.indexing")
 # What a reader may bring in that is not text: an image, a sound, a video, a font.
@@ -76,7 +76,8 @@ def records_from_loaded(
     ``:ref:``, ``toctree``, ``include`` and file links to the other documents of the call. A
     document with no title is titled by its own (its first heading; a plain text file's at the
     margin), else by its path made readable (relative to the folder all paths share:
-    ``deploying/nginx.rst`` as ``Deploying: nginx``). Several documents from one file (a
+    ``deploying/nginx.rst`` as ``Deploying: nginx``); a title several files share is qualified
+    by each file's folder (``Api: Overview``, ``Guide: Overview``). Several documents from one file (a
     reader's sections) are all read; links to the file go to its first.
 
     A document that is not text (its path names an image, a sound, a video or a font, or its
@@ -174,6 +175,7 @@ def records_from_loaded(
         {d.id: d.page for d in first.values() if d.page is not None},
     )
     out: list[SourceRecord] = []
+    pages: dict[str, tuple[str, str]] = {}  # a file's path under the common folder -> (id, title)
     for doc in loaded:
         text, meta, title, created, links = doc.text, doc.meta, doc.title, doc.created, doc.links
         if doc.path is not None and doc.note is not None and doc.prepared is not None:
@@ -192,8 +194,11 @@ def records_from_loaded(
             links = list(dict.fromkeys([*links, *site.links(doc.id)]))
         elif doc.path is not None and doc.path.suffix.lower() not in MARKDOWN_SUFFIXES:
             title = title or heading_title(text, plain=True)
-        if title is None and doc.path is not None and root is not None:
-            title = file_title(Path(os.path.relpath(doc.path.resolve(), root)).as_posix())
+        rel = _relative(doc.path, root) if first.get(doc.path or Path()) is doc else None
+        if title is None and rel is not None:
+            title = file_title(rel)
+        if title is not None and rel is not None:
+            pages[rel] = (doc.id, title)
         try:
             record = SourceRecord(
                 doc.id,
@@ -206,7 +211,15 @@ def records_from_loaded(
         except InvalidInput as exc:
             raise InvalidInput(f"{doc.what}: {exc}") from None
         out.append(record)
-    return out
+    titles = qualified_titles({rel: title for rel, (_, title) in pages.items()})
+    renamed = {doc_id: titles[rel] for rel, (doc_id, title) in pages.items() if titles[rel] != title}
+    return [replace(r, title=renamed[r.id]) if r.id in renamed else r for r in out]
+
+
+def _relative(path: Path | None, root: Path | None) -> str | None:
+    if path is None or root is None:
+        return None
+    return Path(os.path.relpath(path.resolve(), root)).as_posix()
 
 
 def _not_text(text: str, where: str | None) -> bool:

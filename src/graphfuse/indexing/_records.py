@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
@@ -16,7 +16,7 @@ from .._jsonl import read_json_objects
 from .._types import check_id
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note
 from ._rst import RST_SUFFIXES, SPHINX_MACHINERY, RstSite, read_rst
-from ._titles import file_title, heading_title
+from ._titles import file_title, heading_title, qualified_titles
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
@@ -124,11 +124,14 @@ def read_sources(
     (a markdown file's front matter ``title`` or first heading, ``# Title`` or ``Title``
     underlined with ``===``; a reStructuredText file's title; a plain text file's first heading
     at the margin, never a line of code), else its path made readable (``deploying/nginx.rst``
-    as ``Deploying: nginx``). A reStructuredText file (``.rst``, ``.rest``) is read with
-    docutils, Sphinx's roles and directives leniently: its text is written as markdown (headings,
-    lists, fenced code; a role shows its text, an API role its name as code), and its
-    ``:doc:``, ``:ref:`` (through the folder's ``.. _label:`` targets), ``toctree``, ``include``
-    and `` `text <page.html>`_ `` links to the other files read become its ``links``. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
+    as ``Deploying: nginx``); a title that several files share is qualified by each file's folder
+    (``Api: Overview``, ``Guide: Overview``: a title naming several pages names none).
+    A reStructuredText file (``.rst``, ``.rest``) is read with docutils, Sphinx's roles and
+    directives leniently: its text is written as markdown (headings, lists, fenced code; a role
+    shows its text, an API role its name as code), and its ``:doc:``, ``:ref:`` (through the
+    folder's ``.. _label:`` targets), ``toctree``, ``include`` and `` `text <page.html>`_ ``
+    links to the other files read become its ``links``. A markdown file (``.md``,
+    ``.markdown``) may open with front matter (YAML between
     ``---`` lines, or TOML between ``+++`` lines): its ``title`` is the record's title, its
     ``created_at``, ``date`` or ``created`` (the first present; ISO 8601) the record's
     ``created_at``, and its other keys go into the metadata (dates as ISO strings); the text
@@ -153,8 +156,7 @@ def read_sources(
     ``on_skip(path, reason)`` is called (a folder of notes has empty notes). A
     malformed line or front matter raises :class:`~graphfuse.InvalidInput` naming
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
-    whole input was read, so every duplicate is named at once; nothing is yielded past the
-    first duplicate).
+    whole input was read, so every duplicate is named at once; nothing is yielded then).
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -165,6 +167,8 @@ def read_sources(
     site = _rst_site(files)
     seen: set[str] = set()
     repeated: list[str] = []
+    read: list[SourceRecord] = []
+    pages: dict[str, str] = {}  # a text file's record id -> its title
     for path, rel, found, _ in files:
         try:
             # (_Empty comes before any record of the file.)
@@ -173,8 +177,9 @@ def read_sources(
                     repeated.append(record.id)
                     continue
                 seen.add(record.id)
-                if not repeated:
-                    yield record
+                read.append(record)
+                if record.title is not None and path.suffix.lower() in _TEXT_SUFFIXES:
+                    pages[record.id] = record.title
         except _Unreadable as bad:
             if not found:
                 raise InvalidInput(f"{path}{bad.where}: {bad.why}") from None
@@ -188,6 +193,10 @@ def read_sources(
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(f"{len(repeated)} duplicate document id(s) in the sources: {shown}")
+    titles = qualified_titles(pages)
+    for record in read:
+        title = titles.get(record.id, record.title)
+        yield record if title == record.title else replace(record, title=title)
 
 
 class _Empty(Exception):

@@ -326,8 +326,8 @@ class _Lookups:
         return (found, messages) if found is not None else (_lenient_role, [])
 
     def __enter__(self) -> None:
-        directives.directive = self.directive
-        roles.role = self.role
+        directives.directive = self.directive  # type: ignore[assignment]
+        roles.role = self.role  # type: ignore[assignment]
 
     def __exit__(self, *exc: object) -> None:
         directives.directive = self._directive
@@ -370,7 +370,7 @@ def read_rst(text: str, where: str) -> RstPage:
     for name, explicit in tree.nametypes.items():
         ref = tree.nameids.get(name)
         node = tree.ids.get(ref) if ref else None
-        if not explicit or node is None or node.get("refuri") or isinstance(node, nodes.target) and not node["ids"]:
+        if not explicit or node is None or node.get("refuri") or (isinstance(node, nodes.target) and not node["ids"]):
             continue
         if isinstance(node, nodes.section) and node.children and isinstance(node[0], nodes.title):
             labels[name.lower()] = " ".join(node[0].astext().split())
@@ -380,19 +380,19 @@ def read_rst(text: str, where: str) -> RstPage:
             labels[name.lower()] = None
     links: list[tuple[str, str]] = []
     globs: list[str] = []
-    for node in tree.findall(lambda n: isinstance(n, _Xref | _Toctree | _Include | nodes.reference)):
-        if isinstance(node, _Xref):
-            links.append((node["kind"], node["target"]))
-        elif isinstance(node, _Toctree):
-            for _, target in node["entries"]:
-                if node["glob"] and any(c in target for c in "*?["):
+    for found in tree.findall(nodes.Element):
+        if isinstance(found, _Xref):
+            links.append((found["kind"], found["target"]))
+        elif isinstance(found, _Toctree):
+            for _, target in found["entries"]:
+                if found["glob"] and any(c in target for c in "*?["):
                     globs.append(target)
                 else:
                     links.append(("doc", target))
-        elif isinstance(node, _Include):
-            links.append(("file", node["target"]))
-        elif node.get("refuri"):
-            links.append(("url", node["refuri"]))
+        elif isinstance(found, _Include):
+            links.append(("file", found["target"]))
+        elif isinstance(found, nodes.reference) and found.get("refuri"):
+            links.append(("url", found["refuri"]))
     return RstPage(title or None, labels, links, tree, globs)
 
 
@@ -467,8 +467,8 @@ class RstSite:
 
     def _resolve(self, page_id: str, kind: str, target: str) -> str | None:
         if kind == "ref":
-            hit = self._labels.get(target.lower())
-            return hit[0] if hit is not None else self._resolve(page_id, "doc", target) if "/" in target else None
+            label = self._labels.get(target.lower())
+            return label[0] if label is not None else self._resolve(page_id, "doc", target) if "/" in target else None
         if kind == "url":
             parts = urlsplit(target)
             if parts.scheme or parts.netloc or not parts.path:
@@ -578,12 +578,14 @@ class _Writer:
                     name = self._inline(item[0])
                     body = self._children(item[1], depth)
                     out.append(name + ": " + " ".join(body))
-                else:
+                elif isinstance(item, nodes.Element):
                     out.append(f"{item.tagname.replace('_', ' ').capitalize()}: {self._inline(item)}")
             return ["\n".join(out)]
         if isinstance(node, nodes.option_list):
             out = []
             for item in node.children:
+                if not isinstance(item, nodes.option_list_item):
+                    continue
                 options = item[0].astext()
                 body = self._children(item[1], depth) if len(item.children) > 1 else []
                 out.append(options + (": " + " ".join(body) if body else ""))
@@ -643,8 +645,3 @@ class _Writer:
             elif isinstance(child, nodes.Element):
                 parts.append(self._inline(child))
         return "".join(parts)
-
-
-def suffix_of(path: str | os.PathLike[str]) -> str:
-    """A path's suffix in lower case (``.rst``)."""
-    return Path(path).suffix.lower()

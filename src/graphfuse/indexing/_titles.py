@@ -10,11 +10,12 @@ never a line of code; a file name only when the page has none, made readable
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from ._markup import clean_title
 
-__all__ = ["file_title", "heading_title"]
+__all__ = ["file_title", "heading_title", "qualified_titles"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -44,9 +45,9 @@ def heading_title(text: str, *, plain: bool = False) -> str | None:
         stripped = line.strip()
         opened = _FENCE.match(line)
         if fence is not None:
-            if opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                if not line.strip().strip(fence[0]):
-                    fence = None
+            closing = opened is not None and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence)
+            if closing and not line.strip().strip(fence[0]):
+                fence = None
             blank = False
             continue
         if opened is not None:
@@ -57,7 +58,7 @@ def heading_title(text: str, *, plain: bool = False) -> str | None:
             blank = True
             continue
         indent = len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip(" "))
-        if indent >= 4 and (blank or code) or plain and indent > 0:
+        if (indent >= 4 and (blank or code)) or (plain and indent > 0):
             code = indent >= 4 and (blank or code)
             blank = False
             continue
@@ -102,6 +103,36 @@ def file_title(path: str) -> str:
     if len(words) > 1 and parts[-1].lower() in _INDEX_NAMES:
         words.pop()
     if len(words) == 1:
-        return words[0][:1].upper() + words[0][1:]
-    folder = words[-2]
-    return f"{folder[:1].upper()}{folder[1:]}: {words[-1]}"
+        return _readable(words[0])
+    return f"{_readable(words[-2])}: {words[-1]}"
+
+
+def _readable(name: str) -> str:
+    words = " ".join(_SEPARATORS.split(name)).strip() or name
+    return words[:1].upper() + words[1:]
+
+
+def _title_key(title: str) -> str:
+    return " ".join(re.findall(r"\w+", title.casefold()))
+
+
+def qualified_titles(titles: Mapping[str, str]) -> dict[str, str]:
+    """``titles`` (page path -> title) with every title that several pages share qualified by
+    each page's folder: ``api/overview.md`` and ``guide/overview.md``, both titled "Overview",
+    become "Api: Overview" and "Guide: Overview" (a page at the top keeps its title).
+
+    A title several pages share names none of them: a passage that says "Overview" does not
+    mention one of them more than the others, and the title linker would make the word a hub.
+    """
+    groups: dict[str, list[str]] = {}
+    for path, title in titles.items():
+        groups.setdefault(_title_key(title), []).append(path)
+    out = dict(titles)
+    for paths in groups.values():
+        if len(paths) < 2:
+            continue
+        for path in paths:
+            folder = PurePosixPath(path).parent.name
+            if folder:
+                out[path] = f"{_readable(folder)}: {titles[path]}"
+    return out
