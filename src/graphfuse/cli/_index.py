@@ -202,12 +202,14 @@ async def index_sources(
                 on_unsupported(path)
 
         records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown, on_unsupported=unsupported))
-        if not records:
+        if not records and not prune:  # (--prune says what it would do)
             where = ", ".join(map(str, paths))
-            why = f"its {skipped_types(types)} are all of types" if types else "it holds no file of a type"
-            raise InvalidInput(
-                f"no document to index in {where}: {why} graphfuse index reads ({_READS}); nothing was changed"
+            why = (
+                f"its {skipped_types(types)} are of types graphfuse index does not read (it reads {_READS})"
+                if types
+                else f"no {_READS} file with text"
             )
+            raise InvalidInput(f"no document to index in {where}: {why}; nothing was changed")
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
