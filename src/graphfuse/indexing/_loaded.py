@@ -16,7 +16,7 @@ from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, note_text, read_note
 from ._records import SourceRecord
-from ._rst import RST_SUFFIXES, RstPage, RstSite, read_rst
+from ._rst import RST_SUFFIXES, SPHINX_MACHINERY, RstPage, RstSite, read_rst
 from ._titles import file_title, heading_title, qualified_titles
 
 _log = logging.getLogger("graphfuse.indexing")
@@ -80,10 +80,12 @@ def records_from_loaded(
     by each file's folder (``Api: Overview``, ``Guide: Overview``). Several documents from one file (a
     reader's sections) are all read; links to the file go to its first.
 
+    As in ``read_sources``, a Sphinx folder's ``conf.py`` (when ``.rst`` documents were loaded) and
+    what is in its ``_build``, ``_static`` and ``_templates`` folders are no pages (``on_skip``).
     A document that is not text (its path names an image, a sound, a video or a font, or its
     text is a binary file's bytes: ``SimpleDirectoryReader`` loads a PNG so) is skipped:
     ``on_skip(id, reason)`` is called for each, or without ``on_skip`` one warning (logger
-    ``graphfuse.indexing``) names them all.
+    ``graphfuse.indexing``) names them all (by path, else by id).
 
     Raises :class:`~graphfuse.InvalidInput` naming the document (its position and id) for a
     missing id, a title that is not text, an unreadable timestamp, links that are not a list of
@@ -106,7 +108,7 @@ def records_from_loaded(
         if not text.strip():
             source = metadata.get(path_key) if path_key is not None and isinstance(metadata, Mapping) else None
             if isinstance(source, str) and _not_text(text, source):  # (an image a reader loaded without text)
-                not_text.append(doc_id)
+                not_text.append(source)
                 if on_skip is not None:
                     on_skip(doc_id, "not text (an image or a binary file)")
             elif on_skip is not None:
@@ -137,7 +139,7 @@ def records_from_loaded(
         if isinstance(where, str) and where:
             doc.path = Path(where)
         if _not_text(text, where if isinstance(where, str) else None):
-            not_text.append(doc_id)
+            not_text.append(where if isinstance(where, str) and where else doc_id)
             if on_skip is not None:
                 on_skip(doc_id, "not text (an image or a binary file)")
             continue
@@ -162,6 +164,7 @@ def records_from_loaded(
             f"{len(repeated)} document id(s) given twice: {shown}; ids name documents in the graph, give each "
             "its own (chunks split from one document share its id: pass the documents, GraphFuse chunks them)"
         )
+    loaded = _without_sphinx_machinery(loaded, on_skip)
     first: dict[Path, _Loaded] = {}
     for doc in loaded:
         if doc.path is not None:
@@ -234,6 +237,33 @@ def _not_text(text: str, where: str | None) -> bool:
         return True
     odd = sum(1 for c in head if c == "\ufffd" or (c < " " and c not in "\t\n\r\f"))
     return odd * 10 > len(head)
+
+
+def _without_sphinx_machinery(loaded: list[_Loaded], on_skip: Callable[[str, str], None] | None) -> list[_Loaded]:
+    """``loaded`` without what ``read_sources`` leaves out of a Sphinx folder: its ``conf.py``
+    (when the documents hold ``.rst`` pages) and what is in its ``_build``, ``_static`` or
+    ``_templates`` folder (a folder holding ``conf.py``)."""
+    pages = any(d.page is not None for d in loaded)
+    known: dict[Path, bool] = {}
+    kept: list[_Loaded] = []
+    for doc in loaded:
+        path = doc.path.resolve() if doc.path is not None else None
+        why = None
+        if path is not None and pages and path.name == "conf.py":
+            why = "Sphinx's configuration, not a page"
+        elif path is not None:
+            for folder in path.parents:
+                if folder.name in SPHINX_MACHINERY:
+                    if folder.parent not in known:
+                        known[folder.parent] = (folder.parent / "conf.py").is_file()
+                    if known[folder.parent]:
+                        why = f"in a Sphinx folder's {folder.name}, not a page"
+                        break
+        if why is None:
+            kept.append(doc)
+        elif on_skip is not None:
+            on_skip(doc.id, why)
+    return kept
 
 
 def _common_folder(paths: list[Path]) -> Path | None:
