@@ -9,15 +9,18 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._encoding import as_json_data
 from .._errors import InvalidInput
 from .._timestamps import parse_timestamp
+from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, note_text, read_note
 from ._records import SourceRecord
-from ._rst import RST_SUFFIXES, SPHINX_MACHINERY, RstPage, RstSite, read_rst
 from ._titles import file_title, heading_title, qualified_titles
+
+if TYPE_CHECKING:
+    from ._rst import RstPage
 
 _log = logging.getLogger("graphfuse.indexing")
 # What a reader may bring in that is not text: an image, a sound, a video, a font.
@@ -153,6 +156,8 @@ def records_from_loaded(
                     on_skip(doc_id, str(empty))
                 continue
         elif suffix in RST_SUFFIXES:
+            from ._rst import read_rst  # (docutils, only for reStructuredText)
+
             doc.page = read_rst(text, f"{what}, {where}")
         loaded.append(doc)
     if not_text and on_skip is None:
@@ -173,10 +178,12 @@ def records_from_loaded(
         ((p, d.id) for p, d in first.items() if d.note is not None), has_text={d.id: True for d in first.values()}
     )
     root = _common_folder(list(first))
-    site = RstSite(
-        ((p, d.id, root or p.parent) for p, d in first.items()),
-        {d.id: d.page for d in first.values() if d.page is not None},
-    )
+    rst = {d.id: d.page for d in first.values() if d.page is not None}
+    site = None
+    if rst:
+        from ._rst import RstSite
+
+        site = RstSite(((p, d.id, root or p.parent) for p, d in first.items()), rst)
     out: list[SourceRecord] = []
     pages: dict[str, tuple[str, str]] = {}  # a file's path under the common folder -> (id, title)
     for doc in loaded:
@@ -187,7 +194,7 @@ def records_from_loaded(
             title = title or doc.note.title or heading_title(text)
             created = created or doc.note.created_at
             links = list(dict.fromkeys([*links, *notes.resolve(doc.path, cleaned)]))
-        elif doc.page is not None and first.get(doc.path or Path()) is doc:
+        elif site is not None and doc.page is not None and first.get(doc.path or Path()) is doc:
             text = site.text(doc.id)
             if not text.strip():
                 if on_skip is not None:

@@ -8,15 +8,18 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._encoding import check_json_data, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import check_id
+from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note
-from ._rst import RST_SUFFIXES, SPHINX_MACHINERY, RstSite, read_rst
 from ._titles import file_title, heading_title, qualified_titles
+
+if TYPE_CHECKING:
+    from ._rst import RstSite
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
@@ -254,9 +257,13 @@ def _sphinx_machinery(top: Path, rel: Path, known: dict[Path, bool]) -> bool:
     return False
 
 
-def _rst_site(files: Sequence[tuple[Path, str, bool, Path]]) -> RstSite:
+def _rst_site(files: Sequence[tuple[Path, str, bool, Path]]) -> RstSite | None:
     """The reStructuredText pages among ``files``, parsed, to resolve links between them (a page
-    that cannot be read is left for its own read to report)."""
+    that cannot be read is left for its own read to report); ``None`` without any."""
+    if not any(p.suffix.lower() in RST_SUFFIXES for p, _, _, _ in files):
+        return None
+    from ._rst import RstSite, read_rst  # (docutils, only for a folder with reStructuredText)
+
     pages = {}
     for path, rel, _, _ in files:
         if path.suffix.lower() in RST_SUFFIXES:
@@ -285,7 +292,9 @@ def _text_of(path: Path) -> str:
     return text
 
 
-def _read_file(path: Path, rel: str, notes: NoteLinks, site: RstSite, raw_markdown: bool) -> Iterator[SourceRecord]:
+def _read_file(
+    path: Path, rel: str, notes: NoteLinks, site: RstSite | None, raw_markdown: bool
+) -> Iterator[SourceRecord]:
     if path.suffix.lower() == ".jsonl":
         yield from _read_jsonl(path)
         return
@@ -305,7 +314,7 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, site: RstSite, raw_markdo
         metadata, title, created = note.metadata, note.title, note.created_at
         links = notes.resolve(path, cleaned)
         title = title or heading_title(text)
-    elif path.suffix.lower() in RST_SUFFIXES:
+    elif site is not None and path.suffix.lower() in RST_SUFFIXES:
         text = site.text(rel)
         if not text.strip():
             raise _Empty("the file has no text besides its markup")

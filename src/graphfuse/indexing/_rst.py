@@ -27,6 +27,8 @@ from docutils.core import publish_doctree
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.utils import unescape
 
+from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
+
 __all__ = [
     "RST_SUFFIXES",
     "SPHINX_MACHINERY",
@@ -36,10 +38,6 @@ __all__ = [
     "sphinx_root",
 ]
 
-RST_SUFFIXES = (".rst", ".rest")
-SPHINX_MACHINERY = frozenset({"_build", "_static", "_templates"})
-"""Folders of a Sphinx source folder (the one holding ``conf.py``) that hold no pages: build
-output, static files and HTML templates."""
 
 _SETTINGS: dict[str, Any] = {
     "report_level": 5,  # (no message is printed; error nodes are left out of the text)
