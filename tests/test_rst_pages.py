@@ -300,3 +300,14 @@ def test_index_of_nothing_it_reads_fails_and_says_why(tmp_path: Path) -> None:
 
 def test_records_are_source_records(sphinx: Path) -> None:
     assert all(isinstance(r, SourceRecord) for r in read_sources([sphinx]))
+
+
+def test_docutils_lookups_are_restored_after_a_page(tmp_path: Path) -> None:
+    from docutils.parsers.rst import directives, roles
+
+    before = (directives.directive, roles.role)
+    page = tmp_path / "a.rst"
+    page.write_text("A\n=\n\n.. unknown-thing:: x\n\n:unknown:`y` and :doc:`b`\n", encoding="utf-8")
+    [record] = read_sources([page])
+    assert record.text == "# A\n\nx\n\ny and b\n"
+    assert (directives.directive, roles.role) == before
