@@ -311,3 +311,18 @@ def test_docutils_lookups_are_restored_after_a_page(tmp_path: Path) -> None:
     [record] = read_sources([page])
     assert record.text == "# A\n\nx\n\ny and b\n"
     assert (directives.directive, roles.role) == before
+
+
+def test_directives_read_by_what_they_hold(tmp_path: Path) -> None:
+    page = tmp_path / "a.rst"
+    page.write_text(
+        "A\n=\n\n.. only:: html\n\n   Shown text.\n\n.. tabs::\n\n   .. code-tab:: python\n\n      # c\n      x = 1\n\n"
+        ".. py:function:: connect(url, timeout=5)\n\n   Opens a connection.\n\n"
+        ".. glossary::\n\n   WSGI\n      A protocol.\n",
+        encoding="utf-8",
+    )
+    [record] = read_sources([page])
+    assert record.text == (
+        "# A\n\nShown text.\n\n```python\n# c\nx = 1\n```\n\n`connect(url, timeout=5)`\n\nOpens a connection.\n\n"
+        "WSGI: A protocol.\n"
+    )

@@ -202,6 +202,7 @@ _CODE = frozenset(
         "ipython",
         "jupyter-execute",
         "code-cell",
+        "code-tab",
         "prompt",
         "click:example",
         "click:run",
@@ -232,6 +233,8 @@ _OBJECTS = frozenset(
         "autosummary",
     }
 )
+# Directives whose argument is a condition or a class, not text: only their content is read.
+_CONDITIONS = frozenset({"only", "ifconfig", "cssclass", "rst-class", "tabularcolumns", "container"})
 _VERSIONS = {
     "versionadded": "Added in version",
     "versionchanged": "Changed in version",
@@ -267,7 +270,7 @@ class _Lenient(Directive):
             block["language"] = argument.split()[0] if argument and name != "productionlist" else ""
             return [block]
         out: list[nodes.Node] = []
-        if argument:
+        if argument and name not in _CONDITIONS:
             if name.startswith("auto") or short in _OBJECTS or ":" in name:
                 lines = [line.strip() for line in self.arguments[0].splitlines() if line.strip()]
                 out.extend(nodes.paragraph("", "", _Code(line, line)) for line in lines)
