@@ -41,7 +41,7 @@ def test_reads_text_markdown_and_jsonl(tmp_path: Path) -> None:
     by_id = {r.id: r for r in records}
     assert list(by_id) == ["a.md", "sub/b.txt", "j1", "j2"]
     assert by_id["a.md"].title == "Alpha Page"
-    assert by_id["sub/b.txt"].title == "Sub: b"
+    assert by_id["sub/b.txt"].title == "b"
     assert by_id["j1"].links == ("a.md",)
     assert by_id["j1"].metadata == {"k": 1}
     assert by_id["j2"].created_at == datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

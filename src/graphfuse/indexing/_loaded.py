@@ -78,9 +78,9 @@ def records_from_loaded(
     is read as ``read_sources`` reads one: its text as markdown, its title, and its ``:doc:``,
     ``:ref:``, ``toctree``, ``include`` and file links to the other documents of the call. A
     document with no title is titled by its own (its first heading; a plain text file's at the
-    margin), else by its path made readable (relative to the folder all paths share:
-    ``deploying/nginx.rst`` as ``Deploying: nginx``); a title several files share is qualified
-    by each file's folder (``Api: Overview``, ``Guide: Overview``). Several documents from one file (a
+    margin), else by its file name made readable (``deploying/index.rst`` as ``deploying``); a
+    title several files share is qualified by each file's folder (relative to the folder all
+    paths share: ``Api: Overview``, ``Guide: Overview``). Several documents from one file (a
     reader's sections) are all read; links to the file go to its first.
 
     As in ``read_sources``, a Sphinx folder's ``conf.py`` (when ``.rst`` documents were loaded) and

@@ -126,9 +126,10 @@ def read_sources(
     directory given (or its file name when the file itself was given), its title the page's own
     (a markdown file's front matter ``title`` or first heading, ``# Title`` or ``Title``
     underlined with ``===``; a reStructuredText file's title; a plain text file's first heading
-    at the margin, never a line of code), else its path made readable (``deploying/nginx.rst``
-    as ``Deploying: nginx``); a title that several files share is qualified by each file's folder
-    (``Api: Overview``, ``Guide: Overview``: a title naming several pages names none).
+    at the margin, never a line of code), else its file name made readable (``quick_start.md`` as
+    ``quick start``, ``deploying/index.rst`` as ``deploying``); a title that several files share is
+    qualified by each file's folder (``Api: Overview``, ``Guide: Overview``: a title naming several
+    pages names none).
     A reStructuredText file (``.rst``, ``.rest``) is read with docutils, Sphinx's roles and
     directives leniently: its text is written as markdown (headings, lists, fenced code; a role
     shows its text, an API role its name as code), and its ``:doc:``, ``:ref:`` (through the

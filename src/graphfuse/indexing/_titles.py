@@ -4,7 +4,8 @@ A title names the page: a markdown page's first heading (``# Title``, or ``Title
 with ``===`` / ``---``), a plain text page's first heading written at the margin (markdown's, or
 a line under- and maybe overlined as reStructuredText and Sphinx's text output write them),
 never a line of code; a file name only when the page has none, made readable
-(``deploying/nginx.rst`` as ``Deploying: nginx``).
+(``quick_start.md`` as ``quick start``, ``deploying/index.rst`` as ``deploying``), and a title
+several pages share qualified by their folders (``Deploying: overview``).
 """
 
 from __future__ import annotations
@@ -93,18 +94,17 @@ def heading_title(text: str, *, plain: bool = False) -> str | None:
 
 def file_title(path: str) -> str:
     """A readable title from a page's path (relative to the folder read): the file name without
-    its suffix, words split at ``-`` and ``_``, after its folder's name (``deploying/nginx.rst``
-    is ``Deploying: nginx``); an index page (``index``, ``README``) is named by its folder
-    (``api/index.md`` is ``Api``)."""
+    its suffix, words split at ``-`` and ``_`` (``quick_start.md`` is ``quick start``; a note's
+    file name is its name, as in an Obsidian vault: ``people/Jonas Berg.md`` is ``Jonas Berg``);
+    an index page (``index``, ``README``) is named by its folder (``deploying/index.rst`` is
+    ``deploying``). Names several pages share are qualified by :func:`qualified_titles`
+    (``api/overview.md`` and ``guide/overview.md`` as ``Api: overview``, ``Guide: overview``)."""
     parts = [p for p in PurePosixPath(path).with_suffix("").parts if p not in ("", "/")]
     if not parts:
         return path
-    words = [" ".join(_SEPARATORS.split(p)).strip() or p for p in parts]
-    if len(words) > 1 and parts[-1].lower() in _INDEX_NAMES:
-        words.pop()
-    if len(words) == 1:
-        return _readable(words[0])
-    return f"{_readable(words[-2])}: {words[-1]}"
+    if len(parts) > 1 and parts[-1].lower() in _INDEX_NAMES:
+        parts.pop()
+    return " ".join(_SEPARATORS.split(parts[-1])).strip() or parts[-1]
 
 
 def _readable(name: str) -> str:
