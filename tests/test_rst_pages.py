@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from graphfuse import InvalidInput
 from graphfuse.cli import app
 from graphfuse.indexing import SourceRecord, read_sources, records_from_loaded
 from graphfuse.indexing._titles import file_title, heading_title, qualified_titles
@@ -327,3 +328,12 @@ def test_directives_read_by_what_they_hold(tmp_path: Path) -> None:
         "# A\n\nShown text.\n\n```python\n# c\nx = 1\n```\n\n`connect(url, timeout=5)`\n\nOpens a connection.\n\n"
         "WSGI: A protocol.\n"
     )
+
+
+def test_a_jsonl_file_streams_and_a_folder_comes_whole(tmp_path: Path) -> None:
+    lines = tmp_path / "big.jsonl"
+    lines.write_text('{"id": "a", "text": "fine"}\n{"id": "b"}\n', encoding="utf-8")
+    records = read_sources([lines])
+    assert next(records).id == "a"  # (before the bad line is read)
+    with pytest.raises(InvalidInput, match="big.jsonl:2"):
+        next(records)

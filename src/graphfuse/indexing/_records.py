@@ -160,7 +160,9 @@ def read_sources(
     ``on_skip(path, reason)`` is called (a folder of notes has empty notes). A
     malformed line or front matter raises :class:`~graphfuse.InvalidInput` naming
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
-    whole input was read, so every duplicate is named at once; nothing is yielded then).
+    whole input was read, so every duplicate is named at once; nothing is yielded past the
+    first duplicate). The records of a directory are yielded once it is read (its titles are
+    qualified together); a JSONL file named on its own streams its records.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
@@ -171,9 +173,16 @@ def read_sources(
     site = _rst_site(files)
     seen: set[str] = set()
     repeated: list[str] = []
-    read: list[SourceRecord] = []
-    pages: dict[str, str] = {}  # a text file's record id -> its title
-    for path, rel, found, _ in files:
+    # The records of one directory are held until it is read, to qualify the titles its files
+    # share (a JSONL file named on its own streams).
+    held: list[SourceRecord] = []
+    pages: dict[str, str] = {}  # a held text file's record id -> its title
+    folder: tuple[Path, bool] | None = None
+    for path, rel, found, top in files:
+        if folder != (top, found):
+            if not repeated:
+                yield from _qualified(held, pages)
+            held, pages, folder = [], {}, (top, found)
         try:
             # (_Empty comes before any record of the file.)
             for record in _read_file(path, rel, notes, site, raw_markdown):
@@ -181,7 +190,11 @@ def read_sources(
                     repeated.append(record.id)
                     continue
                 seen.add(record.id)
-                read.append(record)
+                if not found and path.suffix.lower() == ".jsonl":
+                    if not repeated:
+                        yield record
+                    continue
+                held.append(record)
                 if record.title is not None and path.suffix.lower() in _TEXT_SUFFIXES:
                     pages[record.id] = record.title
         except _Unreadable as bad:
@@ -194,11 +207,17 @@ def read_sources(
                 raise InvalidInput(f"{path}: {empty}") from None
             if on_skip is not None:
                 on_skip(str(path), str(empty))
+    if not repeated:
+        yield from _qualified(held, pages)
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(f"{len(repeated)} duplicate document id(s) in the sources: {shown}")
+
+
+def _qualified(records: list[SourceRecord], pages: Mapping[str, str]) -> Iterator[SourceRecord]:
+    """``records`` with the titles that several of ``pages`` share qualified by their folders."""
     titles = qualified_titles(pages)
-    for record in read:
+    for record in records:
         title = titles.get(record.id, record.title)
         yield record if title == record.title else replace(record, title=title)
 
