@@ -335,5 +335,5 @@ def test_a_jsonl_file_streams_and_a_folder_comes_whole(tmp_path: Path) -> None:
     lines.write_text('{"id": "a", "text": "fine"}\n{"id": "b"}\n', encoding="utf-8")
     records = read_sources([lines])
     assert next(records).id == "a"  # (before the bad line is read)
-    with pytest.raises(InvalidInput, match="big.jsonl:2"):
+    with pytest.raises(InvalidInput, match=r"big\.jsonl:2"):
         next(records)
