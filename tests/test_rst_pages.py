@@ -330,10 +330,31 @@ def test_directives_read_by_what_they_hold(tmp_path: Path) -> None:
     )
 
 
-def test_a_jsonl_file_streams_and_a_folder_comes_whole(tmp_path: Path) -> None:
+def test_a_jsonl_file_named_on_its_own_streams(tmp_path: Path) -> None:
     lines = tmp_path / "big.jsonl"
     lines.write_text('{"id": "a", "text": "fine"}\n{"id": "b"}\n', encoding="utf-8")
     records = read_sources([lines])
     assert next(records).id == "a"  # (before the bad line is read)
     with pytest.raises(InvalidInput, match=r"big\.jsonl:2"):
         next(records)
+
+
+def test_a_page_docutils_cannot_read_is_skipped_and_named(tmp_path: Path) -> None:
+    folder = _folder(
+        tmp_path / "d",
+        {"deep.rst": "- " * 300 + "deep\n", "long.rst": "T\n=\n\n" + "x" * 20000 + "\n", "ok.rst": "Fine.\n"},
+    )
+    skipped: list[tuple[str, str]] = []
+    records = list(read_sources([folder], on_skip=lambda p, why: skipped.append((Path(p).name, why))))
+    assert [r.id for r in records] == ["ok.rst"]
+    assert skipped == [
+        ("deep.rst", "reStructuredText nested too deeply for docutils to read"),
+        ("long.rst", "a line longer than docutils reads (10,000 characters)"),
+    ]
+    with pytest.raises(InvalidInput, match=r"long\.rst: a line longer than docutils reads"):
+        list(read_sources([folder / "long.rst"]))
+    loaded = [(str(p), p.read_text(encoding="utf-8"), {"file_path": str(p)}) for p in sorted(folder.iterdir())]
+    why: list[str] = []
+    out = records_from_loaded(loaded, path_key="file_path", on_skip=lambda i, w: why.append(w))
+    assert [Path(r.id).name for r in out] == ["ok.rst"]
+    assert len(why) == 2

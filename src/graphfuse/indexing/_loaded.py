@@ -156,9 +156,14 @@ def records_from_loaded(
                     on_skip(doc_id, str(empty))
                 continue
         elif suffix in RST_SUFFIXES:
-            from ._rst import read_rst  # (docutils, only for reStructuredText)
+            from ._rst import RstError, read_rst  # (docutils, only for reStructuredText)
 
-            doc.page = read_rst(text, f"{what}, {where}")
+            try:
+                doc.page = read_rst(text, f"{what}, {where}")
+            except RstError as exc:
+                if on_skip is not None:
+                    on_skip(doc_id, str(exc))
+                continue
         loaded.append(doc)
     if not_text and on_skip is None:
         shown = ", ".join(map(repr, not_text[:20])) + (" ..." if len(not_text) > 20 else "")
@@ -195,10 +200,17 @@ def records_from_loaded(
             created = created or doc.note.created_at
             links = list(dict.fromkeys([*links, *notes.resolve(doc.path, cleaned)]))
         elif site is not None and doc.page is not None and first.get(doc.path or Path()) is doc:
-            text = site.text(doc.id)
+            from ._rst import RstError
+
+            try:
+                text = site.text(doc.id)
+            except RstError as exc:
+                text, why = "", str(exc)
+            else:
+                why = "the file has no text besides its markup"
             if not text.strip():
                 if on_skip is not None:
-                    on_skip(doc.id, "the file has no text besides its markup")
+                    on_skip(doc.id, why)
                 continue
             title = title or site.title(doc.id)
             links = list(dict.fromkeys([*links, *site.links(doc.id)]))

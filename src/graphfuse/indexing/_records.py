@@ -282,19 +282,22 @@ def _rst_site(files: Sequence[tuple[Path, str, bool, Path]]) -> RstSite | None:
     that cannot be read is left for its own read to report); ``None`` without any."""
     if not any(p.suffix.lower() in RST_SUFFIXES for p, _, _, _ in files):
         return None
-    from ._rst import RstSite, read_rst  # (docutils, only for a folder with reStructuredText)
+    from ._rst import RstError, RstSite, read_rst  # (docutils, only for a folder with reStructuredText)
 
     pages = {}
+    errors: dict[str, str] = {}
     for path, rel, _, _ in files:
         if path.suffix.lower() in RST_SUFFIXES:
             try:
                 text = _text_of(path)
+                if text.strip():
+                    pages[rel] = read_rst(text, str(path))
             except _Unreadable:
-                continue
-            if text.strip():
-                pages[rel] = read_rst(text, str(path))
+                continue  # (its own read says why)
+            except RstError as exc:
+                errors[rel] = str(exc)
     texts = ((p, rel, top) for p, rel, _, top in files if p.suffix.lower() in _TEXT_SUFFIXES)
-    return RstSite(texts, pages)
+    return RstSite(texts, pages, errors)
 
 
 def _text_of(path: Path) -> str:
@@ -335,7 +338,7 @@ def _read_file(
         links = notes.resolve(path, cleaned)
         title = title or heading_title(text)
     elif site is not None and path.suffix.lower() in RST_SUFFIXES:
-        text = site.text(rel)
+        text = _rst_text(site, rel)
         if not text.strip():
             raise _Empty("the file has no text besides its markup")
         title, links = site.title(rel), site.links(rel)
@@ -348,6 +351,18 @@ def _read_file(
         yield SourceRecord(id=rel, text=text, title=title, metadata=metadata, created_at=created, links=links)
     except InvalidInput as exc:
         raise InvalidInput(f"{path}: {exc}") from None
+
+
+def _rst_text(site: RstSite, rel: str) -> str:
+    """A page's text from ``site``, or why docutils cannot read it (:class:`_Unreadable`)."""
+    from ._rst import RstError
+
+    if rel in site.errors:
+        raise _Unreadable("", site.errors[rel])
+    try:
+        return site.text(rel)
+    except RstError as exc:
+        raise _Unreadable("", str(exc)) from None
 
 
 def _read_jsonl(path: Path) -> Iterator[SourceRecord]:

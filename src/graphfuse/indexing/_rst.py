@@ -32,6 +32,7 @@ from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 __all__ = [
     "RST_SUFFIXES",
     "SPHINX_MACHINERY",
+    "RstError",
     "RstPage",
     "RstSite",
     "read_rst",
@@ -351,14 +352,26 @@ class RstPage:
     globs: list[str] = field(default_factory=list)
 
 
+class RstError(Exception):
+    """A page docutils cannot read (what is wrong is the message)."""
+
+
 def read_rst(text: str, where: str) -> RstPage:
-    """Parse one page (``where`` names it in messages; nothing is read from disk)."""
-    with _LOCK, _Lookups():
-        tree = publish_doctree(
-            text,
-            source_path=where,
-            settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()},
-        )
+    """Parse one page (``where`` names it in messages; nothing is read from disk). Raises
+    :class:`RstError` for a page docutils cannot read: nesting too deep, a line longer than its
+    ``line_length_limit`` (10,000 characters, a guard against slow parsing)."""
+    try:
+        with _LOCK, _Lookups():
+            tree = publish_doctree(
+                text,
+                source_path=where,
+                settings_overrides={**_SETTINGS, "warning_stream": io.StringIO()},
+            )
+    except RecursionError:
+        raise RstError("reStructuredText nested too deeply for docutils to read") from None
+    for message in tree.findall(nodes.system_message):
+        if message.get("level", 0) >= 3 and "line-length-limit" in message.astext():
+            raise RstError("a line longer than docutils reads (10,000 characters)")
     title: str | None = None
     if tree.get("title"):
         title = " ".join(str(tree["title"]).split())
@@ -424,8 +437,15 @@ class RstSite:
     and `` `text <other.html>`_ `` links relative to the page, to a page read.
     """
 
-    def __init__(self, files: Iterable[tuple[Path, str, Path]], pages: Mapping[str, RstPage]) -> None:
+    def __init__(
+        self,
+        files: Iterable[tuple[Path, str, Path]],
+        pages: Mapping[str, RstPage],
+        errors: Mapping[str, str] | None = None,
+    ) -> None:
         self._pages = dict(pages)
+        self.errors = dict(errors or {})
+        """Why a page could not be read (page id -> what docutils could not read)."""
         self._by_file: dict[str, str] = {}
         self._by_stem: dict[str, str] = {}
         self._root: dict[str, Path] = {}
@@ -463,8 +483,12 @@ class RstSite:
         return tuple(found)
 
     def text(self, page_id: str) -> str:
-        """The page's text as markdown: headings, paragraphs, lists, fenced code."""
-        return _Writer(self, page_id).write(self._pages[page_id].tree)
+        """The page's text as markdown: headings, paragraphs, lists, fenced code (:class:`RstError`
+        for a page nested too deeply to write)."""
+        try:
+            return _Writer(self, page_id).write(self._pages[page_id].tree)
+        except RecursionError:
+            raise RstError("reStructuredText nested too deeply to read") from None
 
     def _resolve(self, page_id: str, kind: str, target: str) -> str | None:
         if kind == "ref":
