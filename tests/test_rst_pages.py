@@ -358,3 +358,31 @@ def test_a_page_docutils_cannot_read_is_skipped_and_named(tmp_path: Path) -> Non
     out = records_from_loaded(loaded, path_key="file_path", on_skip=lambda i, w: why.append(w))
     assert [Path(r.id).name for r in out] == ["ok.rst"]
     assert len(why) == 2
+
+
+def test_links_reach_markdown_pages_and_loaded_build_output_is_no_page(tmp_path: Path) -> None:
+    folder = _folder(
+        tmp_path / "d",
+        {
+            "conf.py": "project = 'x'\n",
+            "index.rst": "Home\n====\n\n.. toctree::\n\n   guide\n\nSee :doc:`guide`.\n",
+            "guide.md": "# Guide\n\nWritten in MyST.\n",
+            "_build/text/index.txt": "Home\n****\n",
+        },
+    )
+    records = {r.id: r for r in read_sources([folder])}
+    assert records["index.rst"].links == ("guide.md",)
+    assert records["index.rst"].text == "# Home\n\n- guide\n\nSee guide.\n"  # (shown by its file name)
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file()]
+    skipped: list[tuple[str, str]] = []
+    loaded = records_from_loaded(
+        [(p.relative_to(folder).as_posix(), p.read_text(encoding="utf-8"), {"file_path": str(p)}) for p in files],
+        path_key="file_path",
+        on_skip=lambda i, why: skipped.append((i, why)),
+    )
+    assert sorted(r.id for r in loaded) == ["guide.md", "index.rst"]
+    assert sorted(skipped) == [
+        ("_build/text/index.txt", "in a Sphinx folder's _build, not a page"),
+        ("conf.py", "Sphinx's configuration, not a page"),
+    ]
+    assert {r.id: r.links for r in loaded}["index.rst"] == ("guide.md",)

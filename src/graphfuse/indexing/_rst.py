@@ -28,6 +28,7 @@ from docutils.parsers.rst import Directive, directives, roles
 from docutils.utils import unescape
 
 from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
+from ._titles import file_title
 
 __all__ = [
     "RST_SUFFIXES",
@@ -522,7 +523,10 @@ class RstSite:
             if hit is not None and hit[1]:
                 return hit[1]
         found = self._resolve(page_id, kind, target)
-        return self.title(found) if found is not None else None
+        if found is None:
+            return None
+        # (A page in another format is shown by its file name: its title is read after this one.)
+        return self.title(found) or file_title(found)
 
 
 # -- text --------------------------------------------------------------------------------------
