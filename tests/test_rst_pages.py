@@ -146,6 +146,7 @@ def test_a_sphinx_folder_reads_with_titles_links_and_readable_text(sphinx: Path)
     assert "Start from Quickstart and the quick page; an unknown-label stays text." in nginx
     assert "Term: Its definition." in nginx
     assert "`demo.Demo`" in records["api.rst"].text
+    assert records["deploying/index.rst"].text == "# Deploying\n\n- Behind nginx\n"  # (a glob's pages)
 
 
 def test_a_code_comment_is_never_a_title(tmp_path: Path) -> None:

@@ -479,7 +479,7 @@ class RstSite:
             if hit is not None:
                 found[hit] = None
         for pattern in page.globs:
-            found.update(dict.fromkeys(self._glob(page_id, pattern)))
+            found.update(dict.fromkeys(self.glob(page_id, pattern)))
         found.pop(page_id, None)
         return tuple(found)
 
@@ -509,7 +509,8 @@ class RstSite:
             hit = self._by_stem.get(joined.rsplit(".", 1)[0])
         return hit
 
-    def _glob(self, page_id: str, pattern: str) -> Iterator[str]:
+    def glob(self, page_id: str, pattern: str) -> Iterator[str]:
+        """The pages a toctree's ``:glob:`` pattern in ``page_id`` names, in path order."""
         base = self._root[page_id] if pattern.startswith("/") else self._folder[page_id]
         full = os.path.normpath(os.path.join(base, pattern.lstrip("/")))
         for stem, other in sorted(self._by_stem.items()):
@@ -632,6 +633,9 @@ class _Writer:
             lines = []
             for title, target in node["entries"]:
                 if node["glob"] and any(c in target for c in "*?["):
+                    for other in self._site.glob(self._page, target):
+                        if other != self._page:
+                            lines.append("- " + (self._site.title(other) or file_title(other)))
                     continue
                 shown = title or self._site.entry_title(self._page, "doc", target)
                 if shown:
