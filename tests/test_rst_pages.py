@@ -387,3 +387,9 @@ def test_links_reach_markdown_pages_and_loaded_build_output_is_no_page(tmp_path:
         ("conf.py", "Sphinx's configuration, not a page"),
     ]
     assert {r.id: r.links for r in loaded}["index.rst"] == ("guide.md",)
+
+
+def test_a_loaded_document_of_another_type_is_not_titled_by_its_file(tmp_path: Path) -> None:
+    pdf = (tmp_path / "report.pdf").as_posix()
+    [record] = records_from_loaded([(pdf, "Results\n=======\n\nNumbers.", {"file_path": pdf})], path_key="file_path")
+    assert record.title is None  # (a PDF reader's page: neither its lines nor its file name)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 _log = logging.getLogger("graphfuse.indexing")
 # What a reader may bring in that is not text: an image, a sound, a video, a font.
 _MEDIA = ("image/", "audio/", "video/", "font/")
+_PLAIN_SUFFIXES = (".txt",)
+_TEXT = (*_PLAIN_SUFFIXES, *MARKDOWN_SUFFIXES, *RST_SUFFIXES)  # (the files graphfuse index reads as pages)
 
 __all__ = ["records_from_loaded"]
 
@@ -214,9 +216,11 @@ def records_from_loaded(
                 continue
             title = title or site.title(doc.id)
             links = list(dict.fromkeys([*links, *site.links(doc.id)]))
-        elif doc.path is not None and doc.path.suffix.lower() not in MARKDOWN_SUFFIXES:
+        elif doc.path is not None and doc.path.suffix.lower() in _PLAIN_SUFFIXES:
             title = title or heading_title(text, plain=True)
-        rel = _relative(doc.path, root) if first.get(doc.path or Path()) is doc else None
+        # (A file of a type graphfuse index reads is titled by its name at the last; a PDF's page is not.)
+        named = first.get(doc.path or Path()) is doc and doc.path is not None and doc.path.suffix.lower() in _TEXT
+        rel = _relative(doc.path, root) if named else None
         if title is None and rel is not None:
             title = file_title(rel)
         if title is not None and rel is not None:
