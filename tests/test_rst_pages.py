@@ -393,3 +393,13 @@ def test_a_loaded_document_of_another_type_is_not_titled_by_its_file(tmp_path: P
     pdf = (tmp_path / "report.pdf").as_posix()
     [record] = records_from_loaded([(pdf, "Results\n=======\n\nNumbers.", {"file_path": pdf})], path_key="file_path")
     assert record.title is None  # (a PDF reader's page: neither its lines nor its file name)
+
+
+def test_text_files_that_mimetypes_calls_media_are_kept(tmp_path: Path) -> None:
+    ts, svg = (tmp_path / "app.ts").as_posix(), (tmp_path / "logo.svg").as_posix()
+    records = records_from_loaded(
+        [(ts, "export const x = 1;", {"file_path": ts}), (svg, "<svg xmlns='...'></svg>", {"file_path": svg})],
+        path_key="file_path",
+        on_skip=lambda i, why: None,
+    )
+    assert [r.id for r in records] == [ts]  # (TypeScript is text; an SVG is a picture)

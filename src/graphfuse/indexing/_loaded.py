@@ -249,12 +249,13 @@ def _relative(path: Path | None, root: Path | None) -> str | None:
 
 
 def _not_text(text: str, where: str | None) -> bool:
-    """Whether a loaded document is no text: its path names media, or its text is a binary
-    file's bytes (a NUL, or more than one character in ten a control or replacement character)."""
-    if where:
-        kind, _ = mimetypes.guess_type(where, strict=False)
-        if kind is not None and kind.startswith(_MEDIA):
-            return True
+    """Whether a loaded document is no text: an image (an SVG's XML included), or, without text,
+    a sound, a video or a font, by its path; or a binary file's bytes (a NUL, or more than one
+    character in ten a control or replacement character). (A TypeScript ``.ts`` file, which
+    ``mimetypes`` calls a video, is text.)"""
+    kind = mimetypes.guess_type(where, strict=False)[0] if where else None
+    if kind is not None and (kind.startswith("image/") or (not text.strip() and kind.startswith(_MEDIA))):
+        return True
     head = text[:8192]
     if "\0" in head:
         return True
