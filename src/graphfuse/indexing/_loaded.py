@@ -87,8 +87,8 @@ def records_from_loaded(
 
     As in ``read_sources``, a Sphinx folder's ``conf.py`` (when ``.rst`` documents were loaded) and
     what is in its ``_build``, ``_static`` and ``_templates`` folders are no pages (``on_skip``).
-    A document that is not text (its path names an image, a sound, a video or a font, or its
-    text is a binary file's bytes: ``SimpleDirectoryReader`` loads a PNG so) is skipped:
+    A document that is not text (its path names an image, or a sound, a video or a font and it
+    has no text, or its text is a binary file's bytes: ``SimpleDirectoryReader`` loads a PNG so) is skipped:
     ``on_skip(id, reason)`` is called for each, or without ``on_skip`` one warning (logger
     ``graphfuse.indexing``) names them all (by path, else by id).
 
