@@ -288,12 +288,15 @@ def test_a_file_swapped_for_a_link_after_listing_is_not_read(tmp_path: Path) -> 
     folder.mkdir()
     (folder / "a.txt").write_text("first\n")
     (folder / "b.txt").write_text("second\n")
+    (folder / "c.bin").write_bytes(b"\0")  # listed after b.txt: its callback is our moment to swap
+
+    def swap(path: str) -> None:  # (b.txt is listed by now, not read yet)
+        (folder / "b.txt").unlink()
+        (folder / "b.txt").symlink_to(tmp_path / "secret.txt")
+
     skipped: list[tuple[str, str]] = []
-    reading = read_sources([folder], on_skip=lambda p, why: skipped.append((p, why)))
-    first = next(reading)  # the folder is listed, a.txt read
-    (folder / "b.txt").unlink()
-    (folder / "b.txt").symlink_to(tmp_path / "secret.txt")
-    assert [first.id, *(r.id for r in reading)] == ["a.txt"]
+    reading = read_sources([folder], on_skip=lambda p, why: skipped.append((p, why)), on_unsupported=swap)
+    assert [r.id for r in reading] == ["a.txt"]
     assert skipped == [(str(folder / "b.txt"), "it was replaced after the folder was listed")]
 
 
@@ -305,12 +308,15 @@ def test_a_file_removed_between_listing_and_reading_is_skipped(tmp_path: Path) -
     folder.mkdir()
     for name in ("a.md", "b.md", "c.jsonl"):
         (folder / name).write_text("# A\n\ntext\n" if name.endswith(".md") else '{"id": "c", "text": "t"}\n')
+    (folder / "z.bin").write_bytes(b"\0")  # listed last: its callback comes after the listing, before any read
+
+    def remove(path: str) -> None:
+        (folder / "b.md").unlink()
+        (folder / "c.jsonl").unlink()
+
     skipped: list[tuple[str, str]] = []
-    reading = read_sources([folder], on_skip=lambda p, why: skipped.append((p, why)))
-    assert next(reading).id == "a.md"
-    (folder / "b.md").unlink()
-    (folder / "c.jsonl").unlink()
-    assert list(reading) == []
+    reading = read_sources([folder], on_skip=lambda p, why: skipped.append((p, why)), on_unsupported=remove)
+    assert [r.id for r in reading] == ["a.md"]
     assert skipped == [
         (str(folder / "b.md"), "it was removed after the folder was listed"),
         (str(folder / "c.jsonl"), "it was removed after the folder was listed"),

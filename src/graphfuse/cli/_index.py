@@ -1,12 +1,14 @@
-"""``graphfuse index``: read text, markdown and JSONL files into a store directory."""
+"""``graphfuse index``: read text, markdown, reStructuredText and JSONL files into a store directory."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from datetime import timezone as dt_timezone
+from pathlib import Path
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -41,6 +43,7 @@ __all__ = [
     "index_records",
     "index_sources",
     "register",
+    "skipped_types",
     "text_graph_extractors",
 ]
 
@@ -145,6 +148,16 @@ async def index_records(
         return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
 
 
+def skipped_types(counts: Counter[str]) -> str:
+    """``counts`` of files not read, by extension, as a phrase: ``"3 files (2 .png, 1 .py)"``."""
+    total = sum(counts.values())
+    shown = ", ".join(f"{n} {suffix}" for suffix, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{total} file{'s' if total != 1 else ''} ({shown})"
+
+
+_READS = ".txt, .md, .rst and .jsonl"
+
+
 async def index_sources(
     paths: Sequence[str | os.PathLike[str]],
     store_dir: str | os.PathLike[str],
@@ -163,8 +176,13 @@ async def index_sources(
     chat_gap: float | None = None,
     chat_timezone: str | None = None,
     chat_day_first: bool | None = None,
+    on_unsupported: Callable[[str], None] | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
+
+    ``on_unsupported(path)`` is called for each file of a directory not read for its type. Sources
+    with no document to index raise :class:`~graphfuse.InvalidInput` saying why (every file
+    skipped for its type, named by extension; or no file at all), and the store is not touched.
 
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
@@ -187,6 +205,13 @@ async def index_sources(
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
+        types: Counter[str] = Counter()
+
+        def unsupported(path: str) -> None:
+            types[Path(path).suffix.lower() or "(no extension)"] += 1
+            if on_unsupported is not None:
+                on_unsupported(path)
+
         records = list(
             read_sources(
                 paths,
@@ -194,8 +219,17 @@ async def index_sources(
                 raw_markdown=raw_markdown,
                 max_file_bytes=max_file_bytes,
                 follow_symlinks=follow_symlinks,
+                on_unsupported=unsupported,
             )
         )
+        if not records and not prune:  # (--prune says what it would do)
+            where = ", ".join(map(str, paths))
+            why = (
+                f"its {skipped_types(types)} are of types graphfuse index does not read (it reads {_READS})"
+                if types
+                else f"no {_READS} file with text"
+            )
+            raise InvalidInput(f"no document to index in {where}: {why}; nothing was changed")
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
@@ -226,7 +260,7 @@ def index(
     paths: Annotated[
         list[str],
         typer.Argument(
-            help="Files or directories: .txt, .md, .jsonl (or chat exports, with --chat).", show_default=False
+            help="Files or directories: .txt, .md, .rst, .jsonl (or chat exports, with --chat).", show_default=False
         ),
     ],
     store: Annotated[str, typer.Option("--store", help="Store directory (created if missing).")] = DEFAULT_STORE,
@@ -329,6 +363,7 @@ def index(
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
+    types: Counter[str] = Counter()
     report = run_sync(
         index_sources(
             paths,
@@ -347,12 +382,15 @@ def index(
             chat_gap=chat_gap,
             chat_timezone=chat_timezone,
             chat_day_first=chat_day_first,
+            on_unsupported=lambda path: types.update([Path(path).suffix.lower() or "(no extension)"]),
         )
     )
     typer.echo(
         f"indexed {report.documents} documents ({report.chunks} chunks, {report.relations} relations); "
         f"{report.skipped} unchanged, {len(report.warnings)} warnings -> {store}"
     )
+    if types:
+        typer.echo(f"skipped {skipped_types(types)} of types graphfuse index does not read (it reads {_READS})")
     if prune:
         typer.echo(f"pruned {len(report.pruned)} documents no longer in the sources")
     for warning in report.warnings[:20]:

@@ -36,7 +36,6 @@ __all__ = [
     "Note",
     "NoteLinks",
     "created_from",
-    "heading_title",
     "link_targets",
     "links_as_text",
     "read_note",
@@ -304,18 +303,6 @@ def _wikilink_text(m: re.Match[str]) -> str:
     if suffix in MARKDOWN_SUFFIXES:
         name = name[: -len(suffix)]
     return name or (heading or "").strip()
-
-
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-
-
-def heading_title(text: str) -> str | None:
-    """The text of the first markdown heading in ``text``, without markup, or ``None``."""
-    for heading in _HEADING.finditer(text):
-        title = clean_title(heading.group(1))
-        if title:
-            return title
-    return None
 
 
 class EmptyNote(Exception):

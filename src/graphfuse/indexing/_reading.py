@@ -139,12 +139,19 @@ class SourceReader:
     # -- folders ---------------------------------------------------------------------------
 
     def folder(
-        self, root: Path, suffixes: Collection[str], on_skip: Callable[[str, str], None] | None = None
+        self,
+        root: Path,
+        suffixes: Collection[str],
+        on_skip: Callable[[str, str], None] | None = None,
+        *,
+        on_unsupported: Callable[[str], None] | None = None,
+        prune: Callable[[str], bool] | None = None,
     ) -> list[tuple[Path, str]]:
         """``(file, path relative to root)`` of each file with one of ``suffixes`` in ``root``, in
-        path order; hidden names (starting with a dot) are left out, and every other file of those
-        suffixes that is not read is told to ``on_skip(path, why)``."""
-        walk = _Walk(root, suffixes, self.follow_symlinks, on_skip)
+        path order; hidden names (starting with a dot) and the folders ``prune(relative path)``
+        accepts are left out, every other file of those suffixes that is not read is told to
+        ``on_skip(path, why)``, and every regular file of another suffix to ``on_unsupported(path)``."""
+        walk = _Walk(root, suffixes, self.follow_symlinks, on_skip, on_unsupported, prune)
         found = walk.run()
         for path, _, identity in found:
             self._listed[str(path)] = identity
@@ -234,7 +241,11 @@ class _Walk:
         suffixes: Collection[str],
         follow: bool,
         on_skip: Callable[[str, str], None] | None,
+        on_unsupported: Callable[[str], None] | None = None,
+        prune: Callable[[str], bool] | None = None,
     ) -> None:
+        self.on_unsupported = on_unsupported
+        self.prune = prune
         self.root = root
         self.base = os.path.realpath(root)
         self.suffixes = frozenset(s.lower() for s in suffixes)
@@ -284,9 +295,12 @@ class _Walk:
             except OSError:
                 continue  # (gone since the listing)
             if stat.S_ISDIR(info.st_mode):
-                self.enter(path, rel, os.path.realpath(path), linked=linked)
+                if self.prune is None or not self.prune(rel):
+                    self.enter(path, rel, os.path.realpath(path), linked=linked)
             elif self.wanted(entry.name):
                 self.add(path, rel, info, linked=linked)
+            elif self.on_unsupported is not None and stat.S_ISREG(info.st_mode):
+                self.on_unsupported(str(path))
 
     def enter(self, path: Path, rel: str, real: str, *, linked: bool) -> None:
         if real in self.folders:
