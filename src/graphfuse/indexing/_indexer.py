@@ -21,7 +21,7 @@ from .._sync import run_sync
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord, reserved_key
+from ._records import EXCLUDED_KEYS, SourceRecord, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -389,6 +389,46 @@ class Indexer:
                 f"graph store {type(self._graph).__name__} cannot list its documents (no iter_documents)"
             )
         return sorted([d.id async for d in listing() if d.metadata.get(KIND_KEY) == "document"])
+
+    def stored_records(self) -> list[SourceRecord]:
+        """Sync form of :meth:`astored_records`."""
+        return run_sync(self.astored_records())
+
+    async def astored_records(self) -> list[SourceRecord]:
+        """The records of every document an indexer wrote to the graph store, read back, sorted by id.
+
+        Each has the document's id, text, title, metadata (GraphFuse's bookkeeping left out),
+        ``created_at`` and the ``LINKS_TO`` links the store holds: indexing them again with the
+        same configuration skips them as unchanged. A host that adds documents to a store in
+        several calls indexes these together with its new records, so mentions and entities are
+        resolved over the whole corpus, as one call would. A link the original record gave to a
+        document that was not in the store was never written, so it is not read back. Needs a
+        graph store that lists its documents (see :meth:`aindexed_ids`).
+        """
+        listing = getattr(self._graph, "iter_documents", None)
+        if not callable(listing):
+            raise InvalidInput(
+                f"graph store {type(self._graph).__name__} cannot list its documents (no iter_documents)"
+            )
+        out: list[SourceRecord] = []
+        async for d in listing():
+            meta = d.metadata
+            if meta.get(KIND_KEY) != "document" or not d.content:
+                continue
+            kept = {k: v for k, v in meta.items() if not reserved_key(k) or k == EXCLUDED_KEYS}
+            title = kept.pop("title", None)
+            links = sorted({t for s, t, k in self._owned(meta) if k == LINKS_TO and s == d.id})
+            out.append(
+                SourceRecord(
+                    d.id,
+                    d.content,
+                    title=title if isinstance(title, str) else None,
+                    metadata=kept,
+                    created_at=d.created_at,
+                    links=tuple(links),
+                )
+            )
+        return sorted(out, key=lambda r: r.id)
 
     async def aprune(self, keep: Iterable[str]) -> list[str]:
         """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
