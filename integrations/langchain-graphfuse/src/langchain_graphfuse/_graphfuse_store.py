@@ -328,6 +328,13 @@ class GraphFuseVectorStore(VectorStore):
             if not isinstance(doc_id, str):
                 raise InvalidInput(f"document {n}: its id must be a string, got {doc_id!r}")
             named.append((doc_id, doc))
+        seen: set[str] = set()
+        twice = sorted({doc_id for doc_id, _ in named if doc_id in seen or seen.add(doc_id)})
+        if twice:
+            raise InvalidInput(
+                f"{len(twice)} document id(s) given twice in one call: {', '.join(map(repr, twice[:20]))}; "
+                "give each document its own id (pass whole documents: GraphFuse chunks them itself)"
+            )
         corpus = dict(self._loaded)
         for doc_id, doc in named:
             corpus.pop(doc_id, None)  # a replaced document takes its new place, as in one call
