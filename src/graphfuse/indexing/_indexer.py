@@ -56,6 +56,7 @@ _STATE = "graphfuse_state"
 _CHUNKS = "graphfuse_chunks"
 _OWNED = "graphfuse_relations"
 _STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
+_LINKS = "graphfuse_links"  # the record's links as given (those to absent documents are not relations)
 
 _Rel = tuple[str, str, str]
 
@@ -398,12 +399,12 @@ class Indexer:
         """The records of every document an indexer wrote to the graph store, read back, sorted by id.
 
         Each has the document's id, text, title, metadata (GraphFuse's bookkeeping left out),
-        ``created_at`` and the ``LINKS_TO`` links the store holds: indexing them again with the
-        same configuration skips them as unchanged. A host that adds documents to a store in
-        several calls indexes these together with its new records, so mentions and entities are
-        resolved over the whole corpus, as one call would. A link the original record gave to a
-        document that was not in the store was never written, so it is not read back. Needs a
-        graph store that lists its documents (see :meth:`aindexed_ids`).
+        ``created_at`` and links (as the record gave them, those to documents not in the store
+        included; for documents indexed before GraphFuse kept them, the ``LINKS_TO`` relations
+        the store holds): indexing them again with the same configuration skips them as
+        unchanged. A host that adds documents to a store in several calls indexes these together
+        with its new records, so links, mentions and entities are resolved over the whole corpus,
+        as one call would. Needs a graph store that lists its documents (see :meth:`aindexed_ids`).
         """
         listing = getattr(self._graph, "iter_documents", None)
         if not callable(listing):
@@ -417,7 +418,11 @@ class Indexer:
                 continue
             kept = {k: v for k, v in meta.items() if not reserved_key(k) or k == EXCLUDED_KEYS}
             title = kept.pop("title", None)
-            links = sorted({t for s, t, k in self._owned(meta) if k == LINKS_TO and s == d.id})
+            given = meta.get(_LINKS)
+            if isinstance(given, list) and all(isinstance(x, str) for x in given):
+                links = list(given)
+            else:
+                links = sorted({t for s, t, k in self._owned(meta) if k == LINKS_TO and s == d.id})
             out.append(
                 SourceRecord(
                     d.id,
@@ -711,6 +716,8 @@ class Indexer:
             _CHUNKS: len(p.units),
             _OWNED: sorted([list(rel) for rel in (p.owned if owned is None else owned)]),
         }
+        if r.links:
+            meta[_LINKS] = list(r.links)
         if stale_units:
             meta[_STALE] = sorted(stale_units)
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]

@@ -9,6 +9,7 @@ store's components (``components``: embedder, graph store, vector store). Python
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -86,17 +87,15 @@ def _given_name(embedder: Embedder) -> str:
         try:
             if embedder_identity(get_registry().create(EMBEDDER, name)) == identity:
                 return name
-        except Exception:  # noqa: BLE001 - a name that cannot be built here cannot rebuild it either
+        except Exception:
             continue
     return GIVEN_EMBEDDER
 
 
 def _given_refused(directory: Path) -> InvalidInput:
     identity = None
-    try:
+    with contextlib.suppress(OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
         identity = json.loads((directory / MANIFEST).read_text(encoding="utf-8")).get("embedder")
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
-        pass
     return InvalidInput(
         f"store {str(directory)!r} was built with an embedder given in Python ({identity!r}) that no registered "
         "name rebuilds: open it in Python with that embedder (open_store(path, embedder=...); LangChain: "

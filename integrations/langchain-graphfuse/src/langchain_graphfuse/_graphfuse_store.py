@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -101,9 +102,7 @@ class GraphFuseVectorStore(VectorStore):
         directory = None if path is None else run_sync(open_store(path, create=True, embedder=embedder))
         self._init(embedding, embedder, directory, preset)
 
-    def _init(
-        self, embedding: Embeddings, embedder: Embedder, directory: StoreDirectory | None, preset: str
-    ) -> None:
+    def _init(self, embedding: Embeddings, embedder: Embedder, directory: StoreDirectory | None, preset: str) -> None:
         presets.get(preset)  # an unknown name fails here, listing the known ones
         self._embedding = embedding
         self._embedder = embedder
@@ -121,9 +120,7 @@ class GraphFuseVectorStore(VectorStore):
         self._stored: dict[str, SourceRecord] | None = None if directory is not None else {}
 
     @classmethod
-    def _opened(
-        cls, embedding: Embeddings, embedder: Embedder, directory: StoreDirectory | None, preset: str
-    ) -> Self:
+    def _opened(cls, embedding: Embeddings, embedder: Embedder, directory: StoreDirectory | None, preset: str) -> Self:
         store = cls.__new__(cls)
         store._init(embedding, embedder, directory, preset)
         return store
@@ -328,8 +325,8 @@ class GraphFuseVectorStore(VectorStore):
             if not isinstance(doc_id, str):
                 raise InvalidInput(f"document {n}: its id must be a string, got {doc_id!r}")
             named.append((doc_id, doc))
-        seen: set[str] = set()
-        twice = sorted({doc_id for doc_id, _ in named if doc_id in seen or seen.add(doc_id)})
+        counts = Counter(doc_id for doc_id, _ in named)
+        twice = sorted(doc_id for doc_id, n in counts.items() if n > 1)
         if twice:
             raise InvalidInput(
                 f"{len(twice)} document id(s) given twice in one call: {', '.join(map(repr, twice[:20]))}; "

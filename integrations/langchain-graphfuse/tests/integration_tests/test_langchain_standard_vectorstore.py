@@ -14,8 +14,8 @@ class TestGraphFuseVectorStoreStandard(VectorStoreIntegrationTests):
     """The suite's own embeddings (``DeterministicFakeEmbedding``), the default ``multihop`` preset."""
 
     @pytest.fixture
-    def vectorstore(self) -> Iterator[GraphFuseVectorStore]:  # type: ignore[override]
-        yield GraphFuseVectorStore(embedding=self.get_embeddings())
+    def vectorstore(self) -> GraphFuseVectorStore:  # type: ignore[override]
+        return GraphFuseVectorStore(embedding=self.get_embeddings())
 
 
 class TestGraphFuseVectorStoreOnDiskStandard(VectorStoreIntegrationTests):

@@ -156,7 +156,8 @@ def test_a_store_of_langchain_embeddings_is_refused_by_the_cli_by_name(tmp_path:
     for args in (["query", QUESTION, "--store", str(store_dir)], ["serve", "--store", str(store_dir)]):
         done = runner.invoke(app, args)
         assert done.exit_code != 0
-        assert "given in Python" in done.output and "DeterministicFakeEmbedding" in done.output, done.output
+        assert "given in Python" in done.output, done.output
+        assert "DeterministicFakeEmbedding" in done.output
     with pytest.raises(InvalidInput, match="given in Python"):
         GraphFuseVectorStore.from_path(store_dir)
     # Given again, it opens; another size is refused.

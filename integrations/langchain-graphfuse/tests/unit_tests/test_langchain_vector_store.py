@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langchain_core.documents import Document
@@ -102,13 +102,15 @@ def test_results_are_clean_documents_named_by_their_page() -> None:
     guide = next(d for d in docs if d.id == "docs/guide.md")
     # A passage of the page (the indexer chunked it), with the page's id and the metadata it was
     # added with, plus the title the indexer read from the markdown heading.
-    assert "Zephyr" in guide.page_content and len(guide.page_content) < len(long.page_content)
+    assert "Zephyr" in guide.page_content
+    assert len(guide.page_content) < len(long.page_content)
     assert guide.metadata == {"source": "docs/guide.md", "owner": "ops", "title": "Guide"}
     for doc in docs:
         assert not any(k.startswith("graphfuse") or k in ("parent_id", "chunk_index") for k in doc.metadata)
     assert len({d.id for d in docs}) == len(docs)  # one passage per page
     whole = store.get_by_ids(["docs/guide.md"])[0]
-    assert "Section 299" in whole.page_content and whole.metadata == guide.metadata
+    assert "Section 299" in whole.page_content
+    assert whole.metadata == guide.metadata
     assert store.get_by_ids(["falcon"])[0].metadata == {"title": "Project Falcon", "team": "maps"}
 
 
@@ -174,7 +176,7 @@ def test_ids_from_loader_sources_and_replacement() -> None:
 
 def test_langchain_embeddings_are_used_as_they_are(tmp_path: Path) -> None:
     class Counting(DeterministicFakeEmbedding):
-        calls: list[int] = []
+        calls: ClassVar[list[int]] = []
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             self.calls.append(len(texts))
