@@ -100,3 +100,15 @@ async def test_stored_records_read_back_what_was_indexed() -> None:
     again = await Indexer.for_records(back, graph, vectors, embedder).aindex(back)
     assert (again.documents, again.skipped) == (0, 3)  # indexed again: unchanged, nothing written
     assert Indexer(graph, vectors, embedder).stored_records() == back
+
+
+async def test_refresh_manifest_writes_the_counts_while_open(tmp_path: Path) -> None:
+    store = await open_store(tmp_path / "s", create=True, embedder="hashing")
+    try:
+        await Indexer(store.graph, store.vectors, store.embedder).aindex(RECORDS)
+        manifest = await store.refresh_manifest()
+        on_disk = json.loads((tmp_path / "s" / "manifest.json").read_text())
+        assert manifest["counts"] == on_disk["counts"]
+        assert on_disk["counts"]["documents"] == await store.graph.count_documents() > 3  # chunk nodes too
+    finally:
+        await store.close()

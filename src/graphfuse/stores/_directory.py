@@ -313,6 +313,12 @@ class StoreDirectory:
         await CorpusCache(self.path).refresh(self.graph)
         return True
 
+    async def refresh_manifest(self) -> dict[str, Any]:
+        """Recount documents, relations and vectors and rewrite the manifest now (atomically), as
+        :meth:`close` does: a writer that keeps the store open calls it after writing, so the
+        CLI and other processes see the store's counts. Returns the manifest."""
+        return await self._local.refresh_manifest()
+
     async def close(self) -> None:
         """Refresh the manifest's counts and close every component (idempotent)."""
         closers, self._closers = self._closers, []

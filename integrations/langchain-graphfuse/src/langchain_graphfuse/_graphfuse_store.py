@@ -73,8 +73,9 @@ class GraphFuseVectorStore(VectorStore):
     ``path=None`` keeps everything in memory; a ``path`` is a GraphFuse store directory (the
     format ``graphfuse index --store`` writes), created when missing, which ``graphfuse query``,
     ``graphfuse serve`` and ``graphfuse eval`` open when its embedder is one they can rebuild
-    (see :meth:`from_path` and ``docs/integrations/langchain.md``). Close a store on disk with
-    :meth:`close` (or ``with``) so its manifest counts are written.
+    (see :meth:`from_path` and ``docs/integrations/langchain.md``); every write leaves the
+    directory complete (corpus indexes and manifest refreshed). :meth:`close` (or ``with``)
+    closes its files.
 
     Each add or delete indexes the whole corpus again (unchanged documents are skipped, not
     embedded again), so the graph is the same whether the documents came in one batch or many.
@@ -383,6 +384,7 @@ class GraphFuseVectorStore(VectorStore):
             await indexer.aindex(everything)
             if self._directory is not None:
                 await self._directory.refresh_corpus_indexes()
+                await self._directory.refresh_manifest()
         finally:
             self._pipeline = None
         self._stored = kept
