@@ -110,9 +110,9 @@ def main() -> None:
     langchain_s = time.perf_counter() - started
     # ... the CLI as a user runs it ...
     started = time.perf_counter()
+    command = [sys.executable, "-m", "graphfuse.cli", "index", folder, "--store", str(tmp / "cli")]
     done = subprocess.run(
-        [sys.executable, "-m", "graphfuse.cli", "index", folder, "--store", str(tmp / "cli")]
-        + ["--embedder", args.embedder],
+        [*command, "--embedder", args.embedder],
         capture_output=True,
         text=True,
         env={**os.environ, "GRAPHFUSE_LOAD_PLUGINS": ""},
