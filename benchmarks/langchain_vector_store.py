@@ -71,9 +71,7 @@ def _recall(ranked: list[list[str]], queries: list[dict[str, Any]]) -> dict[str,
     scored = [(r, q["gold_ids"]) for r, q in zip(ranked, queries, strict=True) if q["gold_ids"]]
     if not scored:
         return None
-    return {
-        f"recall@{k}": round(sum(recall_at_k(r, g, k) for r, g in scored) / len(scored), 4) for k in (2, K)
-    }
+    return {f"recall@{k}": round(sum(recall_at_k(r, g, k) for r, g in scored) / len(scored), 4) for k in (2, K)}
 
 
 def main() -> None:
@@ -120,6 +118,7 @@ def main() -> None:
     cli_s = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(done.stderr)
+
     # ... and what `graphfuse index` does, in this process (no process start; the model loads here too).
     async def index_in_process() -> IndexReport:
         records = list(read_sources([folder]))
