@@ -77,8 +77,9 @@ class GraphFuseVectorStore(VectorStore):
     directory complete (corpus indexes and manifest refreshed). :meth:`close` (or ``with``)
     closes its files.
 
-    Each add or delete indexes the whole corpus again (unchanged documents are skipped, not
-    embedded again), so the graph is the same whether the documents came in one batch or many.
+    Each add or delete indexes the whole corpus again as one call (unchanged documents are
+    skipped, not embedded again; those whose relations changed are written again), so the graph
+    is the same whether the documents came in one batch or many.
     Ids: the ``ids`` given, else ``Document.id``, else the loader's ``metadata["source"]`` (with
     ``#page=N``), else a new UUID; adding an id again replaces that document.
 
