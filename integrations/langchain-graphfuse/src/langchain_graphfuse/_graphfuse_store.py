@@ -318,6 +318,8 @@ class GraphFuseVectorStore(VectorStore):
         docs = list(documents)
         if ids is not None and (isinstance(ids, str) or len(ids) != len(docs)):
             raise InvalidInput(f"ids must be a list of {len(docs)} id(s), one per document, got {ids!r:.80}")
+        if not docs:
+            return []
         named: list[tuple[str, Document]] = []
         for n, doc in enumerate(docs):
             if not isinstance(doc, Document):
