@@ -22,6 +22,7 @@ from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound, StoreCorrupted
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from ..embedders._identity import embedder_identity
 from ._local_store import MANIFEST, LocalStore
 
 __all__ = ["DEFAULT_STORE", "GIVEN_EMBEDDER", "StoreDirectory", "default_embedder", "open_store"]
@@ -79,7 +80,6 @@ def _recorded(directory: Path) -> dict[str, str] | None:
 
 def _given_name(embedder: Embedder) -> str:
     """The registered name whose default build is ``embedder`` (same identity), else :data:`GIVEN_EMBEDDER`."""
-    from ..embedders._identity import embedder_identity
     from ..plugins import EMBEDDER, get_registry
 
     identity = embedder_identity(embedder)
