@@ -21,7 +21,7 @@ from .._sync import run_sync
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord, check_record_id, reserved_key
+from ._records import EXCLUDED_KEYS, SourceRecord, check_record_id, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -56,6 +56,7 @@ _STATE = "graphfuse_state"
 _CHUNKS = "graphfuse_chunks"
 _OWNED = "graphfuse_relations"
 _STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
+_LINKS = "graphfuse_links"  # the record's links as given (those to absent documents are not relations)
 
 _Rel = tuple[str, str, str]
 
@@ -397,6 +398,50 @@ class Indexer:
             )
         return sorted([d.id async for d in listing() if d.metadata.get(KIND_KEY) == "document"])
 
+    def stored_records(self) -> list[SourceRecord]:
+        """Sync form of :meth:`astored_records`."""
+        return run_sync(self.astored_records())
+
+    async def astored_records(self) -> list[SourceRecord]:
+        """The records of every document an indexer wrote to the graph store, read back, sorted by id.
+
+        Each has the document's id, text, title, metadata (GraphFuse's bookkeeping left out),
+        ``created_at`` and links (as the record gave them, those to documents not in the store
+        included; for documents indexed before GraphFuse kept them, the ``LINKS_TO`` relations
+        the store holds): indexing them again with the same configuration skips them as
+        unchanged. A host that adds documents to a store in several calls indexes these together
+        with its new records, so links, mentions and entities are resolved over the whole corpus,
+        as one call would. Needs a graph store that lists its documents (see :meth:`aindexed_ids`).
+        """
+        listing = getattr(self._graph, "iter_documents", None)
+        if not callable(listing):
+            raise InvalidInput(
+                f"graph store {type(self._graph).__name__} cannot list its documents (no iter_documents)"
+            )
+        out: list[SourceRecord] = []
+        async for d in listing():
+            meta = d.metadata
+            if meta.get(KIND_KEY) != "document" or not d.content:
+                continue
+            kept = {k: v for k, v in meta.items() if not reserved_key(k) or k == EXCLUDED_KEYS}
+            title = kept.pop("title", None)
+            given = meta.get(_LINKS)
+            if isinstance(given, list) and all(isinstance(x, str) for x in given):
+                links = list(given)
+            else:
+                links = sorted({t for s, t, k in self._owned(meta) if k == LINKS_TO and s == d.id})
+            out.append(
+                SourceRecord(
+                    d.id,
+                    d.content,
+                    title=title if isinstance(title, str) else None,
+                    metadata=kept,
+                    created_at=d.created_at,
+                    links=tuple(links),
+                )
+            )
+        return sorted(out, key=lambda r: r.id)
+
     async def aprune(self, keep: Iterable[str]) -> list[str]:
         """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
         and relations); returns the deleted ids. See :meth:`aindexed_ids` for what it needs."""
@@ -678,6 +723,8 @@ class Indexer:
             _CHUNKS: len(p.units),
             _OWNED: sorted([list(rel) for rel in (p.owned if owned is None else owned)]),
         }
+        if r.links:
+            meta[_LINKS] = list(r.links)
         if stale_units:
             meta[_STALE] = sorted(stale_units)
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]

@@ -14,7 +14,7 @@
 
 from ._cache_store import InMemoryCacheStore
 from ._check import StoreCheck, check_store
-from ._directory import DEFAULT_STORE, StoreDirectory, default_embedder, open_store
+from ._directory import DEFAULT_STORE, GIVEN_EMBEDDER, StoreDirectory, default_embedder, open_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
@@ -23,6 +23,7 @@ from ._vector_store import LocalVectorStore
 
 __all__ = [
     "DEFAULT_STORE",
+    "GIVEN_EMBEDDER",
     "InMemoryCacheStore",
     "InMemoryGraphStore",
     "LocalStore",

@@ -9,6 +9,7 @@ store's components (``components``: embedder, graph store, vector store). Python
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
@@ -21,12 +22,20 @@ from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound, StoreCorrupted
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from ..embedders._identity import embedder_identity
 from ._local_store import MANIFEST, LocalStore
 
-__all__ = ["DEFAULT_STORE", "StoreDirectory", "default_embedder", "open_store"]
+__all__ = ["DEFAULT_STORE", "GIVEN_EMBEDDER", "StoreDirectory", "default_embedder", "open_store"]
 
 DEFAULT_STORE = ".graphfuse"
 """The store directory the CLI uses unless told otherwise."""
+
+GIVEN_EMBEDDER = "(given)"
+"""The manifest's ``components["embedder"]`` of a store built with an embedder object that no
+registered name rebuilds (a LangChain ``Embeddings``, a configured model): such a store opens only
+with that embedder given again (``open_store(path, embedder=obj)``); the CLI refuses it, naming
+the embedder the manifest records. Never a registered name (those start with a letter or ``_``)."""
+_REBUILDABLE = ("hashing", "local")  # registered embedders whose default build is cheap (no model load)
 
 _PRE_RELEASE_COMPONENTS = "components.json"  # where pre-release versions kept the components
 _EMBEDDED = {"graph_store": "sqlite", "vector_store": "local"}
@@ -69,8 +78,36 @@ def _recorded(directory: Path) -> dict[str, str] | None:
     return None
 
 
+def _given_name(embedder: Embedder) -> str:
+    """The registered name whose default build is ``embedder`` (same identity), else :data:`GIVEN_EMBEDDER`."""
+    from ..plugins import EMBEDDER, get_registry
+
+    identity = embedder_identity(embedder)
+    for name in _REBUILDABLE:
+        try:
+            if embedder_identity(get_registry().create(EMBEDDER, name)) == identity:
+                return name
+        except Exception:
+            continue
+    return GIVEN_EMBEDDER
+
+
+def _given_refused(directory: Path) -> InvalidInput:
+    identity = None
+    with contextlib.suppress(OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        identity = json.loads((directory / MANIFEST).read_text(encoding="utf-8")).get("embedder")
+    return InvalidInput(
+        f"store {str(directory)!r} was built with an embedder given in Python ({identity!r}) that no registered "
+        "name rebuilds: open it in Python with that embedder (open_store(path, embedder=...); LangChain: "
+        "GraphFuseVectorStore.from_path(path, embedding=...)), or index the documents again with a registered "
+        "embedder (graphfuse index --embedder local)"
+    )
+
+
 def _settle(recorded: dict[str, str] | None, requested: Mapping[str, str | None], directory: Path) -> dict[str, str]:
     chosen: dict[str, str] = {}
+    if recorded is not None and recorded["embedder"] == GIVEN_EMBEDDER and requested.get("embedder") != GIVEN_EMBEDDER:
+        raise _given_refused(directory)
     for key in _KEYS:
         value = requested.get(key)
         if value is not None and recorded is not None and recorded[key] != value:
@@ -132,7 +169,7 @@ class StoreDirectory:
         path: str | os.PathLike[str] = DEFAULT_STORE,
         *,
         create: bool = False,
-        embedder: str | None = None,
+        embedder: str | Embedder | None = None,
         graph_store: str | None = None,
         vector_store: str | None = None,
         mode: str = "rw",
@@ -146,13 +183,24 @@ class StoreDirectory:
         if not create and not await asyncio.to_thread(directory.exists):
             raise NotFound(f"no GraphFuse store at {str(directory)!r}: index documents into it first")
         recorded = await asyncio.to_thread(_recorded, directory)
+        given: Embedder | None = None
+        if embedder is not None and not isinstance(embedder, str):
+            if not callable(getattr(embedder, "embed_documents", None)) or not isinstance(
+                getattr(embedder, "dimension", None), int
+            ):
+                raise InvalidInput(f"embedder must be a registered name or a graphfuse Embedder, got {embedder!r}")
+            given = embedder
+            # The store's recorded name stands (the manifest's identity then checks the object).
+            embedder = recorded["embedder"] if recorded is not None else await asyncio.to_thread(_given_name, given)
+        elif embedder == GIVEN_EMBEDDER:
+            raise _given_refused(directory)
         requested = {"embedder": embedder, "graph_store": graph_store, "vector_store": vector_store}
         components = _settle(recorded, requested, directory)
         closers: list[Callable[[], Awaitable[None]]] = []
         try:
             # Everything but the directory's own files is built before the directory is touched,
             # so a bad name leaves nothing behind.
-            built = await asyncio.to_thread(_build, components, closers)
+            built = await asyncio.to_thread(_build, components, closers, given)
             local = await asyncio.to_thread(LocalStore.open, directory, create=create, mode=mode)
             closers.insert(0, local.close)
             if recorded is None and not create and local.manifest.get("embedder") is not None:
@@ -202,8 +250,11 @@ class StoreDirectory:
         cached = isinstance(self.graph, DocumentListing) and callable(getattr(self.graph, "generation", None))
         return "multihop" if cached else "standard"
 
-    async def pipeline(self, preset: str = "standard", *, reranker: Reranker | None = None, **options: Any) -> Pipeline:
-        """Preset ``preset`` of the catalogue over this store's components.
+    async def pipeline(
+        self, preset: str | None = None, *, reranker: Reranker | None = None, **options: Any
+    ) -> Pipeline:
+        """Preset ``preset`` of the catalogue over this store's components (default: :attr:`default_preset`,
+        as for ``graphfuse query`` and ``graphfuse serve``).
 
         A preset that needs a reranker and is given none reranks with the store's own embedder
         (:class:`~graphfuse.rerankers.EmbeddingReranker`, offline); corpus indexes are read back
@@ -213,6 +264,7 @@ class StoreDirectory:
         # with `graphfuse.stores`, whose backends are imported alone.
         from .. import presets
 
+        preset = preset or self.default_preset
         if reranker is None and "reranker" in presets.get(preset).needs:
             from ..rerankers import EmbeddingReranker
 
@@ -261,6 +313,12 @@ class StoreDirectory:
         await CorpusCache(self.path).refresh(self.graph)
         return True
 
+    async def refresh_manifest(self) -> dict[str, Any]:
+        """Recount documents, relations and vectors and rewrite the manifest now (atomically), as
+        :meth:`close` does: a writer that keeps the store open calls it after writing, so the
+        CLI and other processes see the store's counts. Returns the manifest."""
+        return await self._local.refresh_manifest()
+
     async def close(self) -> None:
         """Refresh the manifest's counts and close every component (idempotent)."""
         closers, self._closers = self._closers, []
@@ -277,13 +335,17 @@ class StoreDirectory:
         return f"StoreDirectory({str(self.path)!r}, components={dict(self.components)})"
 
 
-def _build(components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]]) -> dict[str, Any]:
+def _build(
+    components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]], given: Embedder | None = None
+) -> dict[str, Any]:
     from ..plugins import EMBEDDER, GRAPH_STORE, VECTOR_STORE, get_registry  # as in pipeline(): on use
 
     # Model loading progress bars (Hugging Face) would interleave with a command's own output.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     registry = get_registry()
-    built: dict[str, Any] = {"embedder": registry.create(EMBEDDER, components["embedder"])}
+    built: dict[str, Any] = {
+        "embedder": given if given is not None else registry.create(EMBEDDER, components["embedder"])
+    }
     if components["graph_store"] != _EMBEDDED["graph_store"]:
         built["graph_store"] = registry.create(GRAPH_STORE, components["graph_store"])
         closers.append(built["graph_store"].close)
@@ -297,7 +359,7 @@ async def open_store(
     path: str | os.PathLike[str] = DEFAULT_STORE,
     *,
     create: bool = False,
-    embedder: str | None = None,
+    embedder: str | Embedder | None = None,
     graph_store: str | None = None,
     vector_store: str | None = None,
     mode: str = "rw",
@@ -315,6 +377,14 @@ async def open_store(
     (``components.json`` beside the manifest) is refused with the migration in the message
     (``docs/cli.md``). Raises :class:`~graphfuse.NotFound`, :class:`~graphfuse.StoreCorrupted` or
     :class:`~graphfuse.InvalidInput` naming the problem.
+
+    ``embedder`` may also be an :class:`~graphfuse.Embedder` object (a host's embeddings wrapped
+    as one): it is used as it is, and must be the one the store was built with (the manifest's
+    identity and dimension, else ``InvalidInput``). A new store records the registered name whose
+    default build is that embedder (``hashing``, ``local``), so every door reopens it; for any
+    other object it records :data:`GIVEN_EMBEDDER`, and the store then opens only with the
+    embedder given again (the CLI, ``graphfuse serve`` and ``graphfuse eval`` refuse it, naming
+    the embedder).
     """
     return await StoreDirectory.open(
         path, create=create, embedder=embedder, graph_store=graph_store, vector_store=vector_store, mode=mode

@@ -1,5 +1,8 @@
 """GraphFuse for LangChain: graph-aware, recency-aware, popularity-aware retrieval.
 
+:class:`GraphFuseVectorStore` is the front door: ``GraphFuseVectorStore.from_documents(docs,
+embeddings).as_retriever()`` indexes a loader's documents into a GraphFuse store and retrieves
+with the ``multihop`` preset.
 :class:`GraphFuseRetriever` serves a GraphFuse pipeline as a retriever; the ``...Runnable``
 stages, :class:`WeightedFusion`, :class:`GraphExpansionRetriever` and
 :class:`GraphFuseCompressor` add GraphFuse's signals to any retriever's documents;
@@ -18,6 +21,7 @@ from ._embedder import LangChainEmbedder
 from ._embeddings import GraphFuseEmbeddings
 from ._expansion import GraphExpansionRetriever
 from ._fusion import FUSION_WEIGHTS, WeightedFusion
+from ._graphfuse_store import DEFAULT_PRESET, GraphFuseVectorStore
 from ._ingest import source_records
 from ._retriever import GraphFuseRetriever
 from ._search import LangChainSearch
@@ -35,6 +39,7 @@ from ._vectorstore import LangChainVectorStore
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_PRESET",
     "FUSION_WEIGHTS",
     "METADATA_KEY",
     "RETRIEVAL_SIGNAL",
@@ -46,6 +51,7 @@ __all__ = [
     "GraphFuseContextWithSources",
     "GraphFuseEmbeddings",
     "GraphFuseRetriever",
+    "GraphFuseVectorStore",
     "LangChainAnswerPipeline",
     "LangChainEmbedder",
     "LangChainGenerator",

@@ -21,7 +21,7 @@ from langchain_core.runnables.config import patch_config
 from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result
 from graphfuse.context import Context, ContextAssembler, GraphCaps, TokenBudget, TokenCounter
 
-from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input
+from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input, passage_metadata
 from ._retriever import check_k
 
 __all__ = ["ContextInput", "GraphFuseContextFormatter", "GraphFuseContextWithSources"]
@@ -144,7 +144,7 @@ class _ContextAssembly:
             docs if self._k is None else docs[: self._k],
             id=self._mapping.doc_id,
             content=lambda doc: doc.page_content,
-            metadata=lambda doc: {k: v for k, v in doc.metadata.items() if k != METADATA_KEY},
+            metadata=passage_metadata,
             score=_score,
             title_key=self._title_key,
         )

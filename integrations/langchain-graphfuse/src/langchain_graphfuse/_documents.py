@@ -8,6 +8,8 @@ Everything GraphFuse adds to a LangChain document lives under one metadata key,
 
 ``query`` (and ``filter``) travel down a chain of runnables with the documents; ``score`` and
 ``contributions`` are present after a fusion step (or on a :class:`GraphFuseRetriever` result).
+A result that is a chunk of a page also carries ``"passage": {"parent_id": ..., "chunk_index": ...}``
+there (the indexer's bookkeeping, kept out of the metadata a prompt or an embedder reads).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from graphfuse.validation import combine_filters
 
 __all__ = [
     "METADATA_KEY",
+    "PASSAGE_KEYS",
     "RETRIEVAL_SIGNAL",
     "DocumentMapping",
     "StageInput",
@@ -33,6 +36,7 @@ __all__ = [
     "documents_from_hits",
     "from_graphfuse",
     "parse_input",
+    "passage_metadata",
     "read_documents",
     "to_graphfuse",
 ]
@@ -43,6 +47,8 @@ RETRIEVAL_SIGNAL = "retrieval"
 """The signal a retriever's rank becomes when the retriever names no signal of its own."""
 INTERNAL_PREFIX = "graphfuse_"
 """Stored metadata keys starting with this are GraphFuse's own bookkeeping: never copied onto documents."""
+PASSAGE_KEYS = ("parent_id", "chunk_index")
+"""A chunk's bookkeeping keys: kept under ``metadata["graphfuse"]["passage"]`` of a LangChain document."""
 
 StageInput = Sequence[Document] | Mapping[str, Any]
 """What the GraphFuse runnables accept: a list of documents, or ``{"query", "documents"[, "filter"]}``."""
@@ -96,7 +102,7 @@ class DocumentMapping:
         return RecordReader(
             id=self.doc_id,
             content=lambda doc: doc.page_content,
-            metadata=lambda doc: {k: v for k, v in doc.metadata.items() if k != METADATA_KEY},
+            metadata=passage_metadata,
             signals=signals if source is None else None,
             rank_signal=source or RETRIEVAL_SIGNAL,
             label=lambda doc: f"document {self.doc_id(doc)!r}",
@@ -186,8 +192,11 @@ def from_graphfuse(
             f"document {doc.id!r} carries only an id; a LangChain Document needs its content "
             "(add a Hydrate stage to the pipeline)"
         )
+    chunk = isinstance(doc.metadata.get(PASSAGE_KEYS[0]), str)
     metadata: dict[str, Any] = {
-        k: v for k, v in doc.metadata.items() if not (isinstance(k, str) and k.startswith(INTERNAL_PREFIX))
+        k: v
+        for k, v in doc.metadata.items()
+        if not (isinstance(k, str) and k.startswith(INTERNAL_PREFIX)) and not (chunk and k in PASSAGE_KEYS)
     }
     if doc.created_at is not None:
         metadata.setdefault(mapping.created_at_key, doc.created_at.isoformat())
@@ -197,7 +206,21 @@ def from_graphfuse(
         metadata.setdefault(mapping.id_key, doc.id)
     hit: Hit[Any] = Hit(doc, signals, (), score, contributions or {})
     metadata[METADATA_KEY] = _namespace_for(query, filter, signals, hit)
+    if chunk:
+        metadata[METADATA_KEY]["passage"] = {k: doc.metadata[k] for k in PASSAGE_KEYS if k in doc.metadata}
     return Document(id=doc.id, page_content=doc.content, metadata=metadata)
+
+
+def passage_metadata(doc: Document) -> dict[str, Any]:
+    """``doc``'s metadata as GraphFuse reads a passage: the ``graphfuse`` key left out, a chunk's
+    ``parent_id``/``chunk_index`` (kept under ``metadata["graphfuse"]["passage"]``) put back."""
+    metadata = {k: v for k, v in doc.metadata.items() if k != METADATA_KEY}
+    passage = _namespace(doc).get("passage")
+    if isinstance(passage, Mapping):
+        for key in PASSAGE_KEYS:
+            if key in passage:
+                metadata.setdefault(key, passage[key])
+    return metadata
 
 
 def documents_from_hits(
@@ -222,6 +245,9 @@ def documents_from_hits(
             )
             continue
         first = hit.items[0]
-        metadata = {**first.metadata, METADATA_KEY: _namespace_for(query, filter, hit.signals, hit)}
+        ns = _namespace_for(query, filter, hit.signals, hit)
+        if isinstance(passage := _namespace(first).get("passage"), Mapping):
+            ns["passage"] = dict(passage)  # a chunk stays a chunk of its page down the chain
+        metadata = {**first.metadata, METADATA_KEY: ns}
         out.append(first.model_copy(update={"metadata": metadata}))
     return out

@@ -18,6 +18,8 @@ class LangChainEmbedder:
     Calls ``aembed_documents``/``aembed_query`` (native async where the LangChain class has it).
     ``dimension`` is the vector size; when omitted it is measured once, in the constructor,
     with one ``embed_query`` call. Every returned vector is checked (count, size, finite floats).
+    ``model_id`` names the LangChain class and its model (``model`` or ``model_name``), so a
+    store records which embeddings its vectors came from.
     """
 
     __slots__ = ("_dimension", "_embeddings")
@@ -34,6 +36,15 @@ class LangChainEmbedder:
     def dimension(self) -> int:
         """The size of every vector."""
         return self._dimension
+
+    @property
+    def model_id(self) -> str:
+        """``module.Class`` of the LangChain embeddings, with ``/model`` when it names one."""
+        cls = type(self._embeddings)
+        model = next(
+            (v for a in ("model", "model_name") if isinstance(v := getattr(self._embeddings, a, None), str) and v), ""
+        )
+        return f"{cls.__module__}.{cls.__qualname__}" + (f"/{model}" if model else "")
 
     @property
     def embeddings(self) -> Embeddings:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[4]
 EXAMPLE = ROOT / "examples" / "langchain_chain.py"
 CONTEXT_EXAMPLE = ROOT / "examples" / "langchain_context.py"
@@ -55,7 +57,8 @@ def test_context_example_packs_the_evidence_within_the_budget_and_cites() -> Non
     assert "-[CHILD_OF]-> Liv Dahl" in graph
 
 
-def test_docs_snippets_run() -> None:
+def test_docs_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the page writes a docs folder and a store directory
     text = DOCS.read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     assert len(blocks) >= 4
