@@ -9,7 +9,7 @@ so (a trickle that an idle timer never sees idle); meanwhile a new client asks `
 say "Too many open files". All on 127.0.0.1.
 
 ``--src DIR`` runs the server from another source tree (``PYTHONPATH``), to compare a version
-from before the connection guards (issue 38, cause 2) on the same machine; ``-- ARGS`` after
+from before the connection guards on the same machine; ``-- ARGS`` after
 the options go to ``graphfuse serve`` (e.g. ``-- --header-timeout 5``).
 
     python benchmarks/slow_clients.py [--sockets 300] [--open-files 256] [--seconds 25] [--src DIR] [-- SERVE ARGS]

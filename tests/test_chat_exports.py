@@ -367,7 +367,7 @@ def test_index_chat_options_are_checked_before_the_store_is_touched(
     assert not store.exists()
 
 
-# --- clock changes, long names, repeated and odd messages (issue 38, causes 5 and 7) ----------
+# --- clock changes, long names, repeated and odd messages ----------
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -36,6 +36,8 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
         {"..multihop", "..timeaware"},
         "scipy loads when an evaluation runs (the CLI imports graphfuse.evaluation at start)",
     ),
+    "graphfuse/indexing/_records.py": ({"._rst"}, "docutils loads only for a folder with reStructuredText"),
+    "graphfuse/indexing/_loaded.py": ({"._rst"}, "docutils loads only for documents read from reStructuredText"),
     "graphfuse/cli/_check.py": ({"..stores"}, _CLI),
     "graphfuse/cli/_compare.py": ({"..compare", "..plugins", "..stores"}, _CLI),
     "graphfuse/cli/_context.py": ({"..context"}, _CLI),

@@ -1,4 +1,4 @@
-"""Numbers that break filters for everyone (issue 38, cause 3): refused at every door, harmless when stored.
+"""Numbers that break filters for everyone: refused at every door, harmless when stored.
 
 An integer beyond 64 bits or a NaN/infinity in metadata is refused by the core types, the stores'
 encoding, the readers, the indexer and the server, naming the key; a value an older version

@@ -1,4 +1,4 @@
-"""Reserved ids (issue 38, cause 6): the entity namespace is refused at every door.
+"""Reserved ids: the entity namespace is refused at every door.
 
 A document id starting with ``graphfuse:entity:`` (:data:`graphfuse.indexing.ENTITY_PREFIX`) would
 overwrite or delete an entity node the indexer wrote and leave a stray vector; the readers, the

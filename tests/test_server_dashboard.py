@@ -95,7 +95,7 @@ def _browser(p: Any) -> Any:
 
 
 def test_the_subgraph_of_a_chunked_store_draws_the_relations_between_pages(tmp_path: Path) -> None:
-    """Results are passages; the subgraph relates them by their pages' relations (issue 37)."""
+    """Results are passages; the subgraph relates them by their pages' relations."""
     playwright = pytest.importorskip("playwright.sync_api")
     with _live(tmp_path, list(CHUNKED)) as base, playwright.sync_playwright() as p:
         browser = _browser(p)

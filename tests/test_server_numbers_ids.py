@@ -1,4 +1,4 @@
-"""The server's doors for numbers and reserved ids (issue 38, causes 3 and 6).
+"""The server's doors for numbers and reserved ids.
 
 Ingest refuses NaN, infinity and integers beyond 64 bits in metadata, naming the field; a
 filter with an out-of-range integer is a 422; a value an older version stored breaks no

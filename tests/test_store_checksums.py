@@ -1,4 +1,4 @@
-"""`graphfuse check` detects damaged vectors (issue 38, cause 3): checksums, NaN/infinity, stray vectors.
+"""`graphfuse check` detects damaged vectors: checksums, NaN/infinity, stray vectors.
 
 Every vector row is written with a CRC-32 of its id, vector and metadata; `check` verifies each
 row and names the vector and its document, the store refuses to load a damaged one, and

@@ -1,4 +1,4 @@
-"""Store directory files (issue 38, cause 8): permissions, racing creators, `check` opening as the commands do."""
+"""Store directory files: permissions, racing creators, `check` opening as the commands do."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Abuse cases for numbers, damaged vectors, reserved ids and store files (issue 38, causes 3, 6, 8).
+"""Abuse cases for numbers, damaged vectors, reserved ids and store files.
 
 Loaded by ``benchmarks/abuse_probe.py`` by path (this file imports nothing from the others).
 Each case builds its own hostile input in the temporary directory it is given (JSONL with

@@ -463,7 +463,7 @@ async def _tenant_entity_graph(tmp: Path) -> None:
         assert len(shared) == 2, f"the shared name should be one node per tenant, got {shared}"
 
 
-# -- slow clients, connection limits, the log (issue 38, cause 2) ------------------------------
+# -- slow clients, connection limits, the log ------------------------------
 
 
 @asynccontextmanager

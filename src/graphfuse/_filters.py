@@ -2,17 +2,12 @@
 
 A filter is a mapping from metadata key to a condition; all conditions must hold (AND)::
 
-    {"tenant": "acme"}                         # equality
-    {"year": {"$gte": 2020, "$lt": 2024}}      # range
-    {"lang": {"$in": ["en", "de"]}}            # membership
-    {"draft": {"$ne": True}}                   # inequality (a missing key also passes)
-    {"source": {"$exists": True}}              # presence
+    {"tenant": "acme", "year": {"$gte": 2020, "$lt": 2024}, "lang": {"$in": ["en", "de"]}}
 
-Backends translate :attr:`MetadataFilter.conditions` to their own query language; the
-in-memory evaluator :meth:`MetadataFilter.matches` is the reference semantics. A filter value
-must be a number stores keep (finite; an integer within 64 bits); a stored value of any type
-(one an older version let in, ``10**400`` say) never makes a filter raise: it matches what it
-compares as in Python, or nothing.
+Operators: equality, ``$ne`` (a missing key also passes), ``$gt``/``$gte``/``$lt``/``$lte``,
+``$in``, ``$exists``. :meth:`MetadataFilter.matches` is the reference semantics backends
+translate; a filter value must be finite (an integer within 64 bits), and a stored value of any
+type never makes a filter raise. See ``docs/concepts.md``.
 """
 
 from __future__ import annotations

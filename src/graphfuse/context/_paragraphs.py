@@ -1,17 +1,11 @@
 """Paragraphs, not lines: how a context reads hard-wrapped text and the markup around it.
 
-Documentation and notes are often wrapped at a fixed width (``fill-column``, ``textwidth``,
-RFCs, docstrings): a line break inside a paragraph is layout, not a sentence end. Before a
-context splits a passage into sentences, :func:`join_paragraphs` joins the lines of each
-paragraph by the rule Markdown and reStructuredText share: a blank line, a list item, a
+:func:`join_paragraphs` joins the lines of each paragraph before a context splits a passage
+into sentences, by the rule Markdown and reStructuredText share: a blank line, a list item, a
 heading, a table, a code block, a directive or a block quote ends a paragraph; a single line
-break inside prose does not. In a chat log or transcript (two or more lines start with a
-speaker label, ``Anna: ...``), each labelled line starts a paragraph of its own, so a message's
-continuation lines join its turn.
-
-:func:`line_kinds` says what each line of a joined text is (prose, a heading, markup such as
-an underline, a fence or a directive, code, a table row), so that a description is read from
-prose and a markup line is never taken for a sentence that states something.
+break inside prose does not (in a chat log, each speaker-labelled line starts a paragraph).
+:func:`line_kinds` says what each line of a joined text is (prose, heading, markup, code, table
+row), so that a description is read from prose only. See ``docs/context.md``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Reading source files within bounds: which files a folder yields, and how much of one is read.
 
-A folder handed to the indexer is input like any other: it may hold a symbolic link to
-``/etc/passwd``, a named pipe that blocks whoever opens it, a sparse file of many gigabytes, a
-file that another user may not read or that disappears between listing and reading. Each
-becomes one line (a file skipped, or an error naming it), never a traceback, a hang or a read
-of gigabytes:
-
-- a folder's symbolic links are followed only while they stay inside it, unless
-  ``follow_symlinks`` (a link to a file or folder read already is not read twice; a loop is
-  walked once);
-- only regular files are opened, without blocking (``O_NONBLOCK``), and a file found in a
-  folder must still be the file listed when it is opened;
-- a file larger than ``max_bytes`` (:data:`MAX_FILE_BYTES` by default) is refused from its size,
-  before it is read; a text file whose first :data:`SNIFF_BYTES` bytes hold a NUL byte is binary,
-  and nothing more of it is read.
+A folder's symbolic links are followed only while they stay inside it (unless
+``follow_symlinks``); only regular files are opened, without blocking, and a file found in a
+folder must still be the one listed; a file larger than ``max_bytes`` (:data:`MAX_FILE_BYTES`)
+is refused from its size, and a text file whose first :data:`SNIFF_BYTES` hold a NUL byte is
+binary, with nothing more of it read. Each problem becomes one line (a file skipped, or an
+error naming it), never a traceback, a hang or a read of gigabytes. See ``docs/indexing.md``.
 """
 
 from __future__ import annotations

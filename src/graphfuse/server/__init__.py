@@ -1,17 +1,12 @@
 """``graphfuse serve``: an HTTP API over one store, with API keys, tenants and a dashboard.
 
-Install with ``pip install 'graphfuse[server]'``.
-
-- :func:`create_app`: the FastAPI application over a :class:`Service`.
-- :class:`Service`: one store's components and the work behind each endpoint.
-- :class:`WorkLoop`: the event loop (in a thread of its own) all of a service's store work runs on.
-- :class:`Limits`: request limits (body size and time, query length, ``top_k``, budget, documents).
-- :func:`http_server`, :class:`ConnectionLimits`: the uvicorn server ``graphfuse serve`` runs, with a
-  request-header deadline, a cap on open connections and throttled log lines (:class:`LogThrottle`).
-- :class:`KeyFile`: API keys stored hashed, each bound to a tenant.
-- :class:`Scope`: the tenant a request acts for, pushed into every store call.
-- :func:`install_prometheus_exporter`: export the pipeline metrics on ``/metrics``.
-- :data:`REQUEST_STAGES`, :data:`REQUEST_SCORERS`: what a request's ``stages`` and ``scorer`` may name.
+Install with ``pip install 'graphfuse[server]'``. :func:`create_app` is the FastAPI application
+over a :class:`Service` (one store's components and the work behind each endpoint, run on a
+:class:`WorkLoop`); :class:`Limits` bound requests; :func:`http_server` and
+:class:`ConnectionLimits` make the uvicorn server with header deadlines, a connection cap and
+throttled logs (:class:`LogThrottle`); :class:`KeyFile` and :class:`Scope` hold API keys and
+tenants; :func:`install_prometheus_exporter` exports metrics; :data:`REQUEST_STAGES` and
+:data:`REQUEST_SCORERS` are what a request may name. See ``docs/server.md``.
 """
 
 from ._app import create_app

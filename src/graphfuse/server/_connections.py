@@ -1,29 +1,12 @@
 """What one connection may hold: a deadline for its request headers, a cap on open connections, a quiet log.
 
-uvicorn times out only the idle time between two requests, and a byte received resets that
-timer: a client sending one header line every two seconds holds its connection for ever, and
-enough of them take every file descriptor of the process (then the accept loop fails and
-logs each failure). :func:`http_server` makes the uvicorn server ``graphfuse serve`` runs,
-with what the most trusted servers do (nginx's ``client_header_timeout`` and
-``worker_connections``, Go's ``ReadHeaderTimeout``):
-
-- the request headers must be whole within ``header_timeout`` seconds of the connection's
-  opening (or of the previous response on a kept-alive connection), however the bytes trickle
-  in; past it the connection gets a 408 and is closed;
-- the body has its own whole-body deadline, in the application (``Limits.body_timeout``, a 408);
-  an answer sent before the body was read (a 413, a 421, that 408) closes the connection
-  instead of waiting for the rest;
-- at most ``max_connections`` connections are open at once (by default a quarter of the
-  process's open-file limit, at most 1,000): one more is answered at once with a 503 and
-  closed. The event loop accepts up to ``backlog`` connections at a time before any of them is
-  looked at, so the listen backlog is kept small too (a quarter of the connections, at most
-  128): connections, refusals and a burst of accepts together stay within the descriptors the
-  process may open, with room left for the store, the model and the log;
-- repeated log lines (refused connections, timeouts, uvicorn's "Invalid HTTP request", the
-  event loop's accept failures) are written once per ``log_interval`` seconds with a count of
-  the ones held back.
-
-See ``docs/server.md``, "Connections and slow clients".
+uvicorn times out only the idle time between requests, and each byte resets that timer, so a
+trickling client holds its connection for ever. :func:`http_server` makes the uvicorn server
+``graphfuse serve`` runs with what nginx and Go do: request headers must be whole within
+``header_timeout`` of the connection's opening (else 408 and close); an answer sent before the
+body was read closes the connection; at most ``max_connections`` are open (one more gets a 503),
+with a small listen backlog so descriptors never run out; repeated log lines are written once
+per ``log_interval`` with a count. See ``docs/server.md``, "Connections and slow clients".
 """
 
 from __future__ import annotations
