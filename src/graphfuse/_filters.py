@@ -4,8 +4,8 @@ A filter is a mapping from metadata key to a condition; all conditions must hold
 
     {"tenant": "acme", "year": {"$gte": 2020, "$lt": 2024}, "lang": {"$in": ["en", "de"]}}
 
-Operators: equality, ``$ne`` (a missing key also passes), ``$gt``/``$gte``/``$lt``/``$lte``,
-``$in``, ``$exists``. :meth:`MetadataFilter.matches` is the reference semantics backends
+Operators: equality (``$eq``), ``$ne`` (a missing key also passes), ``$gt``/``$gte``/``$lt``/``$lte``,
+``$in``, ``$nin``, ``$exists``. :meth:`MetadataFilter.matches` is the reference semantics backends
 translate; a filter value must be finite (an integer within 64 bits), and a stored value of any
 type never makes a filter raise. See ``docs/concepts.md``.
 """
