@@ -313,6 +313,10 @@ class ResultCache:
         Called by :meth:`graphfuse.Pipeline.aretrieve`; errors of ``run`` propagate unchanged.
         """
         with tracer.start_as_current_span("graphfuse.result_cache") as span:
+            if time.monotonic() < self._down_until:
+                self._miss("unavailable")
+                span.set_attribute("graphfuse.result_cache.hit", False)
+                return await run()
             try:
                 versions = await self._versions()
             except (asyncio.CancelledError, DeadlineExceeded):
@@ -330,15 +334,11 @@ class ResultCache:
                 self._miss("uncacheable")
                 span.set_attribute("graphfuse.result_cache.hit", False)
                 return await run()
-            if time.monotonic() < self._down_until:
-                self._miss("unavailable")
-                span.set_attribute("graphfuse.result_cache.hit", False)
-                return await run()
             found = await self._get(key)
             if found is not None:
                 try:
                     results = _decode(found, digest)
-                except (ValueError, InvalidInput, TypeError, UnicodeDecodeError):
+                except Exception:  # damaged, foreign, or nested past the parser: never the user's error
                     logger.debug("result cache entry %s is unreadable: a miss", key)
                     self._miss("unreadable")
                 else:
