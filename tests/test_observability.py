@@ -133,3 +133,33 @@ async def test_a_signal_stage_run_has_the_same_span_metrics_and_logs(
     assert isinstance(info.value.cause, InvalidInput)
     failed = next(s for s in spans.get_finished_spans() if s.name == "graphfuse.stage.access")
     assert failed.status.status_code is StatusCode.ERROR
+
+
+def _counter_values(name: str) -> dict[tuple[tuple[str, object], ...], int]:
+    data = _READER.get_metrics_data()
+    out: dict[tuple[tuple[str, object], ...], int] = {}
+    for rm in data.resource_metrics if data else []:
+        for sm in rm.scope_metrics:
+            for metric in sm.metrics:
+                if metric.name == name:
+                    for p in metric.data.data_points:
+                        out[tuple(sorted((p.attributes or {}).items()))] = int(p.value)
+    return out
+
+
+async def test_result_cache_hits_and_misses_are_counted(spans: InMemorySpanExporter) -> None:
+    from graphfuse import ResultCache
+    from graphfuse.stores import InMemoryCacheStore, InMemoryGraphStore
+
+    def total(name: str, **attributes: object) -> int:
+        return _counter_values(name).get(tuple(sorted(attributes.items())), 0)
+
+    hits, absent = total("graphfuse_result_cache_hits"), total("graphfuse_result_cache_misses", reason="absent")
+    pipeline = Pipeline([Seed(), Keep()]).with_result_cache(ResultCache(InMemoryCacheStore(), [InMemoryGraphStore()]))
+    for _ in range(3):
+        await pipeline.aretrieve("counted", top_k=2)
+    await pipeline.aretrieve("counted", top_k=2, cache=False)  # neither a hit nor a miss
+    assert total("graphfuse_result_cache_hits") - hits == 2
+    assert total("graphfuse_result_cache_misses", reason="absent") - absent == 1
+    cache_spans = [s for s in spans.get_finished_spans() if s.name == "graphfuse.result_cache"]
+    assert [s.attributes["graphfuse.result_cache.hit"] for s in cache_spans] == [False, True, True]

@@ -137,7 +137,17 @@ def test_real_uvicorn_serves_and_shuts_down_gracefully(
         assert r.status_code == 200, r.text
         r = client.post("/v1/retrieve", json={"query": "sweet pears autumn", "top_k": 1}, headers=auth)
         assert [x["id"] for x in r.json()["results"]] == ["pears"]
+        # The result cache (on by default): the request made before the ingest now misses and sees
+        # the new documents; the same request again is a hit.
+        r = client.post("/v1/retrieve", json={"query": "sweet pears"}, headers=auth)
+        assert "pears" in [x["id"] for x in r.json()["results"]]
+        again = client.post("/v1/retrieve", json={"query": "sweet pears"}, headers=auth)
+        assert again.json()["results"] == r.json()["results"]
+        assert client.get("/health").json()["components"]["result_cache"] == "result cache 'memory' (ttl 300 s)"
         metrics = client.get("/metrics").text
+        hits = [line for line in metrics.splitlines() if line.startswith("graphfuse_result_cache_hits_total")]
+        assert len(hits) == 1
+        assert hits[0].endswith(" 1.0"), hits
         for name in (
             "graphfuse_stage_duration_seconds",
             "graphfuse_stage_candidates",
@@ -156,3 +166,9 @@ def test_real_uvicorn_serves_and_shuts_down_gracefully(
     assert "Application shutdown complete" in out
     manifest = json.loads((store / "manifest.json").read_text())
     assert manifest["counts"]["documents"] == 2 * len(DOCS)  # refreshed by the store's close
+
+
+def test_serve_names_an_unknown_result_cache_store(store: Path) -> None:
+    done = runner.invoke(app, ["serve", "--store", str(store), "--result-cache", "nosuch", "--port", "0"])
+    assert done.exit_code == 1
+    assert "no cache store named 'nosuch'" in done.stderr

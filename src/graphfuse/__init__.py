@@ -16,6 +16,7 @@ from ._capabilities import (
     RanksDocuments,
     VectorLookup,
     VectorSource,
+    Versioned,
 )
 from ._deadline import deadline
 from ._errors import (
@@ -39,6 +40,7 @@ from ._filters import Condition, FilterLike, MetadataFilter
 from ._passages import Passages
 from ._pipeline import Pipeline
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
+from ._result_cache import ResultCache
 from ._sync import run_sync
 from ._timestamps import parse_timestamp
 from ._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
@@ -80,6 +82,7 @@ __all__ = [
     "Relation",
     "Reranker",
     "Result",
+    "ResultCache",
     "RunContext",
     "Scorer",
     "Stage",
@@ -90,6 +93,7 @@ __all__ = [
     "VectorRecord",
     "VectorSource",
     "VectorStore",
+    "Versioned",
     "__version__",
     "deadline",
     "parse_timestamp",

@@ -31,6 +31,7 @@ __all__ = [
     "SignalStage",
     "VectorLookup",
     "VectorSource",
+    "Versioned",
     "as_signal_stage",
 ]
 
@@ -45,6 +46,20 @@ class VectorLookup(Protocol):
     """
 
     async def existing_ids(self, ids: Sequence[str]) -> set[str]: ...
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """A store that says when it was written to.
+
+    ``generation()`` returns a value (an integer for GraphFuse's stores) that changes with every
+    write, by this object or any other (another process writing the same file included), and
+    never returns to an earlier value while the store exists. A
+    :class:`~graphfuse.ResultCache` puts it in every key, so a write makes earlier entries
+    unreachable at once; stores without it are cached only on request, for the TTL.
+    """
+
+    async def generation(self) -> int: ...
 
 
 @runtime_checkable

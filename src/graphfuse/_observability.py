@@ -9,6 +9,9 @@ from opentelemetry import metrics, trace
 __all__ = [
     "PIPELINE_DURATION",
     "PIPELINE_RESULTS",
+    "RESULT_CACHE_ERRORS",
+    "RESULT_CACHE_HITS",
+    "RESULT_CACHE_MISSES",
     "STAGE_CANDIDATES",
     "STAGE_DURATION",
     "logger",
@@ -27,3 +30,14 @@ PIPELINE_DURATION = _meter.create_histogram(
     "graphfuse_pipeline_duration_seconds", unit="s", description="Duration of one pipeline run"
 )
 PIPELINE_RESULTS = _meter.create_histogram("graphfuse_pipeline_results", description="Results a pipeline run returned")
+RESULT_CACHE_HITS = _meter.create_counter(
+    "graphfuse_result_cache_hits", description="Retrievals answered from the result cache"
+)
+RESULT_CACHE_MISSES = _meter.create_counter(
+    "graphfuse_result_cache_misses",
+    description="Retrievals the result cache could not answer (reason: absent, unreadable, unavailable, uncacheable)",
+)
+RESULT_CACHE_ERRORS = _meter.create_counter(
+    "graphfuse_result_cache_errors",
+    description="Result cache store calls that failed (operation: get, set, generation)",
+)

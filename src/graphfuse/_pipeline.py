@@ -30,6 +30,7 @@ from ._sync import run_sync
 from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
+    from ._result_cache import ResultCache
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
@@ -66,7 +67,15 @@ class Pipeline:
     inside a running event loop.
     """
 
-    __slots__ = ("_passages", "_require_results", "_scorer", "_stages")
+    __slots__ = (
+        "_cache_identity",
+        "_cache_name",
+        "_passages",
+        "_require_results",
+        "_result_cache",
+        "_scorer",
+        "_stages",
+    )
 
     def __init__(
         self,
@@ -98,6 +107,9 @@ class Pipeline:
         self._scorer: Scorer = WeightedScorer() if scorer is None else as_scorer(scorer)
         self._require_results = require_results
         self._passages = passages
+        self._result_cache: ResultCache | None = None
+        self._cache_name: str | None = None
+        self._cache_identity = ""
 
     @property
     def passages(self) -> Passages | None:
@@ -110,7 +122,8 @@ class Pipeline:
 
     def with_passages(self, passages: Passages | None) -> Pipeline:
         """A new pipeline with the same stages and scorer and another passage selection (``None``: none)."""
-        return Pipeline(self._stages, self._scorer, require_results=self._require_results, passages=passages)
+        same = Pipeline(self._stages, self._scorer, require_results=self._require_results, passages=passages)
+        return same.with_result_cache(self._result_cache, name=self._cache_name)
 
     @property
     def stages(self) -> tuple[Stage, ...]:
@@ -124,7 +137,36 @@ class Pipeline:
 
     def with_scorer(self, scorer: Scorer) -> Pipeline:
         """A new pipeline with the same stages and another scorer."""
-        return Pipeline(self._stages, scorer, require_results=self._require_results, passages=self._passages)
+        same = Pipeline(self._stages, scorer, require_results=self._require_results, passages=self._passages)
+        return same.with_result_cache(self._result_cache, name=self._cache_name)
+
+    @property
+    def result_cache(self) -> ResultCache | None:
+        """The :class:`~graphfuse.ResultCache` results are kept in (:meth:`with_result_cache`), or ``None``."""
+        return self._result_cache
+
+    def with_result_cache(self, cache: ResultCache | None, *, name: str | None = None) -> Pipeline:
+        """A new pipeline with the same stages, scorer and passages whose results are kept in ``cache``.
+
+        A repeated request (same query, filter, options, ``top_k``, ``min_score`` and shaping, the
+        stores unchanged) is then answered from the cache for its TTL; ``aretrieve(..., cache=False)``
+        skips it for one call. Without ``name`` only this pipeline object reads its entries; with one
+        (``"preset:standard"``), every pipeline of that name and configuration does, in any process
+        sharing the cache store and namespace. ``None`` detaches the cache. See docs/stages.md,
+        "Result cache".
+        """
+        from ._result_cache import ResultCache
+
+        same = Pipeline(self._stages, self._scorer, require_results=self._require_results, passages=self._passages)
+        if cache is None:
+            return same
+        if not isinstance(cache, ResultCache):
+            raise InvalidInput(f"cache must be a graphfuse.ResultCache, got {type(cache).__name__}")
+        parts: list[object] = [*self._stages, self._scorer, self._passages, self._require_results]
+        same._cache_identity = cache.pipeline_identity(name, parts)
+        same._result_cache = cache
+        same._cache_name = name
+        return same
 
     def __repr__(self) -> str:
         names = " -> ".join(s.name for s in self._stages)
@@ -142,6 +184,7 @@ class Pipeline:
         granularity: str | None = None,
         max_per_document: int | None = None,
         max_document_tokens: int | None = None,
+        cache: bool = True,
     ) -> list[Result]:
         """Sync form of :meth:`aretrieve`."""
         return run_sync(
@@ -155,6 +198,7 @@ class Pipeline:
                 granularity=granularity,
                 max_per_document=max_per_document,
                 max_document_tokens=max_document_tokens,
+                cache=cache,
             )
         )
 
@@ -170,6 +214,7 @@ class Pipeline:
         granularity: str | None = None,
         max_per_document: int | None = None,
         max_document_tokens: int | None = None,
+        cache: bool = True,
     ) -> list[Result]:
         """Run every stage, score, and return the ``top_k`` best results (best first).
 
@@ -185,8 +230,13 @@ class Pipeline:
         ``max_per_document`` of one document (default 2); ``granularity="document"`` returns
         whole documents instead, each cut to ``max_document_tokens`` tokens (default 2048). The
         defaults are the :class:`~graphfuse.Passages`' own.
+
+        With a :attr:`result_cache`, a repeated request is answered from it; ``cache=False`` runs
+        the stages for this call (and does not store the results).
         """
         q = Query.of(query, filter=filter, options=options)
+        if not isinstance(cache, bool):
+            raise InvalidInput(f"cache must be True or False, got {cache!r}")
         _check_top_k(top_k)
         if granularity is not None:
             check_granularity(granularity)
@@ -215,8 +265,10 @@ class Pipeline:
             left = _deadline.remaining()
             try:
                 if left is None:
-                    return await self._run(q, top_k, min_score, grain)
-                return await asyncio.wait_for(self._run(q, top_k, min_score, grain), timeout=max(left, 0.0))
+                    return await self._cached_run(q, top_k, min_score, grain, cache)
+                return await asyncio.wait_for(
+                    self._cached_run(q, top_k, min_score, grain, cache), timeout=max(left, 0.0)
+                )
             except DeadlineExceeded:
                 raise
             except asyncio.TimeoutError as exc:
@@ -235,6 +287,7 @@ class Pipeline:
         caps: GraphCaps | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        cache: bool = True,
         embedder: Any = None,
     ) -> Context:
         """Sync form of :meth:`acontext`."""
@@ -250,6 +303,7 @@ class Pipeline:
                 caps=caps,
                 options=options,
                 timeout=timeout,
+                cache=cache,
                 embedder=embedder,
             )
         )
@@ -267,6 +321,7 @@ class Pipeline:
         caps: GraphCaps | None = None,
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
+        cache: bool = True,
         embedder: Any = None,
     ) -> Context:
         """Retrieve for ``query`` and assemble the results: :func:`graphfuse.context.aretrieve_context`.
@@ -288,7 +343,23 @@ class Pipeline:
             caps=caps,
             options=options,
             timeout=timeout,
+            cache=cache,
             embedder=embedder,
+        )
+
+    async def _cached_run(
+        self,
+        q: Query,
+        top_k: int,
+        min_score: float | None,
+        grain: tuple[str | None, int | None, int | None],
+        cache: bool,
+    ) -> list[Result]:
+        if self._result_cache is None or not cache:
+            return await self._run(q, top_k, min_score, grain)
+        shape = (top_k, min_score, *grain)
+        return await self._result_cache.fetch(
+            self._cache_identity, q, shape, lambda: self._run(q, top_k, min_score, grain)
         )
 
     async def _run(

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import importlib.util
 import ipaddress
 import json
+import os
+import socket
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -95,6 +98,31 @@ async def _bundled_questions(graph: Any) -> list[str]:
     return [q.question for q in questions] if len(found) == len(gold) else []
 
 
+_MEMORY_RESULTS = 1024  # entries of the in-process result cache
+
+
+def _result_cache(name: str, ttl: float, unversioned: bool, store: Any) -> tuple[Any, str]:
+    """The ResultCache ``--result-cache`` asks for (``None`` for ``off``) and a line saying what it is."""
+    from .._result_cache import ResultCache
+
+    if name == "off":
+        return None, "result cache off"
+    stores = [store.graph, store.vectors]
+    if not unversioned and not all(callable(getattr(s, "generation", None)) for s in stores):
+        return None, (
+            "result cache off: this store's backends cannot say when they were written to; "
+            "--result-cache-unversioned caches anyway, for --result-cache-ttl seconds at most"
+        )
+    options: dict[str, Any] = {"max_items": _MEMORY_RESULTS} if name == "memory" else {}
+    cache_store = get_registry().create("cache_store", name, **options)
+    # Processes serving this directory on this host share entries (through Redis); no one else does.
+    place = f"{socket.gethostname()}:{os.path.realpath(store.path)}"
+    namespace = "serve-" + hashlib.sha256(place.encode("utf-8")).hexdigest()[:16]
+    cache = ResultCache(cache_store, stores, ttl=ttl, namespace=namespace, allow_unversioned=unversioned)
+    bound = "" if cache.versioned else ", writes not seen until then"
+    return cache, f"result cache {name!r} (ttl {ttl:g} s{bound})"
+
+
 async def _serve(
     store_dir: str,
     host: str,
@@ -106,6 +134,7 @@ async def _serve(
     judge: str | None,
     limits: Any,
     connections: Any,
+    result_cache: tuple[str, float, bool] = ("memory", 300.0, False),
 ) -> None:
     from ..multihop import CorpusCache
     from ..server import KeyFile, Service, WorkLoop, create_app, http_server, install_prometheus_exporter
@@ -140,6 +169,8 @@ async def _serve(
         async def prepare() -> tuple[Service, list[str]]:
             # The embedded store keeps multihop's BM25/title indexes on disk; plugin stores are read back.
             cache = CorpusCache(store.path) if await store.refresh_corpus_indexes() else None
+            results, results_note = _result_cache(*result_cache, store)
+            err_console.print(results_note, markup=False)
             service = Service(
                 store.graph,
                 store.vectors,
@@ -148,9 +179,10 @@ async def _serve(
                 limits=limits,
                 generator=generator,
                 judge=judge_generator,
-                description={"store": str(store.path), **store.components},
+                description={"store": str(store.path), **store.components, "result_cache": results_note},
                 corpus_cache=cache,
                 work=work,
+                result_cache=results,
             )
             await service.pipeline(service.default_preset)  # fail before listening
             found = questions if questions is not None else await _bundled_questions(store.graph)
@@ -164,7 +196,15 @@ async def _serve(
     # The model, the token counter and the dashboard's presets load while the server listens:
     # /health says "ready": false until they have.
     service.start_warm_up()
-    app = create_app(service, keys=keys, sample_questions=samples, on_shutdown=store.close)
+
+    async def close() -> None:
+        try:
+            if service.result_cache is not None:
+                await service.result_cache.cache_store.close()
+        finally:
+            await store.close()
+
+    app = create_app(service, keys=keys, sample_questions=samples, on_shutdown=close)
     server = http_server(
         app,
         limits=connections,
@@ -237,6 +277,24 @@ def serve(
             show_default=False,
         ),
     ] = None,
+    result_cache: Annotated[
+        str,
+        typer.Option(
+            "--result-cache",
+            help="Where preset results are cached: memory (in-process, 1024 entries), off, or a registered "
+            "cache store (redis: URL from GRAPHFUSE_REDIS_URL).",
+        ),
+    ] = "memory",
+    result_cache_ttl: Annotated[
+        float, typer.Option("--result-cache-ttl", min=0.001, help="Seconds a cached result list lives.")
+    ] = 300.0,
+    result_cache_unversioned: Annotated[
+        bool,
+        typer.Option(
+            "--result-cache-unversioned",
+            help="Also cache over backends without a generation (Neo4j, Qdrant): writes show after the TTL.",
+        ),
+    ] = False,
 ) -> None:
     """Serve a store over HTTP: retrieval, ingest, graph statistics, metrics and a dashboard."""
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
@@ -255,7 +313,21 @@ def serve(
     # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
     # shuts down gracefully (requests in flight finish, then the store is closed).
     with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge, limits, connections))
+        asyncio.run(
+            _serve(
+                store,
+                host,
+                port,
+                keys,
+                preset,
+                qs,
+                llm,
+                judge,
+                limits,
+                connections,
+                (result_cache, result_cache_ttl, result_cache_unversioned),
+            )
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -49,12 +49,13 @@ async def aretrieve_context(
     caps: GraphCaps | None = None,
     options: Mapping[str, Mapping[str, Any]] | None = None,
     timeout: float | None = None,
+    cache: bool = True,
     embedder: Any = None,
 ) -> Context:
     """Retrieve for ``query`` with ``pipeline`` and assemble the results (:func:`abuild_context`).
 
-    ``top_k`` results are retrieved (default 10) with ``filter``, ``options`` and ``timeout`` as
-    in :meth:`~graphfuse.Pipeline.aretrieve`. The graph format reads relations from
+    ``top_k`` results are retrieved (default 10) with ``filter``, ``options``, ``timeout`` and
+    ``cache`` as in :meth:`~graphfuse.Pipeline.aretrieve`. The graph format reads relations from
     ``graph_store``, by default the pipeline's own (:func:`pipeline_graph_store`), within the
     filter; results without content are read from it. Sentences are also scored by similarity to
     the query with ``embedder``, by default the pipeline's own (:func:`pipeline_embedder`); pass
@@ -66,7 +67,7 @@ async def aretrieve_context(
     q = Query.of(query, filter=filter, options=options)
     store = graph_store if graph_store is not None else pipeline_graph_store(pipeline)
     sentence_embedder = None if embedder is False else embedder if embedder is not None else pipeline_embedder(pipeline)
-    results = await pipeline.aretrieve(q, top_k if top_k is not None else 10, timeout=timeout)
+    results = await pipeline.aretrieve(q, top_k if top_k is not None else 10, timeout=timeout, cache=cache)
     if store is not None and any(r.document.content is None for r in results):
         results = await _hydrate(store, results, q)
     return await abuild_context(

@@ -417,6 +417,7 @@ def create_app(
             client_filter=body.filter,
             granularity=body.granularity,
             max_per_document=body.max_per_document,
+            cache=not body.no_cache,
         )
         response: dict[str, Any] = {
             "results": out,
@@ -497,6 +498,7 @@ def create_app(
             format=body.format,
             top_k=body.top_k,
             client_filter=body.filter,
+            cache=not body.no_cache,
         )
         out["pipeline"] = name
         out["took_ms"] = round((time.perf_counter() - started) * 1000, 3)

@@ -45,6 +45,7 @@ class RetrieveRequest(_Strict):
     max_per_document: StrictInt | None = Field(
         None, description="Passages of one page in the results, at most (default 1; 1 to top_k)."
     )
+    no_cache: StrictBool = Field(False, description="Run the pipeline even if the result cache holds this request.")
 
 
 class ContextRequest(_Strict):
@@ -60,6 +61,7 @@ class ContextRequest(_Strict):
     )
     scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': 'weighted' or 'rrf'.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
+    no_cache: StrictBool = Field(False, description="Run the pipeline even if the result cache holds this request.")
 
 
 class CompareRequest(_Strict):

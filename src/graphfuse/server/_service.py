@@ -27,6 +27,7 @@ from .._errors import GraphFuseError, InvalidInput, StageFailed
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .._result_cache import ResultCache
 from .._types import KIND_KEY, Result
 from ..compare import basic_rag, graphrag, llm_only
 from ..context import FORMATS, get_token_counter
@@ -165,6 +166,10 @@ class Service:
     persisted file, refreshed incrementally after ingests, instead of re-reading the whole
     corpus; ``graphfuse serve`` passes one for the embedded store.
 
+    ``result_cache`` (a :class:`~graphfuse.ResultCache` over this store) keeps the results of the
+    presets' pipelines (named ``preset:<name>``); a request may skip it (``no_cache``). Requests
+    naming their own ``stages`` are never cached.
+
     ``work``: the loop all component work runs on (default: a :class:`WorkLoop` of its own
     allowing ``limits.max_concurrent_runs`` pipeline runs at once). Call the coroutine methods
     through :meth:`run` when calling from another loop; :meth:`aclose` stops the loop.
@@ -195,6 +200,7 @@ class Service:
     corpus_cache: CorpusCache | None = None
     entity_graph: bool | None = None
     work: WorkLoop | None = None
+    result_cache: ResultCache | None = None
     _warming: tuple[str, ...] = ()
     _warm_up_task: Any = None
 
@@ -253,7 +259,7 @@ class Service:
         for name in names:
             try:
                 pipeline = await self.pipeline(name)
-                await pipeline.acontext(_WARM_UP_QUERY, budget=500, format="passages", top_k=5)
+                await pipeline.acontext(_WARM_UP_QUERY, budget=500, format="passages", top_k=5, cache=False)
             except (GraphFuseError, Problem) as exc:
                 logger.warning("warm-up of preset %r failed: %s", name, exc)
             self._warming = tuple(w for w in self._warming if w != name)
@@ -293,6 +299,8 @@ class Service:
             reranker=reranker,
             **options,
         )
+        if self.result_cache is not None:
+            pipeline = pipeline.with_result_cache(self.result_cache, name=f"preset:{name}")
         return _Built(pipeline, generation)
 
     @property
@@ -376,6 +384,7 @@ class Service:
         client_filter: Any,
         granularity: str | None = None,
         max_per_document: int | None = None,
+        cache: bool = True,
     ) -> tuple[list[Result], list[dict[str, Any]]]:
         """Run ``pipeline`` inside ``scope``; returns the results and their JSON form.
 
@@ -392,7 +401,7 @@ class Service:
             shape["max_per_document"] = max_per_document
         try:
             results = await pipeline.aretrieve(
-                query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout, **shape
+                query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout, cache=cache, **shape
             )
         except InvalidInput as exc:
             if isinstance(exc, StageFailed):
@@ -446,6 +455,7 @@ class Service:
         format: str,
         top_k: int | None,
         client_filter: Any,
+        cache: bool = True,
     ) -> dict[str, Any]:
         """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens."""
         if format not in FORMATS:
@@ -453,7 +463,13 @@ class Service:
         flt = scope.filter(client_filter)
         try:
             ctx = await pipeline.acontext(
-                query, budget=budget, format=format, top_k=top_k, filter=flt, timeout=self.limits.request_timeout
+                query,
+                budget=budget,
+                format=format,
+                top_k=top_k,
+                filter=flt,
+                timeout=self.limits.request_timeout,
+                cache=cache,
             )
         except InvalidInput as exc:
             if isinstance(exc, StageFailed):

@@ -47,6 +47,7 @@ class InMemoryGraphStore:
         self._relations: dict[tuple[str, str, str], tuple[Relation, str]] = {}
         self._lock = threading.RLock()
         self._index: GraphIndex | None = None
+        self._generation = 0
         self._closed = False
 
     def _check_open(self) -> None:
@@ -55,6 +56,12 @@ class InMemoryGraphStore:
 
     def _changed(self) -> None:
         self._index = None
+        self._generation += 1
+
+    async def generation(self) -> int:
+        """A counter that changes with every write: a cache stamp (:class:`~graphfuse.Versioned`)."""
+        self._check_open()
+        return self._generation
 
     async def store_documents(self, documents: Sequence[Document]) -> None:
         """Upsert documents by id, atomically (a bad batch raises ``InvalidInput``, writes nothing)."""

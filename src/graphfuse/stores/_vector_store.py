@@ -460,6 +460,8 @@ class LocalVectorStore:
                     self._load()
                     return
                 self._generation = generation
+            else:
+                self._generation += 1  # in memory: the counter generation() reports
             self._apply(ids, block, [decode_metadata(m) for m in metadata], dimension)
 
     def _apply(self, ids: list[str], block: Matrix, metadata: list[dict[str, Any]], dimension: int) -> None:
@@ -526,6 +528,8 @@ class LocalVectorStore:
                     self._load()  # as in _upsert: another writer got in between
                     return deleted
                 self._generation = generation
+            else:
+                self._generation += 1
             drop = {self._position[i] for i in gone}
             keep = [row for row in range(len(self._ids)) if row not in drop]
             if self._hnsw is not None:
@@ -573,6 +577,19 @@ class LocalVectorStore:
         if self._db is None:
             return len(self._ids)
         return await asyncio.to_thread(self._count)
+
+    async def generation(self) -> int:
+        """A counter that changes with every write (by any process, for a file): a cache stamp
+        (:class:`~graphfuse.Versioned`)."""
+        self._check_open()
+        if self._db is None:
+            return self._generation
+        return int(await asyncio.to_thread(self._file_generation))
+
+    def _file_generation(self) -> int:
+        assert self._db is not None
+        with self._db.guard() as c:
+            return int(scalar(c, _GENERATION))
 
     def _count(self) -> int:
         with self._lock:
