@@ -74,14 +74,17 @@ async def run_compare(
     progress: Any = None,
     granularity: str | None = None,
     max_per_document: int | None = None,
+    bertscore: bool = False,
 ) -> Any:
     """Validate everything, open the store, run the comparison; returns the ComparisonReport.
 
     ``granularity`` and ``max_per_document`` shape every retrieval pipeline's results as in
     ``graphfuse query`` (passages by default; whole documents cut to ``max_document_tokens``).
+    ``bertscore`` adds BERTScore F1 with the offline MiniLM model (``graphfuse[local]``).
     """
     from ..compare import (
         BUILTIN_PIPELINES,
+        BERTScore,
         CompareCache,
         Judge,
         acompare_pipelines,
@@ -130,6 +133,7 @@ async def run_compare(
             pipelines,
             generator,
             judge=Judge(judge_generator, threshold=threshold, repeats=judge_repeats),
+            bertscore=BERTScore() if bertscore else None,
             concurrency=concurrency,
             max_tokens=max_tokens,
             cache=cache,
@@ -152,6 +156,7 @@ def _table(data: dict[str, Any]) -> Table:
         ("latency_p50_ms", "p50 ms", "{:.0f}"),
         ("exact_match", "EM", "{:.3f}"),
         ("f1", "F1", "{:.3f}"),
+        ("bertscore_f1", "BERTScore", "{:.3f}"),
         ("judge.score", "judge", "{:.2f}"),
         ("judge.pass_rate", "pass", "{:.3f}"),
         ("judge.failures", "judge fail", "{}"),
@@ -208,6 +213,10 @@ def compare_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffled task order.")] = 0,
     granularity: Granularity = None,
     max_per_document: MaxPerDocument = None,
+    bertscore: Annotated[
+        bool,
+        typer.Option("--bertscore", help="Also score answers with BERTScore F1 (offline MiniLM; graphfuse[local])."),
+    ] = False,
 ) -> None:
     """Answer questions three ways (LLM only, basic RAG, GraphRAG), judge the answers, compare."""
     missing = [
@@ -259,6 +268,7 @@ def compare_command(
                 progress=progress,
                 granularity=granularity,
                 max_per_document=max_per_document,
+                bertscore=bertscore,
             )
         )
     data = result.to_dict()
