@@ -182,3 +182,28 @@ async def test_without_bertscore_the_report_says_so(tmp_path: Path) -> None:
     )
     assert report.to_dict()["pipelines"]["llm_only"]["bertscore_f1"] is None
     assert "BERTScore F1: not computed" in write_report(report, tmp_path / "out").read_text()
+
+
+def test_the_command_line_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from graphfuse.cli import _compare, app
+
+    generator = ScriptedGenerator(lambda messages: "Port of Spain")
+    monkeypatch.setattr(_compare, "_generator", lambda spec, option: generator)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q", "question": "Where?", "answer": "Port of Spain"}) + "\n")
+    args = ["compare", "--questions", str(questions), "--llm", "scripted:model", "--pipelines", "llm_only"]
+    args += ["--store", str(tmp_path / "store"), "--no-cache", "--json", str(tmp_path / "out.json")]
+    wide = {"COLUMNS": "250"}
+    result = CliRunner().invoke(app, [*args, "--bertscore", "--report", str(tmp_path / "report")], env=wide)
+    assert result.exit_code == 0, result.output
+    assert "BERTScore" in result.stdout  # the table's column
+    assert "note: BERTScore F1 with sentence-transformers/all-MiniLM-L6-v2 (layer 6, idf off)" in result.output
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["pipelines"]["llm_only"]["bertscore_f1"] == pytest.approx(1.0, abs=1e-5)
+    assert data["settings"]["bertscore"]["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "reference model sentence-transformers/all-MiniLM-L6-v2" in (tmp_path / "report" / "report.md").read_text()
+    without = CliRunner().invoke(app, args)
+    assert without.exit_code == 0, without.output
+    assert json.loads((tmp_path / "out.json").read_text())["settings"]["bertscore"] is None
