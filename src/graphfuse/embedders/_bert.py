@@ -87,7 +87,8 @@ def _gelu(x: Array) -> Array:
 def _layer_norm(x: Array, weight: Array, bias: Array, eps: float) -> Array:
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return ((x - mean) / np.sqrt(var + np.float32(eps)) * weight + bias).astype(np.float32)
+    out: Array = ((x - mean) / np.sqrt(var + np.float32(eps)) * weight + bias).astype(np.float32)
+    return out
 
 
 class BertEncoder:
