@@ -305,7 +305,9 @@ async def evaluate(
             entities,
             query_vectors,
             {"max_per_document": max_per_document, "granularity": granularity},
-            {"adaptive": adaptive} if name == "multihop" and adaptive is not None else {},
+            # The raw weighted sums (same order as the normalised scores): the fusion report
+            # shows the weights the scorer chose, not their shares of each query's total.
+            ({"normalize": False} | ({} if adaptive is None else {"adaptive": adaptive})) if name == "multihop" else {},
         )
         tally = FusionTally.for_scorer(scorer)
         r2: list[float] = []
