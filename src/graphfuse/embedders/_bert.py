@@ -24,6 +24,8 @@ __all__ = ["BertEncoder", "bert_encoder_for"]
 
 Array = npt.NDArray[np.float32]
 
+_WORDS = "embeddings.word_embeddings.weight"
+
 _MODULES = [
     "sentence_transformers.models.Transformer",
     "sentence_transformers.models.Pooling",
@@ -95,18 +97,25 @@ class BertEncoder:
     """Encodes texts with a BERT mean-pooling sentence model, one text at a time, in numpy."""
 
     def __init__(self, root: Path, config: dict[str, Any], max_seq_length: int) -> None:
-        from safetensors.numpy import load_file
+        from safetensors import safe_open
         from tokenizers import Tokenizer
 
         self._tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
         self._tokenizer.no_padding()
         max_positions = int(config.get("max_position_embeddings", max_seq_length))
         self._tokenizer.enable_truncation(min(max_seq_length, max_positions))
-        self._w: dict[str, Array] = load_file(os.fspath(root / "model.safetensors"))
+        # Every tensor but the vocabulary's embeddings (30522 x 384, half the file), whose rows
+        # are read as a text needs them from the memory-mapped file.
+        weights: Any = safe_open(os.fspath(root / "model.safetensors"), framework="np")
+        self._w: dict[str, Array] = {k: weights.get_tensor(k) for k in weights.keys() if k != _WORDS}  # noqa: SIM118
+        self._words: Any = weights.get_slice(_WORDS)
         self._layers = int(config["num_hidden_layers"])
         self._heads = int(config["num_attention_heads"])
         self._eps = float(config.get("layer_norm_eps", 1e-12))
         self.dimension = int(config["hidden_size"])
+
+    def _word(self, token: int) -> Array:
+        return np.asarray(self._words[token : token + 1], dtype=np.float32)
 
     def _linear(self, x: Array, name: str) -> Array:
         out: Array = x @ self._w[f"{name}.weight"].T + self._w[f"{name}.bias"]
@@ -119,7 +128,7 @@ class BertEncoder:
         ids = np.asarray(self._tokenizer.encode(text).ids, dtype=np.int64)
         n, w = len(ids), self._w
         x = (
-            w["embeddings.word_embeddings.weight"][ids]
+            np.concatenate([self._word(int(i)) for i in ids])
             + w["embeddings.position_embeddings.weight"][:n]
             + w["embeddings.token_type_embeddings.weight"][0]
         )
