@@ -113,8 +113,13 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         catalogue.get(preset)  # an unknown name raises InvalidInput listing the known ones
         if embedder is not None and (not isinstance(embedder, str) or not embedder or embedder == HOST_EMBEDDER):
             raise InvalidInput(f"embedder must be a registered GraphFuse embedder name, got {embedder!r}")
-        fields: dict[str, Any] = {"path": None if path is None else os.fspath(path), "preset": preset}
-        super().__init__(**fields, embedder=embedder, **kwargs)
+        fields: dict[str, Any] = {
+            "path": None if path is None else os.fspath(path),
+            "preset": preset,
+            "embedder": embedder,
+            **kwargs,
+        }
+        super().__init__(**fields)
 
     @classmethod
     def class_name(cls) -> str:
