@@ -197,7 +197,8 @@ def test_a_documents_own_excluded_keys_survive_in_every_chunk() -> None:
         assert node.excluded_llm_metadata_keys == ["secret", *ours]
         assert node.excluded_embed_metadata_keys == ["secret", "team", *ours]
         llm, embed = node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)
-        assert "parent_id" not in llm and "chunk_index" not in embed
+        assert "parent_id" not in llm
+        assert "chunk_index" not in embed
         assert "team: routing" in llm
         assert "s3cr3t-code" not in llm
         assert "team: routing" not in embed

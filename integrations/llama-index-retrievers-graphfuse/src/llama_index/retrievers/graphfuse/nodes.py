@@ -46,9 +46,10 @@ INTERNAL_PREFIX = "graphfuse_"
 """Metadata keys starting with this are GraphFuse's own (indexer bookkeeping): never copied onto nodes."""
 PARENT_KEY = "parent_id"
 """Metadata key naming the document a chunk belongs to (what the GraphFuse indexer writes)."""
-BOOKKEEPING_KEYS: tuple[str, ...] = (PARENT_KEY, "chunk_index", "file_path")
-"""Metadata keys that are bookkeeping, not content: the indexer's ``parent_id`` and ``chunk_index``
-and a reader's absolute ``file_path``. Every node GraphFuse builds keeps them (metadata filters
+BOOKKEEPING_KEYS: tuple[str, ...] = (PARENT_KEY, "chunk_index", "file_path", "source")
+"""Metadata keys that are bookkeeping, not content: the indexer's ``parent_id`` and ``chunk_index``,
+the path a reader recorded (LlamaIndex readers' ``file_path``; ``source``, where ``graphfuse index``
+and LangChain's loaders put it). Every node GraphFuse builds keeps them (metadata filters
 read them) but hides them from the LLM and the embedder, as LlamaIndex's readers hide their file
 metadata (``file_name``, ``file_size``, dates)."""
 
