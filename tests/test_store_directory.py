@@ -87,20 +87,3 @@ async def test_memory_backends_are_refused_and_leave_nothing_behind(tmp_path: Pa
     with pytest.raises(NotFound, match="no embedder named 'nope'"):
         await open_store(tmp_path / "s", create=True, embedder="nope")
     assert not (tmp_path / "s").exists()
-
-
-async def test_a_store_of_an_embedder_graphfuse_cannot_build_is_refused_naming_it(tmp_path: Path) -> None:
-    # What a host integration writes when the vectors come from the host's own embedding model.
-    from graphfuse.stores import LocalStore
-
-    local = LocalStore.open(tmp_path / "host-store")
-    await local.record_components({"embedder": "llama-index", "graph_store": "sqlite", "vector_store": "local"})
-    await local.close()
-    with pytest.raises(NotFound, match="holds vectors of embedder 'llama-index', which GraphFuse cannot build"):
-        await open_store(tmp_path / "host-store", mode="ro")
-    result = CliRunner().invoke(app, ["query", "anything", "--store", str(tmp_path / "host-store")])
-    assert result.exit_code != 0
-    assert "GraphFuse cannot build" in result.output
-    # A name the caller gives is still checked against the manifest first.
-    with pytest.raises(InvalidInput, match="was indexed with embedder 'llama-index'"):
-        await open_store(tmp_path / "host-store", embedder="hashing")

@@ -152,7 +152,7 @@ class StoreDirectory:
         try:
             # Everything but the directory's own files is built before the directory is touched,
             # so a bad name leaves nothing behind.
-            built = await asyncio.to_thread(_build, components, closers, directory if embedder is None else None)
+            built = await asyncio.to_thread(_build, components, closers)
             local = await asyncio.to_thread(LocalStore.open, directory, create=create, mode=mode)
             closers.insert(0, local.close)
             if recorded is None and not create and local.manifest.get("embedder") is not None:
@@ -277,25 +277,13 @@ class StoreDirectory:
         return f"StoreDirectory({str(self.path)!r}, components={dict(self.components)})"
 
 
-def _build(
-    components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]], recorded_in: Path | None = None
-) -> dict[str, Any]:
+def _build(components: Mapping[str, str], closers: list[Callable[[], Awaitable[None]]]) -> dict[str, Any]:
     from ..plugins import EMBEDDER, GRAPH_STORE, VECTOR_STORE, get_registry  # as in pipeline(): on use
 
     # Model loading progress bars (Hugging Face) would interleave with a command's own output.
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     registry = get_registry()
-    name = components["embedder"]
-    if recorded_in is not None and name not in registry.names(EMBEDDER):
-        # A store a host wrote with its own embedding model (a LlamaIndex embed_model, LangChain
-        # Embeddings): its manifest names that model, which no GraphFuse embedder reproduces.
-        raise NotFound(
-            f"store {str(recorded_in)!r} holds vectors of embedder {name!r}, which GraphFuse cannot build here "
-            f"(registered: {', '.join(registry.names(EMBEDDER))}): a store written through LlamaIndex or "
-            "LangChain with their own embedding model is queried through them; write it with a registered "
-            "embedder (embedder='local' and the same model in the host) to query it from the CLI"
-        )
-    built: dict[str, Any] = {"embedder": registry.create(EMBEDDER, name)}
+    built: dict[str, Any] = {"embedder": registry.create(EMBEDDER, components["embedder"])}
     if components["graph_store"] != _EMBEDDED["graph_store"]:
         built["graph_store"] = registry.create(GRAPH_STORE, components["graph_store"])
         closers.append(built["graph_store"].close)

@@ -86,8 +86,8 @@ def test_a_store_of_an_embed_model_the_cli_cannot_build_is_refused_clearly(
     assert manifest["dimension"] == 384
     result = runner.invoke(app, ["query", QUESTION, "--store", str(store_dir)])
     assert result.exit_code != 0
-    assert "'llama-index'" in result.output
-    assert "GraphFuse cannot build" in result.output
+    # The manifest names the embedder as one given in Python, which no registered name rebuilds.
+    assert "(given)" in result.output or "llama-index embed_model" in result.output
 
     # LlamaIndex reopens it (the vectors are its embed_model's), and refuses another embedder name.
     again = VectorStoreIndex.from_vector_store(GraphFuseVectorStore(store_dir), embed_model=embed_model)

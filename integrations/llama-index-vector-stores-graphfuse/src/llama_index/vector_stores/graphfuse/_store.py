@@ -30,10 +30,12 @@ from ._vectors import NodeVectors, QueryVectors, given_query
 
 __all__ = ["HOST_EMBEDDER", "GraphFuseVectorStore"]
 
-HOST_EMBEDDER = "llama-index"
-"""The embedder a store directory's manifest names (``components.embedder``) when its vectors come
-from a LlamaIndex ``embed_model`` that GraphFuse cannot build: the CLI refuses to query such a store
-(it could not embed a question alike); give ``embedder=`` a registered name to let it."""
+HOST_EMBEDDER = "(given)"
+"""What a store directory's manifest names as its embedder (``components.embedder``) when its vectors
+come from a LlamaIndex ``embed_model`` that no registered GraphFuse embedder rebuilds: GraphFuse's
+convention for an embedder given in Python (never a registered name). The manifest's ``embedder``
+identity says ``llama-index embed_model`` and ``dimension`` the vectors' size; the CLI refuses such
+a store (it could not embed a question alike): give ``embedder=`` a registered name to let it."""
 
 _WHOLE = TokenChunker(max_tokens=2**31 - 1, overlap=0)  # LlamaIndex's node parser already chunked the text
 _MANIFEST = "manifest.json"
