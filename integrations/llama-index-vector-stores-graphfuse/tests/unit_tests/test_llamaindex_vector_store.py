@@ -178,3 +178,32 @@ def test_an_empty_store_returns_nothing(embed_model: GraphFuseEmbedding) -> None
     store = GraphFuseVectorStore()
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
     assert index.as_retriever().retrieve("anything") == []
+
+
+@pytest.mark.parametrize("cap", [1, None])
+def test_nodes_of_one_document_are_capped_as_graphfuse_passages_are(
+    folder: Path, embed_model: GraphFuseEmbedding, cap: int | None
+) -> None:
+    from llama_index.core.node_parser import SentenceSplitter
+
+    (folder / "proxy.md").write_text(
+        "# Edge Proxy\n\n" + " ".join(f"The Edge Proxy retries request kind {i} twice." for i in range(40)),
+        encoding="utf-8",
+    )
+    docs = SimpleDirectoryReader(str(folder), filename_as_id=True).load_data()
+    store = GraphFuseVectorStore(max_per_document=cap)
+    index = VectorStoreIndex.from_documents(
+        docs,
+        storage_context=StorageContext.from_defaults(vector_store=store),
+        embed_model=embed_model,
+        transformations=[SentenceSplitter(chunk_size=64, chunk_overlap=0)],
+    )
+    assert len(store.get_nodes()) > 6  # the proxy page is several nodes
+    sources = [n.node.ref_doc_id for n in index.as_retriever(similarity_top_k=4).retrieve("Edge Proxy retries")]
+    assert len(sources) == 4
+    if cap == 1:
+        assert len(set(sources)) == 4  # four documents named
+    else:
+        assert sources.count(sources[0]) > 1  # the best document's nodes fill the list
+    with pytest.raises(InvalidInput, match="max_per_document"):
+        GraphFuseVectorStore(max_per_document=0)

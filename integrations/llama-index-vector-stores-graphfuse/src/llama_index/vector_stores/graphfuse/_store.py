@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 
-from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, run_sync
+from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, Result, run_sync
 from graphfuse import presets as catalogue
 from graphfuse.indexing import KIND_KEY, Indexer, TextEntityExtractor, TitleLinker, TokenChunker, wants_entity_graph
 from graphfuse.multihop import CorpusCache
@@ -39,6 +40,23 @@ a store (it could not embed a question alike): give ``embedder=`` a registered n
 
 _WHOLE = TokenChunker(max_tokens=2**31 - 1, overlap=0)  # LlamaIndex's node parser already chunked the text
 _MANIFEST = "manifest.json"
+_OVERFETCH = 4  # results asked of the pipeline per result returned, when nodes of one document are capped
+_MAX_FETCH = 4096
+
+
+def _capped(results: list[Result], cap: int, top_k: int) -> list[Result]:
+    """The best ``top_k`` results, at most ``cap`` of one source document (GraphFuse's passage rule)."""
+    seen: Counter[str] = Counter()
+    kept: list[Result] = []
+    for r in results:
+        source = r.document.metadata.get("ref_doc_id") if is_host_document(r.document) else r.document_id
+        key = source if isinstance(source, str) and source else r.id
+        if seen[key] < cap:
+            seen[key] += 1
+            kept.append(r)
+            if len(kept) == top_k:
+                break
+    return kept
 
 
 @dataclass
@@ -73,6 +91,9 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
       the format ``graphfuse index --store`` writes (created when missing;
       :meth:`from_path` opens an existing one, e.g. one the CLI built).
     - ``preset``: the GraphFuse preset queries run (``multihop``: graph walk, BM25 and vectors).
+    - ``max_per_document``: at most this many nodes of one source document (``ref_doc_id``) in a
+      query's results, best first (``1``, GraphFuse's rule for passages: ``similarity_top_k``
+      nodes then name as many documents); ``None`` returns the best nodes whatever their document.
     - ``embedder``: the registered name of the GraphFuse embedder that makes the same vectors as
       your ``embed_model`` (``"local"`` for ``GraphFuseEmbedding(LocalEmbedder())``), recorded
       in the manifest so ``graphfuse query``/``serve``/``eval`` can embed questions alike.
@@ -97,6 +118,9 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
 
     path: str | None = Field(default=None, description="Store directory; None keeps the store in memory.")
     preset: str = Field(default="multihop", description="The GraphFuse preset queries run.")
+    max_per_document: int | None = Field(
+        default=1, description="Nodes of one source document in a query's results, at most (None: no cap)."
+    )
     embedder: str | None = Field(
         default=None, description="Registered GraphFuse embedder making the same vectors as the embed_model."
     )
@@ -110,15 +134,21 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         *,
         preset: str = "multihop",
         embedder: str | None = None,
+        max_per_document: int | None = 1,
         **kwargs: Any,
     ) -> None:
         catalogue.get(preset)  # an unknown name raises InvalidInput listing the known ones
+        if max_per_document is not None and (
+            isinstance(max_per_document, bool) or not isinstance(max_per_document, int) or max_per_document < 1
+        ):
+            raise InvalidInput(f"max_per_document must be None or a positive integer, got {max_per_document!r}")
         if embedder is not None and (not isinstance(embedder, str) or not embedder or embedder == HOST_EMBEDDER):
             raise InvalidInput(f"embedder must be a registered GraphFuse embedder name, got {embedder!r}")
         fields: dict[str, Any] = {
             "path": None if path is None else os.fspath(path),
             "preset": preset,
             "embedder": embedder,
+            "max_per_document": max_per_document,
             **kwargs,
         }
         super().__init__(**fields)
@@ -415,7 +445,17 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         pipeline = await self._pipeline(backend)
         token = given_query.set(None if query.query_embedding is None else (text, list(query.query_embedding)))
         try:
-            results = await pipeline.aretrieve(text, top_k, filter=flt)
+            cap = self.max_per_document
+            want = top_k if cap is None else top_k * _OVERFETCH
+            while True:
+                results = await pipeline.aretrieve(text, want, filter=flt)
+                if cap is None:
+                    break
+                kept = _capped(results, cap, top_k)
+                if len(kept) == top_k or len(results) < want or want >= _MAX_FETCH:
+                    results = kept
+                    break
+                want *= _OVERFETCH  # one document's nodes filled the list: look further down
         finally:
             given_query.reset(token)
         scored = [scored_node(r) for r in results]
