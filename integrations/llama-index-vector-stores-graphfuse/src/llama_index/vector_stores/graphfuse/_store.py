@@ -40,7 +40,7 @@ a store (it could not embed a question alike): give ``embedder=`` a registered n
 
 _WHOLE = TokenChunker(max_tokens=2**31 - 1, overlap=0)  # LlamaIndex's node parser already chunked the text
 _MANIFEST = "manifest.json"
-_OVERFETCH = 4  # results asked of the pipeline per result returned, when nodes of one document are capped
+_OVERFETCH = 8  # results asked of the pipeline per result returned, when nodes of one document are capped
 _MAX_FETCH = 4096
 
 
