@@ -207,3 +207,21 @@ def test_nodes_of_one_document_are_capped_as_graphfuse_passages_are(
         assert sources.count(sources[0]) > 1  # the best document's nodes fill the list
     with pytest.raises(InvalidInput, match="max_per_document"):
         GraphFuseVectorStore(max_per_document=0)
+
+
+async def test_a_document_inserted_later_is_linked_from_the_pages_that_name_it(
+    folder: Path, embed_model: GraphFuseEmbedding
+) -> None:
+    from llama_index.core import Document
+
+    store = GraphFuseVectorStore()
+    index = _index(folder, embed_model, store)  # oncall.md and routing.md name "Maria Lund"
+    before = {
+        (r.source, r.target, r.type) for r in await store.client.relations([n.node_id for n in store.get_nodes()])
+    }
+    index.insert(Document(text="Maria Lund leads the platform team.", metadata={"title": "Maria Lund"}, id_="maria"))
+    maria = next(n for n in store.get_nodes() if n.ref_doc_id == "maria")
+    named = {r.source for r in await store.client.relations([maria.node_id]) if r.type == "MENTIONS"}
+    pages = {n.node_id: n.metadata.get("file_name") for n in store.get_nodes()}
+    assert {pages[s] for s in named} == {"oncall.md", "routing.md"}  # nodes indexed before it, linked now
+    assert before < {(r.source, r.target, r.type) for r in await store.client.relations(list(pages))}
