@@ -16,7 +16,7 @@ import httpx
 from graphfuse import Relation
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.multihop import CorpusCache
-from graphfuse.server import KeyFile, Limits, Service, create_app
+from graphfuse.server import ConnectionLimits, KeyFile, Limits, Service, create_app, http_server
 from graphfuse.stores import LocalStore
 
 # Every text of a tenant carries its marker: a response to the other tenant must never hold it.
@@ -31,6 +31,26 @@ GLOBEX = [
     {"id": "g2", "title": "Harvest Forecast", "text": "GLOBEXWORD orchard harvest forecast; Merger Plans attached."},
     {"id": "g3", "title": "Spring Budget", "text": "GLOBEXWORD cherry spring budget.", "links": ["g2"]},
     {"id": "shared", "title": "Shared Name", "text": "GLOBEXWORD the same id, another tenant."},
+]
+
+
+def _long(subject: str, extra: str = "", n: int = 45) -> str:
+    """A page long enough to be split into passages (the chunker keeps 256 tokens whole)."""
+    lines = [f"{subject} note {i}: the crew records step {i} of the {subject.lower()} season." for i in range(n)]
+    return " ".join(lines[: n // 2] + ([extra] if extra else []) + lines[n // 2 :])
+
+
+# Pages of several passages each; Cider Making links to and names Apple Orchard Guide in its second
+# half, Harvest Calendar names Cider Making: relations between pages that passages are results of.
+CHUNKED = [
+    {"id": "orchard", "title": "Apple Orchard Guide", "text": _long("Orchard")},
+    {
+        "id": "cider",
+        "title": "Cider Making",
+        "text": _long("Cider", "Pressing starts when the Apple Orchard Guide says the fruit is ripe."),
+        "links": ["orchard"],
+    },
+    {"id": "calendar", "title": "Harvest Calendar", "text": _long("Calendar", "Cider Making follows the harvest.")},
 ]
 # Relations across tenants, made behind the API's back (as a shared store could hold them).
 CROSS = [
@@ -95,14 +115,13 @@ async def served(
 
 
 @asynccontextmanager
-async def uvicorn_served(app: Any) -> AsyncIterator[str]:
-    """``app`` served by a real uvicorn on a loopback port, in a thread with its own event loop."""
-    import uvicorn
-
+async def uvicorn_served(app: Any, connections: ConnectionLimits | None = None) -> AsyncIterator[str]:
+    """``app`` served as ``graphfuse serve`` serves it (uvicorn with :func:`http_server`'s guards) on a
+    loopback port, in a thread with its own event loop."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    server = http_server(app, limits=connections, log_level="warning", lifespan="off")
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -200,14 +201,15 @@ def test_the_date_order_is_read_from_all_files_given_or_asked_for(tmp_path: Path
         ("25/4/24, 10:00 - A: x\n4/25/24, 10:00 - B: y\n", "read neither day-first nor month-first"),
         ("2/30/24, 10:00 - A: x\n2/14/24, 10:00 - B: y\n", "not a date and time"),
         ("2/14/24, 13:00 PM - A: x\n", "hour 13 with AM/PM"),
+        ("12/31/9999, 23:30 - A: x\n", "not a time UTC can hold"),
     ],
-    ids=["not-an-export", "notices-only", "contradicting-dates", "impossible-date", "bad-12-hour-time"],
+    ids=["not-an-export", "notices-only", "contradicting-dates", "impossible-date", "bad-12-hour-time", "past-9999"],
 )
 def test_bad_whatsapp_exports_are_refused_naming_the_file(tmp_path: Path, text: str, match: str) -> None:
     path = tmp_path / "bad.txt"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InvalidInput, match=match):
-        read_whatsapp(path)
+        read_whatsapp(path, tz=ZoneInfo("America/New_York"))
 
 
 def test_an_unreadable_export_is_refused(tmp_path: Path) -> None:
@@ -362,4 +364,150 @@ def test_index_chat_options_are_checked_before_the_store_is_touched(
     result = CliRunner().invoke(app, ["index", str(export), "--store", str(store), "--embedder", "hashing", *flags])
     assert result.exit_code != 0
     assert match in result.output
+    assert not store.exists()
+
+
+# --- clock changes, long names, repeated and odd messages (issue 38, causes 5 and 7) ----------
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def test_the_hour_repeated_when_summer_time_ends_keeps_the_export_order(tmp_path: Path) -> None:
+    # 25 October 2026: at 03:00 CEST the clocks go back to 02:00 CET; 02:00-02:59 happens twice.
+    path = tmp_path / "fall.txt"
+    path.write_text(
+        "25/10/2026, 01:55 - Anna: Is the night train on time?\n"
+        "25/10/2026, 02:50 - Anna: Does the 02:00 departure still leave?\n"
+        "25/10/2026, 02:10 - Ben: Yes, it leaves at 02:00 winter time\n"  # the second 02:10, after the question
+        "25/10/2026, 02:15 - Ben: so in 45 minutes\n"
+        "25/10/2026, 02:15 - Anna: Thanks\n"
+        "25/10/2026, 03:05 - Ben: Boarding now\n",
+        encoding="utf-8",
+    )
+    messages = read_whatsapp(path, tz=BERLIN)
+    assert [m.sent_at.strftime("%H:%M") for m in messages] == ["23:55", "00:50", "01:10", "01:15", "01:15", "02:05"]
+    assert [m.sent_at for m in messages] == sorted(m.sent_at for m in messages)
+    (record,) = conversation_records(messages)
+    assert record.text.splitlines()[1:3] == [
+        "Anna: Does the 02:00 departure still leave?",
+        "Ben: Yes, it leaves at 02:00 winter time",
+    ]
+    # A repeated hour whose times never go back is read as its first pass, as zoneinfo reads it.
+    path.write_text("25/10/2026, 02:10 - Anna: early\n25/10/2026, 02:40 - Ben: later\n", encoding="utf-8")
+    assert [m.sent_at.strftime("%H:%M") for m in read_whatsapp(path, tz=BERLIN)] == ["00:10", "00:40"]
+
+
+def test_a_time_skipped_when_summer_time_begins_sorts_where_the_export_has_it(tmp_path: Path) -> None:
+    # 29 March 2026: at 02:00 CET the clocks go forward to 03:00 CEST; 02:30 never happens.
+    path = tmp_path / "spring.txt"
+    path.write_text(
+        "29/03/2026, 01:59 - Anna: Still up?\n"
+        "29/03/2026, 02:30 - Ben: My old alarm clock says 02:30\n"
+        "29/03/2026, 02:45 - Ben: and now 02:45\n"
+        "29/03/2026, 03:01 - Anna: The phone says 03:01\n",
+        encoding="utf-8",
+    )
+    messages = read_whatsapp(path, tz=BERLIN)
+    change = datetime(2026, 3, 29, 1, 0, tzinfo=UTC)  # the moment the clocks moved forward
+    assert [m.sent_at for m in messages] == [
+        change - timedelta(minutes=1),
+        change,
+        change,
+        change + timedelta(minutes=1),
+    ]
+    (record,) = conversation_records(messages)
+    assert [line.split(":")[0] for line in record.text.splitlines()] == ["Anna", "Ben", "Ben", "Anna"]
+    assert "02:30" in record.text.splitlines()[1]
+
+
+@pytest.mark.parametrize("length", [101, 400])
+def test_a_long_author_name_keeps_its_message(tmp_path: Path, length: int) -> None:
+    name = ("Dr. Annabelle Featherstonehaugh-Cholmondeley, Head of Ornithology " * 10)[:length].strip()
+    path = tmp_path / "long.txt"
+    path.write_text(f"3/14/24, 21:06 - {name}: Rehearsal at eight\n3/14/24, 21:07 - Ben: Fine\n", encoding="utf-8")
+    messages = read_whatsapp(path, day_first=False)
+    assert [(m.author, m.text) for m in messages] == [(name, "Rehearsal at eight"), ("Ben", "Fine")]
+
+
+def test_a_slack_message_in_two_day_files_is_kept_once(tmp_path: Path) -> None:
+    root = _slack_export(tmp_path / "export")
+    general = root / "general"
+    day = json.loads((general / "2026-03-05.json").read_text())
+    # An export cut at another time zone's midnight repeats the day's messages in the next day's file.
+    (general / "2026-03-06.json").write_text(json.dumps([day[2], day[1], day[3]]))
+    messages = read_slack(root, channels=["general"])
+    assert [(m.text, m.thread) for m in messages] == [
+        ("Where is the release plan, @Ben Ode? See #ops & @here", ""),
+        ("v2 shipped", ""),
+        ("Where is the release plan, @Ben Ode? See #ops & @here", day[1]["ts"]),
+        ("In the wiki.", day[1]["ts"]),
+    ]
+    # The same ts in another channel is another message ("coffee?" in random was sent at that ts too).
+    assert "coffee?" in [m.text for m in read_slack(root) if m.channel == "random" and m.thread == ""]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("subtype", ["bot_message"], "'subtype' is a list, expected a string"),
+        ("subtype", {"name": "bot_message"}, "'subtype' is an object, expected a string"),
+        ("type", 7, "'type' is a number, expected a string"),
+        ("text", ["hi"], "'text' is a list, expected a string"),
+        ("thread_ts", 17.5, "'thread_ts' is a number, expected a string"),
+        ("user", {"id": "U1"}, "'user' is an object, expected a string"),
+        ("username", True, "'username' is a boolean, expected a string"),
+        ("user_profile", "Anna", "'user_profile' is a string, expected an object"),
+        ("ts", [1], "'ts' is a list, expected a string of seconds"),
+        ("ts", False, "'ts' is a boolean, expected a string of seconds"),
+    ],
+)
+def test_a_slack_field_of_an_unexpected_json_type_is_refused_naming_file_and_message(
+    tmp_path: Path, field: str, value: object, said: str
+) -> None:
+    root = _slack_export(tmp_path / "export")
+    file = root / "random" / "2026-03-05.json"
+    spoiled = {"user": "U2", "text": "tea?", "ts": "1772701300.000200", field: value}
+    file.write_text(json.dumps([{"user": "U2", "text": "coffee?", "ts": "1772701200.000100"}, spoiled]))
+    where = "message 2 (ts '1772701300.000200')" if field != "ts" else "message 2"
+    with pytest.raises(InvalidInput, match=re.escape(f"2026-03-05.json: {where}: {said}")):
+        read_slack(root)
+
+
+def test_slack_json_nested_too_deeply_is_refused_naming_the_file(tmp_path: Path) -> None:
+    root = _slack_export(tmp_path / "export")
+    (root / "random" / "2026-03-05.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InvalidInput, match=r"2026-03-05\.json: not readable JSON: nested too deeply"):
+        read_slack(root)
+
+
+@pytest.mark.parametrize("gap", ["inf", "1e300", "nan", "-inf", "1e-300"])
+def test_index_chat_gap_must_be_finite_and_fit_a_timedelta(tmp_path: Path, gap: str) -> None:
+    export = tmp_path / "chat.txt"
+    export.write_text(CHOIR, encoding="utf-8")
+    store = tmp_path / "store"
+    args = ["index", "--chat", "whatsapp", str(export), "--store", str(store), "--embedder", "hashing"]
+    result = CliRunner().invoke(app, [*args, "--chat-gap", gap])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "--chat-gap must be a positive number of minutes up to 1439999999999" in result.output
+    assert "Traceback" not in result.output
+    assert not store.exists()
+
+
+def test_index_chat_refuses_an_odd_slack_message_in_one_line(tmp_path: Path) -> None:
+    root = _slack_export(tmp_path / "export")
+    (root / "random" / "2026-03-05.json").write_text(
+        json.dumps([{"user": "U2", "text": "x", "ts": "1.5", "subtype": []}])
+    )
+    store = tmp_path / "store"
+    result = CliRunner().invoke(
+        app, ["index", "--chat", "slack", str(root), "--store", str(store), "--embedder", "hashing"]
+    )
+    assert result.exit_code != 0
+    assert isinstance(result.exception, SystemExit), result.exception
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert "2026-03-05.json: message 1 (ts '1.5'): 'subtype' is a list, expected a string" in " ".join(
+        result.output.split()
+    )
     assert not store.exists()

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -249,6 +250,7 @@ def test_half_written_store(tmp_path: Path) -> None:
     directory = tmp_path / "half"
     directory.mkdir()
     (directory / "graph.sqlite").write_bytes(b"")
+    os.utime(directory / "graph.sqlite", (time.time() - 60, time.time() - 60))  # an interrupted creation
     fails_cleanly(["query", "apples", "--store", str(directory)], "half-written")
 
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("scipy", "torch", "sentence_transformers", "tiktoken", "faiss", "fastapi", "uvicorn", "matplotlib")
+HEAVY = ("scipy", "torch", "sentence_transformers", "tiktoken", "faiss", "fastapi", "uvicorn", "matplotlib", "docutils")
 
 
 def _loaded_after(code: str) -> set[str]:

@@ -108,7 +108,7 @@ def test_an_empty_front_matter_title_falls_back_to_the_heading_then_the_file_nam
     records = {r.id: r for r in read_sources([tmp_path])}
     assert records["headed.md"].title == "The Heading"
     assert records["headed.md"].metadata["tags"] == ["x"]
-    assert records["plain-page.md"].title == "plain-page"
+    assert records["plain-page.md"].title == "plain page"
 
 
 def test_snippet_includes_that_include_each_other_do_not_loop(tmp_path: Path) -> None:

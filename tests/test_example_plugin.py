@@ -59,7 +59,9 @@ def _bridge(env: Venv) -> None:
     parent's ``.pth`` files, which the editable installs of graphfuse rely on. The throwaway
     venv's own site-packages stays first on ``sys.path``, so the installed plugin is found there.
     """
-    dirs = [*site.getsitepackages(), str(Path(graphfuse.__file__).resolve().parents[1])]
+    # The graphfuse under test first: in a worktree run with PYTHONPATH, the project venv's
+    # editable install may point at another checkout.
+    dirs = [str(Path(graphfuse.__file__).resolve().parents[1]), *site.getsitepackages()]
     line = "import site; " + "; ".join(f"site.addsitedir({d!r})" for d in dict.fromkeys(dirs))
     (env.purelib() / "_graphfuse_project_env.pth").write_text(line + "\n", encoding="utf-8")
 
@@ -84,6 +86,8 @@ def test_installed_into_the_throwaway_venv(env: Venv, probe: dict[str, Any]) -> 
     # loaded from the venv's site-packages (a real copy), not from examples/.../src
     assert Path(probe["module"]).is_relative_to(env.purelib())
     assert probe["editable"] is False
+    # ... running the graphfuse under test
+    assert probe["graphfuse"] == graphfuse.__file__
 
 
 def test_discovered_by_the_registry(probe: dict[str, Any]) -> None:
@@ -187,6 +191,7 @@ async def _probe() -> dict[str, Any]:
     return {
         "version": dist.version,
         "module": graphfuse_example_plugin.__file__,
+        "graphfuse": graphfuse.__file__,
         "editable": direct_url.get("dir_info", {}).get("editable", False),
         "plugin": {
             "name": plugin.name,

@@ -26,11 +26,12 @@ def test_each_hook_is_a_written_out_function_with_its_contract() -> None:
         hook = getattr(hookspecs, kind.hook)
         assert inspect.isfunction(hook), kind.hook
         assert hook.__module__ == hookspecs.__name__, f"{kind.hook} is not written out in hookspecs"
-        assert list(inspect.signature(hook).parameters) == ["register"], kind.hook
+        assert list(inspect.signature(hook).parameters) == ["register", "registered"], kind.hook
         doc = inspect.getdoc(hook) or ""
         assert f"-> {kind.protocol.__name__}" in doc, f"{kind.hook}: docstring names no factory result"
         assert f"must have: {', '.join(kind.members)}." in doc, f"{kind.hook}: docstring lists other members"
     assert inspect.getdoc(hookspecs.register_presets)
+    assert list(inspect.signature(hookspecs.register_presets).parameters) == ["register", "registered"]
 
 
 def test_the_docs_table_lists_the_hooks_with_their_kinds_and_signatures() -> None:

@@ -98,3 +98,54 @@ async def test_the_server_names_a_damaged_key_file_not_the_pipeline(tmp_path: Pa
         assert "key file is damaged" in body["detail"]
         assert "retrieval pipeline" not in body["detail"]
         assert str(tmp_path) not in r.text  # server paths stay in the server's log
+
+
+@pytest.mark.parametrize("name", ["acme\n", "acme\r\n", "\nacme", "ac me", "a/b", "", "x" * 65])
+def test_a_tenant_name_is_whole_no_trailing_newline(tmp_path: Path, name: str) -> None:
+    from graphfuse import InvalidInput
+    from graphfuse.server import check_tenant
+
+    with pytest.raises(InvalidInput, match="tenant name"):
+        check_tenant(name)
+    with pytest.raises(InvalidInput, match="tenant name"):
+        KeyFile(tmp_path / "keys.json").add(name)
+    done = runner.invoke(app, ["keys", "add", "--keys", str(tmp_path / "keys.json"), "--tenant", name])
+    assert done.exit_code == 1
+    # A key file edited by hand to hold such a tenant is damaged, not a tenant prefix "acme\n/".
+    path = tmp_path / "edited.json"
+    keys = KeyFile(path)
+    keys.add("acme")
+    data = json.loads(path.read_text())
+    data["keys"][0]["tenant"] = name
+    path.write_text(json.dumps(data))
+    from graphfuse.server._keys import KeyFileDamaged
+
+    with pytest.raises(KeyFileDamaged, match="invalid tenant name"):
+        KeyFile(path).tenant_for("gfk_00000000_" + "a" * 43)
+
+
+def test_a_key_file_restored_with_the_same_size_and_mtime_is_read_again(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "keys.json"
+    keys = KeyFile(path)
+    _, old_key = keys.add("acme")
+    old = path.read_bytes()
+    server = KeyFile(path)  # what a running server holds
+    assert server.tenant_for(old_key) == "acme"
+    # Revoke the key and add another of the same length: the file keeps its size.
+    keys.revoke(old_key)
+    _, new_key = keys.add("acme")
+    new = path.read_bytes()
+    assert len(new) == len(old)
+    # Restore the old content in place with the old modification time (as `cp -p` or a backup tool would).
+    st = path.stat()
+    server_view_before = server.tenant_for(new_key)
+    assert server_view_before == "acme"
+    with path.open("r+b") as f:
+        f.write(old)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    assert path.stat().st_mtime_ns == st.st_mtime_ns
+    assert server.tenant_for(new_key) is None, "the restored file was not read again"
+    assert server.tenant_for(old_key) == "acme"

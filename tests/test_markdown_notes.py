@@ -66,7 +66,7 @@ def test_toml_front_matter_and_the_date_keys_in_order(tmp_path: Path) -> None:
     assert dict(got["a.md"].metadata) == {"source": "wiki"}  # the front matter's own source is kept
     assert got["b.md"].created_at == datetime(2021, 6, 7, 8, tzinfo=timezone.utc)
     assert dict(got["b.md"].metadata)["date"] == "2020-01-01"
-    assert got["b.md"].title == "b"  # no title, no heading: the file stem
+    assert got["b.md"].title == "b"  # no title, no heading: the file name
     assert got["c.markdown"].created_at == datetime(2022, 2, 2, 5, 6, tzinfo=timezone.utc)
     assert got["windows.md"].title == "Written on Windows"
     assert got["windows.md"].text == "Delta.\r\n"
@@ -85,7 +85,7 @@ def test_text_that_only_looks_like_front_matter_is_kept_whole(tmp_path: Path) ->
     assert got["rule.md"].title == "Heading after a thematic break"
     assert got["rule.md"].text.startswith("---\n")
     assert got["late.md"].text.startswith("Intro.")
-    assert got["late.md"].title == "late"
+    assert got["late.md"].title == "Intro."  # (a setext heading, as CommonMark reads it)
     assert got["plain.txt"].text.startswith("---\ntitle")
 
 

@@ -408,3 +408,37 @@ async def test_retrieve_returns_passages_naming_their_page_or_pages_on_request(t
         whole = {**body, "granularity": "document"}
         pages = (await w.client.post("/v1/retrieve", json=whole, headers=w.auth("acme"))).json()["results"]
         assert [p["id"] for p in pages] == ["guide"]
+
+
+async def test_the_subgraph_of_passages_relates_their_pages(tmp_path: Path) -> None:
+    from _server_world import CHUNKED
+
+    async with served(tmp_path, corpus=False) as w:
+        r = await w.ingest("acme", CHUNKED)
+        assert r.status_code == 200, r.text
+        assert r.json()["chunks"] >= 6  # every page is several passages
+        for preset in ("minimal", "multihop"):
+            body = {"query": "orchard cider calendar crew season", "top_k": 6, "preset": preset, "graph": True}
+            r = await w.client.post("/v1/retrieve", json=body, headers=w.auth("acme"))
+            assert r.status_code == 200, r.text
+            got = r.json()
+            results = got["results"]
+            assert {x["parent_id"] for x in results} == {"orchard", "cider", "calendar"}, results
+            by_page = {x["parent_id"]: x["id"] for x in results}
+            nodes = {n["id"]: n for n in got["graph"]["nodes"]}
+            assert {nodes[x["id"]]["page"] for x in results} == {"orchard", "cider", "calendar"}
+            edges = {(e["source"], e["target"], e["type"]) for e in got["graph"]["edges"]}
+            # The page-level link and the mentions in passages that may not be among the results.
+            assert (by_page["cider"], by_page["orchard"], "LINKS_TO") in edges, edges
+            assert (by_page["cider"], by_page["orchard"], "MENTIONS") in edges, edges
+            assert (by_page["calendar"], by_page["cider"], "MENTIONS") in edges, edges
+            for e in got["graph"]["edges"]:
+                assert e["source"] in nodes
+                assert e["target"] in nodes
+                assert e["pages"][0] != e["pages"][1]
+        # Another tenant sees none of it.
+        r = await w.client.post(
+            "/v1/retrieve", json={"query": "orchard cider", "graph": True}, headers=w.auth("globex")
+        )
+        assert r.json()["graph"]["nodes"] == []
+        assert r.json()["graph"]["edges"] == []

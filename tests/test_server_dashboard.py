@@ -13,14 +13,16 @@ import shutil
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 pytest.importorskip("fastapi")
 uvicorn = pytest.importorskip("uvicorn")
 
-from _server_world import ACME, GLOBEX, served  # noqa: E402
+from _server_world import ACME, CHUNKED, GLOBEX, served  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
@@ -42,20 +44,23 @@ def _free_port() -> int:
         return port
 
 
-@pytest.fixture
-def live_server(tmp_path: Path) -> Iterator[str]:
-    """The real app over a two-tenant store, served by uvicorn on a loopback port in a thread."""
+def _two_tenants_docs() -> list[dict[str, object]]:
+    docs: list[dict[str, object]] = [
+        {k: v for k, v in d.items() if k != "links"} | {"id": f"{i}-{d['id']}"} for i, d in enumerate(ACME + GLOBEX)
+    ]
+    docs[2]["links"] = [docs[0]["id"], docs[1]["id"]]
+    return docs
+
+
+@contextmanager
+def _live(tmp_path: Path, docs: list[dict[str, object]]) -> Iterator[str]:
+    """The real app over ``docs`` (no keys), served by uvicorn on a loopback port in a thread."""
     ready = threading.Event()
     holder: dict[str, object] = {}
     port = _free_port()
 
     async def main() -> None:
         async with served(tmp_path, with_keys=False, corpus=False, sample_questions=()) as w:
-            docs = [
-                {k: v for k, v in d.items() if k != "links"} | {"id": f"{i}-{d['id']}"}
-                for i, d in enumerate(ACME + GLOBEX)
-            ]
-            docs[2]["links"] = [docs[0]["id"], docs[1]["id"]]
             r = await w.client.post("/v1/ingest", json={"documents": docs})
             assert r.status_code == 200, r.text
             server = uvicorn.Server(uvicorn.Config(w.app, host="127.0.0.1", port=port, log_level="warning"))
@@ -69,9 +74,53 @@ def live_server(tmp_path: Path) -> Iterator[str]:
     thread = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
     thread.start()
     assert ready.wait(60), "server did not start"
-    yield f"http://127.0.0.1:{port}"
-    holder["server"].should_exit = True  # type: ignore[attr-defined]
-    thread.join(30)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        holder["server"].should_exit = True  # type: ignore[attr-defined]
+        thread.join(30)
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[str]:
+    """The real app over a two-tenant store, served by uvicorn on a loopback port in a thread."""
+    with _live(tmp_path, _two_tenants_docs()) as base:
+        yield base
+
+
+def _browser(p: Any) -> Any:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: install Debian's chromium (.ci/run does)")
+    return p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+
+
+def test_the_subgraph_of_a_chunked_store_draws_the_relations_between_pages(tmp_path: Path) -> None:
+    """Results are passages; the subgraph relates them by their pages' relations (issue 37)."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    with _live(tmp_path, list(CHUNKED)) as base, playwright.sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1500})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(base + "/")
+            page.locator("#samples button.sample").first.wait_for(timeout=30_000)
+            page.fill("#question", "orchard cider calendar crew season")
+            page.press("#question", "Enter")
+            page.wait_for_function("document.body.dataset.state === 'done'", timeout=60_000)
+            assert page.locator("#graph-svg g.node").count() >= 3
+            ids = set(page.locator("#graph-svg g.node").evaluate_all("gs => gs.map(g => g.dataset.id)"))
+            assert all("#" in i for i in ids), ids  # the nodes are passages
+            edges = page.locator("#graph-svg line.edge")
+            assert edges.count() >= 2
+            types = set(edges.evaluate_all("ls => ls.map(l => l.dataset.type)"))
+            assert {"LINKS_TO", "MENTIONS"} <= types, types
+            note = page.inner_text("#graph-note")
+            assert " 0 relations" not in note
+            assert "relations" in note
+            assert not errors, errors
+        finally:
+            browser.close()
 
 
 def test_dashboard_asks_a_sample_question_and_draws_everything(live_server: str, tmp_path: Path) -> None:

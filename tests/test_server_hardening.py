@@ -282,3 +282,78 @@ async def test_presets_are_the_ones_registered_when_the_server_started(tmp_path:
             assert r.json()["field"] == "preset"
         finally:
             presets.unregister("late_probe")
+
+
+async def test_health_shows_the_store_path_only_to_a_valid_key(tmp_path: Path) -> None:
+    from graphfuse.server import Service, create_app
+
+    async with served(tmp_path) as w:
+        secret_path = str(tmp_path / "store")
+        service = Service(
+            w.store.graph, w.store.vectors, w.service.embedder, description={"store": secret_path, "embedder": "hash"}
+        )
+        try:
+            for keys in (w.keys, None):
+                app = create_app(service, keys=keys)
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                    for headers in ({}, {"Authorization": "Bearer gfk_00000000_" + "x" * 43}):
+                        r = await client.get("/health", headers=headers)
+                        assert r.status_code == 200
+                        assert secret_path not in r.text
+                        assert r.json()["components"]["embedder"] == "hash"
+                    if keys is None:  # a key-less (loopback) server names only the directory
+                        assert (await client.get("/health")).json()["components"]["store"] == "store"
+                    else:
+                        assert "store" not in (await client.get("/health")).json()["components"]
+                        r = await client.get("/health", headers=w.auth("acme"))
+                        assert r.json()["components"]["store"] == secret_path
+        finally:
+            await service.aclose()
+
+
+async def test_corpus_presets_see_what_graphfuse_index_wrote_to_a_served_store(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from graphfuse.multihop import CorpusCache
+    from graphfuse.server import Scope, Service
+    from graphfuse.stores import open_store
+
+    env = {**os.environ, "GRAPHFUSE_LOAD_PLUGINS": ""}
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({"id": "apples", "title": "Apples", "text": "Apples grow in orchards."}) + "\n")
+    second = tmp_path / "second.jsonl"
+    second.write_text(json.dumps({"id": "zebras", "title": "Zebras", "text": "Zebras graze on the savanna."}) + "\n")
+    directory = tmp_path / "store"
+
+    def index(path: Path) -> None:
+        cli = [sys.executable, "-m", "graphfuse.cli", "index", str(path), "--store", str(directory)]
+        done = subprocess.run([*cli, "--embedder", "hashing"], capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+
+    await asyncio.to_thread(index, first)
+    store = await open_store(directory)
+    service = Service(store.graph, store.vectors, store.embedder, corpus_cache=CorpusCache(store.path))
+    try:
+        for preset in ("bm25", "hybrid", "multihop"):
+
+            async def ids(preset: str = preset) -> list[str]:
+                pipeline = await service.run(service.pipeline(preset))
+                _, out = await service.run(
+                    service.retrieve(Scope(None), pipeline, "zebras savanna", top_k=5, client_filter=None)
+                )
+                return [r["id"] for r in out]
+
+            assert "zebras" not in await ids()
+        await asyncio.to_thread(index, second)  # another process writes the served store
+        for preset in ("bm25", "hybrid", "multihop"):
+            pipeline = await service.run(service.pipeline(preset))
+            _, out = await service.run(
+                service.retrieve(Scope(None), pipeline, "zebras savanna", top_k=5, client_filter=None)
+            )
+            assert "zebras" in [r["id"] for r in out], f"{preset} did not see the document graphfuse index added"
+    finally:
+        await service.run(store.close())
+        await service.aclose()

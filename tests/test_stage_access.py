@@ -18,7 +18,8 @@ def docs(*counts: Any) -> list[Candidate]:
     out = []
     for i, n in enumerate(counts):
         metadata = {} if n is _MISSING else {"access_count": n}
-        out.append(Candidate(Document(f"d{i}", "text", metadata)))
+        # Trusted: Document(...) itself refuses NaN and infinity; a host's records may still carry them.
+        out.append(Candidate(Document.trusted(f"d{i}", "text", metadata)))
     return out
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,7 @@ def test_half_written_directory(tmp_path: Path) -> None:
     directory = tmp_path / "store"
     directory.mkdir()
     sqlite3.connect(directory / "graph.sqlite").close()  # data file, no manifest
+    os.utime(directory / "graph.sqlite", (time.time() - 60, time.time() - 60))  # an interrupted creation
     with pytest.raises(StoreCorrupted, match=r"no manifest\.json.*half-written"):
         LocalStore.open(directory)
 

@@ -463,6 +463,223 @@ async def _tenant_entity_graph(tmp: Path) -> None:
         assert len(shared) == 2, f"the shared name should be one node per tenant, got {shared}"
 
 
+# -- slow clients, connection limits, the log (issue 38, cause 2) ------------------------------
+
+
+@asynccontextmanager
+async def guarded(app: Any, limits: Any = None) -> AsyncIterator[int]:
+    """``app`` served as ``graphfuse serve`` serves it (``http_server``) on a loopback port; yields the port."""
+    import socket
+    import threading
+
+    from graphfuse.server import http_server
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = http_server(app, limits=limits, log_level="warning", lifespan="off")
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        assert server.started, "uvicorn did not start"
+        yield port
+    finally:
+        server.should_exit = True
+        await asyncio.to_thread(thread.join, 10)
+        sock.close()
+
+
+def trickle(port: int, head: bytes, piece: bytes, bound: float = 20.0) -> tuple[bytes, bool]:
+    """Send ``head``, then ``piece`` every 0.2 s; what came back, and whether the server closed within ``bound``."""
+    import contextlib
+    import socket
+    import time
+
+    answer = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.settimeout(0.2)
+        s.sendall(head)
+        stop = time.monotonic() + bound
+        while time.monotonic() < stop:
+            try:
+                data = s.recv(65536)
+            except TimeoutError:
+                data = None
+            except ConnectionResetError:
+                return answer, True
+            if data == b"":
+                return answer, True
+            answer += data or b""
+            with contextlib.suppress(OSError):
+                s.sendall(piece)
+    return answer, False
+
+
+async def _slow_headers(tmp: Path) -> None:
+    from graphfuse.server import ConnectionLimits
+
+    async with world(tmp) as w, guarded(w.app, ConnectionLimits(header_timeout=1.0)) as port:
+        for head in (
+            b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+            f"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {w.key['acme']}\r\n".encode(),
+        ):
+            answer, closed = await asyncio.to_thread(trickle, port, head, b"X-Slow: 1\r\n")
+            assert closed, f"a client trickling header lines after {head[:20]!r} was not cut off in 20 s"
+            assert answer.startswith(b"HTTP/1.1 408"), f"not a 408: {answer[:100]!r}"
+
+
+async def _slow_body(tmp: Path) -> None:
+    async with world(tmp, limits=Limits(body_timeout=1.0)) as w, guarded(w.app) as port:
+        for path, key in (("/v1/ingest", w.key["acme"]), ("/v1/retrieve", "not-a-key")):
+            head = (
+                f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+                "Content-Type: application/json\r\nContent-Length: 9000\r\n\r\n{"
+            ).encode()
+            answer, closed = await asyncio.to_thread(trickle, port, head, b" ")
+            assert closed, f"{path}: a client trickling its body was not cut off in 20 s"
+            assert answer.startswith(b"HTTP/1.1 408"), f"{path}: not a 408: {answer[:100]!r}"
+
+
+async def _connection_cap(tmp: Path) -> None:
+    import socket
+
+    from graphfuse.server import ConnectionLimits
+
+    async with world(tmp) as w, guarded(w.app, ConnectionLimits(header_timeout=2.0, max_connections=5)) as port:
+        held = []
+        try:
+            for _ in range(4):
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.sendall(b"GET /health HTTP/1.1\r\n")
+                held.append(s)
+            base = f"http://127.0.0.1:{port}"
+            async with httpx.AsyncClient(base_url=base, timeout=10) as kept, httpx.AsyncClient(base_url=base) as new:
+                r = await kept.get("/health")
+                assert r.status_code == 200, f"/health with 4 of 5 places taken: {r.status_code}"
+                # Five are open now (the kept-alive one too): a new connection is refused, clearly.
+                expect_problem(await new.get("/health", timeout=10), (503,), "a new connection over the limit")
+                r = await kept.get("/health")
+                assert r.status_code == 200, f"/health on the kept connection: {r.status_code}"
+        finally:
+            for s in held:
+                s.close()
+
+
+async def _small_server_items(tmp: Path) -> None:
+    import os
+
+    from graphfuse import InvalidInput
+    from graphfuse.server import check_tenant
+
+    for name in ("acme\n", "acme\r\n", "a/b"):
+        try:
+            check_tenant(name)
+        except InvalidInput:
+            continue
+        raise AssertionError(f"tenant name {name!r} was accepted")
+    async with world(tmp) as w:
+        w.service.description = {"store": str(tmp / "store")}
+        for headers in ({}, {"Authorization": "Bearer gfk_00000000_" + "x" * 43}):
+            r = await w.client.get("/health", headers=headers)
+            assert str(tmp) not in r.text, "/health showed the store's path without a valid key"
+        # A key file restored in place with its old size and modification time is read again.
+        old_key = w.key["acme"]
+        path = w.keys.path
+        old = path.read_bytes()
+        w.keys.revoke(old_key)
+        _, new_key = w.keys.add("acme")
+        st = path.stat()
+        assert (await w.client.get("/v1/samples", headers={"Authorization": f"Bearer {new_key}"})).status_code == 200
+        new = path.read_bytes()
+        if len(new) == len(old):
+            with path.open("r+b") as f:
+                f.write(old)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            r = await w.client.get("/v1/samples", headers={"Authorization": f"Bearer {new_key}"})
+            assert r.status_code == 401, "a key file restored with the same size and mtime was not re-read"
+
+
+async def _chunked_subgraph(tmp: Path) -> None:
+    def long(subject: str, extra: str = "") -> str:
+        lines = [f"{subject} note {i}: the crew records step {i} of the season." for i in range(45)]
+        return " ".join([*lines[:22], extra, *lines[22:]])
+
+    docs = [
+        {"id": "orchard", "title": "Apple Orchard Guide", "text": long("Orchard")},
+        {
+            "id": "cider",
+            "title": "Cider Making",
+            "text": long("Cider", "See the Apple Orchard Guide."),
+            "links": ["orchard"],
+        },
+    ]
+    async with world(tmp, ingest=False) as w:
+        r = await w.client.post("/v1/ingest", json={"documents": docs}, headers=w.auth("acme"))
+        assert r.status_code == 200, f"ingest: {r.status_code} {r.text[:200]}"
+        assert r.json()["chunks"] >= 4, f"the pages were not split into passages: {r.text[:200]}"
+        body = {"query": "orchard cider crew season", "top_k": 4, "preset": "minimal", "graph": True}
+        r = await w.client.post("/v1/retrieve", json=body, headers=w.auth("acme"))
+        got = r.json()
+        pages = {x.get("parent_id") for x in got["results"]}
+        assert pages == {"orchard", "cider"}, f"results' pages: {pages}"
+        assert got["graph"]["edges"], "no relation between the pages of the passages in the subgraph"
+
+
+def _accept_failures_logged_once(tmp: Path) -> None:
+    import contextlib
+    import socket
+    import subprocess
+    import sys
+    import textwrap
+    import time
+
+    server = textwrap.dedent(
+        """
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+        from graphfuse.server import ConnectionLimits, http_server
+
+        async def app(scope, receive, send):
+            if scope["type"] == "http":
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await send({"type": "http.response.body", "body": b"ok"})
+
+        limits = ConnectionLimits(header_timeout=3, max_connections=1000)  # more than 64 files allow
+        http_server(app, limits=limits, port=int(sys.argv[1]), log_level="info", lifespan="off").run()
+        """
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp / "server.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-c", server, str(port)], stdout=out, stderr=out)
+    held = []
+    try:
+        for _ in range(100):
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"http://127.0.0.1:{port}/", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        for _ in range(100):
+            c = socket.create_connection(("127.0.0.1", port), timeout=5)
+            c.sendall(b"GET / HTTP/1.1\r\n")
+            held.append(c)
+        time.sleep(5)  # accepting fails until the header deadline frees descriptors
+    finally:
+        for c in held:
+            c.close()
+        proc.terminate()
+        proc.wait(timeout=30)
+    text = log.read_text(errors="replace")
+    n = text.count("out of system resource")
+    assert 1 <= n <= 3, f"{n} accept-failure lines (the probe saw 299,000)"
+
+
 CASES = [
     ("server/tenants-kept-apart-on-every-route", True, sync(_tenants_on_every_route)),
     ("server/401-on-bad-missing-revoked-keys", True, sync(_credentials)),
@@ -475,4 +692,10 @@ CASES = [
     ("server/keys-accept-any-host", True, sync(_any_host_with_keys)),
     ("server/metric-labels-bounded", True, sync(_metric_labels_bounded)),
     ("server/tenant-entity-graph-in-scope", True, sync(_tenant_entity_graph)),
+    ("server/slow-headers-cut-off-at-the-header-deadline", True, sync(_slow_headers)),
+    ("server/slow-body-cut-off-at-the-body-deadline", True, sync(_slow_body)),
+    ("server/connection-limit-refuses-with-503", True, sync(_connection_cap)),
+    ("server/tenant-newline-health-path-key-file-restore", True, sync(_small_server_items)),
+    ("server/subgraph-relates-pages-of-passages", True, sync(_chunked_subgraph)),
+    ("server/accept-failures-logged-once", False, _accept_failures_logged_once),
 ]

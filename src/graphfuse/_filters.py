@@ -9,7 +9,10 @@ A filter is a mapping from metadata key to a condition; all conditions must hold
     {"source": {"$exists": True}}              # presence
 
 Backends translate :attr:`MetadataFilter.conditions` to their own query language; the
-in-memory evaluator :meth:`MetadataFilter.matches` is the reference semantics.
+in-memory evaluator :meth:`MetadataFilter.matches` is the reference semantics. A filter value
+must be a number stores keep (finite; an integer within 64 bits); a stored value of any type
+(one an older version let in, ``10**400`` say) never makes a filter raise: it matches what it
+compares as in Python, or nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
+from ._encoding import INT_MAX, INT_MIN
 from ._errors import InvalidInput
 
 __all__ = ["Condition", "FilterLike", "MetadataFilter", "Operator", "Scalar"]
@@ -50,6 +54,14 @@ class Condition:
             )
 
     def matches(self, metadata: Mapping[str, Any]) -> bool:
+        try:
+            return self._matches(metadata)
+        except (TypeError, ValueError, OverflowError):
+            # A stored value that does not compare (an object a plugin store handed back): it
+            # matches no condition on its key, and never fails the query of everyone else.
+            return self.op in ("$ne", "$nin")
+
+    def _matches(self, metadata: Mapping[str, Any]) -> bool:
         present = self.key in metadata
         actual = metadata.get(self.key)
         if self.op == "$exists":
@@ -89,6 +101,11 @@ def _check_scalar(key: str, op: str, value: Any) -> None:
         raise InvalidInput(f"filter {key!r} {op}: value must be a str, int, float or bool, got {type(value).__name__}")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidInput(f"filter {key!r} {op}: value must be finite, got {value}")
+    if isinstance(value, int) and not isinstance(value, bool) and not INT_MIN <= value <= INT_MAX:
+        raise InvalidInput(
+            f"filter {key!r} {op}: an integer of {value.bit_length()} bits is out of range (metadata integers fit in "
+            "64 bits, -2**63 to 2**63-1)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

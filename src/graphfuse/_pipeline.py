@@ -175,7 +175,9 @@ class Pipeline:
 
         ``filter`` is a metadata filter applied by every stage that reads a store; ``options``
         are per-call stage options keyed by stage name; ``timeout`` (seconds) bounds the whole
-        run and raises :class:`DeadlineExceeded`. A failing stage raises :class:`StageFailed`.
+        run and raises :class:`DeadlineExceeded`. A failing stage raises :class:`StageFailed`,
+        which is also of the stage's error's class when that is a GraphFuse error
+        (``except RateLimited`` catches a rerank stage's 429).
 
         With a passage selection (:attr:`passages`, which every preset has), a result is a
         passage of at most the indexer's chunk size naming its document
@@ -357,7 +359,8 @@ async def run_stage(
     The same log lines, metrics (``graphfuse_stage_duration_seconds``,
     ``graphfuse_stage_candidates``) and tracing span (``graphfuse.stage.<name>``); the output
     checked the same way (Candidates, unique ids); any failure but cancellation, a deadline or a
-    :class:`StageFailed` raised as :class:`StageFailed` naming the stage. ``context`` is the
+    :class:`StageFailed` raised as :class:`StageFailed` naming the stage (of the cause's class
+    too when it is a GraphFuse error: ``except RateLimited`` catches it). ``context`` is the
     per-run context (a fresh one when ``None``): pass the same one to stages of one run.
     """
     return await _run_stage(stage, query, candidates, StageRunContext() if context is None else context)
@@ -405,7 +408,8 @@ async def _run_stage(
 
 async def _observed(name: str, count_in: int, run: Callable[[], Awaitable[_L]]) -> _L:
     """``await run()`` as one stage run: debug logs, duration and count metrics, a span when
-    tracing is configured, and any failure but cancellation/deadline raised as ``StageFailed``."""
+    tracing is configured, and any failure but cancellation/deadline raised as ``StageFailed``
+    (which keeps a GraphFuse error's class: ``StageFailed(name, RateLimited(...))`` is a ``RateLimited``)."""
     started = time.perf_counter()
     logger.debug("stage %s start: %d candidates", name, count_in)
     # (No span at all without a tracer provider: creating the no-op one costs per call.)

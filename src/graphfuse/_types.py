@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._encoding import check_text
+from ._encoding import check_numbers, check_text
 from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 
@@ -85,7 +85,9 @@ class Document:
     """A stored document.
 
     ``content`` is ``None`` when only the id is known (for example straight after vector
-    search, before the hydrate stage). Naive timestamps are taken as UTC.
+    search, before the hydrate stage). Naive timestamps are taken as UTC. A metadata number no
+    store keeps (NaN, infinity, an integer beyond 64 bits), at any depth, raises
+    :class:`~graphfuse.InvalidInput` naming the document and the key.
     """
 
     id: str
@@ -100,6 +102,8 @@ class Document:
             raise InvalidInput(f"document {self.id!r}: content must be a string or None")
         if not isinstance(self.metadata, Mapping):
             raise InvalidInput(f"document {self.id!r}: metadata must be a mapping")
+        if self.metadata:
+            check_numbers(self.metadata, f"document {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         object.__setattr__(self, "created_at", _utc(self.created_at, f"document {self.id!r} created_at"))
         object.__setattr__(self, "updated_at", _utc(self.updated_at, f"document {self.id!r} updated_at"))
@@ -284,6 +288,10 @@ class Relation:
             or not (math.isfinite(self.weight) and self.weight > 0)
         ):
             raise InvalidInput(f"relation weight must be a positive finite number, got {self.weight!r}")
+        if not isinstance(self.metadata, Mapping):
+            raise InvalidInput(f"relation {self.source!r} -[{self.type}]-> {self.target!r}: metadata must be a mapping")
+        if self.metadata:
+            check_numbers(self.metadata, f"relation {self.source!r} -[{self.type}]-> {self.target!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
 
@@ -298,7 +306,12 @@ class RelatedDocument:
 
 @dataclass(frozen=True, slots=True)
 class VectorRecord:
-    """A vector to store, with the metadata filters run against."""
+    """A vector to store, with the metadata filters run against.
+
+    A metadata number no store keeps (NaN, infinity, an integer beyond 64 bits) raises
+    :class:`~graphfuse.InvalidInput` naming the id and the key; vector stores check the vector
+    itself (finite, of their dimension) when it is written.
+    """
 
     id: str
     vector: Sequence[float]
@@ -306,6 +319,10 @@ class VectorRecord:
 
     def __post_init__(self) -> None:
         check_id(self.id, "vector id")
+        if not isinstance(self.metadata, Mapping):
+            raise InvalidInput(f"vector {self.id!r}: metadata must be a mapping")
+        if self.metadata:
+            check_numbers(self.metadata, f"vector {self.id!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,13 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     repair: Annotated[bool, typer.Option("--repair", help="Fix what can be fixed and say what was done.")] = False,
 ) -> None:
-    """Check a store: its files (missing, empty, unreadable, damaged), damaged rows, counts,
-    pending documents, dangling relations, documents without vectors, vectors without
-    documents; stale manifest counts and corpus index are notes.
+    """Check a store: its files (missing, empty, unreadable, damaged), damaged rows (vectors
+    of the wrong size, holding NaN or infinity, or not matching their checksum, named with
+    their documents), counts, pending documents, dangling relations, documents without
+    vectors, stray vectors; then open it as the other commands do and report their refusal.
+    Stale manifest counts, the corpus index and vectors written before checksums are notes.
+    With --repair: re-create empty files, delete damaged and stray vectors (the next index
+    embeds them again) and dangling relations, add missing checksums, rewrite the counts.
 
     Exit code 1 when the store is inconsistent or damaged (after repairs, with --repair).
     """

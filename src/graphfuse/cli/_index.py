@@ -1,11 +1,14 @@
-"""``graphfuse index``: read text, markdown and JSONL files into a store directory."""
+"""``graphfuse index``: read text, markdown, reStructuredText and JSONL files into a store directory."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from datetime import timezone as dt_timezone
+from pathlib import Path
 from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -16,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import (
+    MAX_FILE_BYTES,
     ChatMessage,
     EntityExtractor,
     Indexer,
@@ -30,6 +34,7 @@ from ..indexing import (
 )
 from ..stores import DEFAULT_STORE, StoreDirectory, open_store
 from ._errors import reports_errors
+from ._options import byte_size
 
 __all__ = [
     "CHAT_FORMATS",
@@ -38,6 +43,7 @@ __all__ = [
     "index_records",
     "index_sources",
     "register",
+    "skipped_types",
     "text_graph_extractors",
 ]
 
@@ -46,6 +52,7 @@ CHAT_FORMATS = ("whatsapp", "slack")
 
 CHAT_GAP_MINUTES = 60.0
 """Minutes of silence after which ``graphfuse index --chat`` starts a new conversation (``--chat-gap``)."""
+_MAX_GAP_MINUTES = timedelta.max // timedelta(minutes=1)  # (what a timedelta holds: about 2.7 million years)
 
 
 def chat_sources(
@@ -65,8 +72,12 @@ def chat_sources(
     """
     if chat not in CHAT_FORMATS:
         raise InvalidInput(f"--chat must be one of {', '.join(CHAT_FORMATS)}, got {chat!r}")
-    if not gap_minutes > 0:
-        raise InvalidInput(f"--chat-gap must be a positive number of minutes, got {gap_minutes!r}")
+    # (NaN, infinity and what a timedelta cannot hold are not; nor a gap that rounds to nothing.)
+    gap = timedelta(minutes=gap_minutes) if 0 < gap_minutes <= _MAX_GAP_MINUTES else None
+    if not gap:
+        raise InvalidInput(
+            f"--chat-gap must be a positive number of minutes up to {_MAX_GAP_MINUTES}, got {gap_minutes!r}"
+        )
     if timezone is not None and chat != "whatsapp":
         raise InvalidInput("--chat-timezone is for WhatsApp exports (Slack's times are UTC already)")
     try:
@@ -81,7 +92,7 @@ def chat_sources(
             messages.extend(read_slack(path))
     else:
         messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc)
-    return conversation_records(messages, gap=timedelta(minutes=gap_minutes))
+    return conversation_records(messages, gap=gap)
 
 
 def text_graph_extractors(
@@ -137,6 +148,16 @@ async def index_records(
         return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
 
 
+def skipped_types(counts: Counter[str]) -> str:
+    """``counts`` of files not read, by extension, as a phrase: ``"3 files (2 .png, 1 .py)"``."""
+    total = sum(counts.values())
+    shown = ", ".join(f"{n} {suffix}" for suffix, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{total} file{'s' if total != 1 else ''} ({shown})"
+
+
+_READS = ".txt, .md, .rst and .jsonl"
+
+
 async def index_sources(
     paths: Sequence[str | os.PathLike[str]],
     store_dir: str | os.PathLike[str],
@@ -148,19 +169,27 @@ async def index_sources(
     prune: bool = False,
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
     entity_extractor: Sequence[str] | None = None,
     chat: str | None = None,
     chat_gap: float | None = None,
     chat_timezone: str | None = None,
     chat_day_first: bool | None = None,
+    on_unsupported: Callable[[str], None] | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
+
+    ``on_unsupported(path)`` is called for each file of a directory not read for its type. Sources
+    with no document to index raise :class:`~graphfuse.InvalidInput` saying why (every file
+    skipped for its type, named by extension; or no file at all), and the store is not touched.
 
     Every source is read and validated before the store is touched, so a malformed file
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
-    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown`` as in
-    :func:`~graphfuse.indexing.read_sources`; ``entity_extractor`` as in :func:`text_graph_extractors`
+    the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown``,
+    ``max_file_bytes`` and ``follow_symlinks`` as in :func:`~graphfuse.indexing.read_sources`;
+    ``entity_extractor`` as in :func:`text_graph_extractors`
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
     reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
     :data:`CHAT_GAP_MINUTES`) and
@@ -176,7 +205,31 @@ async def index_sources(
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
-        records = list(read_sources(paths, on_skip=skipped, raw_markdown=raw_markdown))
+        types: Counter[str] = Counter()
+
+        def unsupported(path: str) -> None:
+            types[Path(path).suffix.lower() or "(no extension)"] += 1
+            if on_unsupported is not None:
+                on_unsupported(path)
+
+        records = list(
+            read_sources(
+                paths,
+                on_skip=skipped,
+                raw_markdown=raw_markdown,
+                max_file_bytes=max_file_bytes,
+                follow_symlinks=follow_symlinks,
+                on_unsupported=unsupported,
+            )
+        )
+        if not records and not prune:  # (--prune says what it would do)
+            where = ", ".join(map(str, paths))
+            why = (
+                f"its {skipped_types(types)} are of types graphfuse index does not read (it reads {_READS})"
+                if types
+                else f"no {_READS} file with text"
+            )
+            raise InvalidInput(f"no document to index in {where}: {why}; nothing was changed")
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
@@ -194,9 +247,12 @@ async def index_sources(
             report.pruned = await indexer.aprune(r.id for r in records)
         with console.status("updating the BM25 and title indexes"):
             await store.refresh_corpus_indexes()
-        return report
-    finally:
-        await store.close()
+    except BaseException:
+        with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
+            await store.close()
+        raise
+    await store.close()
+    return report
 
 
 @reports_errors
@@ -204,7 +260,7 @@ def index(
     paths: Annotated[
         list[str],
         typer.Argument(
-            help="Files or directories: .txt, .md, .jsonl (or chat exports, with --chat).", show_default=False
+            help="Files or directories: .txt, .md, .rst, .jsonl (or chat exports, with --chat).", show_default=False
         ),
     ],
     store: Annotated[str, typer.Option("--store", help="Store directory (created if missing).")] = DEFAULT_STORE,
@@ -239,6 +295,23 @@ def index(
         typer.Option(
             "--raw-markdown",
             help="Index markdown as written (default: links shown as their text, e.g. [maps](m.md) as 'maps').",
+        ),
+    ] = False,
+    max_file_size: Annotated[
+        str,
+        typer.Option(
+            "--max-file-size",
+            help=(
+                "Largest source file (and .jsonl line) to read, e.g. 64MiB; a larger file found in a folder is "
+                "skipped, named itself it is an error."
+            ),
+        ),
+    ] = f"{MAX_FILE_BYTES // 2**20}MiB",
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symbolic links that lead out of a folder being read (default: skipped, and said so).",
         ),
     ] = False,
     entity_extractor: Annotated[
@@ -290,6 +363,7 @@ def index(
 ) -> None:
     """Index documents into a store directory (idempotent: unchanged documents are skipped)."""
     console = Console(stderr=True)
+    types: Counter[str] = Counter()
     report = run_sync(
         index_sources(
             paths,
@@ -301,17 +375,22 @@ def index(
             prune=prune,
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
+            max_file_bytes=byte_size(max_file_size, "--max-file-size"),
+            follow_symlinks=follow_symlinks,
             entity_extractor=entity_extractor,
             chat=chat,
             chat_gap=chat_gap,
             chat_timezone=chat_timezone,
             chat_day_first=chat_day_first,
+            on_unsupported=lambda path: types.update([Path(path).suffix.lower() or "(no extension)"]),
         )
     )
     typer.echo(
         f"indexed {report.documents} documents ({report.chunks} chunks, {report.relations} relations); "
         f"{report.skipped} unchanged, {len(report.warnings)} warnings -> {store}"
     )
+    if types:
+        typer.echo(f"skipped {skipped_types(types)} of types graphfuse index does not read (it reads {_READS})")
     if prune:
         typer.echo(f"pruned {len(report.pruned)} documents no longer in the sources")
     for warning in report.warnings[:20]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
 
+from .._errors import InvalidInput
 from .._passages import DEFAULT_MAX_DOCUMENT_TOKENS, DEFAULT_MAX_PER_DOCUMENT
 
-__all__ = ["FilterJSON", "Granularity", "MaxPerDocument"]
+__all__ = ["FilterJSON", "Granularity", "MaxPerDocument", "byte_size"]
 
 FilterJSON = Annotated[
     str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.', show_default=False)
@@ -37,3 +39,23 @@ MaxPerDocument = Annotated[
     ),
 ]
 """``--max-per-document``: how many passages of one document a result list keeps."""
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "KB": 10**3, "M": 1 << 20, "MIB": 1 << 20, "MB": 10**6}
+_UNITS |= {"G": 1 << 30, "GIB": 1 << 30, "GB": 10**9}
+
+
+def byte_size(text: str, what: str = "size") -> int:
+    """A size written as ``text``: bytes (``5000000``), or with a unit as GNU tools read them
+    (``K``, ``M``, ``G`` and ``KiB``, ``MiB``, ``GiB`` are powers of 1024; ``KB``, ``MB``, ``GB``
+    of 1000). :class:`~graphfuse.InvalidInput` naming ``what`` for anything else, or less than 1."""
+    match = _SIZE.fullmatch(text)
+    unit = (match.group(2) or "").upper() if match else ""
+    if match is None or unit not in _UNITS:
+        raise InvalidInput(
+            f"{what}: {text!r} is not a size (bytes, or a number with K, M, G, KiB, MiB, GiB, KB, MB, GB)"
+        )
+    size = int(float(match.group(1)) * _UNITS[unit])
+    if size < 1:
+        raise InvalidInput(f"{what}: {text!r} must be at least 1 byte")
+    return size

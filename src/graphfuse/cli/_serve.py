@@ -52,6 +52,39 @@ def _read_questions(path: Path) -> list[str]:
     return out
 
 
+_RESERVED_FILES = 64  # descriptors kept for the store, the model, the log and the work loop's threads
+_OPEN_FILES = 65536  # the soft open-file limit `graphfuse serve` raises itself to, when the hard one allows
+
+
+def _fit_open_files(max_connections: int | None) -> None:
+    """Raise the soft open-file limit toward the hard one (as Go's runtime does), then refuse a
+    --max-connections that the limit cannot hold.
+
+    Past the limit, accepting a connection fails, and nobody, /health included, is answered.
+    The default connection limit (a quarter of the soft limit) always fits.
+    """
+    try:
+        import resource
+    except ImportError:  # not on POSIX: nothing to check
+        return
+    from ..server import ConnectionLimits
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        raised = _OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, _OPEN_FILES)
+        if raised > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+            soft = raised
+    if max_connections is None or soft == resource.RLIM_INFINITY:
+        return
+    needed = ConnectionLimits(max_connections=max_connections).descriptors_needed() + _RESERVED_FILES
+    if needed > soft:
+        raise InvalidInput(
+            f"--max-connections {max_connections} needs about {needed} open files, "
+            f"more than this process may open (ulimit -n: {soft}); lower it or raise the limit"
+        )
+
+
 async def _bundled_questions(graph: Any) -> list[str]:
     """The bundled sample's questions, when the store holds the bundled sample (the demo store)."""
     from ..data import sample_questions
@@ -71,11 +104,11 @@ async def _serve(
     questions: list[str] | None,
     llm: str | None,
     judge: str | None,
+    limits: Any,
+    connections: Any,
 ) -> None:
-    import uvicorn
-
     from ..multihop import CorpusCache
-    from ..server import KeyFile, Limits, Service, WorkLoop, create_app, install_prometheus_exporter
+    from ..server import KeyFile, Service, WorkLoop, create_app, http_server, install_prometheus_exporter
 
     keys = KeyFile(keys_path) if keys_path is not None else None
     if keys is not None and not keys.tenants():
@@ -100,7 +133,7 @@ async def _serve(
     install_prometheus_exporter()
     # Everything that touches the store runs on the service's work loop, from opening it on:
     # components whose clients belong to the loop that first used them always see that one.
-    work = WorkLoop(Limits().max_concurrent_runs)
+    work = WorkLoop(limits.max_concurrent_runs)
     store = await work.run(open_store(store_dir, create=False))
     try:
 
@@ -112,7 +145,7 @@ async def _serve(
                 store.vectors,
                 store.embedder,
                 default_preset=preset or store.default_preset,
-                limits=Limits(),
+                limits=limits,
                 generator=generator,
                 judge=judge_generator,
                 description={"store": str(store.path), **store.components},
@@ -132,15 +165,23 @@ async def _serve(
     # /health says "ready": false until they have.
     service.start_warm_up()
     app = create_app(service, keys=keys, sample_questions=samples, on_shutdown=store.close)
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="info", timeout_graceful_shutdown=30, server_header=False
+    server = http_server(
+        app,
+        limits=connections,
+        host=host,
+        port=port,
+        log_level="info",
+        timeout_graceful_shutdown=30,
+        server_header=False,
     )
     err_console.print(
         f"serving {store_dir} on http://{host}:{port}/ (dashboard at /, API docs at /docs); "
-        f"{'API keys from ' + str(keys_path) if keys else 'no API keys: loopback only'}",
+        f"{'API keys from ' + str(keys_path) if keys else 'no API keys: loopback only'}; "
+        f"at most {connections.connection_limit()} connections, request headers within "
+        f"{connections.header_timeout:g} s and bodies within {limits.body_timeout:g} s",
         markup=False,
     )
-    await uvicorn.Server(config).serve()
+    await server.serve()
 
 
 @reports_errors
@@ -169,6 +210,33 @@ def serve(
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model, NAME:MODEL (default: the --llm model).")
     ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option(
+            "--header-timeout",
+            min=0.1,
+            max=3600,
+            help="Seconds a client has to send a request's headers, however slowly (then 408, closed).",
+        ),
+    ] = 10.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option(
+            "--body-timeout",
+            min=0.1,
+            max=3600,
+            help="Seconds a client has to send a request's whole body after its headers (then 408, closed).",
+        ),
+    ] = 60.0,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            "--max-connections",
+            min=1,
+            help="Connections open at once; one more gets a 503 (default: a quarter of `ulimit -n`, at most 1000).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve a store over HTTP: retrieval, ingest, graph statistics, metrics and a dashboard."""
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
@@ -179,10 +247,15 @@ def serve(
             "pass --keys FILE (see `graphfuse keys add`) or bind to 127.0.0.1"
         )
     qs = _read_questions(Path(questions)) if questions is not None else None
+    from ..server import ConnectionLimits, Limits
+
+    _fit_open_files(max_connections)  # before the default connection limit is read from it
+    connections = ConnectionLimits(header_timeout=header_timeout, max_connections=max_connections)
+    limits = Limits(body_timeout=body_timeout)
     # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
     # shuts down gracefully (requests in flight finish, then the store is closed).
     with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge))
+        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge, limits, connections))
 
 
 def register(app: typer.Typer) -> None:

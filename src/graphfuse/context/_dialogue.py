@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..indexing._extractors import has_cjk
 
-__all__ = ["Turns", "speaker_turns"]
+__all__ = ["Turns", "is_dialogue", "speaker_turns", "starts_turn"]
 
 # "Name: words" at a line's start: a label of at most four words and 40 characters that starts
 # with a letter (no digits first: "12:30 pm" is a time, not a speaker), then a colon and a space;
@@ -25,6 +25,28 @@ _MAX_LABEL = 40
 _MAX_CJK_LABEL = 8
 # A text is a dialogue when at least this many lines start with a label; one "Note: ..." line is not.
 _MIN_TURNS = 2
+
+
+def _label_fits(label: str) -> bool:
+    return len(label) <= (_MAX_CJK_LABEL if has_cjk(label) else _MAX_LABEL)
+
+
+def starts_turn(line: str) -> bool:
+    """Whether ``line`` starts with a speaker label (``Anna: ...``; a CJK name and the fullwidth colon)."""
+    m = _LABEL.match(line)
+    return m is not None and _label_fits(m.group(1))
+
+
+def is_dialogue(text: str) -> bool:
+    """Whether ``text`` is a dialogue: at least two of its lines start with a speaker label."""
+    if ":" not in text and "\uff1a" not in text:
+        return False
+    found = 0
+    for m in _LABEL.finditer(text):
+        found += _label_fits(m.group(1))
+        if found >= _MIN_TURNS:
+            return True
+    return False
 
 
 class Turns:
@@ -47,7 +69,7 @@ def speaker_turns(text: str, spans: Sequence[tuple[int, int]]) -> Turns | None:
     starts: list[tuple[int, int, str]] = []  # (turn start, label end, label) by position
     for m in _LABEL.finditer(text):
         label = m.group(1)
-        if len(label) <= (_MAX_CJK_LABEL if has_cjk(label) else _MAX_LABEL):
+        if _label_fits(label):
             starts.append((m.start(1), m.end(1) + 1, label))
     if len(starts) < _MIN_TURNS:
         return None

@@ -18,16 +18,8 @@ from ..indexing import TextEntityExtractor
 from ..indexing._extractors import normalize
 from ._dialogue import speaker_turns
 from ._items import Item
-from ._text import (
-    ascii_word_map,
-    content_terms,
-    holds_term,
-    is_heading,
-    sentence_spans,
-    subject_index,
-    terms_of,
-    words_of,
-)
+from ._paragraphs import HEADING, MARKUP, span_kinds, subject_index
+from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
 
 __all__ = [
     "NameMatcher",
@@ -451,13 +443,14 @@ class SentenceScorer:
         mapped = ascii_word_map(whole.lower()) if whole.isascii() else None
         spans = sentence_spans(whole)
         turns = speaker_turns(whole, spans)
-        subject_at = subject_index(whole, spans)
+        kinds = span_kinds(whole, spans)
+        subject_at = subject_index(kinds)
         for k, (start, end) in enumerate(spans):
             text = whole[start:end]
             words = words_of(text) if mapped is None else mapped[start:end].split()
             turn = -1 if turns is None else turns.turns[k]
-            if not words or is_heading(text):
-                # No word at all ("🕒", "..."), or a markdown heading: nothing stated to read.
+            if not words or kinds[k] in (HEADING, MARKUP):
+                # No word at all ("🕒", "..."), a heading or markup (an underline, a directive): nothing stated.
                 out.append(Sentence(i, k, text, 0.0, 0.0, frozenset(), 0, turn))
                 continue
             label = None if turns is None else turns.labels[k]

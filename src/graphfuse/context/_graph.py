@@ -11,7 +11,8 @@ from .._types import Relation
 from ._evidence import SentenceScorer, _key, _name_key, joined_texts
 from ._items import Item
 from ._packing import Budgeter, empty_text
-from ._text import sentence_spans, subject_index
+from ._paragraphs import HEADING, MARKUP, span_kinds, subject_span
+from ._text import sentence_spans
 from ._types import ContextSource, DroppedSource
 
 __all__ = ["GraphCaps", "serialize_graph"]
@@ -58,6 +59,11 @@ def _type(metadata: Mapping[str, object]) -> str | None:
     return None
 
 
+def _first_sentence(line: str) -> tuple[int, int] | None:
+    spans = sentence_spans(line, 1)
+    return spans[0] if spans else None
+
+
 @dataclass
 class _Line:
     section: int  # 0 entities, 1 relationships, 2 supporting text
@@ -80,19 +86,21 @@ class _Reader:
         self._keys: dict[str, str] = {}
 
     def sentences(self, text: str) -> list[str]:
+        """The sentences of ``text`` that state something: headings and markup left out."""
         found = self._sentences.get(text)
         if found is None:
-            found = self._sentences[text] = [text[s:e] for s, e in sentence_spans(text)]
+            spans = sentence_spans(text)
+            kinds = span_kinds(text, spans)
+            found = [text[s:e] for (s, e), kind in zip(spans, kinds, strict=True) if kind not in (HEADING, MARKUP)]
+            self._sentences[text] = found
         return found
 
     def first(self, text: str) -> str | None:
-        """The sentence of ``text`` that defines its subject, the first but in markdown the first
-        after the opening headings (``None`` without one); the rest is not split."""
+        """The sentence of ``text`` that defines its subject: the first of prose, past the headings
+        and markup that open it (``None`` without prose or heading); the rest is not split."""
         if text not in self._firsts:
-            # (Outside markdown one sentence is enough: the rest is not split.)
-            spans = sentence_spans(text, limit=None if text.startswith("#") else 1)
-            at = subject_index(text, spans)
-            self._firsts[text] = text[spans[at][0] : spans[at][1]] if spans else None
+            span = subject_span(text, _first_sentence)
+            self._firsts[text] = text[span[0] : span[1]] if span is not None else None
         return self._firsts[text]
 
     def key(self, text: str) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._types import KIND_KEY, Document, Result
+from ._paragraphs import join_paragraphs, title_lines
 
 __all__ = ["Item", "chunked_pages", "item_body", "item_label", "item_title", "items_from_results"]
 
@@ -47,16 +48,16 @@ def item_label(document: Document) -> str | None:
 
 
 def item_body(text: str, title: str | None) -> str:
-    """``text`` without a first line that only repeats ``title`` (a markdown heading, say): the
-    context's head shows the title already."""
-    if not title or not text.startswith(("#", title[:1])):
-        return text
-    line, newline, rest = text.partition("\n")
-    if not newline or not rest.strip():
-        return text
-    if " ".join(line.lstrip("#").split()).casefold() != " ".join(title.split()).casefold():
-        return text
-    return rest.lstrip()
+    """``text`` as a context reads it: without the first lines that only say ``title`` (a markdown
+    heading, an underlined title: the context's head shows the title already), its paragraphs'
+    lines joined (:func:`~graphfuse.context._paragraphs.join_paragraphs`: a hard-wrapped
+    paragraph is one line, so a line break never cuts a sentence)."""
+    n = title_lines(text, title) if title else 0
+    if n:
+        rest = "\n".join(text.split("\n", 3)[n:])
+        if rest.strip():
+            text = rest.lstrip()
+    return join_paragraphs(text)
 
 
 def _overlap(left: str, right: str, limit: int = 2000) -> int:
@@ -76,8 +77,8 @@ def _join_chunks(texts: Sequence[str]) -> str:
         n = _overlap(out, nxt)
         if n >= 20 or n == len(nxt):
             out += nxt[n:]
-        else:
-            out = f"{out.rstrip()}\n{nxt.lstrip()}"
+        else:  # (pieces of a page that do not meet: not one paragraph)
+            out = f"{out.rstrip()}\n\n{nxt.lstrip()}"
     return out
 
 

@@ -18,7 +18,6 @@ __all__ = [
     "sentence_spans",
     "stem",
     "stem_prefixes",
-    "subject_index",
     "terms_of",
     "words_of",
 ]
@@ -49,7 +48,9 @@ def sentence_spans(text: str, limit: int | None = None) -> list[tuple[int, int]]
     stop, exclamation and question marks, and at line breaks. A text without any boundary is
     one sentence. With ``limit``, only the first ``limit`` sentences are returned (and the rest
     of the text is not read). The spans of a long text are remembered (by its content) for the
-    next calls: packing and scoring split the same long pages again and again.
+    next calls: packing and scoring split the same long pages again and again. (A context joins
+    the lines of each paragraph first, :mod:`~graphfuse.context._paragraphs`: there a line
+    break ends a paragraph, a heading, a list item or a line of code, never a wrapped line.)
     """
     if limit is None and len(text) >= _REMEMBERED_FROM:
         return list(_long_spans(text))
@@ -268,14 +269,3 @@ def is_heading(sentence: str) -> bool:
     """Whether ``sentence`` is a markdown heading line (``## Overview``): it names a section, it
     states nothing (a line break ends a sentence, so a heading is a sentence of its own)."""
     return sentence.startswith("#") and _HEADING_LINE.match(sentence) is not None
-
-
-def subject_index(text: str, spans: list[tuple[int, int]]) -> int:
-    """Which of ``text``'s sentences (``spans``) defines its subject: the first, or in markdown
-    the first after the headings that open the text (``# Atlas`` names a note; the sentence
-    after it says what it is). A text of headings only: its last."""
-    at = 0
-    if text.startswith("#"):
-        while at < len(spans) - 1 and _HEADING_LINE.match(text, spans[at][0]):
-            at += 1
-    return at

@@ -9,6 +9,7 @@
 See ``docs/indexing.md`` for the relation types, re-indexing and resume semantics.
 """
 
+from .._encoding import MAX_METADATA_BYTES, MAX_METADATA_VALUES
 from ._chunking import Chunk, RegexTokenizer, TokenChunker, Tokenizer, WordPieceTokenizer
 from ._conversations import ChatMessage, conversation_records
 from ._extractors import EntityExtractor, HeuristicNameExtractor, Mention, TitleLinker
@@ -27,6 +28,7 @@ from ._indexer import (
 from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
+from ._reading import MAX_FILE_BYTES
 from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._slack import read_slack
@@ -41,6 +43,9 @@ __all__ = [
     "EXCLUDED_KEYS",
     "KIND_KEY",
     "LINKS_TO",
+    "MAX_FILE_BYTES",
+    "MAX_METADATA_BYTES",
+    "MAX_METADATA_VALUES",
     "MENTIONED_IN",
     "MENTIONS",
     "PART_OF",

@@ -21,7 +21,7 @@ from .._sync import run_sync
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._records import SourceRecord, reserved_key
+from ._records import SourceRecord, check_record_id, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
 __all__ = [
@@ -341,6 +341,9 @@ class Indexer:
 
         With ``missing_ok=False``, an id that is not an indexed document (unknown, or the id of
         a chunk ``<id>#<n>``) raises :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
+        An id in the entity nodes' namespace (:data:`ENTITY_PREFIX`) raises
+        :class:`~graphfuse.InvalidInput`: entity nodes are the indexer's own (a document an older
+        version stored under such an id may still be deleted).
         The documents are marked ``pending`` first, so a deletion interrupted part-way never
         leaves a document that queries return without its vectors; deleting again finishes it.
         """
@@ -348,6 +351,10 @@ class Indexer:
             raise InvalidInput("ids must be a sequence of document ids, not a string")
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
+        for doc_id in ids:
+            if existing.get(doc_id, {}).get(KIND_KEY) != "document":
+                # An entity node's id (a document an older version let in under one may go).
+                check_record_id(doc_id, "document id")
         if not missing_ok:
             wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(KIND_KEY) != "document"]
             if wrong:

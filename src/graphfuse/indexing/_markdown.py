@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from pathlib import Path, PurePosixPath
@@ -23,6 +23,7 @@ import yaml
 from .._encoding import as_json_data
 from .._errors import InvalidInput
 from ._markup import clean_markup, clean_title, outside
+from ._reading import SourceReader, Unreadable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,7 +36,6 @@ __all__ = [
     "Note",
     "NoteLinks",
     "created_from",
-    "heading_title",
     "link_targets",
     "links_as_text",
     "read_note",
@@ -72,7 +72,7 @@ def split_front_matter(text: str, where: str) -> FrontMatter | None:
     if found is None:
         return None
     kind, block, body = found
-    return FrontMatter(as_json_data(_parse(block, kind, where)), body)
+    return FrontMatter(as_json_data(_parse(block, kind, where), f"{where}: front matter"), body)
 
 
 def _front_block(text: str) -> tuple[str, str, str] | None:
@@ -194,8 +194,10 @@ class NoteLinks:
         *,
         has_text: Mapping[str, bool] | None = None,
         raw_markdown: bool = False,
+        read: Callable[[Path], bytes] | None = None,
     ) -> None:
         self._raw = raw_markdown
+        self._read = read or SourceReader().read  # (bounded: a linked note is never read whole)
         self._by_file: dict[str, str] = {}  # resolved path -> id
         self._by_stem: dict[str, list[tuple[str, str]]] = {}  # folded stem -> (resolved folder, id)
         self._by_path: dict[str, list[str]] = {}  # every tail of a folded path without suffix -> ids
@@ -238,13 +240,13 @@ class NoteLinks:
 
     def _text_in(self, note_id: str) -> bool:
         """Whether the note has text besides its front matter (read once; a note that cannot be
-        read counts as having text: reading it for itself raises the error)."""
+        read has none: found in a folder, it is skipped; named itself, reading it raises)."""
         known = self._has_text.get(note_id)
         if known is None:
             try:
-                text = self._ids[note_id].read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                known = True
+                text = self._read(self._ids[note_id]).decode("utf-8")
+            except (Unreadable, UnicodeDecodeError):
+                known = False
             else:
                 block = _front_block(text)
                 body = text if block is None else block[2]
@@ -301,18 +303,6 @@ def _wikilink_text(m: re.Match[str]) -> str:
     if suffix in MARKDOWN_SUFFIXES:
         name = name[: -len(suffix)]
     return name or (heading or "").strip()
-
-
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-
-
-def heading_title(text: str) -> str | None:
-    """The text of the first markdown heading in ``text``, without markup, or ``None``."""
-    for heading in _HEADING.finditer(text):
-        title = clean_title(heading.group(1))
-        if title:
-            return title
-    return None
 
 
 class EmptyNote(Exception):

@@ -4,21 +4,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._encoding import check_json_data, check_text
+from .._encoding import check_json_data, check_metadata_size, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
-from .._types import check_id
-from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, heading_title, note_text, read_note
+from .._types import ENTITY_PREFIX, check_id
+from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
+from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note
+from ._reading import MAX_FILE_BYTES, SourceReader, not_a_file
+from ._reading import Unreadable as _Unreadable
+from ._titles import file_title, heading_title, qualified_titles
+
+if TYPE_CHECKING:
+    from ._rst import RstSite
 
 __all__ = ["EXCLUDED_KEYS", "SourceRecord", "excluded_keys", "read_sources"]
 
-_TEXT_SUFFIXES = (".txt", ".md", ".markdown")
+_TEXT_SUFFIXES = (".txt", ".md", ".markdown", *RST_SUFFIXES)
 _SUFFIXES = (*_TEXT_SUFFIXES, ".jsonl")
 RESERVED_KEYS = frozenset({"parent_id"})
 """Metadata keys the indexer writes itself (besides every key starting with ``graphfuse_``)."""
@@ -50,6 +58,19 @@ def excluded_keys(metadata: Mapping[str, Any], what: str = "metadata") -> tuple[
     return out[0], out[1]
 
 
+def check_record_id(value: object, what: str = "record id") -> str:
+    """``value`` if it can be a document's id: :func:`~graphfuse.validation.check_id`, and not in the
+    namespace of the entity nodes the indexer writes (:data:`~graphfuse.indexing.ENTITY_PREFIX`, which a
+    document would overwrite, or delete). Raises :class:`~graphfuse.InvalidInput` naming the id."""
+    doc_id = check_id(value, what)
+    if doc_id.startswith(ENTITY_PREFIX):
+        raise InvalidInput(
+            f"{what} {doc_id!r} is reserved: ids starting with {ENTITY_PREFIX!r} name the entity nodes "
+            "GraphFuse writes; give the document another id"
+        )
+    return doc_id
+
+
 def reserved_key(key: str) -> bool:
     """True when ``key`` belongs to GraphFuse's own bookkeeping (``parent_id``, ``graphfuse_*``)."""
     return key in RESERVED_KEYS or key.startswith(RESERVED_PREFIX)
@@ -61,7 +82,8 @@ class SourceRecord:
 
     ``links`` are ids of other documents this one points to (``LINKS_TO`` relations);
     ``title`` feeds the title linker (other passages that mention it get a ``MENTIONS``
-    relation to this document). Naive ``created_at`` is taken as UTC.
+    relation to this document). Naive ``created_at`` is taken as UTC. An id starting with
+    :data:`~graphfuse.indexing.ENTITY_PREFIX` is reserved for entity nodes (``InvalidInput``).
     """
 
     id: str
@@ -72,7 +94,7 @@ class SourceRecord:
     links: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        check_id(self.id)
+        check_record_id(self.id)
         if not isinstance(self.text, str) or not self.text.strip():
             raise InvalidInput(f"record {self.id!r}: text must be a non-empty string")
         if self.title is not None and not isinstance(self.title, str):
@@ -90,6 +112,7 @@ class SourceRecord:
                     f"record {self.id!r}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
                     f"('parent_id' and keys starting with {RESERVED_PREFIX!r}'); rename it"
                 )
+        check_metadata_size(self.metadata, f"record {self.id!r}")
         check_json_data(self.metadata, f"record {self.id!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
         if self.created_at is not None:
@@ -109,14 +132,30 @@ def read_sources(
     *,
     on_skip: Callable[[str, str], None] | None = None,
     raw_markdown: bool = False,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    follow_symlinks: bool = False,
+    on_unsupported: Callable[[str], None] | None = None,
 ) -> Iterator[SourceRecord]:
-    """Read records from ``.txt``/``.md`` files, ``.jsonl`` files and directories of them.
+    """Read records from ``.txt``/``.md``/``.rst`` files, ``.jsonl`` files and directories of them.
 
     A directory is read recursively, leaving out hidden files and folders (a name starting with
-    a dot: ``.trash``, ``.git``, ``.venv``; name such a file itself to read it). A text file
-    becomes one record: its id is its path relative to the directory given (or its file name
-    when the file itself was given), its title the first markdown heading or the
-    file stem. A markdown file (``.md``, ``.markdown``) may open with front matter (YAML between
+    a dot: ``.trash``, ``.git``, ``.venv``; name such a file itself to read it) and, in a Sphinx
+    folder (one holding ``conf.py``), its ``_build``, ``_static`` and ``_templates`` folders.
+    ``on_unsupported(path)`` is called for every other file of a directory not read for its type
+    (an image, ``conf.py``). A text file becomes one record: its id is its path relative to the
+    directory given (or its file name when the file itself was given), its title the page's own
+    (a markdown file's front matter ``title`` or first heading, ``# Title`` or ``Title``
+    underlined with ``===``; a reStructuredText file's title; a plain text file's first heading
+    at the margin, never a line of code), else its file name made readable (``quick_start.md`` as
+    ``quick start``, ``deploying/index.rst`` as ``deploying``); a title that several files share is
+    qualified by each file's folder (``Api: Overview``, ``Guide: Overview``: a title naming several
+    pages names none).
+    A reStructuredText file (``.rst``, ``.rest``) is read with docutils, Sphinx's roles and
+    directives leniently: its text is written as markdown (headings, lists, fenced code; a role
+    shows its text, an API role its name as code), and its ``:doc:``, ``:ref:`` (through the
+    folder's ``.. _label:`` targets), ``toctree``, ``include`` and `` `text <page.html>`_ ``
+    links to the other files read become its ``links``. A markdown file (``.md``,
+    ``.markdown``) may open with front matter (YAML between
     ``---`` lines, or TOML between ``+++`` lines): its ``title`` is the record's title, its
     ``created_at``, ``date`` or ``created`` (the first present; ISO 8601) the record's
     ``created_at``, and its other keys go into the metadata (dates as ISO strings); the text
@@ -142,29 +181,62 @@ def read_sources(
     malformed line or front matter raises :class:`~graphfuse.InvalidInput` naming
     ``file:line``; an id seen twice raises ``InvalidInput`` listing the repeated ids (after the
     whole input was read, so every duplicate is named at once; nothing is yielded past the
-    first duplicate).
+    first duplicate). The records of a directory are yielded once it is read (its titles are
+    qualified together); a JSONL file named on its own streams its records.
+
+    Every input is bounded. A file larger than ``max_file_bytes`` (:data:`MAX_FILE_BYTES`, 8 MiB)
+    and a ``.jsonl`` line longer than it are refused before they are read; a text file is
+    binary when its first 8 KiB hold a NUL byte (the rest is not read); a record's metadata
+    (front matter included) holds at most :data:`MAX_METADATA_VALUES` values and
+    :data:`MAX_METADATA_BYTES` bytes as JSON, and may not refer to itself (a YAML alias bomb
+    fails at once, naming the file). A directory's symbolic links are followed while they stay
+    inside it (a link to a file or folder read already is skipped; loops are walked once); one
+    that leads out of it is skipped unless ``follow_symlinks=True``. Only regular files are
+    opened (a named pipe or a device is never read). Found in a directory, a file that is too
+    large, a link, a named pipe, a file or folder that may not be read, or one removed or
+    replaced after the directory was listed is skipped with ``on_skip(path, reason)``; named
+    itself, it raises :class:`~graphfuse.InvalidInput` (:class:`~graphfuse.PermissionDenied`
+    when the system refused to open it) naming it.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    files = list(_expand(paths))
+    reader = SourceReader(max_bytes=max_file_bytes, follow_symlinks=follow_symlinks)
+    files = list(_expand(paths, reader, on_skip, on_unsupported))
     notes = NoteLinks(
-        ((p, rel) for p, rel, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES), raw_markdown=raw_markdown
+        ((p, rel) for p, rel, _, _ in files if p.suffix.lower() in MARKDOWN_SUFFIXES),
+        raw_markdown=raw_markdown,
+        read=reader.read,
     )
+    site = _rst_site(files, reader)
     seen: set[str] = set()
     repeated: list[str] = []
-    for path, rel, found in files:
+    # The records of one directory are held until it is read, to qualify the titles its files
+    # share (a JSONL file named on its own streams).
+    held: list[SourceRecord] = []
+    pages: dict[str, str] = {}  # a held text file's record id -> its title
+    folder: tuple[Path, bool] | None = None
+    for path, rel, found, top in files:
+        if folder != (top, found):
+            if not repeated:
+                yield from _qualified(held, pages)
+            held, pages, folder = [], {}, (top, found)
         try:
             # (_Empty comes before any record of the file.)
-            for record in _read_file(path, rel, notes, raw_markdown):
+            for record in _read_file(path, rel, notes, site, raw_markdown, reader):
                 if record.id in seen:
                     repeated.append(record.id)
                     continue
                 seen.add(record.id)
-                if not repeated:
-                    yield record
+                if not found and path.suffix.lower() == ".jsonl":
+                    if not repeated:
+                        yield record
+                    continue
+                held.append(record)
+                if record.title is not None and path.suffix.lower() in _TEXT_SUFFIXES:
+                    pages[record.id] = record.title
         except _Unreadable as bad:
             if not found:
-                raise InvalidInput(f"{path}{bad.where}: {bad.why}") from None
+                raise bad.error(path) from None
             if on_skip is not None:
                 on_skip(f"{path}{bad.where}", bad.why)
         except _Empty as empty:
@@ -172,56 +244,85 @@ def read_sources(
                 raise InvalidInput(f"{path}: {empty}") from None
             if on_skip is not None:
                 on_skip(str(path), str(empty))
+    if not repeated:
+        yield from _qualified(held, pages)
     if repeated:
         shown = ", ".join(map(repr, sorted(set(repeated))[:20]))
         raise InvalidInput(f"{len(repeated)} duplicate document id(s) in the sources: {shown}")
+
+
+def _qualified(records: list[SourceRecord], pages: Mapping[str, str]) -> Iterator[SourceRecord]:
+    """``records`` with the titles that several of ``pages`` share qualified by their folders."""
+    titles = qualified_titles(pages)
+    for record in records:
+        title = titles.get(record.id, record.title)
+        yield record if title == record.title else replace(record, title=title)
 
 
 class _Empty(Exception):
     """A source file without text (what it holds instead is the message)."""
 
 
-class _Unreadable(Exception):
-    """A source file that is not UTF-8 text: ``(":line" or "", why)``."""
-
-    def __init__(self, where: str, why: str) -> None:
-        super().__init__(where, why)
-        self.where, self.why = where, why
-
-
-def _expand(paths: Sequence[str | os.PathLike[str]]) -> Iterator[tuple[Path, str, bool]]:
-    """``(file, record id, found in a directory)`` for each file to read."""
+def _expand(
+    paths: Sequence[str | os.PathLike[str]],
+    reader: SourceReader,
+    on_skip: Callable[[str, str], None] | None,
+    on_unsupported: Callable[[str], None] | None = None,
+) -> Iterator[tuple[Path, str, bool, Path]]:
+    """``(file, record id, found in a directory, the directory)`` for each file to read."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in _SUFFIXES and not _hidden(p.relative_to(path)) and p.is_file()
+            listed = reader.folder(
+                path, _SUFFIXES, on_skip, on_unsupported=on_unsupported, prune=partial(_sphinx_machinery, path, {})
             )
-            for f in files:
-                yield f, f.relative_to(path).as_posix(), True
+            for f, rel in listed:
+                yield f, rel, True, path
         elif path.is_file():
             if path.suffix.lower() not in _SUFFIXES:
-                raise InvalidInput(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
-            yield path, path.name, False
+                raise InvalidInput(f"{path}: unsupported file type (use .txt, .md, .rst or .jsonl)")
+            yield path, path.name, False, path.parent
         else:
-            raise InvalidInput(f"{path}: no such file or directory")
+            raise not_a_file(path)
 
 
-def _hidden(rel: Path) -> bool:
-    """Whether a path inside a directory given is hidden (a part starting with a dot): a vault's
-    ``.obsidian`` settings and ``.trash``, a repository's ``.git``, a ``.venv``'s packages."""
-    return any(part.startswith(".") for part in rel.parts)
+def _sphinx_machinery(top: Path, known: dict[Path, bool], rel: str) -> bool:
+    """Whether the folder ``rel`` is the ``_build``, ``_static`` or ``_templates`` folder of a
+    Sphinx folder (one holding ``conf.py``) under ``top``."""
+    folder_rel = Path(rel)
+    if folder_rel.name not in SPHINX_MACHINERY:
+        return False
+    folder = top / folder_rel.parent
+    if folder not in known:
+        known[folder] = (folder / "conf.py").is_file()
+    return known[folder]
 
 
-def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> Iterator[SourceRecord]:
-    if path.suffix.lower() == ".jsonl":
-        yield from _read_jsonl(path)
-        return
-    data = path.read_bytes()
-    if b"\0" in data[:8192]:
-        raise _Unreadable("", "a binary file, not text")
+def _rst_site(files: Sequence[tuple[Path, str, bool, Path]], reader: SourceReader) -> RstSite | None:
+    """The reStructuredText pages among ``files``, parsed, to resolve links between them (a page
+    that cannot be read is left for its own read to report); ``None`` without any."""
+    if not any(p.suffix.lower() in RST_SUFFIXES for p, _, _, _ in files):
+        return None
+    from ._rst import RstError, RstSite, read_rst  # (docutils, only for a folder with reStructuredText)
+
+    pages = {}
+    errors: dict[str, str] = {}
+    for path, rel, _, _ in files:
+        if path.suffix.lower() in RST_SUFFIXES:
+            try:
+                text = _text_of(path, reader)
+                if text.strip():
+                    pages[rel] = read_rst(text, str(path))
+            except (_Unreadable, InvalidInput):
+                continue  # (its own read says why)
+            except RstError as exc:
+                errors[rel] = str(exc)
+    texts = ((p, rel, top) for p, rel, _, top in files if p.suffix.lower() in _TEXT_SUFFIXES)
+    return RstSite(texts, pages, errors)
+
+
+def _text_of(path: Path, reader: SourceReader) -> str:
+    data = reader.read(path)  # (bounded: size, binary sniff, a regular file, the one listed)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -230,6 +331,16 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         raise _Unreadable(
             f":{line}", f"not valid UTF-8 (byte {data[exc.start]:#04x} at column {column}); convert the file to UTF-8"
         ) from None
+    return text
+
+
+def _read_file(
+    path: Path, rel: str, notes: NoteLinks, site: RstSite | None, raw_markdown: bool, reader: SourceReader
+) -> Iterator[SourceRecord]:
+    if path.suffix.lower() == ".jsonl":
+        yield from _read_jsonl(path, reader)
+        return
+    text = _text_of(path, reader)
     if not text.strip():
         raise _Empty("the file is empty")
     metadata: dict[str, Any] = {}
@@ -244,8 +355,16 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
             raise _Empty(str(empty)) from None
         metadata, title, created = note.metadata, note.title, note.created_at
         links = notes.resolve(path, cleaned)
+        title = title or heading_title(text)
+    elif site is not None and path.suffix.lower() in RST_SUFFIXES:
+        text = _rst_text(site, rel)
+        if not text.strip():
+            raise _Empty("the file has no text besides its markup")
+        title, links = site.title(rel), site.links(rel)
+    else:
+        title = heading_title(text, plain=True)
     if title is None:
-        title = heading_title(text) or path.stem
+        title = file_title(rel)
     metadata.setdefault("source", str(path))
     try:
         yield SourceRecord(id=rel, text=text, title=title, metadata=metadata, created_at=created, links=links)
@@ -253,11 +372,24 @@ def _read_file(path: Path, rel: str, notes: NoteLinks, raw_markdown: bool) -> It
         raise InvalidInput(f"{path}: {exc}") from None
 
 
-def _read_jsonl(path: Path) -> Iterator[SourceRecord]:
+def _rst_text(site: RstSite, rel: str) -> str:
+    """A page's text from ``site``, or why docutils cannot read it (:class:`_Unreadable`)."""
+    from ._rst import RstError
+
+    if rel in site.errors:
+        raise _Unreadable("", site.errors[rel])
+    try:
+        return site.text(rel)
+    except RstError as exc:
+        raise _Unreadable("", str(exc)) from None
+
+
+def _read_jsonl(path: Path, reader: SourceReader) -> Iterator[SourceRecord]:
     empty = True
-    for where, obj in read_json_objects(path):
-        empty = False
-        yield record_from_json(obj, where)
+    with reader.open(path) as fh:
+        for where, obj in read_json_objects(path, lines=reader.lines(fh, str(path))):
+            empty = False
+            yield record_from_json(obj, where)
     if empty:  # like an empty text file
         raise _Empty("the file is empty")
 

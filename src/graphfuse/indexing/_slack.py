@@ -13,6 +13,7 @@ from typing import Any
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
+from ._reading import not_a_file
 
 __all__ = ["read_slack"]
 
@@ -33,7 +34,10 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
     their label, and Slack's notices (joins, topic changes, pins) are left out. A thread's
     replies are a thread of their own (``thread`` = the parent's ``ts``), opened by a copy of
     the parent message, so a reply is found with the question it answers. ``channels`` keeps
-    only the channels named. Bad JSON raises :class:`~graphfuse.InvalidInput` naming the file.
+    only the channels named. A message that two day files hold (the same ``ts`` in one channel)
+    is read once, from the first. Bad JSON, and a field read here of another JSON type than
+    Slack writes (a ``subtype`` that is a list, say), raise :class:`~graphfuse.InvalidInput`
+    naming the file and the message.
     """
     root = Path(path)
     if not root.is_dir():
@@ -50,12 +54,17 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
     parents: dict[tuple[str, str], ChatMessage] = {}
     replies: list[tuple[str, str, ChatMessage]] = []
     for folder in folders:
+        seen: set[str] = set()  # a message is one ts of its channel, whichever day files hold it
         for day in sorted(folder.glob("*.json")):
-            for raw in _load(day):
-                message = _message(day, raw, folder.name, users)
+            for n, raw in enumerate(_load(day), start=1):
+                _check_fields(day, n, raw)
+                message = _message(day, n, raw, folder.name, users)
                 if message is None:
                     continue
-                ts, thread_ts = str(raw.get("ts")), raw.get("thread_ts")
+                ts, thread_ts = str(raw["ts"]), raw.get("thread_ts")
+                if ts in seen:
+                    continue
+                seen.add(ts)
                 if isinstance(thread_ts, str) and thread_ts != ts:
                     replies.append((folder.name, thread_ts, message))
                     continue
@@ -75,10 +84,14 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
 
 
 def _load(file: Path) -> list[Mapping[str, Any]]:
+    if file.exists() and not file.is_file():  # (a named pipe would block the read)
+        raise not_a_file(file)
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{file}: not readable JSON: {exc}") from exc
+    except RecursionError:
+        raise InvalidInput(f"{file}: not readable JSON: nested too deeply") from None
     if not isinstance(data, list) or not all(isinstance(item, Mapping) for item in data):
         raise InvalidInput(f"{file}: expected a JSON list of message objects")
     return data
@@ -107,13 +120,48 @@ def _name(entry: object) -> str | None:
     return None
 
 
-def _message(file: Path, raw: Mapping[str, Any], channel: str, users: Mapping[str, str]) -> ChatMessage | None:
+# The JSON types of each field read (a field may also be absent or null); any other is refused.
+_FIELDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "type": ((str,), "a string"),
+    "subtype": ((str,), "a string"),
+    "ts": ((str, int, float), "a string of seconds"),
+    "thread_ts": ((str,), "a string"),
+    "text": ((str,), "a string"),
+    "user": ((str,), "a string"),
+    "username": ((str,), "a string"),
+    "user_profile": ((Mapping,), "an object"),
+}
+_JSON_TYPES: dict[type, str] = {
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "a list",
+    dict: "an object",
+}
+
+
+def _check_fields(file: Path, n: int, raw: Mapping[str, Any]) -> None:
+    """Refuse message ``n`` of ``file`` when a field read here has another JSON type than Slack writes."""
+    for key, (kinds, named) in _FIELDS.items():
+        value = raw.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            got = _JSON_TYPES.get(type(value), type(value).__name__)
+            raise InvalidInput(f"{file}: message {n}{_ts(raw)}: {key!r} is {got}, expected {named}")
+
+
+def _ts(raw: Mapping[str, Any]) -> str:
+    ts = raw.get("ts")
+    return f" (ts {ts!r})" if isinstance(ts, str) and len(ts) <= 40 else ""
+
+
+def _message(file: Path, n: int, raw: Mapping[str, Any], channel: str, users: Mapping[str, str]) -> ChatMessage | None:
     if raw.get("type", "message") != "message" or raw.get("subtype") not in _SAID:
         return None
     try:
         sent = datetime.fromtimestamp(float(raw["ts"]), tz=timezone.utc)
     except (KeyError, TypeError, ValueError, OverflowError, OSError) as exc:
-        raise InvalidInput(f"{file}: a message without a valid 'ts' ({raw.get('ts')!r})") from exc
+        raise InvalidInput(f"{file}: message {n} without a valid 'ts' ({raw.get('ts')!r})") from exc
     text = raw.get("text")
     if not isinstance(text, str) or not text.strip():
         return None

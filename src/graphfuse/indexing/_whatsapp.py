@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
+from ._reading import not_a_file
 
 __all__ = ["read_whatsapp"]
 
@@ -21,7 +22,8 @@ _HEAD = re.compile(
     r"(?P<rest>.*)$"
 )
 # A name holds no quote: "Anna changed the subject from "Plans: May" to ..." is a notice, not Anna's words.
-_AUTHOR = re.compile(r"^(?P<author>[^:\"\u201c\u201d]{1,100}?):\s(?P<text>.*)$", re.DOTALL)
+# (A name may be long: a contact saved with a company and a role in it is still who wrote.)
+_AUTHOR = re.compile(r"^(?P<author>[^:\"\u201c\u201d]+?):\s(?P<text>.*)$", re.DOTALL)
 # What the export writes in place of what was not exported: media, deleted messages.
 _PLACEHOLDER = re.compile(
     r"^(<media omitted>|(image|video|audio|sticker|gif|document|contact card) omitted|<attached: [^>]*>"
@@ -55,14 +57,19 @@ def read_whatsapp(
     or the files contradict each other, :class:`~graphfuse.InvalidInput` asks for
     ``day_first``. Times are the phone's wall-clock time: ``tz`` (a ``zoneinfo.ZoneInfo``, e.g.
     ``ZoneInfo("Europe/Berlin")``) is the zone they are in; the messages' ``sent_at`` are in
-    UTC. Each file is a chat of its own, ``channel`` its stem (``WhatsApp Chat with Anna``)
-    unless ``channel`` names one for all.
+    UTC. Where the clocks changed, the export's order is kept: in the hour repeated when summer
+    time ends, a time that goes back (a reply at 2:10 after a question at 2:50) and the times
+    after it are its second pass; a time skipped when summer time begins (2:30 where 2:00 became
+    3:00) is the moment the clocks moved forward. Each file is a chat of its own, ``channel``
+    its stem (``WhatsApp Chat with Anna``) unless ``channel`` names one for all.
     """
     files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     if not files:
         raise InvalidInput("read_whatsapp: no export file given")
     chats: list[tuple[Path, list[tuple[re.Match[str], list[str]]]]] = []
     for file in files:
+        if file.exists() and not file.is_file():  # (a named pipe would block the read)
+            raise not_a_file(file)
         try:
             lines = file.read_text(encoding="utf-8-sig").splitlines()
         except (OSError, UnicodeDecodeError) as exc:
@@ -81,6 +88,7 @@ def read_whatsapp(
     messages = []
     for file, heads in chats:
         found = 0
+        clock = _Clock(tz)
         for head, more in heads:
             said = _AUTHOR.match(head["rest"])
             if said is None or said["text"].startswith("\u200e"):
@@ -89,7 +97,11 @@ def read_whatsapp(
             if not text or _PLACEHOLDER.match(text):
                 continue
             author = _MARKS.sub("", said["author"]).strip()
-            messages.append(ChatMessage(_when(file, head, order, tz), author, text, channel=channel or file.stem))
+            try:
+                sent = clock.utc(_local(file, head, order))
+            except OverflowError as exc:  # (the last hours of 9999 west of UTC: no UTC time)
+                raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: not a time UTC can hold ({exc})") from exc
+            messages.append(ChatMessage(sent, author, text, channel=channel or file.stem))
             found += 1
         if not found:
             raise InvalidInput(f"{file}: the export holds no message with an author")
@@ -117,7 +129,8 @@ def _date_order(files: list[Path], heads: list[re.Match[str]], day_first: bool |
     )
 
 
-def _when(file: Path, head: re.Match[str], order: str, tz: tzinfo) -> datetime:
+def _local(file: Path, head: re.Match[str], order: str) -> datetime:
+    """The phone's wall-clock time of a message line (naive)."""
     a, b, c = int(head["a"]), int(head["b"]), int(head["c"])
     year, month, day = (a, b, c) if order == "ymd" else (c, b, a) if order == "dmy" else (c, a, b)
     if year < 100:
@@ -129,7 +142,58 @@ def _when(file: Path, head: re.Match[str], order: str, tz: tzinfo) -> datetime:
             raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: hour {hour} with AM/PM")
         hour = hour % 12 + (12 if pm else 0)
     try:
-        local = datetime(year, month, day, hour, int(head["m"]), int(head["s"] or 0), tzinfo=tz)
+        return datetime(year, month, day, hour, int(head["m"]), int(head["s"] or 0))
     except ValueError as exc:
         raise InvalidInput(f"{file}: {head.group(0)[:40]!r}: not a date and time ({exc})") from exc
-    return local.astimezone(timezone.utc)
+
+
+class _Clock:
+    """The phone's wall-clock times of one export, read in file order, as UTC instants.
+
+    An export lists its messages in the order they were sent, and two wall-clock times are
+    read so that this order is kept where the clock changed: when summer time ends, the hour
+    that the clocks repeat is read as its first pass until a time goes back within it (a
+    reply at 2:10 after a question at 2:50), and from then on as its second pass; a time the
+    clocks skipped when summer time began (2:30 where 2:00 became 3:00) is read as the
+    moment they moved forward, so it sorts between the messages around it.
+    """
+
+    __slots__ = ("_before", "_tz")
+
+    def __init__(self, tz: tzinfo) -> None:
+        self._tz = tz
+        # The last message of a repeated hour: its wall time, which pass it was read as, and the
+        # moment the clocks went back (which names the repeated hour).
+        self._before: tuple[datetime, int, datetime] | None = None
+
+    def utc(self, local: datetime) -> datetime:
+        first = local.replace(tzinfo=self._tz, fold=0).astimezone(timezone.utc)
+        second = local.replace(tzinfo=self._tz, fold=1).astimezone(timezone.utc)
+        if first == second:  # (the time of day exists once: nearly always)
+            self._before = None
+            return first
+        if first > second:  # skipped: fold 0 reads it with the offset before the change, fold 1 after
+            self._before = None
+            return _change(second, first, self._tz)
+        change = _change(first, second, self._tz)
+        fold = 0
+        if self._before is not None:
+            wall, was, at = self._before
+            if at == change and (was == 1 or local < wall):
+                fold = 1
+        self._before = (local, fold, change)
+        return second if fold else first
+
+
+def _change(early: datetime, late: datetime, tz: tzinfo) -> datetime:
+    """When the clocks of ``tz`` changed between the UTC instants ``early`` and ``late`` (whose
+    offsets differ): the first whole second with ``late``'s offset, found by bisection."""
+    before = early.astimezone(tz).utcoffset()
+    low, high = early, late
+    while high - low > timedelta(seconds=1):
+        middle = low + timedelta(seconds=(high - low) // timedelta(seconds=2))
+        if middle.astimezone(tz).utcoffset() == before:
+            low = middle
+        else:
+            high = middle
+    return high

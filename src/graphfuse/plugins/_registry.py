@@ -1,5 +1,7 @@
 """The component registry: loads plugins through pluggy and builds components by name.
 
+Each entry point is loaded and registered with pluggy on its own; each ``register_*`` hook is
+then called once through ``pm.hook`` (wrappers, ``tryfirst``/``trylast`` as pluggy does them).
 Loading never raises: a plugin whose entry point fails to import, or whose hook raises, is kept
 with its error (shown by :meth:`Registry.plugins` and ``graphfuse plugins``) and the others load
 normally. The error is raised, as :class:`~graphfuse.PluginError` chained from the original,
@@ -13,9 +15,8 @@ import importlib.metadata
 import inspect
 import logging
 import os
-import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
@@ -27,8 +28,10 @@ from .._errors import AlreadyExists, GraphFuseError, InvalidInput, NotFound, Plu
 from .._protocols import Stage
 from . import hookspecs
 from ._components import Components
+from ._hookcall import Attribution, attributed
 from ._kinds import COMPONENT_KINDS, STAGE, ComponentKind, kind_named
 from ._presets import Preset
+from ._registrations import Registrations
 
 __all__ = ["ENTRY_POINT_GROUP", "KINDS", "Kind", "PluginInfo", "RegisteredName", "Registry", "get_registry"]
 
@@ -50,8 +53,6 @@ KINDS: tuple[str, ...] = tuple(k.name for k in COMPONENT_KINDS)
 
 PRESET = "preset"
 _HOOKS: dict[str, str] = {k.hook: k.name for k in COMPONENT_KINDS} | {"register_presets": PRESET}
-
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,14 @@ class RegisteredName(str):
 class _Entry:
     factory: Any  # a component factory, or a Preset
     plugin: str
+    replaced_by: str | None = None  # the plugin whose hook wrapper replaced the factory
+
+    @property
+    def source(self) -> str:
+        """``plugin 'x'``, and who replaced its factory if one did (for messages)."""
+        if self.replaced_by is None or self.replaced_by == self.plugin:
+            return f"plugin {self.plugin!r}"
+        return f"plugin {self.plugin!r} (factory replaced by plugin {self.replaced_by!r})"
 
 
 @dataclass
@@ -122,6 +131,7 @@ class _Plugin:
     name: str
     version: str | None
     obj: object | None = None
+    stand_in: object | None = None  # what pluggy holds for it (see _hookcall.attributed)
     hooks: tuple[str, ...] = ()
     registers: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
@@ -208,7 +218,7 @@ class Registry:
                 p.name,
                 p.version,
                 p.hooks,
-                MappingProxyType({k: tuple(sorted(v)) for k, v in p.registers.items()}),
+                MappingProxyType({k: tuple(sorted(v)) for k, v in sorted(p.registers.items())}),
                 p.error,
                 tuple(p.clashes),
             )
@@ -313,11 +323,11 @@ class Registry:
         except GraphFuseError:
             raise
         except Exception as exc:
-            raise PluginError(f"{what} from plugin {entry.plugin!r} failed to build: {_describe(exc)}") from exc
+            raise PluginError(f"{what} from {entry.source} failed to build: {_describe(exc)}") from exc
         missing = [m for m in kind.members if not _has_member(obj, m)]
         if missing:
             raise PluginError(
-                f"{what} from plugin {entry.plugin!r} built a {type(obj).__name__}, "
+                f"{what} from {entry.source} built a {type(obj).__name__}, "
                 f"which lacks {', '.join(missing)}: not a {kind.label}"
             )
         return obj
@@ -378,6 +388,7 @@ def _entry_points() -> list[importlib.metadata.EntryPoint]:
 def _load() -> _State:
     pm = pluggy.PluginManager(ENTRY_POINT_GROUP)
     pm.add_hookspecs(hookspecs)
+    attribution = Attribution()
     plugins: list[_Plugin] = []
 
     builtins = _Plugin(BUILTINS, _builtins_version())
@@ -413,95 +424,92 @@ def _load() -> _State:
             plugin.error, plugin.cause = _describe(exc), exc
             logger.info("graphfuse plugin %r failed to load: %s", ep.name, plugin.error)
 
+    # One plugin at a time into pluggy, as a stand-in whose hook implementations run under
+    # the plugin's name (see _hookcall): an entry point that fails to import, or a plugin
+    # pluggy refuses, costs only that plugin.
     for plugin in plugins:
         if plugin.obj is None:
             continue
         try:
-            pm.register(plugin.obj, name=plugin.name)
+            plugin.stand_in = attributed(pm, plugin.obj, plugin.name, attribution)
+            pm.register(plugin.stand_in, name=plugin.name)
         except Exception as exc:
-            plugin.obj, plugin.error, plugin.cause = None, _describe(exc), exc
+            plugin.obj, plugin.stand_in, plugin.error, plugin.cause = None, None, _describe(exc), exc
             continue
-        callers = pm.get_hookcallers(plugin.obj) or []
+        callers = pm.get_hookcallers(plugin.stand_in) or []
         unknown = sorted(c.name for c in callers if c.spec is None)
         plugin.hooks = tuple(sorted(c.name for c in callers if c.spec is not None))
         if unknown:
             plugin.error = f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {', '.join(_HOOKS)}"
-            pm.unregister(plugin.obj)
-            plugin.obj = None
-    return _collect(pm, plugins)
+            pm.unregister(plugin.stand_in)
+            plugin.obj = plugin.stand_in = None
+    return _register(pm, plugins, attribution)
 
 
-def _collect(pm: pluggy.PluginManager, plugins: Iterable[_Plugin]) -> _State:
+def _register(pm: pluggy.PluginManager, plugins: list[_Plugin], attribution: Attribution) -> _State:
+    """Call every ``register_*`` hook through pluggy; a plugin whose implementation fails is
+    dropped (its error kept, the names it had registered remembered as its) and the hooks are
+    called again without it, so what the others register never depends on a broken plugin."""
+    by_name = {p.name: p for p in plugins}
+    failed_names: dict[tuple[str, str], _Plugin] = {}
+    while True:
+        calls = _call_hooks(pm, attribution)
+        failures = dict(attribution.failures)
+        if not failures:
+            return _collect(plugins, calls, failed_names)
+        for name, exc in failures.items():
+            plugin = by_name[name]
+            plugin.error, plugin.cause = _describe(exc), exc
+            logger.info("graphfuse plugin %r failed to register its components: %s", name, plugin.error)
+            for kind, registrations in calls:
+                for owner, registered, _, _ in registrations._entries():
+                    if owner == name:
+                        failed_names.setdefault((kind, registered), plugin)
+            if plugin.stand_in is not None:
+                pm.unregister(plugin.stand_in)
+            plugin.obj = plugin.stand_in = None
+
+
+def _call_hooks(pm: pluggy.PluginManager, attribution: Attribution) -> list[tuple[str, Registrations]]:
+    """One call of each hook (until one fails); what each call registered."""
+    attribution.failures.clear()
+    calls: list[tuple[str, Registrations]] = []
+    for hook_name, kind in _HOOKS.items():
+        registrations = Registrations(kind, attribution)
+        register = registrations._preset_callback() if kind == PRESET else registrations._component_callback()
+        calls.append((kind, registrations))
+        try:
+            getattr(pm.hook, hook_name)(register=register, registered=registrations)
+        except Exception as exc:
+            if not attribution.failures:  # every implementation runs attributed: not a plugin's
+                raise PluginError(f"calling hook {hook_name} failed: {_describe(exc)}") from exc
+        finally:
+            registrations._close()
+        if attribution.failures:
+            break
+    return calls
+
+
+def _collect(
+    plugins: list[_Plugin], calls: list[tuple[str, Registrations]], failed_names: dict[tuple[str, str], _Plugin]
+) -> _State:
+    by_name = {p.name: p for p in plugins}
+    order = {p.name: i for i, p in enumerate(plugins)}
     table: dict[tuple[str, str], _Entry] = {}
     owners: dict[tuple[str, str], list[str]] = {}
-    failed_names: dict[tuple[str, str], _Plugin] = {}
-    plugin_list = list(plugins)
-    for plugin in plugin_list:
-        if plugin.obj is None:
-            continue
-        got: list[tuple[str, str, Any]] = []
-        try:
-            for hook_name in plugin.hooks:
-                kind = _HOOKS[hook_name]
-                register = _preset_registrar(plugin.name, got) if kind == PRESET else _registrar(plugin.name, kind, got)
-                for impl in getattr(pm.hook, hook_name).get_hookimpls():
-                    if impl.plugin is plugin.obj:
-                        impl.function(**{arg: register for arg in impl.argnames})
-        except Exception as exc:
-            plugin.error, plugin.cause = _describe(exc), exc
-            logger.info("graphfuse plugin %r failed to register its components: %s", plugin.name, plugin.error)
-            for kind, name, _ in got:
-                failed_names.setdefault((kind, name), plugin)
-            continue
-        for kind, name, factory in got:
-            plugin.registers.setdefault(kind, []).append(name)
-            owners.setdefault((kind, name), []).append(plugin.name)
-            table.setdefault((kind, name), _Entry(factory, plugin.name))
-    conflicts = {key: names for key, names in owners.items() if len(names) > 1}
-    by_name = {p.name: p for p in plugin_list}
+    for kind, registrations in calls:
+        for plugin, name, factory, replaced_by in registrations._entries():
+            by_name[plugin].registers.setdefault(kind, []).append(name)
+            owners.setdefault((kind, name), []).append(plugin)
+            table.setdefault((kind, name), _Entry(factory, plugin, replaced_by))
+    conflicts = {key: sorted(names, key=order.__getitem__) for key, names in owners.items() if len(names) > 1}
     for (kind, name), names in conflicts.items():
         del table[(kind, name)]
         for owner in names:
             # Both plugins loaded: the name is ambiguous, which is no load error of either.
             others = ", ".join(repr(n) for n in names if n != owner)
             by_name[owner].clashes.append(f"{kind.replace('_', ' ')} {name!r} (also registered by {others})")
-    return _State(plugin_list, table, conflicts, failed_names)
-
-
-def _preset_registrar(plugin: str, got: list[tuple[str, str, Any]]) -> hookspecs.RegisterPreset:
-    def register(
-        name: str,
-        factory: Callable[..., Any] | str,
-        *,
-        needs: Iterable[str] = (),
-        uses: Iterable[str] = (),
-        description: str = "",
-    ) -> None:
-        try:
-            preset = Preset.declare(name, factory, needs=needs, uses=uses, description=description, plugin=plugin)
-        except InvalidInput as exc:
-            raise PluginError(f"plugin {plugin!r} registered an invalid preset: {exc}") from exc
-        if any(k == PRESET and n == preset.name for k, n, _ in got):
-            raise PluginError(f"plugin {plugin!r} registered preset {name!r} twice")
-        got.append((PRESET, preset.name, preset))
-
-    return register
-
-
-def _registrar(plugin: str, kind: str, got: list[tuple[str, str, Any]]) -> hookspecs.Register:
-    def register(name: str, factory: Callable[..., Any]) -> None:
-        if not isinstance(name, str) or not _NAME.match(name):
-            raise PluginError(
-                f"plugin {plugin!r} registered an invalid {kind.replace('_', ' ')} name {name!r}: use letters, "
-                "digits, '_', '.' or '-', starting with a letter or '_'"
-            )
-        if not callable(factory):
-            raise PluginError(f"plugin {plugin!r} registered {kind.replace('_', ' ')} {name!r} with a non-callable")
-        if any(k == kind and n == name for k, n, _ in got):
-            raise PluginError(f"plugin {plugin!r} registered {kind.replace('_', ' ')} {name!r} twice")
-        got.append((kind, name, factory))
-
-    return register
+    return _State(plugins, table, conflicts, failed_names)
 
 
 _registry: Registry | None = None

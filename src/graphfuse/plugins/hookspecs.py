@@ -1,12 +1,12 @@
 """The hooks a GraphFuse plugin implements.
 
 A plugin is a module (or object) declared under the ``graphfuse`` entry-point group; each hook
-receives a ``register`` callback, called once per component the plugin provides, with a factory
-that runs only when the component is requested (a stage factory takes ``(components:
-Components, **options)``, the others ``**options``). There is one ``register_<kinds>`` hook per
-row of :data:`graphfuse.plugins.COMPONENT_KINDS`, written out below one function per hook (a
-test checks that the table and the hooks agree), plus :func:`register_presets`. Guide and
-example: ``docs/plugins.md``.
+receives ``register``, called once per component with a factory that runs only when the
+component is requested (a stage factory takes ``(components: Components, **options)``, the
+others ``**options``), and ``registered``, what the call registered so far (:class:`Registrations`).
+Hooks are called through pluggy, with its semantics (wrappers, ``tryfirst``/``trylast``). One
+``register_<kinds>`` hook per row of :data:`graphfuse.plugins.COMPONENT_KINDS`, written out
+below (a test checks that they agree), plus :func:`register_presets`. Guide: ``docs/plugins.md``.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ from typing import Any, Protocol
 
 import pluggy
 
+from ._registrations import Registrations
+
 __all__ = [
     "Register",
     "RegisterPreset",
+    "Registrations",
     "hookimpl",
     "hookspec",
     "register_cache_stores",
@@ -65,7 +68,7 @@ class RegisterPreset(Protocol):
 
 
 @hookspec
-def register_stages(register: Register) -> None:
+def register_stages(register: Register, registered: Registrations) -> None:
     """Register stage factories: ``factory(components: Components, **options) -> Stage``.
 
     A built stage must have: name, run.
@@ -73,7 +76,7 @@ def register_stages(register: Register) -> None:
 
 
 @hookspec
-def register_scorers(register: Register) -> None:
+def register_scorers(register: Register, registered: Registrations) -> None:
     """Register scorer factories: ``factory(**options) -> Scorer``.
 
     A built scorer must have: score.
@@ -81,7 +84,7 @@ def register_scorers(register: Register) -> None:
 
 
 @hookspec
-def register_graph_stores(register: Register) -> None:
+def register_graph_stores(register: Register, registered: Registrations) -> None:
     """Register graph store factories: ``factory(**options) -> GraphStore``.
 
     A built graph store must have: store_documents, get_documents, related, pagerank, close.
@@ -89,7 +92,7 @@ def register_graph_stores(register: Register) -> None:
 
 
 @hookspec
-def register_vector_stores(register: Register) -> None:
+def register_vector_stores(register: Register, registered: Registrations) -> None:
     """Register vector store factories: ``factory(**options) -> VectorStore``.
 
     A built vector store must have: dimension, upsert, search, delete, count, close.
@@ -97,7 +100,7 @@ def register_vector_stores(register: Register) -> None:
 
 
 @hookspec
-def register_embedders(register: Register) -> None:
+def register_embedders(register: Register, registered: Registrations) -> None:
     """Register embedder factories: ``factory(**options) -> Embedder``.
 
     A built embedder must have: dimension, embed_documents, embed_query.
@@ -105,7 +108,7 @@ def register_embedders(register: Register) -> None:
 
 
 @hookspec
-def register_rerankers(register: Register) -> None:
+def register_rerankers(register: Register, registered: Registrations) -> None:
     """Register reranker factories: ``factory(**options) -> Reranker``.
 
     A built reranker must have: rerank.
@@ -113,7 +116,7 @@ def register_rerankers(register: Register) -> None:
 
 
 @hookspec
-def register_cache_stores(register: Register) -> None:
+def register_cache_stores(register: Register, registered: Registrations) -> None:
     """Register cache store factories: ``factory(**options) -> CacheStore``.
 
     A built cache store must have: get, get_many, set, set_many, delete, close.
@@ -121,7 +124,7 @@ def register_cache_stores(register: Register) -> None:
 
 
 @hookspec
-def register_token_counters(register: Register) -> None:
+def register_token_counters(register: Register, registered: Registrations) -> None:
     """Register token counter factories: ``factory(**options) -> TokenCounter``.
 
     A built token counter must have: name, count.
@@ -129,7 +132,7 @@ def register_token_counters(register: Register) -> None:
 
 
 @hookspec
-def register_generators(register: Register) -> None:
+def register_generators(register: Register, registered: Registrations) -> None:
     """Register generator factories: ``factory(**options) -> Generator``.
 
     A built generator must have: agenerate.
@@ -137,7 +140,7 @@ def register_generators(register: Register) -> None:
 
 
 @hookspec
-def register_entity_extractors(register: Register) -> None:
+def register_entity_extractors(register: Register, registered: Registrations) -> None:
     """Register entity extractor factories: ``factory(**options) -> EntityExtractor``.
 
     A built entity extractor must have: extract.
@@ -145,7 +148,7 @@ def register_entity_extractors(register: Register) -> None:
 
 
 @hookspec
-def register_presets(register: RegisterPreset) -> None:
+def register_presets(register: RegisterPreset, registered: Registrations) -> None:
     """Register presets: named pipelines built from a store's components by name.
 
     ::

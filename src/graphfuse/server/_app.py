@@ -10,6 +10,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import PurePath
 from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Request
@@ -79,6 +80,9 @@ def _from_graphfuse(exc: GraphFuseError) -> Problem:
         return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
     if isinstance(cause, PermissionDenied):
         return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
+    if isinstance(exc, StageFailed) and isinstance(exc, (InvalidInput, NotFound)):
+        # Data a stage met (a store's, a provider's), not the request: a fault of the server.
+        return Problem(500, "the request failed inside the retrieval pipeline")
     if isinstance(exc, InvalidInput):
         return Problem(422, str(exc))
     if isinstance(exc, NotFound):
@@ -94,23 +98,26 @@ def _from_graphfuse(exc: GraphFuseError) -> Problem:
 
 
 class _BodyLimit:
-    """Answer 413 to a body larger than the route's limit (declared or streamed).
+    """Answer 413 to a body larger than the route's limit (declared or streamed), 408 to a slow one.
 
     ``/v1/ingest`` may send ``ingest_limit`` bytes (documents), every other route ``limit``
-    (a query and its options).
+    (a query and its options). The whole body must arrive within ``timeout`` seconds of the
+    headers, however slowly it trickles in (a deadline for the body, not a timer each byte
+    resets). Both answers close the connection: the rest of the body is not read.
     """
 
-    def __init__(self, app: ASGIApp, limit: int, ingest_limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, ingest_limit: int, timeout: float) -> None:
         self.app = app
         self.limit = limit
         self.ingest_limit = ingest_limit
+        self.timeout = timeout
 
     async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         limit = self.ingest_limit if scope.get("path") == "/v1/ingest" else self.limit
-        too_large = Problem(413, f"the request body is larger than {limit} bytes", field="body")
+        too_large = Problem(413, f"the request body is larger than {limit} bytes", field="body", headers=_CLOSE)
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -122,11 +129,21 @@ class _BodyLimit:
                     return
         # Read the body here, up to the limit, then hand it on: a body cut off part-way
         # must be a 413, not a parse error further in.
+        deadline = asyncio.get_running_loop().time() + self.timeout
         chunks: list[bytes] = []
         seen = 0
         more = True
         while more:
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - asyncio.get_running_loop().time()))
+            except asyncio.TimeoutError:
+                slow = Problem(
+                    408, f"the request body did not arrive within {self.timeout:g} s", field="body", headers=_CLOSE
+                )
+                await _problem_response(slow)(scope, receive, send)
+                return
+            if message["type"] == "http.disconnect":
+                return  # the client left: nobody to answer
             if message["type"] != "http.request":
                 await self.app(scope, _replay([], message), send)
                 return
@@ -138,6 +155,9 @@ class _BodyLimit:
             chunks.append(chunk)
             more = bool(message.get("more_body", False))
         await self.app(scope, _replay(chunks, None, receive), send)
+
+
+_CLOSE = {"Connection": "close"}
 
 
 def loopback_host(host: str) -> bool:
@@ -235,6 +255,18 @@ def _scope_of(request: Request) -> Scope:
 
 
 Tenant = Annotated[Scope, Depends(_scope_of)]
+
+
+def _has_key(request: Request) -> bool:
+    """Whether the request carries a current API key (never on a server without keys)."""
+    keys: KeyFile | None = request.app.state.keys
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if keys is None or scheme.lower() != "bearer":
+        return False
+    try:
+        return keys.tenant_for(token.strip()) is not None
+    except GraphFuseError:  # a damaged key file: /health still answers, without the path
+        return False
 
 
 def create_app(
@@ -335,10 +367,18 @@ def create_app(
     # -- routes ----------------------------------------------------------------------------
 
     @app.get("/health", tags=["server"])
-    async def health() -> dict[str, Any]:
-        """Version, and whether the store's backends answer."""
+    async def health(request: Request) -> dict[str, Any]:
+        """Version, and whether the store's backends answer (the store's path only to a valid key)."""
         report = await service.health()
         report["auth"] = "api-keys" if keys is not None else "none (loopback only)"
+        components = report.get("components")
+        if isinstance(components, dict) and isinstance(components.get("store"), str) and not _has_key(request):
+            # Where the store lives tells a caller about the machine: a key-less server names
+            # only the directory, a server with keys nothing without a valid one.
+            if keys is None:
+                components["store"] = PurePath(components["store"]).name
+            else:
+                del components["store"]
         return report
 
     @app.get("/metrics", tags=["server"], response_class=Response)
@@ -491,7 +531,12 @@ def create_app(
 
     # Metric labels name only the routes that exist (an invented path is "unmatched").
     metrics.routes = frozenset(p for r in app.routes if isinstance(p := getattr(r, "path", None), str) and p)
-    app.add_middleware(_BodyLimit, limit=limits.max_request_bytes, ingest_limit=limits.max_body_bytes)
+    app.add_middleware(
+        _BodyLimit,
+        limit=limits.max_request_bytes,
+        ingest_limit=limits.max_body_bytes,
+        timeout=limits.body_timeout,
+    )
     if keys is None:
         app.add_middleware(_LoopbackHosts)
     return app

@@ -18,6 +18,7 @@ import re
 import secrets
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,14 +32,17 @@ from .._errors import ConnectionFailed, InvalidInput, NotFound, PermissionDenied
 __all__ = ["TENANT_PATTERN", "KeyFile", "KeyFileDamaged", "KeyRecord", "check_tenant"]
 
 FORMAT = "graphfuse-keys"
-TENANT_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_KEY = re.compile(r"^gfk_([0-9a-f]{8})_[A-Za-z0-9_-]{43}$")
+TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A whole tenant name (match it with ``fullmatch``: ``$`` would let a trailing newline through)."""
+_KEY = re.compile(r"gfk_([0-9a-f]{8})_[A-Za-z0-9_-]{43}")
 _LOCK_TIMEOUT_S = 30.0
+_RACY_NS = 2_000_000_000  # a file changed this recently is compared by content on every look
+_NEVER: tuple[int, ...] = (-1,)  # the stamp before the first read
 
 
 def check_tenant(name: object) -> str:
     """Return ``name`` if it is a valid tenant name, else raise ``InvalidInput``."""
-    if not isinstance(name, str) or not TENANT_PATTERN.match(name):
+    if not isinstance(name, str) or not TENANT_PATTERN.fullmatch(name):
         raise InvalidInput(
             f"tenant name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}"
         )
@@ -69,26 +73,38 @@ class KeyRecord:
 class KeyFile:
     """The key file at ``path`` (created by :meth:`add` when missing).
 
-    :meth:`tenant_for` is what a server calls per request: it re-reads the file when its
-    size or modification time changed, and is safe to call from several threads.
+    :meth:`tenant_for` is what a server calls per request: it re-reads the file when it
+    changed (its inode, size, change or modification time, or its content while it is recent),
+    and is safe to call from several threads.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[int, ...] | None = _NEVER
+        self._digest: str | None = None
         self._records: tuple[KeyRecord, ...] = ()
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _read(self) -> list[KeyRecord]:
+    def _bytes(self) -> bytes | None:
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            return self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return None
         except PermissionError as exc:
             raise PermissionDenied(f"key file {str(self.path)!r} cannot be read: permission denied") from exc
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:
+            raise KeyFileDamaged(f"key file {str(self.path)!r} is unreadable ({exc})") from exc
+
+    def _read(self, data: bytes | None = None) -> list[KeyRecord]:
+        if data is None:
+            data = self._bytes()
+        if data is None:
+            return []
+        try:
+            raw = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise KeyFileDamaged(f"key file {str(self.path)!r} is unreadable ({exc})") from exc
         try:
             data = json.loads(raw)
@@ -103,6 +119,9 @@ class KeyFile:
             fields = ("id", "tenant", "created_at", "sha256")
             if not isinstance(item, dict) or not all(isinstance(item.get(f), str) for f in fields):
                 raise KeyFileDamaged(f"key file {str(self.path)!r} is damaged: entry {i} is malformed")
+            if not TENANT_PATTERN.fullmatch(item["tenant"]):
+                # A tenant name is a prefix of stored ids: "a/b" or "a\n" must never act as one.
+                raise KeyFileDamaged(f"key file {str(self.path)!r} is damaged: entry {i} has an invalid tenant name")
             out.append(KeyRecord(item["id"], item["tenant"], item["created_at"], item["sha256"]))
         return out
 
@@ -111,14 +130,27 @@ class KeyFile:
         return self._read()
 
     def _current(self) -> tuple[KeyRecord, ...]:
+        """The current keys, re-read when the file may have changed.
+
+        The file is looked at again when its device, inode, size, modification or change time
+        differ from the last read (a file restored with its old size and modification time still
+        has a new change time, which no one can set back), and while it changed less than
+        ``_RACY_NS`` ago, when two writes can share every time stamp; it is parsed again only
+        when its content differs (SHA-256), as git does with its index.
+        """
         try:
             st = self.path.stat()
-            stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            stamp: tuple[int, ...] | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            racy = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS
         except FileNotFoundError:
-            stamp = None
+            stamp, racy = None, True
         with self._lock:
-            if stamp != self._stamp or stamp is None:
-                self._records = tuple(self._read())
+            if stamp != self._stamp or racy:
+                data = self._bytes()
+                digest = None if data is None else hashlib.sha256(data).hexdigest()
+                if digest != self._digest or self._stamp is _NEVER:
+                    self._records = tuple(self._read(data))
+                    self._digest = digest
                 self._stamp = stamp
             return self._records
 
@@ -194,7 +226,7 @@ class KeyFile:
 
     def revoke(self, key_id: str) -> KeyRecord:
         """Remove the key with id ``key_id`` (or the key itself); raises ``NotFound``."""
-        match = _KEY.match(key_id)
+        match = _KEY.fullmatch(key_id)
         wanted = match.group(1) if match else key_id
         with self._locked():
             records = self._read()

@@ -84,6 +84,7 @@ class GraphNode(BaseModel):
     title: str | None
     score: float
     rank: int
+    page: str | None = Field(None, description="The page a passage is part of (its 'parent_id').")
 
 
 class GraphEdge(BaseModel):
@@ -91,6 +92,9 @@ class GraphEdge(BaseModel):
     target: str | None
     type: str
     weight: float
+    pages: list[str | None] | None = Field(
+        None, description="The two pages related, when the relation is between the results' pages."
+    )
 
 
 class Subgraph(BaseModel):

@@ -3,8 +3,9 @@
 All of it runs on the service's work loop (:class:`~graphfuse.server._work.WorkLoop`), never
 on the loop that answers HTTP: :meth:`Service.run` hands a coroutine over. Pipelines are built
 once per preset and shared by every request (a pipeline is immutable and safe to share).
-Presets that read the whole corpus (``multihop``: its BM25 index and title linker) are rebuilt
-after a write, the first time they are used again. Writes (ingest, delete) take one lock, so
+Presets that read the whole corpus (``multihop``, ``bm25``, ``hybrid``: a BM25 index, a title
+linker) are rebuilt after a write, this service's or another process's, the first time they are
+used again. Writes (ingest, delete) take one lock, so
 two indexing runs never overlap; queries do not wait for them except to pick up such a rebuild.
 """
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from .. import __version__, presets
 from .._capabilities import AdjacencySource, DocumentListing
-from .._errors import GraphFuseError, InvalidInput
+from .._errors import GraphFuseError, InvalidInput, StageFailed
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
@@ -92,6 +93,8 @@ class Limits:
     (building a preset's pipeline and waiting for a run slot included), ``write_timeout`` an
     ingest or a delete: past it the answer is a 504. ``max_concurrent_runs`` pipeline runs
     (retrieve, context, compare) are in progress at once; more wait their turn.
+    ``body_timeout`` bounds the time to receive a whole request body, from the end of its
+    headers, however slowly it trickles in: past it the answer is a 408 and the connection closes.
     """
 
     max_body_bytes: int = 8 * 1024 * 1024
@@ -107,6 +110,7 @@ class Limits:
     request_timeout: float = 60.0
     write_timeout: float = 600.0
     max_concurrent_runs: int = 4
+    body_timeout: float = 60.0
 
     def check_query(self, query: str, field: str = "query") -> str:
         if not query.strip():
@@ -139,7 +143,7 @@ class Limits:
 @dataclass
 class _Built:
     pipeline: Pipeline
-    generation: int | None  # the store generation it read, or None if it reads nothing up front
+    generation: tuple[int, int | None] | None  # the corpus it read (Service._corpus_generation), or None
 
 
 @dataclass
@@ -181,6 +185,7 @@ class Service:
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
     _positions: tuple[Sequence[str], dict[str, int]] | None = None
+    _part_of_columns: tuple[Any, Any] | None = None
     session: SessionStats = field(default_factory=SessionStats)
     generator: Any = None
     judge: Any = None
@@ -262,10 +267,20 @@ class Service:
             self.reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         return self.reranker
 
-    async def _build_preset(self, name: str) -> _Built:
+    def _reads_corpus(self, name: str) -> bool:
+        return "corpus_indexes" in presets.get(name).inputs
+
+    async def _corpus_generation(self) -> tuple[int, int | None]:
+        """Which corpus a preset that reads it up front would read: this service's writes, and the
+        graph store's own write counter when it keeps one (``generation()``: moved by every write,
+        ``graphfuse index`` in another process included)."""
+        counter = getattr(self.graph, "generation", None)
+        store = await counter() if callable(counter) else None
+        return self._generation, store if isinstance(store, int) else None
+
+    async def _build_preset(self, name: str, generation: tuple[int, int | None] | None) -> _Built:
         preset = presets.get(name)
         reads_corpus = "corpus_indexes" in preset.inputs
-        generation = self._generation if reads_corpus else None
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
@@ -288,30 +303,34 @@ class Service:
     async def pipeline(self, name: str) -> Pipeline:
         """The shared pipeline of preset ``name`` (built on first use, rebuilt after writes if it reads the corpus).
 
-        ``name`` must be one of the presets registered when this service was made. A build
-        runs once per preset and generation, in a task of its own: a request that stops
-        waiting for it (its deadline passed) leaves it to finish for the next one.
+        ``name`` must be one of the presets registered when this service was made. A preset that
+        reads the corpus up front (``bm25``, ``hybrid``, ``multihop``) is rebuilt when the store was
+        written since, by this service or by another process (``graphfuse index``), as far as the
+        graph store counts its writes (``generation()``). A build runs once per preset and
+        generation, in a task of its own: a request that stops waiting for it (its deadline
+        passed) leaves it to finish for the next one.
         """
         if name not in self._preset_names:
             known = ", ".join(self._preset_names)
             raise Problem.invalid("preset", f"unknown preset {name[:64]!r}; known presets: {known}")
+        generation = await self._corpus_generation() if self._reads_corpus(name) else None
         built = self._pipelines.get(name)
-        if built is not None and built.generation in (None, self._generation):
+        if built is not None and built.generation == generation:
             return built.pipeline
         async with self._build_lock:
             built = self._pipelines.get(name)
-            if built is not None and built.generation in (None, self._generation):
+            if built is not None and built.generation == generation:
                 return built.pipeline
             task = self._building.get(name)
             if task is None or task.done():
-                task = self._building[name] = asyncio.ensure_future(self._build_and_keep(name))
+                task = self._building[name] = asyncio.ensure_future(self._build_and_keep(name, generation))
                 # Retrieved here when no request is left waiting for it (no "never retrieved" warning).
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
         return await asyncio.shield(task)
 
-    async def _build_and_keep(self, name: str) -> Pipeline:
+    async def _build_and_keep(self, name: str, generation: tuple[int, int | None] | None) -> Pipeline:
         try:
-            built = await self._build_preset(name)
+            built = await self._build_preset(name, generation)
         except InvalidInput as exc:
             raise Problem.invalid("preset", f"preset {name!r} cannot serve this store: {exc}") from exc
         finally:
@@ -376,6 +395,8 @@ class Service:
                 query, top_k=top_k, filter=flt, timeout=self.limits.request_timeout, **shape
             )
         except InvalidInput as exc:
+            if isinstance(exc, StageFailed):
+                raise  # bad data a stage met is the server's fault (500), not the request's
             raise Problem.invalid("query", str(exc)) from exc
         results = await self._complete(scope, results, flt)
         return results, [self.result_json(scope, r) for r in results]
@@ -435,6 +456,8 @@ class Service:
                 query, budget=budget, format=format, top_k=top_k, filter=flt, timeout=self.limits.request_timeout
             )
         except InvalidInput as exc:
+            if isinstance(exc, StageFailed):
+                raise  # bad data a stage met is the server's fault (500), not the request's
             raise Problem.invalid("query", str(exc)) from exc
         data: dict[str, Any] = ctx.to_dict()
         text: str = data["text"]
@@ -607,27 +630,45 @@ class Service:
         return ids, cached[1], typed, untyped
 
     async def subgraph(self, scope: Scope, results: Sequence[Result]) -> dict[str, Any]:
-        """The relations among ``results`` (all in ``scope``): nodes and typed edges."""
-        nodes = [
-            {
-                "id": scope.external(r.id),
-                "title": r.document.metadata.get("title")
-                if isinstance(r.document.metadata.get("title"), str)
-                else None,
-                "score": r.score,
-                "rank": rank,
-            }
-            for rank, r in enumerate(results, 1)
-        ]
+        """The relations among ``results`` (all in ``scope``): nodes and typed edges.
+
+        A node is a result; a passage's node also names its page (``page``). Two results are
+        joined by every relation between them, and by every relation between their pages: from
+        the page itself or from any of its passages (``PART_OF`` it) to the other page or its
+        passages, as the graph context relates them. Such an edge names the two ``pages``;
+        relations inside one page are not edges.
+        """
+        nodes = []
+        for rank, r in enumerate(results, 1):
+            node: dict[str, Any] = {"id": scope.external(r.id), "title": _title(r), "score": r.score, "rank": rank}
+            parent = r.document.metadata.get("parent_id")
+            if isinstance(parent, str) and parent:
+                node["page"] = scope.external(parent)
+            nodes.append(node)
         view = await self._typed_adjacency()
         if view is None:
             return {"nodes": nodes, "edges": [], "note": "this graph store offers no adjacency snapshot"}
         _, position, typed, untyped = view
-        chosen = [(r.id, position[r.id]) for r in results if r.id in position]
-        if not chosen:
+        pages: dict[str, list[int]] = {}  # page id -> the results (indexes) on it
+        for i, r in enumerate(results):
+            parent = r.document.metadata.get("parent_id")
+            pages.setdefault(parent if isinstance(parent, str) and parent else r.id, []).append(i)
+        heads = {page: position.get(page) for page in pages}
+        own = {
+            page: [p for p in (heads[page], *(position.get(results[i].id) for i in members)) if p is not None]
+            for page, members in pages.items()
+        }
+        if not any(own.values()):
             return {"nodes": nodes, "edges": []}
-        names = [scope.external(i) for i, _ in chosen]
-        edges = await asyncio.to_thread(_edges_among, [p for _, p in chosen], names, typed, untyped)
+        names = [str(n["id"]) for n in nodes]
+        external = {page: scope.external(page) for page in pages}
+        part_of = typed.get(PART_OF)
+        cached = self._part_of_columns
+        if part_of is not None and (cached is None or cached[0] is not part_of):
+            # The passages of each page, by column: converted once per snapshot of the graph.
+            cached = self._part_of_columns = (part_of, await asyncio.to_thread(part_of.tocsc))
+        columns = cached[1] if part_of is not None and cached is not None else None
+        edges = await asyncio.to_thread(_edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
@@ -708,22 +749,58 @@ class Service:
         }
 
 
-def _edges_among(
-    positions: Sequence[int], names: Sequence[str | None], typed: Mapping[str, Any], untyped: Any
+def _edges_among_pages(
+    heads: Mapping[str, int | None],
+    own: Mapping[str, list[int]],
+    pages: Mapping[str, list[int]],
+    names: Sequence[str],
+    external: Mapping[str, str | None],
+    columns: Any,
+    typed: Mapping[str, Any],
+    untyped: Any,
 ) -> list[dict[str, Any]]:
-    """Typed edges among the nodes at ``positions`` of the adjacency snapshot (CPU: off the loop)."""
-    rows = np.array(positions, dtype=np.int64)
-    edges: list[dict[str, Any]] = []
-    seen: set[tuple[int, int]] = set()
-    for rel_type, matrix in typed.items():
+    """Typed edges between the results, from the relations among their pages (CPU: off the loop).
+
+    ``heads[page]`` is the page's adjacency position, ``own[page]`` the positions of the page
+    and of its results, ``pages[page]`` the indexes of its results (``names`` are the results'
+    client ids). The page's other passages (the sources of ``PART_OF`` relations to it) are
+    found in ``columns``, the ``PART_OF`` matrix by column (or ``None``).
+    """
+    owner: dict[int, str] = {}
+    for page, positions in own.items():
+        for p in positions:
+            owner.setdefault(p, page)
+        head = heads[page]
+        if columns is not None and head is not None:
+            start, stop = columns.indptr[head], columns.indptr[head + 1]
+            for p in columns.indices[start:stop].tolist():
+                owner.setdefault(int(p), page)
+    rows = np.array(sorted(owner), dtype=np.int64)
+    found: dict[tuple[str, str, str], float] = {}
+    seen: set[tuple[str, str]] = set()
+
+    def collect(rel_type: str, matrix: Any, skip_seen: bool) -> None:
         sub = matrix[rows][:, rows].tocoo()
         for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-            seen.add((s, t))
-            edges.append({"source": names[s], "target": names[t], "type": rel_type, "weight": w})
-    sub = untyped[rows][:, rows].tocoo()
-    for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-        if (s, t) not in seen:
-            edges.append({"source": names[s], "target": names[t], "type": "OTHER", "weight": w})
+            a, b = owner[int(rows[s])], owner[int(rows[t])]
+            if a == b or (skip_seen and (a, b) in seen):
+                continue
+            if not skip_seen:
+                seen.add((a, b))
+            key = (a, b, rel_type)
+            found[key] = max(found.get(key, 0.0), float(w))
+
+    for rel_type, matrix in typed.items():
+        collect(rel_type, matrix, skip_seen=False)
+    collect("OTHER", untyped, skip_seen=True)  # related by types this server does not know by name
+    edges: list[dict[str, Any]] = []
+    for (a, b, rel_type), weight in sorted(found.items(), key=lambda kv: (min(pages[kv[0][0]]), kv[0])):
+        for i in pages[a]:
+            for j in pages[b]:
+                edge: dict[str, Any] = {"source": names[i], "target": names[j], "type": rel_type, "weight": weight}
+                if names[i] != external[a] or names[j] != external[b]:
+                    edge["pages"] = [external[a], external[b]]
+                edges.append(edge)
     return edges
 
 

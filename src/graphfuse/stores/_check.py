@@ -13,21 +13,29 @@ import contextlib
 import json
 import os
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import GraphFuseError, NotFound
+import numpy as np
+
+from .._errors import GraphFuseError, InvalidInput, NotFound
 from .._types import KIND_KEY
+from ._directory import _recorded, open_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import APPLICATION_ID as VECTORS_ID
-from ._vector_store import LocalVectorStore
+from ._vector_store import FORMAT_VERSION as VECTORS_VERSION
+from ._vector_store import LocalVectorStore, checksum_matches
 
 __all__ = ["StoreCheck", "check_store"]
 
 _SHOWN = 20
+_REFUSED = "the store cannot be opened as the other commands open it"
+# A damaged schema can make SQLite's own error message invalid UTF-8: Python then raises that.
+_DB_ERRORS = (sqlite3.DatabaseError, UnicodeDecodeError)
 _DAMAGED_SHOWN = 200
 
 
@@ -35,6 +43,12 @@ def _meta(column: str, key: str) -> str:
     # json_extract raises on text that is not JSON: damaged rows are counted apart.
     return f"(CASE WHEN json_valid({column}) THEN json_extract({column}, '$.{key}') END)"
 
+
+# Vectors no document owns: no document has their id, or only an entity node, which is never embedded.
+_STRAY = (
+    "SELECT id FROM v.vectors WHERE id NOT IN "
+    f"(SELECT d.id FROM documents d WHERE coalesce({_meta('d.metadata', KIND_KEY)}, '') != 'entity')"
+)
 
 # Units the indexer embeds: chunks, and documents it did not split into chunks.
 _UNITS = (
@@ -51,9 +65,13 @@ class StoreCheck:
     Counts: ``documents``, ``vectors``, ``relations``, ``pending`` (documents an unfinished
     index run left behind), ``dangling_relations`` (an end is missing),
     ``documents_without_vectors`` (indexed units the indexer embeds, with no vector),
-    ``vectors_without_documents`` and ``damaged_rows`` (vectors of the wrong size, metadata
-    that is not a JSON object; ``damaged`` names them). ``integrity`` holds what is wrong
-    with the files themselves (missing, empty, unreadable, damaged pages, SQLite's
+    ``vectors_without_documents`` (stray vectors: no document has their id, or only an entity
+    node does, which is never embedded) and ``damaged_rows`` (vectors of the wrong size, holding
+    NaN or infinity, or whose row does not match its checksum; metadata that is not a JSON
+    object; ``damaged`` names them; ``damaged_vectors`` counts those of ``vectors.sqlite``, which
+    ``repair`` deletes: the next ``graphfuse index`` embeds them again). ``unverified_vectors``
+    counts vectors written before GraphFuse kept checksums (a note says how to add them).
+    ``integrity`` holds what is wrong with the files themselves (missing, empty, unreadable, damaged pages, SQLite's
     ``integrity_check`` / ``foreign_key_check``), each line naming the file. ``manifest``
     lists the counts the manifest records that differ from the actual ones
     (``{"documents": [recorded, actual], ...}``): a store being served or left by a killed
@@ -70,6 +88,8 @@ class StoreCheck:
     documents_without_vectors: int = 0
     vectors_without_documents: int = 0
     damaged_rows: int = 0
+    damaged_vectors: int = 0
+    unverified_vectors: int = 0
     manifest: dict[str, list[int | None]] = field(default_factory=dict)
     integrity: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)
@@ -126,7 +146,7 @@ def _file_problem(path: Path, application_id: int, what: str) -> tuple[str | Non
         conn = _open(path)
         found = conn.execute("PRAGMA application_id").fetchone()[0]
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    except sqlite3.DatabaseError as exc:
+    except _DB_ERRORS as exc:
         return f"{name}: damaged, unreadable as SQLite ({exc})", None
     if found == 0 and tables == 0:
         conn.close()
@@ -140,7 +160,7 @@ def _file_problem(path: Path, application_id: int, what: str) -> tuple[str | Non
 def _guarded(report: StoreCheck, name: str, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> Any:
     try:
         return conn.execute(sql, params).fetchall()
-    except sqlite3.DatabaseError as exc:
+    except _DB_ERRORS as exc:
         line = f"{name}: damaged ({exc})"
         if line not in report.integrity:
             report.integrity.append(line)
@@ -210,12 +230,13 @@ def _inspect_vectors(report: StoreCheck, conn: sqlite3.Connection) -> int | None
     dimension = rows[0][0] if rows else None
     count = _guarded(report, name, conn, "SELECT count(*) FROM vectors")
     report.vectors = count[0][0] if count else 0
+    seen: set[int] = set()  # rowids already reported
     if isinstance(dimension, int) and not isinstance(dimension, bool):
         bad = _guarded(
             report,
             name,
             conn,
-            "SELECT id, typeof(vector), length(vector) FROM vectors "
+            "SELECT id, typeof(vector), length(vector), rowid FROM vectors "
             "WHERE typeof(vector) != 'blob' OR length(vector) != ?",
             (4 * dimension,),
         )
@@ -223,13 +244,89 @@ def _inspect_vectors(report: StoreCheck, conn: sqlite3.Connection) -> int | None
             report,
             [f"{name}: vector {r[0]!r} is {r[2]} bytes of {r[1]}, not {dimension} float32 values" for r in bad or []],
         )
+        seen = {r[3] for r in bad or []}
     elif report.vectors:
         report.integrity.append(f"{name}: holds {report.vectors} vectors but no valid dimension ({dimension!r})")
     bad = _guarded(
-        report, name, conn, "SELECT id FROM vectors WHERE NOT json_valid(metadata) OR json_type(metadata) != 'object'"
+        report,
+        name,
+        conn,
+        "SELECT id, rowid FROM vectors WHERE NOT json_valid(metadata) OR json_type(metadata) != 'object'",
     )
-    _damaged(report, [f"{name}: vector {r[0]!r} has metadata that is not a JSON object" for r in bad or []])
+    bad = [r for r in bad or [] if r[1] not in seen]
+    _damaged(report, [f"{name}: vector {r[0]!r} has metadata that is not a JSON object" for r in bad])
+    seen.update(r[1] for r in bad)
+    if isinstance(dimension, int) and not isinstance(dimension, bool):
+        _inspect_values(report, conn, dimension, seen)
+    report.damaged_vectors = report.damaged_rows  # the graph's rows are inspected after these
     return dimension if isinstance(dimension, int) else None
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _owner(doc_id: object, metadata: object) -> str:
+    """How a damaged vector is named: its id and, for a chunk, its document."""
+    shown = f"vector {_text(doc_id)!r}"
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        parent = json.loads(metadata).get("parent_id")  # type: ignore[arg-type]
+        if isinstance(parent, str) and parent:
+            shown += f" (document {parent!r})"
+    return shown
+
+
+def _vector_rows(conn: sqlite3.Connection, checksummed: bool) -> Iterator[tuple[Any, ...]]:
+    """Every row as stored (ids and metadata as bytes: checksums are over the bytes), in batches."""
+    columns = "rowid, id, vector, metadata" + (", checksum" if checksummed else ", NULL")
+    conn.text_factory = bytes
+    try:
+        cursor = conn.execute(f"SELECT {columns} FROM vectors")
+        while batch := cursor.fetchmany(4096):
+            yield from batch
+    finally:
+        conn.text_factory = str
+
+
+def damaged_vectors(conn: sqlite3.Connection, dimension: int) -> tuple[list[tuple[int, str]], int]:
+    """``([(rowid, what is wrong), ...], unverified)`` for a vector store file: rows that do not match
+    their checksum or whose vector holds NaN or infinity; rows without a checksum (a file written
+    before checksums) are counted, not judged. Rows of the wrong size are left to the size check."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    checksummed = version >= VECTORS_VERSION
+    found: list[tuple[int, str]] = []
+    unverified = 0
+    size = 4 * dimension
+    for rowid, doc_id, vector, metadata, checksum in _vector_rows(conn, checksummed):
+        if checksum is None:
+            unverified += 1
+        elif not checksum_matches(doc_id, vector, metadata, checksum):
+            found.append((rowid, f"{_owner(doc_id, metadata)} does not match its checksum (damaged)"))
+            continue
+        if isinstance(vector, bytes) and len(vector) == size:
+            values = np.frombuffer(vector, dtype=np.float32)
+            if not np.isfinite(values).all():
+                found.append((rowid, f"{_owner(doc_id, metadata)} holds NaN or infinity"))
+    return found, unverified
+
+
+def _inspect_values(report: StoreCheck, conn: sqlite3.Connection, dimension: int, seen: set[int]) -> None:
+    name = VECTORS_FILE
+    try:
+        found, unverified = damaged_vectors(conn, dimension)
+    except _DB_ERRORS as exc:
+        line = f"{name}: damaged ({exc})"
+        if line not in report.integrity:
+            report.integrity.append(line)
+        return
+    _damaged(report, [f"{name}: {line}" for rowid, line in found if rowid not in seen])
+    report.unverified_vectors = unverified
+    if unverified:
+        report.notes.append(
+            f"{name} was written before GraphFuse kept a checksum per vector: {unverified} vectors cannot be "
+            "verified (damage that changes rankings goes unseen); `graphfuse check --repair` adds the checksums "
+            "of the vectors as they are now"
+        )
 
 
 def _inspect_graph(report: StoreCheck, conn: sqlite3.Connection, vectors: Path | None) -> None:
@@ -271,7 +368,7 @@ def _inspect_graph(report: StoreCheck, conn: sqlite3.Connection, vectors: Path |
             f"AND coalesce({_meta('d.metadata', 'graphfuse_state')}, 'indexed') = 'indexed' "
             "AND d.id NOT IN (SELECT id FROM v.vectors)"
         )
-        checks["vectors_without_documents"] = "SELECT id FROM v.vectors WHERE id NOT IN (SELECT id FROM documents)"
+        checks["vectors_without_documents"] = _STRAY
     for key, sql in checks.items():
         rows = _guarded(report, name, conn, sql)
         if rows is None:
@@ -288,10 +385,29 @@ def _attach(conn: sqlite3.Connection, path: Path) -> bool:
             conn.execute("ATTACH DATABASE ? AS v", (f"{uri}?{mode}",))
             conn.execute("SELECT count(*) FROM v.vectors").fetchone()
             return True
-        except sqlite3.DatabaseError:
-            with contextlib.suppress(sqlite3.DatabaseError):
+        except _DB_ERRORS:
+            with contextlib.suppress(*_DB_ERRORS):
                 conn.execute("DETACH DATABASE v")
     return False
+
+
+async def _open_like_commands(directory: Path, report: StoreCheck) -> None:
+    """Open the store as every other command does (read-only) and report what refuses it."""
+
+    recorded: dict[str, str] | None = None
+    try:
+        recorded = await asyncio.to_thread(_recorded, directory)
+        store = await open_store(directory, mode="ro")
+        await store.close()
+    except InvalidInput as exc:
+        if recorded is None:
+            # Built from Python (LocalStore) without recording its components: Python opens it,
+            # the commands (which guess its components) may not. Not damage: a note.
+            report.notes.append(f"the store records no components (it was built from Python): the commands say: {exc}")
+            return
+        report.integrity.append(f"{_REFUSED}: {exc}")
+    except GraphFuseError as exc:
+        report.integrity.append(f"{_REFUSED}: {exc}")
 
 
 async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> None:
@@ -315,6 +431,33 @@ async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> Non
         await store.close()
 
 
+def _delete_damaged_vectors(path: Path) -> int:
+    """Delete the rows of the vector file that ``check`` calls damaged (one transaction)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            dimension = conn.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchone()[0]
+            rowids = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM vectors WHERE typeof(vector) != 'blob' OR length(vector) != ? "
+                    "OR NOT json_valid(metadata) OR json_type(metadata) != 'object'",
+                    (4 * dimension,),
+                )
+            }
+            rowids.update(rowid for rowid, _ in damaged_vectors(conn, dimension)[0])
+            conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in sorted(rowids)])
+            conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return len(rowids)
+    finally:
+        conn.close()
+
+
 async def _repair(directory: Path, found: StoreCheck) -> list[str]:
     done: list[str] = []
     for name, opener in ((GRAPH_FILE, _new_graph), (VECTORS_FILE, _new_vectors)):
@@ -322,6 +465,9 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
         if path.is_file() and path.stat().st_size == 0:
             await opener(path)
             done.append(f"re-created the empty {name} (its content is lost: re-run the same `graphfuse index` command)")
+    if found.damaged_vectors:
+        n = await asyncio.to_thread(_delete_damaged_vectors, directory / VECTORS_FILE)
+        done.append(f"deleted {n} damaged vectors (re-run the same `graphfuse index` command to embed them again)")
     store = LocalStore.open(directory, create=False)  # a read-write open refreshes stale manifest counts
     try:
         if found.manifest:
@@ -336,14 +482,23 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
             done.append(f"deleted {n} dangling relations")
         if found.vectors_without_documents:
             with store.graph._db.guard() as c:
-                known = {r[0] for r in c.execute("SELECT id FROM documents")}
+                known = {r[0] for r in c.execute("SELECT id, metadata FROM documents") if _kind(r[1]) != "entity"}
             orphans = [i for i in store.vectors._ids if i not in known]
             n = await store.vectors.delete(orphans)
             done.append(f"deleted {n} vectors without documents")
+        if found.unverified_vectors:
+            n = await asyncio.to_thread(store.vectors._add_checksums)
+            done.append(f"added the checksums of {n} vectors (as they are now: damage done before is not undone)")
         await store.refresh_manifest()
     finally:
         await store.close()
     return done
+
+
+def _kind(metadata: str) -> object:
+    with contextlib.suppress(ValueError, TypeError, AttributeError):
+        return json.loads(metadata).get(KIND_KEY)
+    return None
 
 
 async def _new_graph(path: Path) -> None:
@@ -359,9 +514,10 @@ async def _new_vectors(path: Path) -> None:
 
 
 def _repairable(found: StoreCheck) -> bool:
-    # Damaged pages or rows are not rewritten: the files are left for inspection (or a backup).
+    # Damaged pages, and damaged rows of the graph, are not rewritten: the files are left for
+    # inspection (or a backup). Damaged vectors are deleted: the indexer embeds them again.
     empty_only = all("empty (0 bytes)" in line for line in found.integrity)
-    return empty_only and not found.damaged_rows
+    return empty_only and found.damaged_rows == found.damaged_vectors
 
 
 async def check_store(directory: str | os.PathLike[str], *, repair: bool = False) -> StoreCheck:
@@ -369,17 +525,23 @@ async def check_store(directory: str | os.PathLike[str], *, repair: bool = False
 
     Without ``repair`` nothing is written (the files are opened read-only). Every damaged,
     missing, empty or unreadable file and every damaged row is reported by name (never
-    raised). Repairs: an empty (truncated) data file is re-created empty, dangling relations
-    and vectors without documents are deleted, the manifest counts and ``corpus_index.npz``
-    are rewritten. Pending documents and documents without vectors need their sources: they
-    are listed in ``unrepaired`` (re-run the same ``graphfuse index`` command to finish them);
-    damaged pages and rows are left as they are (``unrepaired`` says so).
+    raised): vectors of the wrong size, holding NaN or infinity, or not matching the checksum
+    their row was written with, naming the vector and its document. A store the other commands
+    refuse to open (they open it as :func:`open_store` does) is reported with their reason.
+    Repairs: an empty (truncated) data file is re-created empty, damaged vectors, stray vectors
+    and dangling relations are deleted, checksums are added to vectors written before
+    GraphFuse kept them, the manifest counts and ``corpus_index.npz`` are rewritten. Pending
+    documents and documents without vectors need their sources: they are listed in
+    ``unrepaired`` (re-run the same ``graphfuse index`` command to finish them); damaged pages
+    and damaged rows of the graph are left as they are (``unrepaired`` says so).
     Raises ``NotFound`` when there is no store.
     """
     path = Path(directory)
     if not (path / MANIFEST).exists():
         raise NotFound(f"no GraphFuse store at {str(path)!r}")
     found = _inspect(path)
+    if not found.integrity and not found.damaged_rows:
+        await _open_like_commands(path, found)
     if not found.integrity and not found.damaged_rows:
         try:
             await _corpus_note(path, found, repair=False)
@@ -388,10 +550,17 @@ async def check_store(directory: str | os.PathLike[str], *, repair: bool = False
     if not repair or (found.ok and not found.notes):
         return found
     if not _repairable(found):
-        found.unrepaired.append(
-            "damaged files or rows are left as they are: restore the store from a backup, or index the "
-            "sources into a new store directory"
-        )
+        if any(line.startswith(_REFUSED) for line in found.integrity):
+            found.unrepaired.append(
+                "--repair does not rewrite the manifest or its components: fix what the other commands refuse "
+                "(install the plugin it names, or restore the manifest), or index the sources into a new store "
+                "directory"
+            )
+        else:
+            found.unrepaired.append(
+                "damaged files or rows are left as they are: restore the store from a backup, or index the "
+                "sources into a new store directory"
+            )
         return found
     done = await _repair(path, found)
     await _corpus_note(path, found, repair=True)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
-import tempfile
+import secrets
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
 from ..embedders._identity import embedder_identity
 from ._records import CHECK_HINT
@@ -23,26 +26,69 @@ FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 GRAPH_FILE = "graph.sqlite"
 VECTORS_FILE = "vectors.sqlite"
+_NO_SPACE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))  # (no space left, disk quota exceeded)
 
 
-def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
-    # Written last and atomically: a directory without a manifest is a half-written one.
+# How long an open waits for the manifest of a store another process is creating.
+_CREATION_WAIT_S = 10.0
+_TEMP_PREFIX = ".manifest-"
+
+
+def _write_manifest(directory: Path, manifest: dict[str, Any], *, first: bool = False) -> bool:
+    """Write the manifest atomically; with ``first``, only if there is none yet (returns whether
+    it was written: a process creating the same store may have written its own first)."""
+    # Written last and atomically: a directory without a manifest is a half-written one. The
+    # file gets the data files' permissions (the umask's when there are none yet), so whoever
+    # may read the store may read its manifest too.
+    tmp = str(directory / f"{_TEMP_PREFIX}{secrets.token_hex(8)}.tmp")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".manifest-", suffix=".tmp", dir=directory)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except PermissionError as exc:
         raise PermissionDenied(
             f"store directory {str(directory)!r} cannot be written (permission denied): "
             "open it read-only to query it (`graphfuse query` does)"
         ) from exc
     try:
+        with contextlib.suppress(FileNotFoundError):  # no data file yet: the umask decided
+            os.fchmod(fd, (directory / GRAPH_FILE).stat().st_mode & 0o777)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=2, sort_keys=True)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, directory / MANIFEST)
-    except BaseException:
+        if not first:
+            os.replace(tmp, directory / MANIFEST)
+            return True
+        try:
+            os.link(tmp, directory / MANIFEST)  # atomic, and never over another creator's manifest
+        except FileExistsError:
+            return False
+        except OSError:  # a file system without hard links: the next best thing
+            if (directory / MANIFEST).exists():
+                return False
+            os.replace(tmp, directory / MANIFEST)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return True
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
+            raise DiskFull(
+                f"store directory {str(directory)!r}: no space left on the disk to write {MANIFEST} "
+                f"({exc.strerror}); it is left as it was: free space and run the same command again"
+            ) from exc
         raise
+
+
+def _discard_new_store(directory: Path, opened: list[Any]) -> None:
+    for store in opened:
+        db = store._db
+        if db is not None:
+            db.close()
+    for name in (GRAPH_FILE, VECTORS_FILE):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        directory.rmdir()  # (only when nothing else is in it)
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
@@ -68,6 +114,33 @@ def _read_manifest(directory: Path) -> dict[str, Any]:
         if not (directory / name).is_file():
             raise StoreCorrupted(f"store directory {str(directory)!r}: {name} is missing")
     return manifest
+
+
+def _leftovers(path: Path) -> tuple[list[str], bool]:
+    """What a directory without a manifest holds, and whether it is only a store's own files.
+
+    While those files are recent (a store's creation takes milliseconds), another process may be
+    creating the store: wait for its manifest (then nothing is left over: the caller opens it).
+    """
+    deadline = time.monotonic() + _CREATION_WAIT_S
+    while True:
+        if (path / MANIFEST).exists():
+            return [], False
+        found = sorted(p for p in path.iterdir()) if path.is_dir() else []
+        own = bool(found) and all(_store_file(p.name) for p in found)
+        try:
+            recent = own and max(p.stat().st_mtime for p in found) > time.time() - _CREATION_WAIT_S
+        except FileNotFoundError:
+            recent = True  # a temporary file was just renamed: look again
+        if not recent or time.monotonic() >= deadline:
+            return [p.name for p in found], own
+        time.sleep(0.05)
+
+
+def _store_file(name: str) -> bool:
+    """A file a store's creation writes before its manifest."""
+    base = name.removesuffix("-wal").removesuffix("-shm").removesuffix("-journal")
+    return base in (GRAPH_FILE, VECTORS_FILE) or (name.startswith(_TEMP_PREFIX) and name.endswith(".tmp"))
 
 
 class LocalStore:
@@ -114,26 +187,9 @@ class LocalStore:
         if path.exists() and not path.is_dir():
             raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
         if not (path / MANIFEST).exists():
-            leftovers = sorted(p.name for p in path.iterdir()) if path.is_dir() else []
-            if leftovers:
-                raise StoreCorrupted(
-                    f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
-                    "it is half-written or not a GraphFuse store (remove it and ingest again)"
-                )
-            if not create:
-                raise NotFound(f"no GraphFuse store at {str(path)!r}")
-            path.mkdir(parents=True, exist_ok=True)
-            graph = SQLiteGraphStore(path / GRAPH_FILE)
-            vectors = LocalVectorStore(path / VECTORS_FILE)
-            manifest: dict[str, Any] = {
-                "format": FORMAT,
-                "version": FORMAT_VERSION,
-                "embedder": None,
-                "dimension": None,
-                "counts": {"documents": 0, "relations": 0, "vectors": 0},
-            }
-            _write_manifest(path, manifest)
-            return cls(path, graph, vectors, manifest)
+            created = cls._create(path, create)
+            if created is not None:
+                return created
         manifest = _read_manifest(path)
         # The manifest is written after both files were created: an empty file now was truncated.
         graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly, create=False)
@@ -163,6 +219,55 @@ class LocalStore:
                     vectors._db.close()
                 raise
         return store
+
+    @classmethod
+    def _create(cls, path: Path, create: bool) -> LocalStore | None:
+        """A new store in ``path``, or ``None`` when another process created it meanwhile (open that one)."""
+        leftovers, own = _leftovers(path)
+        if (path / MANIFEST).exists():
+            return None
+        if own:
+            raise StoreCorrupted(
+                f"store directory {str(path)!r} has no {MANIFEST} but holds {', '.join(leftovers)}: it is "
+                "half-written. Another process may still be creating it (retry in a moment), or its "
+                "creation was interrupted (then remove the directory and index again)"
+            )
+        if leftovers:
+            raise StoreCorrupted(
+                f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
+                "it is not a GraphFuse store (use another directory)"
+            )
+        if not create:
+            raise NotFound(f"no GraphFuse store at {str(path)!r}")
+        path.mkdir(parents=True, exist_ok=True)
+        opened: list[SQLiteGraphStore | LocalVectorStore] = []
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "embedder": None,
+            "dimension": None,
+            "counts": {"documents": 0, "relations": 0, "vectors": 0},
+        }
+        try:
+            opened.append(graph := SQLiteGraphStore(path / GRAPH_FILE))
+            opened.append(vectors := LocalVectorStore(path / VECTORS_FILE))
+            written = _write_manifest(path, manifest, first=True)
+        except BaseException:
+            if (path / MANIFEST).exists():  # another creator won: its files stay
+                for store in opened:
+                    if store._db is not None:
+                        store._db.close()
+            else:
+                # A creation that failed (a full disk) leaves no half-written store behind, which
+                # the next run would refuse.
+                _discard_new_store(path, opened)
+            raise
+        if not written:  # another process created the same store first: open theirs
+            graph._db.close()
+            if vectors._db is not None:
+                vectors._db.close()
+            return None
+        return cls(path, graph, vectors, manifest)
 
     @property
     def readonly(self) -> bool:

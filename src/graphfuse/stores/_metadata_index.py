@@ -4,12 +4,16 @@ Filtering 100,000 documents by calling ``MetadataFilter.matches`` per document c
 milliseconds; this index turns each metadata key into typed numpy columns once (lazily, per
 key) and evaluates every condition as array operations, with the exact semantics of
 ``Condition.matches`` (which stays the reference: conditions numpy cannot represent exactly,
-such as integers beyond 2**53, fall back to it).
+such as integers beyond 2**53, fall back to it). No stored value makes it raise: an integer
+beyond float range (``10**400``, which older versions stored) is compared exactly by
+``Condition.matches``, a value of another type matches only ``$ne``/``$nin``/``$exists``.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -23,6 +27,7 @@ __all__ = ["MetadataIndex"]
 
 _MISSING, _BOOL, _NUMBER, _STRING, _OTHER = 0, 1, 2, 3, 4
 _EXACT_INT = 2**53
+_FLOAT_INT = int(sys.float_info.max)  # larger integers do not convert to a float
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -53,9 +58,12 @@ class _Column:
                 self.flags[i] = v
             elif isinstance(v, (int, float)):
                 self.kinds[i] = _NUMBER
-                self.numbers[i] = v
                 if isinstance(v, int) and abs(v) > _EXACT_INT:
+                    # Not exact as a float (10**400 is not one at all): Condition.matches decides.
                     self.inexact = True
+                    self.numbers[i] = (math.inf if v > 0 else -math.inf) if abs(v) > _FLOAT_INT else float(v)
+                else:
+                    self.numbers[i] = v
             elif isinstance(v, str):
                 self.kinds[i] = _STRING
                 string_rows.append(i)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
-from .._encoding import check_text, first_surrogate
+from .._encoding import check_numbers, check_text, first_surrogate
 from .._errors import InvalidInput, StoreCorrupted
 from .._filters import FilterLike, MetadataFilter
 from .._types import Document, Relation
@@ -47,12 +47,14 @@ def _batch(value: object, what: str) -> Sequence[Any]:
 
 
 def encode_metadata(metadata: Mapping[str, Any], owner: str) -> str:
-    """Metadata as canonical JSON; ``InvalidInput`` naming ``owner`` when it is not JSON data."""
+    """Metadata as canonical JSON; ``InvalidInput`` naming ``owner`` when it is not JSON data
+    (or holds a number no store keeps: NaN, infinity, an integer beyond 64 bits)."""
     if not metadata:
         return "{}"
     for key in metadata:
         if not isinstance(key, str):
             raise InvalidInput(f"{owner}: metadata keys must be strings, got {key!r}")
+    check_numbers(metadata, owner)
     try:
         text = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
@@ -109,7 +111,15 @@ def row_to_document(row: Sequence[Any], where: str = "a stored document") -> Doc
         updated_at = None if updated is None else datetime.fromisoformat(updated)
     except (TypeError, ValueError) as exc:
         raise StoreCorrupted(f"{owner}: stored timestamp is not ISO 8601 ({exc}); {CHECK_HINT}") from None
-    return Document(doc_id, content, decode_metadata(metadata, owner), created_at=created_at, updated_at=updated_at)
+    # Built as trusted: what is stored is read back as it is, so a value an older GraphFuse let in
+    # (an integer beyond 64 bits) never makes a stored document unreadable.
+    return Document.trusted(doc_id, content, decode_metadata(metadata, owner), _utc(created_at), _utc(updated_at))
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None or value.tzinfo is None:
+        return None if value is None else value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
 
 
 def check_relations(relations: Sequence[Relation]) -> dict[tuple[str, str, str], tuple[Relation, str]]:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConnectionFailed, InvalidInput, PermissionDenied, StoreCorrupted
+from .._errors import ConnectionFailed, DiskFull, InvalidInput, PermissionDenied, StoreCorrupted
 from ._records import CHECK_HINT
 
 __all__ = ["Database", "chunks", "scalar"]
@@ -33,6 +33,9 @@ class Database:
     the file is opened as immutable): no schema, no pragmas that write, and :meth:`write`
     raises :class:`~graphfuse.InvalidInput`.
 
+    ``older`` lists the earlier format versions the caller still reads (``version`` says which
+    one the file is); a new file is always written in ``version``.
+
     ``create=False`` refuses to initialise an empty file (zero bytes, or no table): a file
     that a store's manifest says was created and is now empty was truncated or replaced, and
     re-creating it silently would orphan everything the rest of the store records.
@@ -48,8 +51,11 @@ class Database:
         kind: str,
         readonly: bool = False,
         create: bool = True,
+        older: tuple[int, ...] = (),
     ):
         self.path = os.fspath(path)
+        self.version = version
+        """The file's format version: ``version``, or one of the ``older`` ones it may still be."""
         self.kind = kind
         self.readonly = readonly
         self.lock = threading.RLock()
@@ -67,9 +73,11 @@ class Database:
             if denied is not None:
                 raise denied from exc
             raise ConnectionFailed(f"cannot open {kind} {self.path!r}: {exc}") from exc
+        except UnicodeDecodeError as exc:  # SQLite's message quoted bytes of a damaged schema
+            raise StoreCorrupted(f"{kind} {self.path!r} is damaged ({exc!r}); {CHECK_HINT}") from exc
         try:
             with self.guard():
-                self._prepare(memory, application_id, version, schema, create and not readonly)
+                self._prepare(memory, application_id, (version, *older), schema, create and not readonly)
         except BaseException:
             self.conn.close()
             raise
@@ -91,7 +99,8 @@ class Database:
                 f"{uri}?immutable=1", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
             )
 
-    def _prepare(self, memory: bool, application_id: int, version: int, schema: str, create: bool) -> None:
+    def _prepare(self, memory: bool, application_id: int, versions: tuple[int, ...], schema: str, create: bool) -> None:
+        version = versions[0]
         c = self.conn
         found_id = c.execute("PRAGMA application_id").fetchone()[0]
         tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
@@ -120,10 +129,12 @@ class Database:
         if found_id != application_id:
             raise StoreCorrupted(f"{self.path!r} is a SQLite file, but not a GraphFuse {self.kind}")
         found_version = c.execute("PRAGMA user_version").fetchone()[0]
-        if found_version != version:
+        if found_version not in versions:
+            readable = " or ".join(map(str, sorted(versions)))
             raise StoreCorrupted(
-                f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {version}"
+                f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {readable}"
             )
+        self.version = found_version
         if not memory and not self.readonly:
             c.execute("PRAGMA journal_mode=WAL")
             c.execute("PRAGMA synchronous=NORMAL")
@@ -142,6 +153,10 @@ class Database:
                 raise
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
+            except UnicodeDecodeError as exc:  # SQLite's message quoted bytes of a damaged schema
+                raise StoreCorrupted(
+                    f"{self.kind} {self.path!r} is damaged or not a GraphFuse store ({exc!r}); {CHECK_HINT}"
+                ) from exc
 
     @contextlib.contextmanager
     def write(self, *, foreign_keys: bool = True) -> Iterator[sqlite3.Connection]:
@@ -160,7 +175,8 @@ class Database:
                 try:
                     yield c
                 except BaseException:
-                    c.execute("ROLLBACK")
+                    if c.in_transaction:  # (SQLite rolls back by itself on some errors: a full disk)
+                        c.execute("ROLLBACK")
                     raise
                 c.execute("COMMIT")
             finally:
@@ -206,6 +222,11 @@ class Database:
         message = str(exc)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in message:
             return ConnectionFailed(f"{self.kind} {self.path!r} stayed locked by another writer: {message}")
+        if getattr(exc, "sqlite_errorcode", None) == 13 or "database or disk is full" in message:  # SQLITE_FULL
+            return DiskFull(
+                f"{self.kind} {self.path!r}: no space left on the disk ({message}); the write was rolled back: "
+                "free space and run the same command again"
+            )
         denied = self._denied(exc)
         if denied is not None:
             return denied

@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import threading
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,13 +25,26 @@ from ._sqlite import Database, chunks, scalar
 __all__ = ["LocalVectorStore"]
 
 APPLICATION_ID = 0x47464702  # "GFG" + 2: a GraphFuse vector store
-FORMAT_VERSION = 1
+# Version 2 adds a CRC-32 of every row (id, vector bytes, metadata), written with the row and
+# verified when the store is loaded and by `graphfuse check`. Version 1 files (no checksums) are
+# read and written as they are; `graphfuse check --repair` adds the checksums.
+FORMAT_VERSION = 2
+UNVERIFIED_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER);
 INSERT INTO meta VALUES ('generation', 0), ('dimension', NULL);
-CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, metadata TEXT NOT NULL)
+CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, metadata TEXT NOT NULL, checksum INTEGER)
 """
+_UPSERT = (
+    "INSERT INTO vectors (id, vector, metadata) VALUES (?, ?, ?) "
+    "ON CONFLICT(id) DO UPDATE SET vector = excluded.vector, metadata = excluded.metadata"
+)
+_UPSERT_CHECKED = (
+    "INSERT INTO vectors (id, vector, metadata, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
+    "vector = excluded.vector, metadata = excluded.metadata, checksum = excluded.checksum"
+)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 _GENERATION = "SELECT value FROM meta WHERE key = 'generation'"
 _BUMP = "UPDATE meta SET value = value + 1 WHERE key = 'generation'"
 # Below this share of matching rows, score only the matching rows instead of all of them.
@@ -44,21 +58,46 @@ _log = logging.getLogger("graphfuse.stores.vectors")
 Matrix = npt.NDArray[np.float32]
 
 
+def row_checksum(doc_id: str | bytes, vector: bytes, metadata: str | bytes) -> int:
+    """The CRC-32 a version-2 vector store keeps with a row: over the id (length-prefixed), the
+    vector's bytes and the metadata JSON, as UTF-8."""
+    head = doc_id.encode("utf-8") if isinstance(doc_id, str) else doc_id
+    tail = metadata.encode("utf-8") if isinstance(metadata, str) else metadata
+    crc = zlib.crc32(len(head).to_bytes(4, "little") + head)
+    return zlib.crc32(tail, zlib.crc32(vector, crc))
+
+
+def checksum_matches(doc_id: object, vector: object, metadata: object, checksum: object) -> bool:
+    """True when a stored row's parts are of the types written and match ``checksum``."""
+    if not isinstance(doc_id, (str, bytes)) or not isinstance(vector, bytes) or not isinstance(metadata, (str, bytes)):
+        return False
+    return checksum == row_checksum(doc_id, vector, metadata)
+
+
 def _unit(vector: Any, dimension: int | None, what: str) -> npt.NDArray[np.float32]:
     try:
-        v = np.asarray(vector, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
+        # float64 first: a value beyond float32's range would silently become infinity, and
+        # the norm of large values would overflow (leaving a zero vector after division).
+        v = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInput(f"{what}: not a sequence of numbers ({exc})") from None
     if v.ndim != 1 or v.size == 0:
         raise InvalidInput(f"{what}: must be a flat, non-empty sequence of floats")
     if dimension is not None and v.size != dimension:
         raise InvalidInput(f"{what}: dimension {v.size} does not match the store's dimension {dimension}")
-    if not np.all(np.isfinite(v)):
-        raise InvalidInput(f"{what}: contains NaN or infinity")
+    finite = np.isfinite(v)
+    if not finite.all():
+        at = int(np.flatnonzero(~finite)[0])
+        raise InvalidInput(f"{what}: contains NaN or infinity (value {v[at]!r} at position {at})")
+    big = np.abs(v) > _FLOAT32_MAX
+    if big.any():
+        at = int(np.flatnonzero(big)[0])
+        raise InvalidInput(f"{what}: value {v[at]!r} at position {at} is beyond the float32 range vectors are kept in")
     norm = float(np.linalg.norm(v))
     if norm == 0.0:
         raise InvalidInput(f"{what}: is all zeros (cosine similarity is undefined)")
-    return v / norm
+    unit: npt.NDArray[np.float32] = (v / norm).astype(np.float32)
+    return unit
 
 
 def _similarities(matrix: Matrix, query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -91,8 +130,9 @@ class LocalVectorStore:
     ``readonly=True`` opens an existing file for searching only: nothing is ever written to
     it (nor is the approximate index saved), writes raise ``InvalidInput``. ``create=False``
     refuses a missing or empty file (``StoreCorrupted``) instead of initialising it. A stored
-    vector of the wrong size or metadata that is not JSON raises ``StoreCorrupted`` naming the
-    rows (``graphfuse check`` lists them all).
+    vector of the wrong size or holding NaN or infinity, a row whose checksum does not match
+    (a file written by this version keeps a CRC-32 of every row) or metadata that is not JSON
+    raises ``StoreCorrupted`` naming the rows (``graphfuse check`` lists them all).
     """
 
     def __init__(
@@ -143,6 +183,7 @@ class LocalVectorStore:
                 kind="vector store",
                 readonly=readonly,
                 create=create,
+                older=(UNVERIFIED_VERSION,),
             )
             try:
                 with self._db.guard() if readonly else self._db.write() as c:
@@ -188,6 +229,12 @@ class LocalVectorStore:
         """``"hnsw"`` while searches use the approximate index, else ``"exact"``."""
         return "exact" if self._hnsw is None else "hnsw"
 
+    @property
+    def checksummed(self) -> bool:
+        """True when every row is written and loaded with its checksum (a file of this version;
+        ``graphfuse check --repair`` adds checksums to an older one). An in-memory store has none."""
+        return self._db is not None and self._db.version >= FORMAT_VERSION
+
     def _check_open(self) -> None:
         if self._closed:
             raise InvalidInput("this LocalVectorStore is closed")
@@ -199,7 +246,8 @@ class LocalVectorStore:
         with self._db.snapshot() as c:
             generation = scalar(c, _GENERATION)
             dimension = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
-            rows = c.execute("SELECT id, vector, metadata FROM vectors").fetchall()
+            columns = "id, vector, metadata" + (", checksum" if self.checksummed else "")
+            rows = c.execute(f"SELECT {columns} FROM vectors").fetchall()
         ids = [r[0] for r in rows]
         if self._dimension is not None and dimension is not None and dimension != self._dimension and self._ids:
             # Nothing GraphFuse does changes a store's dimension once it holds vectors: the file was replaced.
@@ -220,9 +268,26 @@ class LocalVectorStore:
                 f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) are not {dimension} float32 values "
                 f"({shown}); {CHECK_HINT}"
             )
+        if self.checksummed:
+            # Versions 2 on: each row was written with its checksum (None: never, by design).
+            wrong = [r[0] for r in rows if r[3] is not None and not checksum_matches(*r)]
+            if wrong:
+                shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
+                raise StoreCorrupted(
+                    f"vector store {self._db.path!r}: {len(wrong)} stored row(s) ({shown}) do not match their "
+                    f"checksum (the file was damaged, or written by something else); {CHECK_HINT}"
+                )
         matrix = np.zeros((len(rows), dimension or 0), dtype=np.float32)
         for i, r in enumerate(rows):
             matrix[i] = np.frombuffer(r[1], dtype=np.float32)
+        finite = np.isfinite(matrix).all(axis=1)
+        if not finite.all():
+            wrong = [ids[i] for i in np.flatnonzero(~finite)]
+            shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
+            raise StoreCorrupted(
+                f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) ({shown}) hold NaN or infinity; "
+                f"{CHECK_HINT}"
+            )
         where = f"vector store {self._db.path!r}: vector"
         metadata = [decode_metadata(r[2], f"{where} {r[0]!r}") for r in rows]
         with self._lock:
@@ -382,11 +447,11 @@ class LocalVectorStore:
                         )
                     behind = scalar(c, _GENERATION) != self._generation
                     c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
-                    c.executemany(
-                        "INSERT INTO vectors (id, vector, metadata) VALUES (?, ?, ?) "
-                        "ON CONFLICT(id) DO UPDATE SET vector = excluded.vector, metadata = excluded.metadata",
-                        [(i, v.tobytes(), m) for i, v, m in zip(ids, vectors, metadata, strict=True)],
-                    )
+                    rows = [(i, v.tobytes(), m) for i, v, m in zip(ids, vectors, metadata, strict=True)]
+                    if self.checksummed:
+                        c.executemany(_UPSERT_CHECKED, [(*r, row_checksum(*r)) for r in rows])
+                    else:
+                        c.executemany(_UPSERT, rows)
                     c.execute(_BUMP)
                     generation = scalar(c, _GENERATION)
                 if behind:
@@ -601,6 +666,22 @@ class LocalVectorStore:
             if (doc_id := ids[label]) is not None
         ]
         return hits if min_score is None else [h for h in hits if h.score >= min_score]
+
+    def _add_checksums(self) -> int:
+        """Bring a version-1 file to this version: add the checksum of every row as it is now
+        (what ``graphfuse check --repair`` does; it vouches for nothing already damaged).
+        Returns how many rows were summed; one transaction."""
+        assert self._db is not None
+        with self._lock:
+            if self.checksummed:
+                return 0
+            with self._db.write() as c:
+                c.execute("ALTER TABLE vectors ADD COLUMN checksum INTEGER")
+                rows = c.execute("SELECT id, vector, metadata FROM vectors").fetchall()
+                c.executemany("UPDATE vectors SET checksum = ? WHERE id = ?", [(row_checksum(*r), r[0]) for r in rows])
+                c.execute(f"PRAGMA user_version={FORMAT_VERSION}")
+            self._db.version = FORMAT_VERSION
+            return len(rows)
 
     async def close(self) -> None:
         """Save a changed approximate index, then close the database (idempotent).

@@ -36,7 +36,8 @@ def source_records(
     loaded documents rather than split ones. ``documents`` may be any iterable
     (``loader.lazy_load()``).
 
-    Markdown files are read as ``graphfuse index`` reads them: ``metadata[path_key]`` (the
+    Markdown, reStructuredText and text files are read as ``graphfuse index`` reads them (the same
+    documents, titles and links; files that are not text skipped with one warning): ``metadata[path_key]`` (the
     loader's ``source``) tells a document read from a ``.md`` file, whose front matter gives its
     title, whose links to the other documents' files become ``LINKS_TO`` relations, and whose
     text is indexed without the markup of documentation tools (``raw_markdown=True`` keeps it);

@@ -379,7 +379,9 @@ function drawGraph(graph) {
     if (!a || !b) continue;
     types.add(e.type);
     const line = svgEl("line", { x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: EDGE_COLORS[e.type] || "#999", "stroke-width": 2, class: "edge", "data-type": e.type });
-    line.appendChild(svgEl("title", {}, `${e.type}: ${e.source} → ${e.target}`));
+    // A relation between the pages of two passages names the pages.
+    const between = e.pages ? ` (pages ${e.pages[0]} → ${e.pages[1]})` : "";
+    line.appendChild(svgEl("title", {}, `${e.type}: ${e.source} → ${e.target}${between}`));
     svg.appendChild(line);
   }
   const maxScore = Math.max(1e-9, ...graph.nodes.map((x) => x.score));
@@ -396,7 +398,9 @@ function drawGraph(graph) {
   });
   box.replaceChildren(svg);
   const legend = [...types].map((t) => t).join(", ");
-  $("graph-note").textContent = `${graph.nodes.length} documents, ${graph.edges.length} relations` + (legend ? ` (${legend})` : " among them") + (graph.note ? ` · ${graph.note}` : "");
+  const pages = new Set(graph.nodes.filter((x) => x.page).map((x) => x.page));
+  const what = pages.size ? `${graph.nodes.length} passages of ${pages.size} pages` : `${graph.nodes.length} documents`;
+  $("graph-note").textContent = `${what}, ${graph.edges.length} relations` + (legend ? ` (${legend})` : " among them") + (graph.note ? ` · ${graph.note}` : "");
 }
 
 start();

@@ -39,7 +39,8 @@ def source_records(
     ``excluded_embed_metadata_keys``: a reader's file metadata, your own) are stored with it
     (:data:`graphfuse.indexing.EXCLUDED_KEYS`), and the nodes GraphFuse builds from it hide them too.
 
-    Markdown files are read as ``graphfuse index`` reads them: ``metadata[path_key]`` (the
+    Markdown, reStructuredText and text files are read as ``graphfuse index`` reads them (the same
+    documents, titles and links; files that are not text skipped with one warning): ``metadata[path_key]`` (the
     reader's ``file_path``) tells a document read from a ``.md`` file, whose front matter gives
     its title, whose links to the other documents' files become ``LINKS_TO`` relations, and
     whose text is indexed without the markup of documentation tools (``raw_markdown=True``
