@@ -225,3 +225,17 @@ async def test_a_document_inserted_later_is_linked_from_the_pages_that_name_it(
     pages = {n.node_id: n.metadata.get("file_name") for n in store.get_nodes()}
     assert {pages[s] for s in named} == {"oncall.md", "routing.md"}  # nodes indexed before it, linked now
     assert before < {(r.source, r.target, r.type) for r in await store.client.relations(list(pages))}
+
+
+def test_a_file_the_reader_loaded_that_is_not_text_is_skipped_with_one_warning(
+    folder: Path, embed_model: GraphFuseEmbedding, caplog: pytest.LogCaptureFixture
+) -> None:
+    # SimpleDirectoryReader (without llama-index-readers-file) reads an image's bytes as text.
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 4)
+    store = GraphFuseVectorStore()
+    with caplog.at_level("WARNING", logger="graphfuse.indexing"):
+        _index(folder, embed_model, store)
+    assert "logo.png" not in {n.metadata["file_name"] for n in store.get_nodes()}
+    warnings = [r.getMessage() for r in caplog.records if r.name == "graphfuse.indexing"]
+    assert len(warnings) == 1
+    assert "logo.png" in warnings[0]
