@@ -21,10 +21,18 @@ QUESTION = "Who owns the table the Edge Proxy reads its timeouts from?"
 runner = CliRunner()
 
 
-def _cli_ids(store: Path, question: str, top_k: int) -> list[str]:
+def _cli_results(store: Path, question: str, top_k: int) -> list[dict[str, str]]:
     result = runner.invoke(app, ["query", question, "--store", str(store), "--top-k", str(top_k), "--json"])
     assert result.exit_code == 0, result.output
-    return [r["id"] for r in json.loads(result.output)]
+    return list(json.loads(result.output))
+
+
+def _cli_ids(store: Path, question: str, top_k: int) -> list[str]:
+    return [r["id"] for r in _cli_results(store, question, top_k)]
+
+
+def _cli_pages(store: Path, question: str, top_k: int) -> list[str]:
+    return [r.get("parent_id") or r["id"] for r in _cli_results(store, question, top_k)]
 
 
 def test_a_store_the_cli_built_opens_in_llamaindex(
@@ -59,9 +67,11 @@ def test_a_store_written_through_llamaindex_opens_in_the_cli(
     index = VectorStoreIndex.from_documents(
         docs, storage_context=StorageContext.from_defaults(vector_store=store), embed_model=embed_model
     )
-    mine = [n.node.node_id for n in index.as_retriever(similarity_top_k=3).retrieve(QUESTION)]
+    found = index.as_retriever(similarity_top_k=3).retrieve(QUESTION)
+    mine = [n.node.node_id for n in found]
     store.close()
-    assert _cli_ids(store_dir, QUESTION, 3) == mine
+    # Each source document is a page of the store (its id the document's), its nodes the page's passages.
+    assert _cli_pages(store_dir, QUESTION, 3) == [n.node.ref_doc_id for n in found]
     manifest = json.loads((store_dir / "manifest.json").read_text())
     assert manifest["components"]["embedder"] == "hashing"
     assert manifest["dimension"] == 384

@@ -1,11 +1,13 @@
 """LlamaIndex nodes as GraphFuse source records, and back.
 
-Each node is one GraphFuse document (its id the node's id, never split again: LlamaIndex's
-node parser already chunked it), stored with the whole node (LlamaIndex's own serialisation,
-``_node_content``) so the query returns the node that was added. Titles, links and dates come
-from the text and the reader's metadata as :func:`graphfuse.indexing.records_from_loaded` reads
-them (a markdown file's front matter, first heading and links to the other files); the nodes of
-one source document share its title, so a mention of the page links to the page's nodes.
+The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse index``
+makes of a file: its text the document's (rebuilt from the nodes' spans), its title, links and
+dates read from that text and the reader's metadata as
+:func:`graphfuse.indexing.records_from_loaded` reads them (a markdown file's front matter, first
+heading and links to the other files), and its nodes as its chunks
+(:attr:`graphfuse.indexing.SourceRecord.chunks`: LlamaIndex's node parser already chunked it),
+each stored with the whole node (LlamaIndex's own serialisation, ``_node_content``) so the query
+returns the node that was added. A source document of one node is that node, stored whole.
 """
 
 from __future__ import annotations
@@ -26,9 +28,20 @@ from llama_index.retrievers.graphfuse.nodes import (
 )
 
 from graphfuse import Document, InvalidInput, Result
-from graphfuse.indexing import EXCLUDED_KEYS, SourceRecord, records_from_loaded
+from graphfuse.indexing import EXCLUDED_KEYS, Chunk, SourceRecord, records_from_loaded
 
-__all__ = ["NODE_CONTENT", "NODE_TYPE", "is_host_document", "node_of", "records_of", "scored_node"]
+__all__ = [
+    "NODE_CONTENT",
+    "NODE_TYPE",
+    "is_host_document",
+    "is_host_page",
+    "node_of",
+    "pages_of",
+    "records_of",
+    "scored_node",
+    "source_of",
+    "unit_texts",
+]
 
 NODE_CONTENT = "_node_content"
 """Metadata key holding the node as LlamaIndex serialises it (what LlamaIndex's own stores keep)."""
@@ -46,36 +59,104 @@ def is_host_document(document: Document) -> bool:
 def _order(node: BaseNode) -> tuple[str, int, str]:
     # One order whatever the batches were: by source document, then position in it.
     start = getattr(node, "start_char_idx", None)
-    return (node.ref_doc_id or node.node_id, start if isinstance(start, int) else 0, node.node_id)
+    return (source_of(node), start if isinstance(start, int) else 0, node.node_id)
+
+
+def source_of(node: BaseNode) -> str:
+    """The id of the GraphFuse page holding ``node``: its source document's (``ref_doc_id``), or
+    its own for a node without one."""
+    return node.ref_doc_id or node.node_id
+
+
+def is_host_page(document: Document) -> bool:
+    """True for a page :class:`GraphFuseVectorStore` wrote for a source document of several nodes
+    (the nodes are its chunks; the page holds no node of its own)."""
+    return not is_host_document(document) and document.metadata.get("ref_doc_id") == document.id
+
+
+def _page_text(members: list[BaseNode]) -> str:
+    """The source document's text, rebuilt from its nodes' spans (``start_char_idx``), overlaps
+    once; nodes without spans are joined by blank lines."""
+    texts = [m.get_content(metadata_mode=MetadataMode.NONE) for m in members]
+    spans = [(m.start_char_idx, m.end_char_idx) for m in members]
+    if not all(isinstance(a, int) and isinstance(b, int) and b - a == len(t) for (a, b), t in zip(spans, texts)):
+        return "\n\n".join(texts)
+    out: list[str] = []
+    reached = 0
+    for (start, end), text in zip(spans, texts):
+        assert isinstance(start, int) and isinstance(end, int)
+        if out and start > reached:
+            out.append("\n")
+        out.append(text[max(0, reached - start) :] if out else text)
+        reached = max(reached, end)
+    return "".join(out)
+
+
+def _metadata(node: BaseNode) -> dict[str, Any]:
+    metadata = node_to_metadata_dict(node, remove_text=False, flat_metadata=False)
+    llm, embed = node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys
+    if llm or embed:
+        metadata[EXCLUDED_KEYS] = {"llm": list(llm), "embed": list(embed)}
+    return metadata
+
+
+def pages_of(nodes: Iterable[BaseNode]) -> dict[str, list[BaseNode]]:
+    """The nodes by the page holding them (:func:`source_of`), each page's in their order in it."""
+    groups: dict[str, list[BaseNode]] = {}
+    for node in sorted(nodes, key=_order):
+        groups.setdefault(source_of(node), []).append(node)
+    return groups
 
 
 def records_of(nodes: Iterable[BaseNode]) -> list[SourceRecord]:
-    """The nodes as records, in a canonical order (the same records whatever batches they came in)."""
-    ordered = sorted(nodes, key=_order)
-
-    def triple(node: BaseNode) -> tuple[str, str, dict[str, Any]]:
-        metadata = node_to_metadata_dict(node, remove_text=False, flat_metadata=False)
-        llm, embed = node.excluded_llm_metadata_keys, node.excluded_embed_metadata_keys
-        if llm or embed:
-            metadata[EXCLUDED_KEYS] = {"llm": list(llm), "embed": list(embed)}
-        return node.node_id, node.get_content(metadata_mode=MetadataMode.NONE), metadata
-
-    records = records_from_loaded((triple(n) for n in ordered), path_key="file_path")
-    own_title = {n.node_id for n in ordered if isinstance(n.metadata.get("title"), str)}
-    source = {n.node_id: n.ref_doc_id for n in ordered}
-    page_title: dict[str, str | None] = {}
+    """The nodes as GraphFuse pages, in a canonical order (the same records whatever batches
+    they came in): one page per source document (``ref_doc_id``), read as ``graphfuse index``
+    reads its file (title, links, front matter: :func:`~graphfuse.indexing.records_from_loaded`)
+    from the text its nodes span; a page of several nodes has them as its chunks (each chunk
+    holding its node, the page the metadata its nodes share), a page of one node is that node."""
+    groups = pages_of(nodes)
+    own: dict[str, list[dict[str, Any]]] = {}
+    triples: list[tuple[str, str, dict[str, Any]]] = []
+    for source, members in groups.items():
+        metas = [_metadata(m) for m in members]
+        if len(members) == 1:
+            triples.append((source, members[0].get_content(metadata_mode=MetadataMode.NONE), metas[0]))
+            continue
+        first = metas[0]
+        shared = {
+            k: v
+            for k, v in first.items()
+            if k not in (NODE_CONTENT, NODE_TYPE) and all(k in m and m[k] == v for m in metas[1:])
+        }
+        own[source] = [{k: v for k, v in m.items() if k not in shared} for m in metas]
+        triples.append((source, _page_text(members), shared))
     out: list[SourceRecord] = []
-    for record in records:
-        ref = source.get(record.id)
-        if ref is None or record.id in own_title:
+    for record in records_from_loaded(triples, path_key="file_path"):
+        parts = own.get(record.id)
+        if parts is None:
             out.append(record)
             continue
-        if ref not in page_title:
-            page_title[ref] = record.title  # the first node of the page (front matter, first heading)
-            out.append(record)
-        else:
-            out.append(dataclasses.replace(record, title=page_title[ref]))
+        members = groups[record.id]
+        chunks = []
+        for i, (node, meta) in enumerate(zip(members, parts, strict=True)):
+            start, end = node.start_char_idx, node.end_char_idx
+            text = node.get_content(metadata_mode=MetadataMode.NONE)
+            chunks.append(
+                Chunk(
+                    i,
+                    text,
+                    start if isinstance(start, int) else 0,
+                    end if isinstance(end, int) else len(text),
+                    metadata=meta,
+                )
+            )
+        out.append(dataclasses.replace(record, chunks=tuple(chunks)))
     return out
+
+
+def unit_texts(record: SourceRecord) -> list[str]:
+    """The texts the indexer embeds for ``record`` (its chunks', or its own), in order."""
+    return [c.text for c in record.chunks] if record.chunks else [record.text]
 
 
 def node_of(document: Document) -> BaseNode:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,14 +18,23 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryResult,
 )
 
-from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, Result, run_sync
+from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, run_sync
 from graphfuse import presets as catalogue
 from graphfuse.indexing import KIND_KEY, Indexer, TextEntityExtractor, TitleLinker, TokenChunker, wants_entity_graph
 from graphfuse.multihop import CorpusCache
 from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, open_store
 
 from ._filters import graphfuse_filter
-from ._records import NODE_TYPE, is_host_document, node_of, records_of, scored_node
+from ._records import (
+    NODE_TYPE,
+    is_host_document,
+    is_host_page,
+    node_of,
+    pages_of,
+    records_of,
+    scored_node,
+    unit_texts,
+)
 from ._vectors import NodeVectors, QueryVectors, given_query
 
 __all__ = ["HOST_EMBEDDER", "GraphFuseVectorStore"]
@@ -40,23 +48,17 @@ a store (it could not embed a question alike): give ``embedder=`` a registered n
 
 _WHOLE = TokenChunker(max_tokens=2**31 - 1, overlap=0)  # LlamaIndex's node parser already chunked the text
 _MANIFEST = "manifest.json"
-_OVERFETCH = 8  # results asked of the pipeline per result returned, when nodes of one document are capped
-_MAX_FETCH = 4096
 
 
-def _capped(results: list[Result], cap: int, top_k: int) -> list[Result]:
-    """The best ``top_k`` results, at most ``cap`` of one source document (GraphFuse's passage rule)."""
-    seen: Counter[str] = Counter()
-    kept: list[Result] = []
-    for r in results:
-        source = r.document.metadata.get("ref_doc_id") if is_host_document(r.document) else r.document_id
-        key = source if isinstance(source, str) and source else r.id
-        if seen[key] < cap:
-            seen[key] += 1
-            kept.append(r)
-            if len(kept) == top_k:
-                break
-    return kept
+def _ours(document: Any) -> bool:
+    return is_host_document(document) or is_host_page(document)
+
+
+@dataclass(frozen=True)
+class _Held:
+    node: BaseNode
+    unit: str  # the GraphFuse document holding the node (a page's chunk, or a one-node page)
+    page: str  # the page it is part of
 
 
 @dataclass
@@ -236,14 +238,20 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             )
         return size
 
-    async def _host_nodes(self, backend: _Backend) -> dict[str, BaseNode]:
-        found: dict[str, BaseNode] = {}
+    async def _host_nodes(self, backend: _Backend, flt: MetadataFilter | None = None) -> dict[str, _Held]:
+        """The nodes written through this class (matching ``flt``), by node id, with where each is held."""
+        found: dict[str, _Held] = {}
         listing = getattr(backend.graph, "iter_documents", None)
         if not callable(listing):
             raise InvalidInput(f"graph store {type(backend.graph).__name__} cannot list its documents")
-        async for doc in listing(filter={NODE_TYPE: {"$exists": True}}):
-            if is_host_document(doc) and doc.metadata.get(KIND_KEY) == "document":
-                found[doc.id] = node_of(doc)
+        spec = {NODE_TYPE: {"$exists": True}}
+        query = MetadataFilter.parse(spec) if flt is None else flt
+        async for doc in listing(filter=query):
+            if is_host_document(doc) and doc.metadata.get(KIND_KEY) in ("document", "chunk"):
+                node = node_of(doc)
+                parent = doc.metadata.get("parent_id")
+                page = parent if isinstance(parent, str) and parent else doc.id
+                found[node.node_id] = _Held(node, doc.id, page)
         return found
 
     def _indexer(self, backend: _Backend, embedder: Embedder, entity_graph: bool) -> Indexer:
@@ -282,15 +290,8 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             given[node.node_id] = node
         dimension = len(next(iter(given.values())).embedding or ())
         stored = await self._host_nodes(backend)
-        records = records_of({**stored, **given}.values())
-        fresh = {r.id: r.text for r in records if r.id in given}
-        vectors = {fresh[i]: given[i].embedding or [] for i in fresh}
-        kept = {r.text: r.id for r in records if r.id not in given}
-        fetch = getattr(backend.vectors, "get_vectors", None)
-        embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
-        if backend.local is not None:
-            await backend.local.use_embedder(QueryVectors(dimension, None))
-        await self._indexer(backend, embedder, wants_entity_graph(records)).aindex(records)
+        held = {i: h for i, h in stored.items() if i not in given}
+        await self._sync(backend, dimension, {**{i: h.node for i, h in held.items()}, **given}, given, held, stored)
         backend.dimension = dimension
         await self._changed(backend)
         return [node.node_id for node in nodes]
@@ -298,6 +299,39 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
     def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
         """Sync form of :meth:`async_add`."""
         return run_sync(self.async_add(nodes, **add_kwargs))
+
+    async def _sync(
+        self,
+        backend: _Backend,
+        dimension: int,
+        nodes: dict[str, BaseNode],
+        given: dict[str, BaseNode],
+        held: dict[str, _Held],
+        before: dict[str, _Held],
+    ) -> None:
+        """Index ``nodes`` (every node the store is to hold) as pages, then delete the pages that
+        no longer hold a node; ``given`` are new (with their embeddings), ``held`` are stored
+        (their vectors re-read), ``before`` is every node the store held."""
+        records = records_of(nodes.values())
+        pages = pages_of(nodes.values())
+        vectors: dict[str, Sequence[float]] = {}
+        kept: dict[str, str] = {}
+        for record in records:
+            for node, text in zip(pages[record.id], unit_texts(record), strict=True):
+                if node.node_id in given:
+                    vectors[text] = node.embedding or []
+                elif node.node_id in held:
+                    kept.setdefault(text, held[node.node_id].unit)
+        fetch = getattr(backend.vectors, "get_vectors", None)
+        embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
+        if backend.local is not None:
+            await backend.local.use_embedder(QueryVectors(dimension, None))
+        indexer = self._indexer(backend, embedder, wants_entity_graph(records))
+        await indexer.aindex(records)
+        gone = sorted({h.page for h in before.values()} - {r.id for r in records})
+        if gone:
+            await indexer.adelete(gone)
+        backend.dimension = dimension
 
     async def _changed(self, backend: _Backend) -> None:
         backend.pipeline = None
@@ -335,15 +369,35 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         filters: MetadataFilters | None = None,
         **delete_kwargs: Any,
     ) -> None:
-        """Delete the nodes ``node_ids`` (those matching ``filters`` among them), or all matching ``filters``."""
+        """Delete the nodes ``node_ids`` (those matching ``filters`` among them), or all matching ``filters``.
+
+        A source document that keeps other nodes is indexed again without these; one left
+        without nodes is deleted."""
         backend = await self._open()
         flt = graphfuse_filter(filters)
-        if node_ids is None:
-            ids = await self._ids(backend, flt) if flt is not None else []
-        else:
-            docs = await backend.graph.get_documents(list(node_ids), filter=flt)
-            ids = [i for i, d in docs.items() if d.metadata.get(KIND_KEY) == "document"]
-        await self._delete(backend, ids)
+        if node_ids is None and flt is None:
+            return
+        matching = await self._host_nodes(backend, flt)
+        doomed = set(matching) if node_ids is None else set(node_ids) & set(matching)
+        others = await self._other_documents(backend, flt, None if node_ids is None else set(node_ids))
+        if doomed:
+            stored = await self._host_nodes(backend)
+            held = {i: h for i, h in stored.items() if i not in doomed}
+            dimension = backend.dimension or len(next(iter(stored.values())).node.embedding or ()) or 1
+            await self._sync(backend, dimension, {i: h.node for i, h in held.items()}, {}, held, stored)
+            await self._changed(backend)
+        await self._delete(backend, others)
+
+    async def _other_documents(self, backend: _Backend, flt: MetadataFilter | None, ids: set[str] | None) -> list[str]:
+        """The documents matching ``flt`` (among ``ids``) not written through this class (a store
+        ``graphfuse index`` built): a node LlamaIndex got from them is the document."""
+        if ids is not None:
+            docs = await backend.graph.get_documents(sorted(ids), filter=flt)
+            return [i for i, d in docs.items() if d.metadata.get(KIND_KEY) == "document" and not _ours(d)]
+        listing = getattr(backend.graph, "iter_documents", None)
+        if not callable(listing):
+            raise InvalidInput(f"graph store {type(backend.graph).__name__} cannot list its documents")
+        return [d.id async for d in listing(filter=flt) if d.metadata.get(KIND_KEY) == "document" and not _ours(d)]
 
     def delete_nodes(
         self,
@@ -377,13 +431,18 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         """The nodes ``node_ids`` (matching ``filters``), or every node matching ``filters``."""
         backend = await self._open()
         flt = graphfuse_filter(filters)
-        if node_ids is not None:
-            docs = await backend.graph.get_documents(list(node_ids), filter=flt)
-            return [node_of(docs[i]) for i in node_ids if i in docs and docs[i].metadata.get(KIND_KEY) != "entity"]
         listing = getattr(backend.graph, "iter_documents", None)
         if not callable(listing):
             raise InvalidInput(f"graph store {type(backend.graph).__name__} cannot list its documents")
-        return [node_of(d) async for d in listing(filter=flt) if d.metadata.get(KIND_KEY) != "entity"]
+        found: dict[str, BaseNode] = {}
+        async for doc in listing(filter=flt):
+            if doc.metadata.get(KIND_KEY) == "entity" or is_host_page(doc):
+                continue  # an entity node; a page whose nodes are its chunks
+            node = node_of(doc)
+            found[node.node_id] = node
+        if node_ids is None:
+            return list(found.values())
+        return [found[i] for i in node_ids if i in found]
 
     def get_nodes(self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None) -> list[BaseNode]:
         """Sync form of :meth:`aget_nodes`."""
@@ -445,17 +504,8 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         pipeline = await self._pipeline(backend)
         token = given_query.set(None if query.query_embedding is None else (text, list(query.query_embedding)))
         try:
-            cap = self.max_per_document
-            want = top_k if cap is None else top_k * _OVERFETCH
-            while True:
-                results = await pipeline.aretrieve(text, want, filter=flt)
-                if cap is None:
-                    break
-                kept = _capped(results, cap, top_k)
-                if len(kept) == top_k or len(results) < want or want >= _MAX_FETCH:
-                    results = kept
-                    break
-                want *= _OVERFETCH  # one document's nodes filled the list: look further down
+            cap = top_k if self.max_per_document is None else self.max_per_document
+            results = await pipeline.aretrieve(text, top_k, filter=flt, max_per_document=cap)
         finally:
             given_query.reset(token)
         scored = [scored_node(r) for r in results]
