@@ -139,7 +139,9 @@ class SourceRecord:
 
     def _check_chunks(self) -> None:
         if isinstance(self.chunks, (str, bytes, Mapping)) or not isinstance(self.chunks, Sequence):
-            raise InvalidInput(f"record {self.id!r}: chunks must be a sequence of Chunk, got {type(self.chunks).__name__}")
+            raise InvalidInput(
+                f"record {self.id!r}: chunks must be a sequence of Chunk, got {type(self.chunks).__name__}"
+            )
         chunks = tuple(self.chunks)
         if len(chunks) == 1:
             raise InvalidInput(

@@ -4,7 +4,6 @@ the graph built from the nodes, writes, filters and the async forms."""
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 import pytest
@@ -220,6 +219,7 @@ async def test_a_document_inserted_later_is_linked_from_the_pages_that_name_it(
 
     store = GraphFuseVectorStore()
     index = _index(folder, embed_model, store)  # oncall.md and routing.md name "Maria Lund"
+
     def pages() -> list[str]:  # each source document is a page of the store, its id the document's
         return sorted({n.ref_doc_id or n.node_id for n in store.get_nodes()})
 

@@ -74,17 +74,26 @@ def is_host_page(document: Document) -> bool:
     return not is_host_document(document) and document.metadata.get("ref_doc_id") == document.id
 
 
+def _span(node: BaseNode) -> tuple[object, object]:
+    # A TextNode's place in its source document (other nodes have none).
+    return getattr(node, "start_char_idx", None), getattr(node, "end_char_idx", None)
+
+
 def _page_text(members: list[BaseNode]) -> str:
     """The source document's text, rebuilt from its nodes' spans (``start_char_idx``), overlaps
     once; nodes without spans are joined by blank lines."""
     texts = [m.get_content(metadata_mode=MetadataMode.NONE) for m in members]
-    spans = [(m.start_char_idx, m.end_char_idx) for m in members]
-    if not all(isinstance(a, int) and isinstance(b, int) and b - a == len(t) for (a, b), t in zip(spans, texts)):
+    spans = [_span(m) for m in members]
+    exact = [
+        (a, b)
+        for (a, b), t in zip(spans, texts, strict=True)
+        if isinstance(a, int) and isinstance(b, int) and b - a == len(t)
+    ]
+    if len(exact) != len(texts):
         return "\n\n".join(texts)
     out: list[str] = []
     reached = 0
-    for (start, end), text in zip(spans, texts):
-        assert isinstance(start, int) and isinstance(end, int)
+    for (start, end), text in zip(exact, texts, strict=True):
         if out and start > reached:
             out.append("\n")
         out.append(text[max(0, reached - start) :] if out else text)
@@ -139,7 +148,7 @@ def records_of(nodes: Iterable[BaseNode]) -> list[SourceRecord]:
         members = groups[record.id]
         chunks = []
         for i, (node, meta) in enumerate(zip(members, parts, strict=True)):
-            start, end = node.start_char_idx, node.end_char_idx
+            start, end = _span(node)
             text = node.get_content(metadata_mode=MetadataMode.NONE)
             chunks.append(
                 Chunk(
