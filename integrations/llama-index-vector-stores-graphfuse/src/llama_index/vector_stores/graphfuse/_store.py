@@ -102,11 +102,14 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
       ``None``: the manifest records :data:`HOST_EMBEDDER` and the vectors' dimension, and the
       CLI refuses the store (it cannot rebuild your embed_model).
 
-    Every node LlamaIndex adds is a GraphFuse document (its id the node's id, its vector the
-    embedding LlamaIndex computed), and the graph (title mentions, markdown links, entities from
-    the text) is built over all the nodes of the store at each ``add``, so it is the same whether
-    the nodes came in one batch or many; an ``add`` costs a pass over the store's nodes (nodes
-    unchanged are not written again). Queries use ``query_str`` and ``query_embedding`` as
+    The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse
+    index`` makes of a file (its text rebuilt from the nodes' spans, its title and links read
+    from it), with the nodes as its chunks (each holding its node, its vector the embedding
+    LlamaIndex computed), so the preset folds passages into pages as on a store the CLI built;
+    a source document of one node is that node. The graph (title mentions, markdown links,
+    entities from the text) is built over all the nodes of the store at each ``add``, so it is
+    the same whether the nodes came in one batch or many; an ``add`` costs a pass over the
+    store's nodes (pages unchanged are not written again). Queries use ``query_str`` and ``query_embedding`` as
     LlamaIndex passes them, ``similarity_top_k``, ``filters`` (``MetadataFilters``, AND) and
     ``doc_ids``, and return the nodes as they were added, with the preset's score and its
     signals under ``graphfuse_signals`` (hidden from the LLM and the embedder, as are
