@@ -39,7 +39,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy src/graphfuse
 	@set -e; for p in $(PLUGINS) integrations/langchain-graphfuse; do echo "mypy $$p"; (cd $$p && ../../$(BIN)/mypy --config-file ../../pyproject.toml src); done
 	# LlamaIndex namespace packages: check them as packages, not as a source tree.
-	MYPYPATH=integrations/llama-index-retrievers-graphfuse/src:integrations/llama-index-postprocessor-graphfuse/src $(BIN)/mypy -p llama_index.retrievers.graphfuse -p llama_index.postprocessor.graphfuse
+	MYPYPATH=integrations/llama-index-retrievers-graphfuse/src:integrations/llama-index-postprocessor-graphfuse/src:integrations/llama-index-vector-stores-graphfuse/src $(BIN)/mypy -p llama_index.retrievers.graphfuse -p llama_index.postprocessor.graphfuse -p llama_index.vector_stores.graphfuse
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site

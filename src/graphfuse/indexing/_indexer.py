@@ -88,6 +88,7 @@ class IndexReport:
 class _Plan:
     record: SourceRecord
     units: list[tuple[str, str]]  # (unit id, unit text); a one-chunk document is its own unit
+    unit_meta: list[Mapping[str, Any]] = field(default_factory=list)  # each chunk's own metadata (given chunks)
     owned: set[_Rel] = field(default_factory=set)
     weights: dict[_Rel, float] = field(default_factory=dict)
     digest: str = ""
@@ -524,9 +525,10 @@ class Indexer:
     ) -> list[_Plan]:
         plans: list[_Plan] = []
         for r in recs:
-            chunks = self._chunker.split(r.text)
+            chunks = list(r.chunks) or self._chunker.split(r.text)  # a host's own chunks are kept as given
             units = [(r.id, r.text)] if len(chunks) == 1 else [(f"{r.id}#{c.index}", c.text) for c in chunks]
-            plans.append(_Plan(r, units))
+            meta = [c.metadata for c in chunks] if len(chunks) > 1 else [{}]
+            plans.append(_Plan(r, units, meta))
         doc_of = {u: p.record.id for p in plans for u, _ in p.units}
         by_doc = {p.record.id: p for p in plans}
         holders: dict[str, list[str]] = defaultdict(list)
@@ -585,15 +587,18 @@ class Indexer:
             config += "|entity_graph"
         for p in plans:
             r = p.record
+            parts: list[Any] = [
+                r.text,
+                r.title,
+                dict(r.metadata),
+                r.created_at and r.created_at.isoformat(),
+                sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
+                config,
+            ]
+            if r.chunks:  # a host's own chunks (left out otherwise: existing stores keep their digests)
+                parts.append([[c.text, dict(c.metadata)] for c in r.chunks])
             payload = json.dumps(
-                [
-                    r.text,
-                    r.title,
-                    dict(r.metadata),
-                    r.created_at and r.created_at.isoformat(),
-                    sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
-                    config,
-                ],
+                parts,
                 sort_keys=True,
                 default=str,
             )
@@ -777,7 +782,8 @@ class Indexer:
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
         if len(p.units) > 1:
             for i, (unit, text) in enumerate(p.units):
-                chunk_meta = {**base, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
+                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
+                chunk_meta = {**base, **own, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
                 docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
         return docs
 
@@ -832,8 +838,9 @@ class Indexer:
             base: dict[str, Any] = dict(p.record.metadata)
             if p.record.title is not None:
                 base["title"] = p.record.title
-            for unit, _ in p.units:
-                vector_meta[unit] = base if unit == p.record.id else {**base, "parent_id": p.record.id}
+            for i, (unit, _) in enumerate(p.units):
+                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
+                vector_meta[unit] = base if unit == p.record.id else {**base, **own, "parent_id": p.record.id}
         unit_order = [u for p in batch for u, _ in p.units]
         records = [VectorRecord(u, v, vector_meta[u]) for u, v in zip(unit_order, vectors, strict=True)]
         await self._vectors.upsert(records)
