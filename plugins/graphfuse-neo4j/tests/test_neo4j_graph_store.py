@@ -29,9 +29,12 @@ from graphfuse import (
     GraphStore,
     InvalidInput,
     NotFound,
+    PageRankRefreshing,
+    Query,
     Relation,
     deadline,
 )
+from graphfuse.stages import PageRank
 from graphfuse.stores import InMemoryGraphStore
 from graphfuse.testing import GraphStoreContract
 
@@ -74,7 +77,7 @@ class TestNeo4jGraphStoreContract(GraphStoreContract):
     async def test_refresh_pagerank_on_demand(self, graph_store: Neo4jGraphStore) -> None:
         await graph_store.store_documents([Document("a"), Document("b")])
         await graph_store.create_relations([Relation("a", "b")])
-        assert await graph_store.refresh_pagerank() == 2
+        await graph_store.refresh_pagerank()
         stored, _, ranked_at = await _stored(graph_store)
         assert ranked_at == 2
         assert stored["b"] == 1.0
@@ -482,6 +485,22 @@ async def test_pagerank_is_stored_then_read_by_id(scripted: tuple[Neo4jGraphStor
     assert "UNWIND $ids AS id" in driver.log[1][1]
 
 
+async def test_the_pagerank_stage_reads_the_stored_scores(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["hub", "l1", "l2"], [("l1", "hub", 1.0), ("l2", "hub", 1.0)])
+    driver.answer = model
+    await store.refresh_pagerank()
+    driver.log.clear()
+    stage = PageRank(store)
+    values = await stage.signal_values(Query("q"), ["l1", "hub", "gone"], ["l1", "hub", "gone"])
+    assert values == [model.scores["l1"], 1.0, 0.5]  # a document without a score gets the default
+    # One read transaction: the freshness check and one lookup for the candidate ids.
+    assert [(kind, p) for kind, _, p in driver.log] == [
+        ("read", {"label": "GraphFuseDocument"}),
+        ("read", {"ids": ["l1", "hub", "gone"]}),
+    ]
+
+
 async def test_a_write_marks_pagerank_stale_and_the_next_call_refreshes(
     scripted: tuple[Neo4jGraphStore, _Driver],
 ) -> None:
@@ -520,7 +539,7 @@ async def test_scores_computed_during_a_write_are_returned_not_stored(
     assert _kinds(driver, "SET d.`graphfuse_pagerank`") == []
     assert model.ranked_at is None
     model.after_edges = lambda: None
-    assert await store.refresh_pagerank() == 2
+    await store.refresh_pagerank()
     assert model.ranked_at == 2
     assert model.scores == scores
 
@@ -547,7 +566,7 @@ async def test_gds_refresh_is_stored_too(scripted: tuple[Neo4jGraphStore, _Drive
         return model(query, params)
 
     driver.answer = answer
-    assert await store.refresh_pagerank() == 1
+    await store.refresh_pagerank()
     assert model.scores == {"hub": 1.0, "leaf": 0.25}
     assert model.ranked_at == 1
     # The generation is read in the projecting transaction, before the projection.
@@ -632,6 +651,7 @@ async def test_is_a_graph_store() -> None:
     store = Neo4jGraphStore("neo4j://127.0.0.1:7687")
     try:
         assert isinstance(store, GraphStore)
+        assert isinstance(store, PageRankRefreshing)  # the Indexer refreshes it after a run
     finally:
         await store.close()
 

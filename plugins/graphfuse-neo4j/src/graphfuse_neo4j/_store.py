@@ -381,15 +381,15 @@ class Neo4jGraphStore:
             return scores
         return {i: scores[i] for i in wanted if i in scores}
 
-    async def refresh_pagerank(self) -> int:
-        """Recompute PageRank now and store it on the documents; returns the generation it was
-        computed at. Call it after a bulk load so that the first query does not pay for it
-        (:meth:`pagerank` refreshes stale scores by itself otherwise). The computation uses GDS
-        when available (``use_gds``), else the driver-side power iteration over the streamed
-        relations; scores computed while another client wrote are returned but not stored."""
+    async def refresh_pagerank(self) -> None:
+        """Recompute PageRank now and store it on the documents, marked with the generation it
+        was computed at (:class:`graphfuse.PageRankRefreshing`: the ``Indexer`` calls it at the
+        end of a run, so the first query after indexing does not pay for it; :meth:`pagerank`
+        refreshes stale scores by itself otherwise). The computation uses GDS when available
+        (``use_gds``), else the driver-side power iteration over the streamed relations; scores
+        computed while another client wrote are not stored (they are stale already)."""
         async with self._refresh_lock:
-            generation, _ = await self._refresh()
-        return generation
+            await self._refresh()
 
     async def _pagerank_status(self, tx: neo4j.AsyncManagedTransaction) -> tuple[int, int | None]:
         """(generation, the generation the stored scores were computed at or ``None``)."""
