@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -379,3 +382,18 @@ def test_stored_pagerank_statements() -> None:
 def test_stored_pagerank_statements_check_the_label(build: Any) -> None:
     with pytest.raises(InvalidInput, match="is not valid"):
         build()
+
+
+def test_the_stored_pagerank_cypher_in_the_docs_is_the_cypher_sent() -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "neo4j.md"
+    blocks = [
+        textwrap.dedent(block).strip()
+        for block in re.findall(r"^ *```cypher\n(.*?)^ *```", page.read_text(encoding="utf-8"), re.M | re.S)
+    ]
+    sent = [
+        cypher.pagerank_status_statement(L)[0],
+        cypher.pagerank_scores_statement(L, ["a"])[0],
+        cypher.pagerank_write_statement(L, [])[0],
+        cypher.pagerank_mark_statement(L, 0)[0],
+    ]
+    assert blocks == sent

@@ -544,6 +544,22 @@ async def test_scores_computed_during_a_write_are_returned_not_stored(
     assert model.scores == scores
 
 
+async def test_a_read_only_user_gets_computed_scores(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["a", "b"], [("a", "b", 1.0)])
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "SET d.`graphfuse_pagerank`" in query:
+            raise neo4j_errors.Forbidden("Write operations are not allowed for user 'reader'")
+        return model(query, params)
+
+    driver.answer = answer
+    assert (await store.pagerank(["b"])) == {"b": 1.0}
+    assert model.ranked_at is None
+    with pytest.raises(AuthenticationFailed, match="not allowed"):
+        await store.refresh_pagerank()
+
+
 async def test_concurrent_stale_calls_refresh_once(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
     store, driver = scripted
     model = _StoredPageRank(["a", "b", "c"], [("a", "b", 1.0), ("c", "b", 2.0)])

@@ -365,7 +365,8 @@ class Neo4jGraphStore:
         Read from the ``graphfuse_pagerank`` property of the documents (one lookup per id on the
         unique id index) when the stored scores are fresh, i.e. computed at the label's current
         :meth:`generation`. Every write moves the generation, which marks them stale; the first
-        call that finds them stale recomputes and stores them (:meth:`refresh_pagerank`).
+        call that finds them stale recomputes and stores them (:meth:`refresh_pagerank`); a
+        user who may not write gets the computed scores without storing them.
         """
         if ids is not None and not ids:
             return {}
@@ -376,7 +377,7 @@ class Neo4jGraphStore:
             async with self._refresh_lock:
                 scores = await self._stored_pagerank(wanted)
                 if scores is None:
-                    _, scores = await self._refresh()
+                    scores = await self._refresh(must_store=False)
         if wanted is None:
             return scores
         return {i: scores[i] for i in wanted if i in scores}
@@ -389,7 +390,7 @@ class Neo4jGraphStore:
         (``use_gds``), else the driver-side power iteration over the streamed relations; scores
         computed while another client wrote are not stored (they are stale already)."""
         async with self._refresh_lock:
-            await self._refresh()
+            await self._refresh(must_store=True)
 
     async def _pagerank_status(self, tx: neo4j.AsyncManagedTransaction) -> tuple[int, int | None]:
         """(generation, the generation the stored scores were computed at or ``None``)."""
@@ -414,13 +415,18 @@ class Neo4jGraphStore:
             return None
         return {r["id"]: float(r["score"]) for r in rows}
 
-    async def _refresh(self) -> tuple[int, dict[str, float]]:
+    async def _refresh(self, *, must_store: bool) -> dict[str, float]:
         if await self._gds_available():
             generation, scores = await self._gds_pagerank()
         else:
             generation, scores = await self._scipy_pagerank()
-        await self._store_pagerank(generation, scores)
-        return generation, scores
+        try:
+            await self._store_pagerank(generation, scores)
+        except AuthenticationFailed:
+            # A user without write rights still gets scores from pagerank(), computed per call.
+            if must_store:
+                raise
+        return scores
 
     async def _store_pagerank(self, generation: int, scores: dict[str, float]) -> None:
         rows = [{"id": i, "score": s} for i, s in scores.items()]
