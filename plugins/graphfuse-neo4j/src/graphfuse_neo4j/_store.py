@@ -442,7 +442,6 @@ class Neo4jGraphStore:
         await self._session_run("pagerank refresh", work, write=True)
 
     async def _gds_pagerank(self) -> tuple[int, dict[str, float]]:
-
         async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[int, list[dict[str, Any]]]:
             # The generation is read before the graph: the scores are at least that recent.
             generation, _ = await self._pagerank_status(tx)
@@ -463,7 +462,6 @@ class Neo4jGraphStore:
         return generation, {r["id"]: (float(r["score"]) / top if top > 0 else 0.0) for r in rows}
 
     async def _scipy_pagerank(self) -> tuple[int, dict[str, float]]:
-
         async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[int, list[str], list[dict[str, Any]]]:
             generation, _ = await self._pagerank_status(tx)
             nodes = [r["id"] for r in await self._rows(tx, cypher.nodes_statement(self._label))]
