@@ -32,6 +32,7 @@ from ._errors import (
     PermissionDenied,
     PluginError,
     RateLimited,
+    RequestTimedOut,
     StageFailed,
     StoreCorrupted,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "RateLimited",
     "RelatedDocument",
     "Relation",
+    "RequestTimedOut",
     "Reranker",
     "Result",
     "RunContext",
