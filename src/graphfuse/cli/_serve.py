@@ -13,7 +13,6 @@ from typing import Annotated, Any
 import typer
 
 from .._errors import InvalidInput
-from ..plugins import get_registry
 from ..stores import DEFAULT_STORE, open_store
 from ._errors import err_console, reports_errors
 
@@ -71,6 +70,8 @@ async def _serve(
     questions: list[str] | None,
     llm: str | None,
     judge: str | None,
+    llm_base_url: str | None = None,
+    llm_timeout: float | None = None,
 ) -> None:
     import uvicorn
 
@@ -85,14 +86,11 @@ async def _serve(
     generator = judge_generator = None
     if llm is not None:
         from ..compare import Judge
-        from ._compare import parse_model
+        from ._compare import build_generator
 
-        registry = get_registry()
-        name, options = parse_model(llm, "--llm")
-        generator = registry.create("generator", name, **options)
+        generator = build_generator(llm, "--llm", base_url=llm_base_url, timeout=llm_timeout)
         if judge is not None:
-            name, options = parse_model(judge, "--judge")
-            judge_generator = Judge(registry.create("generator", name, **options))
+            judge_generator = Judge(build_generator(judge, "--judge", base_url=llm_base_url, timeout=llm_timeout))
         else:
             judge_generator = Judge(generator)
     elif judge is not None:
@@ -169,6 +167,13 @@ def serve(
     judge: Annotated[
         str | None, typer.Option("--judge", help="Judge model, NAME:MODEL (default: the --llm model).")
     ] = None,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option("--llm-base-url", help="API root of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1."),
+    ] = None,
+    llm_timeout: Annotated[
+        float | None, typer.Option("--llm-timeout", min=0.001, help="Seconds one model request may take.")
+    ] = None,
 ) -> None:
     """Serve a store over HTTP: retrieval, ingest, graph statistics, metrics and a dashboard."""
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
@@ -182,7 +187,7 @@ def serve(
     # asyncio.run on the main thread: uvicorn installs its SIGINT/SIGTERM handlers there and
     # shuts down gracefully (requests in flight finish, then the store is closed).
     with contextlib.suppress(KeyboardInterrupt, asyncio.CancelledError):
-        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge))
+        asyncio.run(_serve(store, host, port, keys, preset, qs, llm, judge, llm_base_url, llm_timeout))
 
 
 def register(app: typer.Typer) -> None:
