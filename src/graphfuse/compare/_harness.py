@@ -347,7 +347,8 @@ async def acompare_pipelines(
 
     if progress is not None:
         progress(0, len(tasks))
-    interrupted = await _run_all([run(q, name) for q, name in tasks], stop)
+    await _run_all([run(q, name) for q, name in tasks], stop)
+    interrupted = stop is not None and stop.is_set() and len(results) < len(tasks)
 
     notes: list[str] = []
     if interrupted:
@@ -405,15 +406,15 @@ async def acompare_pipelines(
     )
 
 
-async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | None) -> bool:
-    """Run every task; with ``stop``, cancel what is in flight once it is set. Returns whether it was."""
+async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | None) -> None:
+    """Run every task; with ``stop``, cancel what is in flight once it is set."""
     tasks = [asyncio.ensure_future(w) for w in work]
     if not tasks:
-        return False
+        return
     together = asyncio.gather(*tasks)
     if stop is None:
         await together
-        return False
+        return
     stopped = asyncio.ensure_future(stop.wait())
     waiting: set[asyncio.Future[Any]] = {together, stopped}
     try:
@@ -425,13 +426,12 @@ async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | 
         stopped.cancel()
     if together.done():
         together.result()  # an unexpected error of a task propagates
-        return False
+        return
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
     with contextlib.suppress(asyncio.CancelledError):
         await together
-    return True
 
 
 def _plain(value: object) -> str | float | None:
