@@ -364,6 +364,7 @@ class _Interrupt:
             "(send it again to quit at once, without a report)",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
         if self._loop is not None and self._event is not None:
             self._loop.call_soon_threadsafe(self._event.set)
@@ -517,9 +518,10 @@ def compare_command(
         f"({settings.get('concurrency_from', '--concurrency')}), {result.elapsed_s:.1f} s",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )
     for note in result.notes:
-        console.print(f"note: {note}", highlight=False, markup=False)
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     if json_out is not None:
         Path(json_out).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if report is not None:
