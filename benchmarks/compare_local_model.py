@@ -33,12 +33,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="benchmarks/compare_local_model.py", description=__doc__)
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--store", type=Path, default=None, help="a store of the bundled sample (built if absent)")
-    parser.add_argument("--budget", type=int, default=300)
-    parser.add_argument("--max-tokens", type=int, default=48)
-    parser.add_argument("--judge-max-tokens", type=int, default=96)
+    parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--judge-max-tokens", type=int, default=160)
     parser.add_argument("--judge-attempts", type=int, default=2)
-    parser.add_argument("--llm-timeout", type=float, default=120.0)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--llm-timeout", type=float, default=60.0)
+    # One thread: on a shared, busy 2-core machine llama.cpp's threads wait on each other
+    # (measured 0.8 s vs 16.7 s for one short answer at load average 10).
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS / "compare_local_model.json")
     args = parser.parse_args()
 
