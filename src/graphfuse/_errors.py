@@ -58,10 +58,12 @@ class DeadlineExceeded(ConnectionFailed, TimeoutError):
     retryable = False
 
 
-class RequestTimedOut(ConnectionFailed, TimeoutError):
+class RequestTimedOut(ConnectionFailed):
     """A provider or backend did not answer one request within its timeout (retryable).
 
-    Unlike :class:`DeadlineExceeded`, the caller's own time is not up: the request may be sent again.
+    Unlike :class:`DeadlineExceeded`, the caller's own time is not up: the request may be sent
+    again. Not a ``TimeoutError``: code that reads ``TimeoutError`` as "the deadline passed"
+    must not take it for one.
     """
 
     retryable = True

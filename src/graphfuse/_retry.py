@@ -19,7 +19,7 @@ from typing import TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from ._deadline import remaining
-from ._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited
+from ._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited, RequestTimedOut
 
 __all__ = ["RetryCount", "RetryPolicy", "attempt_timeout", "call_with_retry", "counting_retries"]
 
@@ -71,7 +71,7 @@ class RetryCount:
     """The retries :func:`call_with_retry` made inside a :func:`counting_retries` block.
 
     ``retries`` counts every call sent again; ``timeouts`` those of them whose attempt had
-    timed out (a :class:`~graphfuse.RequestTimedOut` or any other ``TimeoutError``).
+    timed out (a :class:`~graphfuse.RequestTimedOut` or a ``TimeoutError``).
     """
 
     retries: int = 0
@@ -185,7 +185,7 @@ async def call_with_retry(
         error = state.outcome.exception() if state.outcome is not None else None
         for count in _counting.get():
             count.retries += 1
-            count.timeouts += isinstance(error, TimeoutError)
+            count.timeouts += isinstance(error, (RequestTimedOut, TimeoutError))
         logger.warning(
             "%s failed (attempt %d of %d: %s); retrying in %.3fs",
             describe,

@@ -146,7 +146,7 @@ async def test_a_request_past_its_timeout_is_a_retryable_timeout_that_is_counted
             await g.agenerate(QUESTION)
         assert (count.retries, count.timeouts) == (2, 2)
     assert f"the chat-completions server at {chat.url} did not answer within 0.2 s" in str(info.value)
-    assert isinstance(info.value, TimeoutError)
+    assert isinstance(info.value, ConnectionFailed)
     assert info.value.retryable
 
 

@@ -450,8 +450,7 @@ def compare_command(
 ) -> None:
     """Answer questions three ways (LLM only, basic RAG, GraphRAG), judge the answers, compare.
 
-    Ctrl-C (or SIGTERM) stops the run and writes the table, --json and --report for the answers
-    that finished; the exit status is then 130 (143 for SIGTERM).
+    Ctrl-C or SIGTERM stops the run and writes the report of what finished (exit 130 or 143).
     """
     missing = [
         f

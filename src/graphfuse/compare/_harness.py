@@ -12,7 +12,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput
+from .._errors import GraphFuseError, InvalidInput, RequestTimedOut
 from .._retry import counting_retries
 from .._sync import run_sync
 from ._cache import CompareCache, cache_key
@@ -42,7 +42,7 @@ def failure_kind(error: BaseException) -> str:
     """The :data:`FAILURE_KINDS` entry of ``error``."""
     if isinstance(error, JudgeFailed):
         return "malformed"
-    if isinstance(error, TimeoutError):
+    if isinstance(error, (RequestTimedOut, TimeoutError)):  # DeadlineExceeded is a TimeoutError
         return "timeout"
     return "error"
 
