@@ -205,3 +205,11 @@ def test_sigterm_writes_what_finished(chat: ChatCompletionsServer, questions: Pa
     assert summary["answers"] + summary["not_run"] == 3
     assert "interrupted" in (tmp_path / "r" / "report.md").read_text()
     assert "llm_only" in stdout
+
+
+def test_serve_passes_the_base_url_to_the_answer_model(tmp_path: Path) -> None:
+    # The dashboard's answer model is built with the same flags before anything listens.
+    args = ["serve", "--store", str(tmp_path / "none"), "--llm", "openai:local", "--llm-base-url", "127.0.0.1:8080/v1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "base_url must be an http:// or https:// URL" in " ".join(result.output.split())
