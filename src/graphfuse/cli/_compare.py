@@ -287,7 +287,6 @@ class _Progress:
         with self._lock:
             if self._started is None:
                 self._started = now
-                # What the cache answered at once is not a measure of the model's speed.
                 self._first_done = (now, done)
             self._done, self._total = done, total
         if self._bar is not None:
