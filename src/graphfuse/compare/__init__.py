@@ -17,7 +17,14 @@ from ._generation import (
     check_messages,
     describe_generator,
 )
-from ._harness import AnswerResult, ComparisonReport, acompare_pipelines, compare_pipelines
+from ._harness import (
+    FAILURE_KINDS,
+    AnswerResult,
+    ComparisonReport,
+    acompare_pipelines,
+    compare_pipelines,
+    failure_kind,
+)
 from ._hosts import (
     HostAnswerPipeline,
     HostDocument,
@@ -52,6 +59,7 @@ __all__ = [
     "BUILTIN_PIPELINES",
     "CONTEXT_PROMPT",
     "CRITERIA",
+    "FAILURE_KINDS",
     "JUDGE_PROMPT",
     "VERDICT_SCHEMA",
     "Answer",
@@ -86,6 +94,7 @@ __all__ = [
     "default_counter",
     "describe_generator",
     "exact_match",
+    "failure_kind",
     "graphrag",
     "host_generation",
     "llm_only",
