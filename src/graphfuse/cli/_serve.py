@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from .. import ResultCache
 from .._errors import InvalidInput
 from ..plugins import get_registry
 from ..stores import DEFAULT_STORE, open_store
@@ -103,7 +104,6 @@ _MEMORY_RESULTS = 1024  # entries of the in-process result cache
 
 def _result_cache(name: str, ttl: float, unversioned: bool, store: Any) -> tuple[Any, str]:
     """The ResultCache ``--result-cache`` asks for (``None`` for ``off``) and a line saying what it is."""
-    from .._result_cache import ResultCache
 
     if name == "off":
         return None, "result cache off"
