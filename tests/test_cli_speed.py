@@ -126,8 +126,10 @@ async def test_evaluate_reports_every_step(tmp_path: Path) -> None:
         embedder=HashingEmbedder(64),
         advance=lambda step, done, total: seen.setdefault(step, []).append((done, total)),
     )
-    assert list(seen) == ["indexing", "embedding queries", "pipeline vector", "pipeline bm25"]
+    assert list(seen) == ["reading", "indexing", "embedding queries", "pipeline vector", "pipeline bm25"]
+    assert seen["reading"] == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]  # per record, before any write
     assert seen["indexing"][0] == (0, 4)
+    assert seen["indexing"][1] == (1, 4)  # the first batch is one record
     assert seen["indexing"][-1] == (4, 4)
     for step in ("embedding queries", "pipeline vector", "pipeline bm25"):
         assert seen[step] == [(0, 2), (1, 2), (2, 2)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -176,6 +177,31 @@ async def test_the_report_shows_the_column_and_names_the_model(scorer: BERTScore
     assert json.loads((tmp_path / "out" / "report.json").read_text())["pipelines"]["basic_rag"]["bertscore_f1"]
 
 
+async def test_a_stopped_run_scores_the_answers_that_finished(scorer: BERTScore) -> None:
+    questions = [CompareQuestion(f"q{i}", f"Where is city {i}?", ("Port of Spain",)) for i in range(4)]
+    stop = asyncio.Event()
+
+    def progress(done: int, total: int) -> None:
+        if done == 2:
+            stop.set()
+
+    report = await acompare_pipelines(
+        questions,
+        {"llm_only": llm_only()},
+        ScriptedGenerator(lambda messages: "Port of Spain"),
+        bertscore=scorer,
+        concurrency=1,
+        progress=progress,
+        stop=stop,
+    )
+    assert report.interrupted
+    assert len(report.results) == 2
+    assert all(r.bertscore_f1 == pytest.approx(1.0, abs=1e-5) for r in report.results.values())
+    summary = report.to_dict()["pipelines"]["llm_only"]
+    assert (summary["answers"], summary["not_run"]) == (2, 2)
+    assert summary["bertscore_f1"] == pytest.approx(1.0, abs=1e-5)
+
+
 async def test_without_bertscore_the_report_says_so(tmp_path: Path) -> None:
     report = await acompare_pipelines(
         [CompareQuestion("q1", "Where?", ("Port of Spain",))], {"llm_only": llm_only()}, ScriptedGenerator(last_user)
@@ -190,7 +216,7 @@ def test_the_command_line_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     from graphfuse.cli import _compare, app
 
     generator = ScriptedGenerator(lambda messages: "Port of Spain")
-    monkeypatch.setattr(_compare, "_generator", lambda spec, option: generator)
+    monkeypatch.setattr(_compare, "build_generator", lambda spec, option, **options: generator)
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"id": "q", "question": "Where?", "answer": "Port of Spain"}) + "\n")
     args = ["compare", "--questions", str(questions), "--llm", "scripted:model", "--pipelines", "llm_only"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -152,11 +153,53 @@ async def test_delete_removes_document_chunks_vectors_and_relations(stores: Stor
 async def test_progress_reports_running_counts(stores: Stores) -> None:
     graph, vectors = stores
     seen: list[int] = []
-    await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append)
-    assert seen == [3, 4]
+    read: list[int] = []
+    await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append, reading=read.append)
+    assert read == [1, 2, 3, 4]  # one call per record read, before any write
+    assert seen == [0, 1, 3, 4]  # writes begin, then batches of 1, 2, then what is left
     seen.clear()
     await _indexer(graph, vectors, batch_size=3).aindex(_records(), progress=seen.append)
     assert seen == [4]  # everything skipped, reported at once
+
+
+class _CountingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(DIM)
+        self.calls: list[int] = []
+
+    async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls.append(len(texts))
+        return await super().embed_documents(texts)
+
+
+async def test_batches_start_small_and_hold_one_embedding_call(stores: Stores) -> None:
+    graph, vectors = stores
+    long_text = " ".join(f"word{i}" for i in range(40))  # 4 chunks of at most 12 tokens
+    records = [SourceRecord(f"d{i}", long_text, title=f"Doc {i}") for i in range(12)]
+    embedder = _CountingEmbedder()
+    chunker = TokenChunker(max_tokens=12, overlap=0)
+    seen: list[int] = []
+    ix = Indexer(graph, vectors, embedder, chunker=chunker, batch_size=8)
+    report = await ix.aindex(records, progress=seen.append)
+    units = report.chunks // len(records)
+    assert units > 1
+    # 1, 2 records, then as many as fit in 8 units: progress moves every embedding call.
+    assert seen[:3] == [0, 1, 3]
+    assert all(b - a <= max(1, 8 // units) for a, b in itertools.pairwise(seen[1:]))
+    assert seen[-1] == len(records)
+    assert all(n <= 8 for n in embedder.calls)
+    assert len(embedder.calls) == len(seen) - 1
+
+
+async def test_batch_sizes_do_not_change_the_graph() -> None:
+    by_size = []
+    for batch_size in (1, 3, 64):
+        graph, vectors = InMemoryGraphStore(), LocalVectorStore()
+        await _indexer(graph, vectors, batch_size=batch_size, chunker=TokenChunker(max_tokens=6, overlap=1)).aindex(
+            _records()
+        )
+        by_size.append((set(graph._relations), await vectors.count()))
+    assert by_size[0] == by_size[1] == by_size[2]
 
 
 async def test_invalid_batch_writes_nothing(stores: Stores) -> None:

@@ -234,7 +234,7 @@ async def test_multihop_aggregation_is_a_no_op_on_an_unchunked_corpus() -> None:
             PersonalizedPageRank(graph),
             Hydrate(graph),
         ],
-        WeightedScorer(MULTIHOP_WEIGHTS),
+        WeightedScorer(MULTIHOP_WEIGHTS, normalize=True),
     )
     for question in QUESTIONS:
         got = await with_stage.aretrieve(question, top_k=10)

@@ -33,6 +33,7 @@ from ._errors import (
     PermissionDenied,
     PluginError,
     RateLimited,
+    RequestTimedOut,
     StageFailed,
     StoreCorrupted,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "RateLimited",
     "RelatedDocument",
     "Relation",
+    "RequestTimedOut",
     "Reranker",
     "Result",
     "ResultCache",

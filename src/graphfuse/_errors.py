@@ -26,6 +26,7 @@ __all__ = [
     "PermissionDenied",
     "PluginError",
     "RateLimited",
+    "RequestTimedOut",
     "StageFailed",
     "StoreCorrupted",
 ]
@@ -55,6 +56,17 @@ class DeadlineExceeded(ConnectionFailed, TimeoutError):
     """The caller's deadline passed before the work finished."""
 
     retryable = False
+
+
+class RequestTimedOut(ConnectionFailed):
+    """A provider or backend did not answer one request within its timeout (retryable).
+
+    Unlike :class:`DeadlineExceeded`, the caller's own time is not up: the request may be sent
+    again. Not a ``TimeoutError``: code that reads ``TimeoutError`` as "the deadline passed"
+    must not take it for one.
+    """
+
+    retryable = True
 
 
 class RateLimited(GraphFuseError):

@@ -26,11 +26,11 @@ from ._observability import (
 )
 from ._passages import Passages, cap_per_document, check_granularity, check_max_per_document
 from ._protocols import Scorer, Stage
+from ._result_cache import ResultCache
 from ._sync import run_sync
 from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
-    from ._result_cache import ResultCache
     from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
@@ -155,8 +155,6 @@ class Pipeline:
         sharing the cache store and namespace. ``None`` detaches the cache. See docs/stages.md,
         "Result cache".
         """
-        from ._result_cache import ResultCache
-
         same = Pipeline(self._stages, self._scorer, require_results=self._require_results, passages=self._passages)
         if cache is None:
             return same

@@ -8,18 +8,20 @@ at least the provider's Retry-After) and when to give up (attempts, the caller's
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
 from ._deadline import remaining
-from ._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited
+from ._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited, RequestTimedOut
 
-__all__ = ["RetryPolicy", "attempt_timeout", "call_with_retry"]
+__all__ = ["RetryCount", "RetryPolicy", "attempt_timeout", "call_with_retry", "counting_retries"]
 
 T = TypeVar("T")
 
@@ -62,6 +64,36 @@ class RetryPolicy:
         _number(self.jitter, "jitter", minimum=0.0)
         if self.maximum < self.initial:
             raise InvalidInput(f"RetryPolicy.maximum ({self.maximum}) must be >= initial ({self.initial})")
+
+
+@dataclass
+class RetryCount:
+    """The retries :func:`call_with_retry` made inside a :func:`counting_retries` block.
+
+    ``retries`` counts every call sent again; ``timeouts`` those of them whose attempt had
+    timed out (a :class:`~graphfuse.RequestTimedOut` or a ``TimeoutError``).
+    """
+
+    retries: int = 0
+    timeouts: int = 0
+
+
+_counting: contextvars.ContextVar[tuple[RetryCount, ...]] = contextvars.ContextVar("graphfuse_retry_counts", default=())
+
+
+@contextlib.contextmanager
+def counting_retries() -> Iterator[RetryCount]:
+    """Count the retries made in this block (and in tasks it starts) into a fresh :class:`RetryCount`.
+
+    Blocks nest: a retry counts in every enclosing block. The count is carried by a context
+    variable, so concurrent asyncio tasks each count their own.
+    """
+    count = RetryCount()
+    token = _counting.set((*_counting.get(), count))
+    try:
+        yield count
+    finally:
+        _counting.reset(token)
 
 
 def attempt_timeout(limit: float | None) -> float | None:
@@ -125,7 +157,8 @@ async def call_with_retry(
     ``describe`` names the call in log records and errors (e.g. ``"cohere embed"``); ``sleep``
     replaces :func:`asyncio.sleep` (tests inject a recorder). Each retry is logged on the
     ``graphfuse.retry`` logger at WARNING with the extra fields ``graphfuse_call``,
-    ``graphfuse_attempt`` and ``graphfuse_wait`` (seconds).
+    ``graphfuse_attempt`` and ``graphfuse_wait`` (seconds), and counted in every enclosing
+    :func:`counting_retries` block.
     """
     backoff = wait_exponential_jitter(multiplier=policy.initial, max=policy.maximum, jitter=policy.jitter)
     deadline_stopped = False
@@ -150,6 +183,9 @@ async def call_with_retry(
 
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
+        for count in _counting.get():
+            count.retries += 1
+            count.timeouts += isinstance(error, (RequestTimedOut, TimeoutError))
         logger.warning(
             "%s failed (attempt %d of %d: %s); retrying in %.3fs",
             describe,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -57,7 +60,6 @@ def test_document_rows() -> None:
         [Document("a"), Document("a")],
         [Document("a"), {"id": "b"}],
         [Document("a", metadata={"x": object()})],
-        [Document("a", metadata={"x": float("nan")})],
         [Document("a", metadata={1: "int key"})],  # type: ignore[dict-item]
     ],
 )
@@ -331,3 +333,67 @@ def test_a_bogus_operator_is_invalid_input_not_key_error() -> None:
     object.__setattr__(cond, "op", "$regex")  # forced past the constructor's check
     with pytest.raises(InvalidInput, match="no Cypher translation"):
         cypher.filter_expression(MetadataFilter((cond,)), "x", {})
+
+
+# -- stored pagerank ------------------------------------------------------------------------
+
+
+def test_stored_pagerank_statements() -> None:
+    assert cypher.PAGERANK_PROPERTY == "graphfuse_pagerank"
+    assert cypher.pagerank_status_statement(L) == (
+        "OPTIONAL MATCH (m:`GraphFuseMeta` {label: $label})\n"
+        "RETURN coalesce(max(m.generation), 0) AS generation, max(m.pagerank_generation) AS ranked_at",
+        {"label": L},
+    )
+    # The read: one lookup on the unique id index per candidate id.
+    assert cypher.pagerank_scores_statement(L, ["b", "a", "b"]) == (
+        "UNWIND $ids AS id\nMATCH (d:`GraphFuseDocument` {id: id})\nWHERE d.`graphfuse_pagerank` IS NOT NULL\n"
+        "RETURN d.id AS id, d.`graphfuse_pagerank` AS score",
+        {"ids": ["b", "a"]},
+    )
+    assert cypher.pagerank_scores_statement(L, None) == (
+        "MATCH (d:`GraphFuseDocument`)\nWHERE d.`graphfuse_pagerank` IS NOT NULL\n"
+        "RETURN d.id AS id, d.`graphfuse_pagerank` AS score",
+        {},
+    )
+    rows = [{"id": "a", "score": 1.0}]
+    assert cypher.pagerank_write_statement(L, rows) == (
+        "UNWIND $rows AS row\nMATCH (d:`GraphFuseDocument` {id: row.id})\nSET d.`graphfuse_pagerank` = row.score",
+        {"rows": rows},
+    )
+    # Marking fresh sets pagerank_generation and leaves generation alone (it is no document write).
+    assert cypher.pagerank_mark_statement(L, 7) == (
+        "MERGE (m:`GraphFuseMeta` {label: $label})\nSET m.pagerank_generation = $generation",
+        {"label": L, "generation": 7},
+    )
+    # Marking stale is the write generation bump every write already runs.
+    assert "SET m.generation = coalesce(m.generation, 0) + 1" in cypher.bump_generation_statement(L)[0]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: cypher.pagerank_status_statement("Bad`Label"),
+        lambda: cypher.pagerank_scores_statement("x) DETACH DELETE d //", ["a"]),
+        lambda: cypher.pagerank_write_statement("Bad Label", []),
+        lambda: cypher.pagerank_mark_statement("1abc", 0),
+    ],
+)
+def test_stored_pagerank_statements_check_the_label(build: Any) -> None:
+    with pytest.raises(InvalidInput, match="is not valid"):
+        build()
+
+
+def test_the_stored_pagerank_cypher_in_the_docs_is_the_cypher_sent() -> None:
+    page = Path(__file__).resolve().parents[3] / "docs" / "backends" / "neo4j.md"
+    blocks = [
+        textwrap.dedent(block).strip()
+        for block in re.findall(r"^ *```cypher\n(.*?)^ *```", page.read_text(encoding="utf-8"), re.M | re.S)
+    ]
+    sent = [
+        cypher.pagerank_status_statement(L)[0],
+        cypher.pagerank_scores_statement(L, ["a"])[0],
+        cypher.pagerank_write_statement(L, [])[0],
+        cypher.pagerank_mark_statement(L, 0)[0],
+    ]
+    assert blocks == sent

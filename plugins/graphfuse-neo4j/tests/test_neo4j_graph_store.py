@@ -29,9 +29,13 @@ from graphfuse import (
     GraphStore,
     InvalidInput,
     NotFound,
+    PageRankRefreshing,
+    Query,
     Relation,
     deadline,
 )
+from graphfuse.stages import PageRank
+from graphfuse.stores import InMemoryGraphStore
 from graphfuse.testing import GraphStoreContract
 
 NEO4J_URI = os.environ.get("GRAPHFUSE_NEO4J_URI")
@@ -49,6 +53,53 @@ class TestNeo4jGraphStoreContract(GraphStoreContract):
         yield store
         await store._session_run("cleanup", _cleanup(label), write=True)
         await store.close()
+
+    async def test_pagerank_is_stored_on_the_documents(self, graph_store: Neo4jGraphStore) -> None:
+        await graph_store.store_documents([Document(i) for i in ("hub", "l1", "l2", "alone")])
+        await graph_store.create_relations([Relation("l1", "hub"), Relation("l2", "hub")])
+        assert await _stored(graph_store) == ({}, 2, None)
+        scores = await graph_store.pagerank(["hub"])
+        stored, generation, ranked_at = await _stored(graph_store)
+        assert scores == {"hub": 1.0}
+        assert set(stored) == {"hub", "l1", "l2", "alone"}
+        assert stored["hub"] == 1.0
+        assert ranked_at == generation == 2
+        assert await graph_store.generation() == 2  # storing the scores is no document write
+        # A write marks them stale; the next call recomputes and stores them again.
+        await graph_store.create_relations([Relation("alone", "l1")])
+        assert (await _stored(graph_store))[1:] == (3, 2)
+        after = await graph_store.pagerank()
+        stored, generation, ranked_at = await _stored(graph_store)
+        assert stored == after
+        assert ranked_at == generation == 3
+        assert after["l1"] > after["l2"]  # l1 gained an in-link
+
+    async def test_refresh_pagerank_on_demand(self, graph_store: Neo4jGraphStore) -> None:
+        await graph_store.store_documents([Document("a"), Document("b")])
+        await graph_store.create_relations([Relation("a", "b")])
+        await graph_store.refresh_pagerank()
+        stored, _, ranked_at = await _stored(graph_store)
+        assert ranked_at == 2
+        assert stored["b"] == 1.0
+        assert 0.0 < stored["a"] < 1.0
+
+
+async def _stored(store: Neo4jGraphStore) -> tuple[dict[str, float], int, int | None]:
+    """The stored scores, the generation and the generation they were computed at, read directly."""
+
+    async def work(tx: Any) -> tuple[dict[str, float], int, int | None]:
+        rows = [
+            r.data()
+            async for r in await tx.run(f"MATCH (d:`{store.label}`) RETURN d.id AS id, d.graphfuse_pagerank AS s")
+        ]
+        result = await tx.run(
+            "OPTIONAL MATCH (m:GraphFuseMeta {label: $label}) RETURN m.generation AS g, m.pagerank_generation AS r",
+            {"label": store.label},
+        )
+        meta = (await result.single(strict=True)).data()
+        return {r["id"]: r["s"] for r in rows if r["s"] is not None}, meta["g"] or 0, meta["r"]
+
+    return await store._session_run("inspect", work, write=False)
 
 
 def _cleanup(label: str) -> Callable[[Any], Any]:
@@ -366,6 +417,183 @@ async def test_gds_missing_falls_back_to_scipy(scripted: tuple[Neo4jGraphStore, 
     assert store._use_gds is False
 
 
+class _StoredPageRank:
+    """Answers the stored-PageRank statements from a small model of the database."""
+
+    def __init__(self, nodes: list[str], edges: list[tuple[str, str, float]]) -> None:
+        self.nodes = nodes
+        self.edges = edges
+        self.generation = 1
+        self.ranked_at: int | None = None
+        self.scores: dict[str, float] = {}
+        self.after_edges: Callable[[], None] = lambda: None
+
+    def __call__(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "AS ranked_at" in query:
+            return [{"generation": self.generation, "ranked_at": self.ranked_at}]
+        if query.endswith("RETURN d.id AS id"):
+            return [{"id": i} for i in self.nodes]
+        if "AS weight" in query:
+            rows = [{"source": s, "target": t, "weight": w} for s, t, w in self.edges]
+            self.after_edges()
+            return rows
+        if "SET d.`graphfuse_pagerank`" in query:
+            self.scores.update({r["id"]: r["score"] for r in params["rows"]})
+            return []
+        if "SET m.pagerank_generation" in query:
+            self.ranked_at = params["generation"]
+            return []
+        if "AS score" in query:
+            ids = params.get("ids", self.nodes)
+            return [{"id": i, "score": self.scores[i]} for i in ids if i in self.scores]
+        if "SET m.generation" in query:
+            self.generation += 1
+        if "SET d = row" in query:
+            self.nodes += [r["id"] for r in params["rows"] if r["id"] not in self.nodes]
+            for r in params["rows"]:
+                self.scores.pop(r["id"], None)
+        return []
+
+
+def _kinds(driver: _Driver, what: str) -> list[str]:
+    return [kind for kind, q, _ in driver.log if what in q]
+
+
+async def test_pagerank_is_stored_then_read_by_id(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["hub", "l1", "l2", "alone"], [("l1", "hub", 1.0), ("l2", "hub", 1.0)])
+    driver.answer = model
+    scores = await store.pagerank()
+    assert scores["hub"] == 1.0
+    assert set(scores) == {"hub", "l1", "l2", "alone"}
+    # Stale (never computed): one refresh, stored in one write transaction (batch_size 2) and marked.
+    assert _kinds(driver, "AS weight") == ["read"]
+    assert [len(p["rows"]) for _, q, p in driver.log if "SET d.`graphfuse_pagerank`" in q] == [2, 2]
+    assert _kinds(driver, "SET d.`graphfuse_pagerank`") == ["write", "write"]
+    assert [p for _, q, p in driver.log if "SET m.pagerank_generation" in q] == [
+        {"label": "GraphFuseDocument", "generation": 1}
+    ]
+    assert model.scores == scores
+    assert model.ranked_at == 1
+    # Fresh: the next call is one read transaction, the status then a lookup of the ids.
+    driver.log.clear()
+    assert await store.pagerank(["l1", "nope", "hub"]) == {"l1": scores["l1"], "hub": 1.0}
+    assert [(kind, p) for kind, _, p in driver.log] == [
+        ("read", {"label": "GraphFuseDocument"}),
+        ("read", {"ids": ["l1", "nope", "hub"]}),
+    ]
+    assert "UNWIND $ids AS id" in driver.log[1][1]
+
+
+async def test_the_pagerank_stage_reads_the_stored_scores(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["hub", "l1", "l2"], [("l1", "hub", 1.0), ("l2", "hub", 1.0)])
+    driver.answer = model
+    await store.refresh_pagerank()
+    driver.log.clear()
+    stage = PageRank(store)
+    values = await stage.signal_values(Query("q"), ["l1", "hub", "gone"], ["l1", "hub", "gone"])
+    assert values == [model.scores["l1"], 1.0, 0.5]  # a document without a score gets the default
+    # One read transaction: the freshness check and one lookup for the candidate ids.
+    assert [(kind, p) for kind, _, p in driver.log] == [
+        ("read", {"label": "GraphFuseDocument"}),
+        ("read", {"ids": ["l1", "hub", "gone"]}),
+    ]
+
+
+async def test_a_write_marks_pagerank_stale_and_the_next_call_refreshes(
+    scripted: tuple[Neo4jGraphStore, _Driver],
+) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["a", "b"], [("a", "b", 1.0)])
+    driver.answer = model
+    before = await store.pagerank()
+    await store.store_documents([Document("c")])
+    model.edges.append(("c", "b", 1.0))
+    assert model.ranked_at == 1
+    assert model.generation == 2
+    driver.log.clear()
+    after = await store.pagerank(["a", "b", "c"])
+    assert _kinds(driver, "AS weight") == ["read"]
+    assert model.ranked_at == 2
+    assert set(after) == {"a", "b", "c"}
+    assert after["a"] < before["a"]  # b gained an in-link: a's share of the mass fell
+    driver.log.clear()
+    assert await store.pagerank(["c"]) == {"c": after["c"]}
+    assert _kinds(driver, "AS weight") == []
+
+
+async def test_scores_computed_during_a_write_are_returned_not_stored(
+    scripted: tuple[Neo4jGraphStore, _Driver],
+) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["a", "b"], [("a", "b", 1.0)])
+
+    def concurrent_write() -> None:
+        model.generation += 1
+
+    model.after_edges = concurrent_write
+    driver.answer = model
+    scores = await store.pagerank()
+    assert scores["b"] == 1.0
+    assert _kinds(driver, "SET d.`graphfuse_pagerank`") == []
+    assert model.ranked_at is None
+    model.after_edges = lambda: None
+    await store.refresh_pagerank()
+    assert model.ranked_at == 2
+    assert model.scores == scores
+
+
+async def test_a_read_only_user_gets_computed_scores(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["a", "b"], [("a", "b", 1.0)])
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "SET d.`graphfuse_pagerank`" in query:
+            raise neo4j_errors.Forbidden("Write operations are not allowed for user 'reader'")
+        return model(query, params)
+
+    driver.answer = answer
+    assert (await store.pagerank(["b"])) == {"b": 1.0}
+    assert model.ranked_at is None
+    with pytest.raises(AuthenticationFailed, match="not allowed"):
+        await store.refresh_pagerank()
+
+
+async def test_concurrent_stale_calls_refresh_once(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    model = _StoredPageRank(["a", "b", "c"], [("a", "b", 1.0), ("c", "b", 2.0)])
+    driver.answer = model
+    results = await asyncio.gather(*(store.pagerank(["b"]) for _ in range(5)))
+    assert results == [{"b": 1.0}] * 5
+    assert len(_kinds(driver, "AS weight")) == 1
+
+
+async def test_gds_refresh_is_stored_too(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
+    store, driver = scripted
+    store._use_gds = True
+    model = _StoredPageRank(["hub", "leaf"], [])
+
+    def answer(query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        if "gds.pageRank.stream" in query:
+            return [{"id": "hub", "score": 2.0}, {"id": "leaf", "score": 0.5}]
+        if "gds.graph.project" in query:
+            return [{"nodes": 2}]
+        return model(query, params)
+
+    driver.answer = answer
+    await store.refresh_pagerank()
+    assert model.scores == {"hub": 1.0, "leaf": 0.25}
+    assert model.ranked_at == 1
+    # The generation is read in the projecting transaction, before the projection.
+    gds_tx = [q for kind, q, _ in driver.log if kind == "write"]
+    assert "AS ranked_at" in gds_tx[0]
+    assert "gds.graph.project" in gds_tx[1]
+    driver.log.clear()
+    assert await store.pagerank(["leaf"]) == {"leaf": 0.25}
+    assert not any("gds" in q for _, q, _ in driver.log)
+
+
 async def test_deadline_stops_a_slow_transaction(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
     store, driver = scripted
     driver.delay = 30.0
@@ -439,6 +667,7 @@ async def test_is_a_graph_store() -> None:
     store = Neo4jGraphStore("neo4j://127.0.0.1:7687")
     try:
         assert isinstance(store, GraphStore)
+        assert isinstance(store, PageRankRefreshing)  # the Indexer refreshes it after a run
     finally:
         await store.close()
 
@@ -461,6 +690,20 @@ def test_pagerank_from_edges_matches_networkx() -> None:
     for node in nodes:
         assert got[node] == pytest.approx(expected[node] / top, abs=1e-4)
     assert max(got.values()) == pytest.approx(1.0)
+
+
+async def test_pagerank_from_edges_matches_the_embedded_store() -> None:
+    # The refresh's driver-side computation, run on edges in process, against InMemoryGraphStore.
+    nodes = ["a", "b", "c", "d", "e", "alone"]
+    edges = [("a", "b", 1.0), ("b", "c", 2.0), ("c", "a", 1.0), ("d", "c", 0.5), ("e", "d", 1.5), ("a", "c", 1.0)]
+    embedded = InMemoryGraphStore()
+    await embedded.store_documents([Document(i) for i in nodes])
+    await embedded.create_relations([Relation(s, t, weight=w) for s, t, w in edges])
+    expected = await embedded.pagerank()
+    got = pagerank_from_edges(nodes, edges)
+    assert set(got) == set(expected) == set(nodes)
+    for node in nodes:
+        assert got[node] == pytest.approx(expected[node], abs=1e-9)
 
 
 def test_pagerank_from_edges_edge_cases() -> None:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graphfuse_openai._generator import NO_KEY
 from typer.testing import CliRunner
 
 from graphfuse.cli import app
@@ -121,3 +125,91 @@ def test_compare_three_pipelines_over_an_indexed_store(
         b["messages"][-1]["content"] for b in chat.received if "Answer to grade:" not in b["messages"][-1]["content"]
     ]
     assert sum("Context:" in p for p in prompts) == 6
+
+
+def test_a_local_server_by_base_url_without_a_key(
+    questions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    seen: list[str] = []
+
+    def responder(messages: list[dict[str, str]], body: dict[str, object]) -> str:
+        seen.append(str(body["model"]))
+        return '{"score": 9, "correctness": 9, "completeness": 9, "clarity": 9, "relevance": 9, "reasoning": "ok"}'
+
+    with ChatCompletionsServer(responder=responder, slots=2) as local:
+        local.api_key = NO_KEY  # what a keyless server receives: the placeholder
+        out = tmp_path / "out.json"
+        args = ["compare", "--store", str(tmp_path / "store"), "--questions", str(questions), "--pipelines"]
+        args += ["llm_only", "--llm", "openai:smollm2", "--llm-base-url", local.url, "--llm-timeout", "7.5"]
+        result = runner.invoke(app, [*args, "--json", str(out), "--no-cache"])
+        url = local.url
+    assert result.exit_code == 0, result.output
+    settings = json.loads(out.read_text())["settings"]
+    assert (settings["endpoint"], settings["timeout_s"]) == (url, 7.5)
+    # No --concurrency: llama.cpp's /props said 2 slots.
+    assert (settings["concurrency"], settings["concurrency_from"]) == (2, f"suggested by {url}")
+    assert f"model smollm2 at {url}, concurrency 2 (suggested by {url})" in result.output
+    assert set(seen) == {"smollm2"}
+
+
+def test_timeouts_retries_and_malformed_verdicts_in_the_report(
+    chat: ChatCompletionsServer, questions: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.json"
+    # In arrival order (concurrency 1, seed 0): an answer stalls past --llm-timeout and is sent
+    # again; then the judge gets malformed replies.
+    chat.plan = [("stall", 5.0), ("reply", "Paris"), ("reply", "not a verdict"), ("reply", "{still not}")]
+    args = ["compare", "--store", str(tmp_path / "store"), "--questions", str(questions), "--pipelines", "llm_only"]
+    args += ["--llm", "openai:gpt-4o-mini", "--llm-timeout", "0.3", "--judge-attempts", "2", "--concurrency", "1"]
+    result = runner.invoke(app, [*args, "--json", str(out), "--no-cache", "--progress-every", "0.1"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(out.read_text())["pipelines"]["llm_only"]
+    assert (summary["retries"], summary["retried_timeouts"], summary["errors"]) == (1, 1, 0)
+    assert summary["judge"]["failures_malformed"] == 1
+    assert summary["judge"]["failures_timeout"] == 0
+    # Plain progress lines (the runner is not a terminal), with the total from the start.
+    assert "compare: 0/3 answers (0%)" in result.output
+    assert "compare: 3/3 answers (100%)" in result.output
+    # The table at its full width, not cut to 80 columns.
+    header = next(line for line in result.output.splitlines() if "pipeline" in line and "judge bad" in line)
+    assert len(header) > 80
+    for label in ("judge bad", "judge t/o", "ans t/o", "retries", "judge retries"):
+        assert label in header
+    assert "llm_only: 1 answer requests were sent again (1 after a timeout), 0 judge requests" in result.output
+
+
+def test_sigterm_writes_what_finished(chat: ChatCompletionsServer, questions: Path, tmp_path: Path) -> None:
+    chat.delay = 1.0
+    out = tmp_path / "out.json"
+    command = [sys.executable, "-m", "graphfuse.cli", "compare", "--store", str(tmp_path / "store")]
+    command += ["--questions", str(questions), "--pipelines", "llm_only", "--llm", "openai:gpt-4o-mini"]
+    command += ["--concurrency", "1", "--progress-every", "0.1", "--json", str(out), "--report", str(tmp_path / "r")]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:  # wait until one answer (and its verdict) finished
+        lines.append(line)
+        if line.startswith("compare: 1/3"):
+            break
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 143, "".join(lines) + stderr
+    assert "SIGTERM: stopping; writing the answers that finished" in stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    summary = data["pipelines"]["llm_only"]
+    assert summary["answers"] >= 1
+    assert summary["not_run"] >= 1
+    assert summary["answers"] + summary["not_run"] == 3
+    assert "interrupted" in (tmp_path / "r" / "report.md").read_text()
+    assert "llm_only" in stdout
+
+
+def test_serve_passes_the_base_url_to_the_answer_model(tmp_path: Path) -> None:
+    # The dashboard's answer model is built with the same flags before anything listens.
+    args = ["serve", "--store", str(tmp_path / "none"), "--llm", "openai:local", "--llm-base-url", "127.0.0.1:8080/v1"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "base_url must be an http:// or https:// URL" in " ".join(result.output.split())

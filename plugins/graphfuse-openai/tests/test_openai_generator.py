@@ -11,7 +11,7 @@ from graphfuse_openai import OpenAIGenerator
 from openai_fake_api import FAST_RETRY, logged_waits
 
 import graphfuse
-from graphfuse import AuthenticationFailed, ConnectionFailed, DeadlineExceeded, RateLimited
+from graphfuse import AuthenticationFailed, ConnectionFailed, DeadlineExceeded, RateLimited, RequestTimedOut
 from graphfuse.compare import (
     CompareQuestion,
     ContextWindowExceeded,
@@ -22,6 +22,7 @@ from graphfuse.compare import (
     default_counter,
     llm_only,
 )
+from graphfuse.retry import counting_retries
 from graphfuse.testing import ChatCompletionsServer
 
 QUESTION = [{"role": "user", "content": "What is the capital of France?"}]
@@ -73,8 +74,23 @@ async def test_environment_base_url_and_key_are_honoured(
     async with OpenAIGenerator("gpt-4o") as g:
         assert (await g.agenerate(QUESTION)).text == "Paris"
     monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("OPENAI_BASE_URL")
     with pytest.raises(AuthenticationFailed, match="pass api_key= or set OPENAI_API_KEY"):
-        OpenAIGenerator()
+        OpenAIGenerator()  # OpenAI's own API needs a key
+
+
+async def test_a_local_server_needs_no_key_and_errors_name_it(
+    chat: ChatCompletionsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    async with OpenAIGenerator("local", base_url=chat.url, retry=FAST_RETRY) as g:
+        assert g.endpoint == chat.url
+        # The placeholder key is sent; this stand-in wants its own key, so it answers 401.
+        with pytest.raises(AuthenticationFailed, match=f"the chat-completions server at {chat.url} answered HTTP 401"):
+            await g.agenerate(QUESTION)
+    with pytest.raises(graphfuse.InvalidInput, match="base_url must be an http:// or https:// URL"):
+        OpenAIGenerator("local", base_url="127.0.0.1:8080/v1")
 
 
 async def test_rate_limited_then_success_waits_retry_after(
@@ -101,14 +117,14 @@ async def test_server_errors_are_retried_then_raised(generator: OpenAIGenerator,
     chat.plan = [("error", 500, {}), ("error", 503, {})]
     assert (await generator.agenerate(QUESTION)).text == "Paris"
     chat.plan = [("error", 500, {})] * 3
-    with pytest.raises(ConnectionFailed, match="OpenAI answered HTTP 500"):
+    with pytest.raises(ConnectionFailed, match=f"the chat-completions server at {chat.url} answered HTTP 500"):
         await generator.agenerate(QUESTION)
     assert len(chat.received) == 6
 
 
 async def test_unauthorized_is_not_retried(chat: ChatCompletionsServer) -> None:
     async with OpenAIGenerator(api_key="sk-wrong", base_url=chat.url, retry=FAST_RETRY) as g:
-        with pytest.raises(AuthenticationFailed, match="OpenAI answered HTTP 401"):
+        with pytest.raises(AuthenticationFailed, match=r"chat-completions server at .* answered HTTP 401"):
             await g.agenerate(QUESTION)
     assert len(chat.received) == 1
 
@@ -117,6 +133,32 @@ async def test_a_slow_response_under_a_deadline(generator: OpenAIGenerator, chat
     chat.plan = [("stall", 5.0)]
     with pytest.raises(DeadlineExceeded), graphfuse.deadline(0.3):
         await generator.agenerate(QUESTION)
+
+
+async def test_a_request_past_its_timeout_is_a_retryable_timeout_that_is_counted(chat: ChatCompletionsServer) -> None:
+    async with OpenAIGenerator("local", base_url=chat.url, api_key=chat.api_key, timeout=0.2, retry=FAST_RETRY) as g:
+        chat.plan = [("stall", 5.0)]
+        with counting_retries() as count:
+            assert (await g.agenerate(QUESTION)).text == "Paris"  # timed out once, then sent again
+        assert (count.retries, count.timeouts) == (1, 1)
+        chat.plan = [("stall", 5.0)] * 3
+        with counting_retries() as count, pytest.raises(RequestTimedOut) as info:
+            await g.agenerate(QUESTION)
+        assert (count.retries, count.timeouts) == (2, 2)
+    assert f"the chat-completions server at {chat.url} did not answer within 0.2 s" in str(info.value)
+    assert isinstance(info.value, ConnectionFailed)
+    assert info.value.retryable
+
+
+async def test_concurrency_suggested_by_the_server() -> None:
+    with ChatCompletionsServer(slots=3) as three, ChatCompletionsServer() as silent:
+        async with OpenAIGenerator("local", base_url=three.url) as g:
+            assert await g.asuggest_concurrency() == 3  # llama.cpp's GET /props total_slots
+        async with OpenAIGenerator("local", base_url=silent.url) as g:
+            assert await g.asuggest_concurrency() == 1  # a server that does not say: one at a time
+    async with OpenAIGenerator("gpt-4o-mini", api_key="sk-test", base_url="https://api.openai.com/v1") as g:
+        assert await g.asuggest_concurrency() == 4  # OpenAI: asked nothing
+        assert g.provider == "OpenAI"
 
 
 async def test_a_prompt_larger_than_the_window_is_refused_before_the_call(chat: ChatCompletionsServer) -> None:

@@ -137,15 +137,21 @@ async def index_records(
         text_extractors=text_extractors,
     )
     with Progress(
-        TextColumn("indexing"),
+        TextColumn("{task.description:<8}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
         transient=True,
     ) as progress:
-        task = progress.add_task("indexing", total=len(records))
-        return await indexer.aindex(records, progress=lambda done: progress.update(task, completed=done))
+        # Per document: "reading" while records are chunked and their mentions extracted, then
+        # "indexing" as each batch is embedded and written (the first batches are small).
+        task = progress.add_task("reading", total=len(records))
+        return await indexer.aindex(
+            records,
+            reading=lambda done: progress.update(task, completed=done),
+            progress=lambda done: progress.update(task, description="indexing", completed=done),
+        )
 
 
 def skipped_types(counts: Counter[str]) -> str:

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from .. import ResultCache
 from .._errors import InvalidInput
 from ..plugins import get_registry
 from ..stores import DEFAULT_STORE, open_store
@@ -103,7 +104,6 @@ _MEMORY_RESULTS = 1024  # entries of the in-process result cache
 
 def _result_cache(name: str, ttl: float, unversioned: bool, store: Any) -> tuple[Any, str]:
     """The ResultCache ``--result-cache`` asks for (``None`` for ``off``) and a line saying what it is."""
-    from .._result_cache import ResultCache
 
     if name == "off":
         return None, "result cache off"
@@ -135,6 +135,8 @@ async def _serve(
     limits: Any,
     connections: Any,
     result_cache: tuple[str, float, bool] = ("memory", 300.0, False),
+    llm_base_url: str | None = None,
+    llm_timeout: float | None = None,
 ) -> None:
     from ..multihop import CorpusCache
     from ..server import KeyFile, Service, WorkLoop, create_app, http_server, install_prometheus_exporter
@@ -147,14 +149,11 @@ async def _serve(
     generator = judge_generator = None
     if llm is not None:
         from ..compare import Judge
-        from ._compare import parse_model
+        from ._compare import build_generator
 
-        registry = get_registry()
-        name, options = parse_model(llm, "--llm")
-        generator = registry.create("generator", name, **options)
+        generator = build_generator(llm, "--llm", base_url=llm_base_url, timeout=llm_timeout)
         if judge is not None:
-            name, options = parse_model(judge, "--judge")
-            judge_generator = Judge(registry.create("generator", name, **options))
+            judge_generator = Judge(build_generator(judge, "--judge", base_url=llm_base_url, timeout=llm_timeout))
         else:
             judge_generator = Judge(generator)
     elif judge is not None:
@@ -295,6 +294,13 @@ def serve(
             help="Also cache over backends without a generation (Neo4j, Qdrant): writes show after the TTL.",
         ),
     ] = False,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option("--llm-base-url", help="API root of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1."),
+    ] = None,
+    llm_timeout: Annotated[
+        float | None, typer.Option("--llm-timeout", min=0.001, help="Seconds one model request may take.")
+    ] = None,
 ) -> None:
     """Serve a store over HTTP: retrieval, ingest, graph statistics, metrics and a dashboard."""
     if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
@@ -326,6 +332,8 @@ def serve(
                 limits,
                 connections,
                 (result_cache, result_cache_ttl, result_cache_unversioned),
+                llm_base_url=llm_base_url,
+                llm_timeout=llm_timeout,
             )
         )
 

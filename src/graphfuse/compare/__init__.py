@@ -18,7 +18,14 @@ from ._generation import (
     check_messages,
     describe_generator,
 )
-from ._harness import AnswerResult, ComparisonReport, acompare_pipelines, compare_pipelines
+from ._harness import (
+    FAILURE_KINDS,
+    AnswerResult,
+    ComparisonReport,
+    acompare_pipelines,
+    compare_pipelines,
+    failure_kind,
+)
 from ._hosts import (
     HostAnswerPipeline,
     HostDocument,
@@ -53,6 +60,7 @@ __all__ = [
     "BUILTIN_PIPELINES",
     "CONTEXT_PROMPT",
     "CRITERIA",
+    "FAILURE_KINDS",
     "JUDGE_PROMPT",
     "VERDICT_SCHEMA",
     "Answer",
@@ -89,6 +97,7 @@ __all__ = [
     "default_counter",
     "describe_generator",
     "exact_match",
+    "failure_kind",
     "graphrag",
     "host_generation",
     "llm_only",

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import random
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput
+from .._errors import GraphFuseError, InvalidInput, RequestTimedOut
+from .._retry import counting_retries
 from .._sync import run_sync
 from ._bertscore import BERTScore
 from ._cache import CompareCache, cache_key
@@ -21,9 +23,29 @@ from ._metrics import contains_answer, exact_match, token_f1
 from ._pipelines import Answer, AnswerPipeline
 from ._questions import CompareQuestion, check_questions
 
-__all__ = ["AnswerResult", "ComparisonReport", "acompare_pipelines", "compare_pipelines"]
+__all__ = [
+    "FAILURE_KINDS",
+    "AnswerResult",
+    "ComparisonReport",
+    "acompare_pipelines",
+    "compare_pipelines",
+    "failure_kind",
+]
 
 Progress = Callable[[int, int], None]
+
+FAILURE_KINDS = ("malformed", "timeout", "error")
+"""How an answer or a verdict failed: ``malformed`` (no valid verdict after every attempt),
+``timeout`` (the model did not answer in time, retries included) or ``error`` (anything else)."""
+
+
+def failure_kind(error: BaseException) -> str:
+    """The :data:`FAILURE_KINDS` entry of ``error``."""
+    if isinstance(error, JudgeFailed):
+        return "malformed"
+    if isinstance(error, (RequestTimedOut, TimeoutError)):  # DeadlineExceeded is a TimeoutError
+        return "timeout"
+    return "error"
 
 
 @dataclass
@@ -31,8 +53,10 @@ class AnswerResult:
     """One pipeline's outcome on one question.
 
     ``error`` is set (and ``answer`` is ``None``) when the pipeline or generator failed;
-    ``judge_error`` when the judge gave no valid verdict. Metrics are ``None`` when they do
-    not apply (no gold answer, no context, no answer).
+    ``judge_error`` when the judge gave no valid verdict; ``error_kind`` and
+    ``judge_error_kind`` say how (:data:`FAILURE_KINDS`). ``retries`` and ``judge_retries``
+    count the requests sent again (``retried_timeouts`` those after a timeout). Metrics are
+    ``None`` when they do not apply (no gold answer, no context, no answer).
     """
 
     answer: Answer | None = None
@@ -44,6 +68,11 @@ class AnswerResult:
     verdict: Verdict | None = None
     judge_error: str | None = None
     cached: bool = False
+    error_kind: str | None = None
+    judge_error_kind: str | None = None
+    retries: int = 0
+    retried_timeouts: int = 0
+    judge_retries: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The per-question entry of the report's JSON (``results[NAME]``)."""
@@ -54,7 +83,12 @@ class AnswerResult:
             "completion_tokens": None if a is None else a.completion_tokens,
             "judge": None if self.verdict is None else self.verdict.to_dict(),
             "judge_error": self.judge_error,
+            "judge_error_kind": self.judge_error_kind,
             "error": self.error,
+            "error_kind": self.error_kind,
+            "retries": self.retries,
+            "retried_timeouts": self.retried_timeouts,
+            "judge_retries": self.judge_retries,
             "usage_source": None if a is None else a.usage_source,
             "retrieval_ms": None if a is None else a.retrieval_latency_s * 1000,
             "generation_ms": None if a is None else a.generation_latency_s * 1000,
@@ -82,6 +116,8 @@ class ComparisonReport:
 
     :meth:`to_dict` gives the JSON that ``graphfuse compare --json`` writes (``docs/compare.md``); the
     markdown table and PNG charts come from :func:`graphfuse.compare.write_report`.
+    ``interrupted`` is true when the run was stopped before every task finished: ``results``
+    then holds the finished ones only (``not_run`` in each summary counts the rest).
     """
 
     pipelines: tuple[str, ...]
@@ -90,14 +126,15 @@ class ComparisonReport:
     settings: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
+    interrupted: bool = False
 
     def result(self, question_id: str, pipeline: str) -> AnswerResult:
-        """The outcome of ``pipeline`` on question ``question_id``."""
+        """The outcome of ``pipeline`` on question ``question_id`` (``KeyError`` if it did not run)."""
         return self.results[(question_id, pipeline)]
 
     def summary(self, name: str) -> dict[str, Any]:
         """The aggregate numbers of pipeline ``name`` (the report's ``pipelines[NAME]``)."""
-        outcomes = [self.results[(q.id, name)] for q in self.questions]
+        outcomes = [self.results[(q.id, name)] for q in self.questions if (q.id, name) in self.results]
         answered = [r for r in outcomes if r.answer is not None]
         answers = [r.answer for r in answered if r.answer is not None]
         ems = [r.exact_match for r in answered if r.exact_match is not None]
@@ -106,12 +143,17 @@ class ComparisonReport:
         contained = [float(r.context_contains_answer) for r in answered if r.context_contains_answer is not None]
         verdicts = [r.verdict for r in outcomes if r.verdict is not None]
         failures = sum(r.judge_error is not None for r in outcomes)
+        kinds = {kind: sum(r.judge_error_kind == kind for r in outcomes) for kind in FAILURE_KINDS}
         judged = bool(self.settings.get("judge")) and any(q.has_gold for q in self.questions)
         judge: dict[str, Any] | None = None
         if judged:
             judge = {c: _mean([getattr(v, c) for v in verdicts]) for c in CRITERIA}
             judge["pass_rate"] = _mean([float(v.passed) for v in verdicts])
             judge["failures"] = failures
+            judge["failures_malformed"] = kinds["malformed"]
+            judge["failures_timeout"] = kinds["timeout"]
+            judge["failures_other"] = kinds["error"]
+            judge["retries"] = sum(r.judge_retries for r in outcomes)
             judge["verdicts"] = len(verdicts)
             judge["score_spread_mean"] = _mean([v.score_spread for v in verdicts])
         sources = sorted({a.usage_source for a in answers})
@@ -134,6 +176,10 @@ class ComparisonReport:
             "usage_source": sources[0] if len(sources) == 1 else ("mixed" if sources else None),
             "answers": len(answers),
             "errors": sum(r.error is not None for r in outcomes),
+            "errors_timeout": sum(r.error_kind == "timeout" for r in outcomes),
+            "retries": sum(r.retries for r in outcomes),
+            "retried_timeouts": sum(r.retried_timeouts for r in outcomes),
+            "not_run": len(self.questions) - len(outcomes),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,13 +191,17 @@ class ComparisonReport:
                     "id": q.id,
                     "question": q.question,
                     "answer": q.answers[0] if len(q.answers) == 1 else (list(q.answers) or None),
-                    "results": {name: self.results[(q.id, name)].to_dict() for name in self.pipelines},
+                    "results": {
+                        name: (self.results[(q.id, name)].to_dict() if (q.id, name) in self.results else None)
+                        for name in self.pipelines
+                    },
                 }
                 for q in self.questions
             ],
             "settings": self.settings,
             "notes": list(self.notes),
             "elapsed_s": self.elapsed_s,
+            "interrupted": self.interrupted,
         }
 
 
@@ -191,6 +241,7 @@ async def acompare_pipelines(
     cache: CompareCache | None = None,
     progress: Progress | None = None,
     seed: int = 0,
+    stop: asyncio.Event | None = None,
 ) -> ComparisonReport:
     """Answer every question with every pipeline, then judge and score the answers.
 
@@ -198,14 +249,19 @@ async def acompare_pipelines(
       (its generator may be another model). Without a judge, or for questions without a gold
       answer, judging and EM/F1 are skipped and the report's ``notes`` say so.
     - ``bertscore`` (a :class:`BERTScore`) scores every answer against the gold answers
-      (BERTScore F1, the best over several golds) once all answers are in, in one batch.
+      (BERTScore F1, the best over several golds) once all answers are in, in one batch
+      (after a ``stop``, the answers that finished). Its model loads before the first task.
     - ``concurrency`` bounds the (question, pipeline) tasks in flight; they run in an order
       shuffled with ``seed``, so no pipeline systematically runs first (rate limits, warm
       caches).
     - ``cache`` (a :class:`CompareCache`) stores answers by pipeline name and fingerprint,
       question, model and ``max_tokens``, and verdicts by judge settings, question and answer:
       a second run makes no model call for what is stored.
-    - ``progress(done, total)`` is called as tasks finish.
+    - ``progress(done, total)`` is called once before the first task (``done`` 0, or what the
+      cache answered at once) and as tasks finish, so the total is known from the start.
+    - ``stop``: when this event is set (a signal handler, a user's button), no further task
+      starts, the tasks in flight are cancelled and the report of what finished is returned
+      with ``interrupted`` set (everything finished is in the cache too).
 
     A :class:`~graphfuse.GraphFuseError` of one answer (rate limited after the retries, a
     context that does not fit the window, an empty answer) is recorded in that answer's
@@ -224,6 +280,8 @@ async def acompare_pipelines(
     _positive_int(max_tokens, "max_tokens")
     if cache is not None and not isinstance(cache, CompareCache):
         raise InvalidInput(f"cache must be a graphfuse.compare.CompareCache, got {type(cache).__name__}")
+    if stop is not None and not isinstance(stop, asyncio.Event):
+        raise InvalidInput(f"stop must be an asyncio.Event, got {type(stop).__name__}")
 
     if bertscore is not None:
         await bertscore.warm_up()
@@ -237,6 +295,8 @@ async def acompare_pipelines(
     async def run(question: CompareQuestion, name: str) -> None:
         nonlocal done
         async with gate:
+            if stop is not None and stop.is_set():
+                return
             results[(question.id, name)] = await _one(question, name, named[name], generator, model)
         done += 1
         if progress is not None:
@@ -251,10 +311,15 @@ async def acompare_pipelines(
         if stored is not None:
             outcome.answer, outcome.cached = Answer.from_dict(stored), True
         else:
-            try:
-                outcome.answer = await pipeline.aanswer(question.question, generator, max_tokens=max_tokens)
-            except GraphFuseError as exc:
-                outcome.error = f"{type(exc).__name__}: {exc}"
+            with counting_retries() as count:
+                try:
+                    outcome.answer = await pipeline.aanswer(question.question, generator, max_tokens=max_tokens)
+                except GraphFuseError as exc:
+                    outcome.error = f"{type(exc).__name__}: {exc}"
+                    outcome.error_kind = failure_kind(exc)
+                finally:
+                    outcome.retries, outcome.retried_timeouts = count.retries, count.timeouts
+            if outcome.answer is None:
                 return outcome
             if cache is not None:
                 await cache.set(key, outcome.answer.to_dict())
@@ -279,22 +344,33 @@ async def acompare_pipelines(
             # The threshold is applied afresh: changing it needs no new verdicts.
             outcome.verdict = dataclasses.replace(verdict, passed=verdict.score >= judge.threshold)
             return
-        try:
-            outcome.verdict = await judge.ajudge(question.question, answer.text, question.answers)
-        except JudgeFailed as exc:
-            outcome.judge_error = str(exc)
-            return
-        except GraphFuseError as exc:
-            outcome.judge_error = f"{type(exc).__name__}: {exc}"
+        with counting_retries() as count:
+            try:
+                outcome.verdict = await judge.ajudge(question.question, answer.text, question.answers)
+            except JudgeFailed as exc:
+                outcome.judge_error, outcome.judge_error_kind = str(exc), failure_kind(exc)
+            except GraphFuseError as exc:
+                outcome.judge_error, outcome.judge_error_kind = f"{type(exc).__name__}: {exc}", failure_kind(exc)
+            finally:
+                outcome.judge_retries = count.retries
+        if outcome.verdict is None:
             return
         if cache is not None:
             await cache.set(key, outcome.verdict.to_dict())
 
-    await asyncio.gather(*(run(q, name) for q, name in tasks))
+    if progress is not None:
+        progress(0, len(tasks))
+    await _run_all([run(q, name) for q, name in tasks], stop)
+    interrupted = stop is not None and stop.is_set() and len(results) < len(tasks)
     if bertscore is not None:
         await _score_bert(bertscore, items, tuple(named), results)
 
     notes: list[str] = []
+    if interrupted:
+        notes.append(
+            f"interrupted: {len(results)} of {len(tasks)} answers finished and are reported here; the rest did "
+            "not run (run the same command again: finished answers and verdicts come from the cache)"
+        )
     missing = [q.id for q in items if not q.has_gold]
     if missing:
         what = "judging and exact match/F1 were skipped for them" if judge else "exact match/F1 were skipped for them"
@@ -308,14 +384,30 @@ async def acompare_pipelines(
             f"{'on' if bertscore.idf else 'off'}), not rescaled: not comparable with published rescaled scores"
         )
     for name in named:
-        errors = [results[(q.id, name)].error for q in items if results[(q.id, name)].error]
+        outcomes = [results[(q.id, name)] for q in items if (q.id, name) in results]
+        errors = [r.error for r in outcomes if r.error]
         if errors:
-            notes.append(f"{name}: {len(errors)} answers failed, e.g. {errors[0]}")
-        failures = sum(results[(q.id, name)].judge_error is not None for q in items)
-        if failures:
-            notes.append(f"{name}: the judge failed on {failures} answers (counted as failures, not as zeros)")
+            timeouts = sum(r.error_kind == "timeout" for r in outcomes)
+            notes.append(f"{name}: {len(errors)} answers failed ({timeouts} timed out), e.g. {errors[0]}")
+        failed = [r for r in outcomes if r.judge_error is not None]
+        if failed:
+            kinds = ", ".join(
+                f"{n} {kind}" for kind in FAILURE_KINDS if (n := sum(r.judge_error_kind == kind for r in failed))
+            )
+            notes.append(
+                f"{name}: the judge failed on {len(failed)} answers ({kinds}; counted as failures, not as zeros)"
+            )
+        retries, judge_retries = sum(r.retries for r in outcomes), sum(r.judge_retries for r in outcomes)
+        if retries or judge_retries:
+            timed = sum(r.retried_timeouts for r in outcomes)
+            notes.append(
+                f"{name}: {retries} answer requests were sent again ({timed} after a timeout), "
+                f"{judge_retries} judge requests"
+            )
     settings: dict[str, Any] = {
         "generator": model,
+        "endpoint": _plain(getattr(generator, "endpoint", None)),
+        "timeout_s": _plain(getattr(generator, "timeout", None)),
         "max_tokens": max_tokens,
         "concurrency": concurrency,
         "order": f"shuffled (seed {seed})",
@@ -325,8 +417,48 @@ async def acompare_pipelines(
         "cache": None if cache is None else str(cache.path),
     }
     return ComparisonReport(
-        tuple(named), tuple(items), results, settings, notes, elapsed_s=time.perf_counter() - started
+        tuple(named),
+        tuple(items),
+        results,
+        settings,
+        notes,
+        elapsed_s=time.perf_counter() - started,
+        interrupted=interrupted,
     )
+
+
+async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | None) -> None:
+    """Run every task; with ``stop``, cancel what is in flight once it is set."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    if not tasks:
+        return
+    together = asyncio.gather(*tasks)
+    if stop is None:
+        await together
+        return
+    stopped = asyncio.ensure_future(stop.wait())
+    waiting: set[asyncio.Future[Any]] = {together, stopped}
+    try:
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # the caller was cancelled: so is the work
+        together.cancel()
+        raise
+    finally:
+        stopped.cancel()
+    if together.done():
+        together.result()  # an unexpected error of a task propagates
+        return
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    with contextlib.suppress(asyncio.CancelledError):
+        await together
+
+
+def _plain(value: object) -> str | float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value if isinstance(value, str) else None
 
 
 async def _score_bert(
@@ -336,7 +468,7 @@ async def _score_bert(
     results: dict[tuple[str, str], AnswerResult],
 ) -> None:
     """BERTScore F1 of every answer to a question with gold answers, in one batch."""
-    scored = [(q, results[(q.id, n)]) for q in items if q.has_gold for n in names]
+    scored = [(q, results[(q.id, n)]) for q in items if q.has_gold for n in names if (q.id, n) in results]
     scored = [(q, r) for q, r in scored if r.answer is not None]
     candidates = [r.answer.text if r.answer is not None else "" for _, r in scored]
     values = await asyncio.to_thread(scorer.score, candidates, [q.answers for q, _ in scored])

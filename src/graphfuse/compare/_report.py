@@ -25,8 +25,13 @@ _COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("judge.score", "judge score", "{:.2f}"),
     ("judge.pass_rate", "pass rate", "{:.3f}"),
     ("judge.failures", "judge failures", "{}"),
+    ("judge.failures_malformed", "malformed verdicts", "{}"),
+    ("judge.failures_timeout", "judge timeouts", "{}"),
     ("answer_chars_mean", "answer chars", "{:.0f}"),
     ("errors", "errors", "{}"),
+    ("errors_timeout", "answer timeouts", "{}"),
+    ("retries", "answer retries", "{}"),
+    ("judge.retries", "judge retries", "{}"),
 )
 
 
@@ -61,7 +66,8 @@ def markdown_report(report: ComparisonReport) -> str:
         "Token numbers: "
         + ", ".join(f"{n} {src or 'n/a'}" for n, src in sources.items())
         + " ('provider': as the API reported them; 'counted': counted by GraphFuse).",
-        f"{len(report.questions)} questions, {len(report.pipelines)} pipelines, {report.elapsed_s:.1f} s.",
+        f"{len(report.questions)} questions, {len(report.pipelines)} pipelines, {report.elapsed_s:.1f} s"
+        + (" (interrupted: only what finished is reported)." if report.interrupted else "."),
         _bertscore_line(report.settings.get("bertscore")),
         "",
         "## Settings",

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._errors import InvalidInput, PluginError
+from ._bert import BertEncoder, bert_encoder_for
 from ._texts import check_texts
 
 __all__ = ["LocalEmbedder"]
@@ -46,6 +47,11 @@ class LocalEmbedder:
     torch and sentence-transformers are imported, and the model loaded, on first use and once
     per instance; encoding runs in a worker thread, one batch at a time, and vectors are
     L2-normalised.
+
+    Queries of a BERT mean-pooling model (the default one included) are embedded without torch:
+    the same weights run in numpy (``safetensors`` + ``tokenizers``), which gives the same vectors
+    within float32 rounding and spares a one-off question the seconds torch takes to import. A
+    model this runtime cannot run embeds its queries with sentence-transformers.
     """
 
     def __init__(self, model_path: str | None = None, *, batch_size: int = 64, device: str = "cpu") -> None:
@@ -57,6 +63,9 @@ class LocalEmbedder:
         self._batch_size = batch_size
         self._device = device
         self._model: Any = None
+        self._query_encoder: BertEncoder | None = None
+        self._query_encoder_checked = False
+        self._query_lock = threading.Lock()
         self._load_lock = threading.Lock()
         # Hugging Face fast tokenizers refuse concurrent use of one instance ("Already borrowed").
         self._encode_lock = threading.Lock()
@@ -101,13 +110,31 @@ class LocalEmbedder:
         batch = check_texts(texts)
         return await asyncio.to_thread(self._encode, batch) if batch else []
 
+    def _light_encoder(self) -> BertEncoder | None:
+        """The numpy runtime for this model, or ``None`` when it cannot run it (looked at once)."""
+        if not self._query_encoder_checked:
+            with self._load_lock:
+                if not self._query_encoder_checked:
+                    self._query_encoder = bert_encoder_for(self._model_path or default_model_path())
+                    self._query_encoder_checked = True
+        return self._query_encoder
+
+    def _encode_query(self, text: str) -> list[float]:
+        light = self._light_encoder()
+        if light is None:
+            return self._encode([text])[0]
+        with self._query_lock:
+            return light.encode([text])[0]
+
     async def embed_query(self, text: str) -> list[float]:
-        """The normalised vector of a query."""
-        return (await asyncio.to_thread(self._encode, check_texts([text])))[0]
+        """The normalised vector of a query (without torch when the model allows, see the class)."""
+        checked = check_texts([text])[0]
+        return await asyncio.to_thread(self._encode_query, checked)
 
     async def warm_up(self) -> None:
         """Load the model now (in a worker thread) instead of on the first call."""
         await asyncio.to_thread(self._load)
+        await asyncio.to_thread(self._light_encoder)
 
     def __repr__(self) -> str:
         return f"LocalEmbedder({self.model_id!r}, device={self._device!r})"

@@ -257,9 +257,13 @@ async def evaluate(
         graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
     )
     say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
-    step("indexing", 0, len(corpus))
+    step("reading", 0, len(corpus))
     started = time.perf_counter()
-    index_report = await indexer.aindex(corpus, progress=lambda done: step("indexing", done, len(corpus)))
+    index_report = await indexer.aindex(
+        corpus,
+        reading=lambda done: step("reading", done, len(corpus)),
+        progress=lambda done: step("indexing", done, len(corpus)),
+    )
     index_seconds = time.perf_counter() - started
     entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
     # A record without a title is named by its subject, as corpus_indexes names it (the indexer's
@@ -301,7 +305,9 @@ async def evaluate(
             entities,
             query_vectors,
             {"max_per_document": max_per_document, "granularity": granularity},
-            {"adaptive": adaptive} if name == "multihop" and adaptive is not None else {},
+            # The raw weighted sums (same order as the normalised scores): the fusion report
+            # shows the weights the scorer chose, not their shares of each query's total.
+            ({"normalize": False} | ({} if adaptive is None else {"adaptive": adaptive})) if name == "multihop" else {},
         )
         tally = FusionTally.for_scorer(scorer)
         r2: list[float] = []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .._errors import InvalidInput
@@ -49,12 +49,18 @@ class WordPieceTokenizer:
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A piece of a document: its position among the document's chunks and its character span."""
+    """A piece of a document: its position among the document's chunks and its character span.
+
+    ``metadata``: what this chunk carries besides its document's metadata (nothing for the
+    chunks :class:`TokenChunker` makes). A host that split the text itself (a LlamaIndex node
+    parser) gives its chunks in :attr:`SourceRecord.chunks`, each with its own metadata.
+    """
 
     index: int
     text: str
     start: int
     end: int
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 class TokenChunker:

@@ -8,7 +8,7 @@ import inspect
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,7 @@ class IndexReport:
 class _Plan:
     record: SourceRecord
     units: list[tuple[str, str]]  # (unit id, unit text); a one-chunk document is its own unit
+    unit_meta: list[Mapping[str, Any]] = field(default_factory=list)  # each chunk's own metadata (given chunks)
     owned: set[_Rel] = field(default_factory=set)
     weights: dict[_Rel, float] = field(default_factory=dict)
     digest: str = ""
@@ -242,9 +243,15 @@ class Indexer:
 
     # -- public API ----------------------------------------------------------------------------
 
-    def index(self, records: Iterable[SourceRecord], *, progress: Callable[[int], None] | None = None) -> IndexReport:
+    def index(
+        self,
+        records: Iterable[SourceRecord],
+        *,
+        progress: Callable[[int], None] | None = None,
+        reading: Callable[[int], None] | None = None,
+    ) -> IndexReport:
         """Sync form of :meth:`aindex`."""
-        return run_sync(self.aindex(records, progress=progress))
+        return run_sync(self.aindex(records, progress=progress, reading=reading))
 
     def delete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
         """Sync form of :meth:`adelete`."""
@@ -255,9 +262,23 @@ class Indexer:
         return run_sync(self.aprune(keep))
 
     async def aindex(
-        self, records: Iterable[SourceRecord], *, progress: Callable[[int], None] | None = None
+        self,
+        records: Iterable[SourceRecord],
+        *,
+        progress: Callable[[int], None] | None = None,
+        reading: Callable[[int], None] | None = None,
     ) -> IndexReport:
-        """Index ``records``; ``progress`` is called after each batch with the records done so far.
+        """Index ``records``; ``progress`` is called with the records done so far: once when the
+        writes begin (the unchanged records, skipped at once), then after each batch.
+
+        ``reading`` is called before that, once per record, with how many records have been
+        read so far (chunked and their mentions extracted: the step before the first write);
+        both callbacks run on the event loop's thread.
+
+        A batch holds at most ``batch_size`` records and, past its first record, at most
+        ``batch_size`` units to embed (one embedding call); with ``progress``, the first batches are
+        smaller (1, 2, 4, ... records), so progress moves after the first record and then about once
+        per embedding call, however long the documents are (without it, no call is spent on that).
 
         Every record is validated before anything is written: a duplicate id, a record that is
         not a :class:`SourceRecord` (whose construction already checked for JSON metadata,
@@ -281,7 +302,14 @@ class Indexer:
                         add(r.title, r.id)
                     for alias in aliases_of(r):
                         add(alias, r.id)
-        plans = await asyncio.to_thread(self._plan, recs, report)
+        on_read: Callable[[int], None] | None = None
+        if reading is not None:
+            loop, callback = asyncio.get_running_loop(), reading
+
+            def on_read(n: int) -> None:
+                loop.call_soon_threadsafe(callback, n)
+
+        plans = await asyncio.to_thread(self._plan, recs, report, on_read)
         external = await self._check_links(plans, report)
         if len(plans) >= _UNRELATED_RUN and all(rel[2] == PART_OF for p in plans for rel in p.owned):
             warning = (
@@ -325,10 +353,9 @@ class Indexer:
                 touching[rel[0]].add(rel)
                 touching[rel[1]].add(rel)
         done = report.skipped
-        if progress is not None and done:
-            progress(done)
-        for start in range(0, len(todo), self._batch_size):
-            batch = todo[start : start + self._batch_size]
+        if progress is not None:
+            progress(done)  # the records to skip, at once (0 when there are none)
+        for batch in self._write_batches(todo, grow=progress is not None):
             await self._write_batch(batch, existing, present, touching, weights, report)
             done += len(batch)
             if progress is not None:
@@ -478,29 +505,35 @@ class Indexer:
             )
 
     def _check_vectors(self, vectors: list[list[float]], units: list[str]) -> None:
-        matrix = np.asarray(vectors, dtype=np.float64) if vectors else np.zeros((0, 0))
-        if matrix.ndim != 2:
-            raise InvalidInput("embedder returned vectors of different lengths")
         expected = getattr(self._vectors, "dimension", None)
         if not isinstance(expected, int):
             expected = getattr(self._embedder, "dimension", None)
-        if isinstance(expected, int) and matrix.shape[1] != expected:
-            raise InvalidInput(f"embedder returned {matrix.shape[1]}-d vectors; the store needs {expected}-d ones")
+        for unit, vector in zip(units, vectors, strict=False):
+            if isinstance(expected, int) and len(vector) != expected:
+                raise InvalidInput(
+                    f"embedder returned {len(vector)}-d vectors (for {unit!r}); the store needs {expected}-d ones"
+                )
+        if len({len(v) for v in vectors}) > 1:
+            raise InvalidInput("embedder returned vectors of different lengths")
+        matrix = np.asarray(vectors, dtype=np.float64) if vectors else np.zeros((0, 0))
         bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1) | (np.abs(matrix).sum(axis=1) == 0))
         if bad.size:
             raise InvalidInput(f"embedder returned a zero or non-finite vector for {units[int(bad[0])]!r}")
 
-    def _plan(self, recs: Sequence[SourceRecord], report: IndexReport) -> list[_Plan]:
+    def _plan(
+        self, recs: Sequence[SourceRecord], report: IndexReport, on_read: Callable[[int], None] | None = None
+    ) -> list[_Plan]:
         plans: list[_Plan] = []
         for r in recs:
-            chunks = self._chunker.split(r.text)
+            chunks = list(r.chunks) or self._chunker.split(r.text)  # a host's own chunks are kept as given
             units = [(r.id, r.text)] if len(chunks) == 1 else [(f"{r.id}#{c.index}", c.text) for c in chunks]
-            plans.append(_Plan(r, units))
+            meta = [c.metadata for c in chunks] if len(chunks) > 1 else [{}]
+            plans.append(_Plan(r, units, meta))
         doc_of = {u: p.record.id for p in plans for u, _ in p.units}
         by_doc = {p.record.id: p for p in plans}
         holders: dict[str, list[str]] = defaultdict(list)
         mentioned: dict[str, Counter[str]] = {}
-        for p in plans:
+        for read, p in enumerate(plans, 1):
             for link in p.record.links:
                 if link != p.record.id:
                     p.owned.add((p.record.id, link, LINKS_TO))
@@ -530,6 +563,8 @@ class Indexer:
                     continue
                 for e in entities:
                     holders[e].append(unit)
+            if on_read is not None:
+                on_read(read)
         if self._entity_graph:
             self._plan_entities(plans, doc_of, by_doc, mentioned)
         hubs = 0
@@ -552,15 +587,18 @@ class Indexer:
             config += "|entity_graph"
         for p in plans:
             r = p.record
+            parts: list[Any] = [
+                r.text,
+                r.title,
+                dict(r.metadata),
+                r.created_at and r.created_at.isoformat(),
+                sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
+                config,
+            ]
+            if r.chunks:  # a host's own chunks (left out otherwise: existing stores keep their digests)
+                parts.append([[c.text, dict(c.metadata)] for c in r.chunks])
             payload = json.dumps(
-                [
-                    r.text,
-                    r.title,
-                    dict(r.metadata),
-                    r.created_at and r.created_at.isoformat(),
-                    sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
-                    config,
-                ],
+                parts,
                 sort_keys=True,
                 default=str,
             )
@@ -698,6 +736,20 @@ class Indexer:
             if isinstance(x, (list, tuple)) and len(x) == 3 and all(isinstance(e, str) for e in x)
         }
 
+    def _write_batches(self, todo: list[_Plan], *, grow: bool) -> Iterator[list[_Plan]]:
+        """``todo`` in batches of up to ``batch_size`` records (growing 1, 2, 4, ... with ``grow``),
+        each closed before its units would exceed ``batch_size`` (a record is never split)."""
+        cap, start = (1 if grow else self._batch_size), 0
+        while start < len(todo):
+            batch, units = [todo[start]], len(todo[start].units)
+            start += 1
+            while start < len(todo) and len(batch) < cap and units + len(todo[start].units) <= self._batch_size:
+                units += len(todo[start].units)
+                batch.append(todo[start])
+                start += 1
+            cap = min(cap * 2, self._batch_size)
+            yield batch
+
     async def _embed(self, texts: list[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for i in range(0, len(texts), self._batch_size):
@@ -730,7 +782,8 @@ class Indexer:
         docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
         if len(p.units) > 1:
             for i, (unit, text) in enumerate(p.units):
-                chunk_meta = {**base, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
+                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
+                chunk_meta = {**base, **own, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
                 docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
         return docs
 
@@ -785,8 +838,9 @@ class Indexer:
             base: dict[str, Any] = dict(p.record.metadata)
             if p.record.title is not None:
                 base["title"] = p.record.title
-            for unit, _ in p.units:
-                vector_meta[unit] = base if unit == p.record.id else {**base, "parent_id": p.record.id}
+            for i, (unit, _) in enumerate(p.units):
+                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
+                vector_meta[unit] = base if unit == p.record.id else {**base, **own, "parent_id": p.record.id}
         unit_order = [u for p in batch for u, _ in p.units]
         records = [VectorRecord(u, v, vector_meta[u]) for u, v in zip(unit_order, vectors, strict=True)]
         await self._vectors.upsert(records)

@@ -15,6 +15,7 @@ from .._encoding import check_json_data, check_metadata_size, check_text
 from .._errors import InvalidInput
 from .._jsonl import read_json_objects
 from .._types import ENTITY_PREFIX, check_id
+from ._chunking import Chunk
 from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note
 from ._reading import MAX_FILE_BYTES, SourceReader, not_a_file
@@ -84,6 +85,14 @@ class SourceRecord:
     ``title`` feeds the title linker (other passages that mention it get a ``MENTIONS``
     relation to this document). Naive ``created_at`` is taken as UTC. An id starting with
     :data:`~graphfuse.indexing.ENTITY_PREFIX` is reserved for entity nodes (``InvalidInput``).
+
+    ``chunks``: the document's passages as its host already split it (a LlamaIndex node parser's
+    nodes), at least two, :class:`Chunk` ``index`` 0, 1, ... in order, each with its own
+    ``metadata`` (checked as the record's: JSON, size, no reserved key). The
+    :class:`~graphfuse.indexing.Indexer` stores them as the document's chunk nodes (ids
+    ``<id>#<index>``, ``PART_OF`` the document, metadata the record's with the chunk's over it)
+    instead of splitting ``text`` with its chunker; ``text`` stays the whole document's (the
+    page's BM25 text and subject). Empty (the default): the indexer's chunker splits ``text``.
     """
 
     id: str
@@ -92,6 +101,7 @@ class SourceRecord:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     created_at: datetime | None = None
     links: tuple[str, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
 
     def __post_init__(self) -> None:
         check_record_id(self.id)
@@ -125,6 +135,41 @@ class SourceRecord:
         object.__setattr__(self, "links", tuple(check_id(x, f"record {self.id!r} link") for x in self.links))
         for link in self.links:
             check_text(link, f"record {self.id!r}: link")
+        self._check_chunks()
+
+    def _check_chunks(self) -> None:
+        if isinstance(self.chunks, (str, bytes, Mapping)) or not isinstance(self.chunks, Sequence):
+            raise InvalidInput(
+                f"record {self.id!r}: chunks must be a sequence of Chunk, got {type(self.chunks).__name__}"
+            )
+        chunks = tuple(self.chunks)
+        if len(chunks) == 1:
+            raise InvalidInput(
+                f"record {self.id!r}: one chunk is the document itself: give its text without chunks (or two or more)"
+            )
+        checked: list[Chunk] = []
+        for n, chunk in enumerate(chunks):
+            what = f"record {self.id!r}: chunk {n}"
+            if not isinstance(chunk, Chunk):
+                raise InvalidInput(f"{what}: expected a graphfuse.indexing.Chunk, got {type(chunk).__name__}")
+            if chunk.index != n:
+                raise InvalidInput(f"{what}: has index {chunk.index!r}; chunks are numbered 0, 1, ... in order")
+            if not isinstance(chunk.text, str) or not chunk.text.strip():
+                raise InvalidInput(f"{what}: text must be a non-empty string")
+            check_text(chunk.text, f"{what}: text")
+            if not isinstance(chunk.metadata, Mapping):
+                raise InvalidInput(f"{what}: metadata must be a mapping")
+            for key in chunk.metadata:
+                if not isinstance(key, str) or (reserved_key(key) and key != EXCLUDED_KEYS):
+                    raise InvalidInput(
+                        f"{what}: metadata key {key!r} is reserved for GraphFuse's own bookkeeping "
+                        f"('parent_id' and keys starting with {RESERVED_PREFIX!r}'); rename it"
+                    )
+            excluded_keys(chunk.metadata, what)
+            check_metadata_size({**self.metadata, **chunk.metadata}, what)
+            check_json_data(chunk.metadata, what)
+            checked.append(replace(chunk, metadata=MappingProxyType(dict(chunk.metadata))))
+        object.__setattr__(self, "chunks", tuple(checked))
 
 
 def read_sources(

@@ -146,6 +146,7 @@ def multihop(
     reranker: Reranker | None = None,
     weights: Mapping[str, float] | None = None,
     adaptive: bool = True,
+    normalize: bool = True,
     **stage_options: Mapping[str, Any],
 ) -> Pipeline:
     """semantic, bm25 (, document), entity, aggregate_seeds, bridge, ppr, aggregate (, rerank): MULTIHOP_WEIGHTS.
@@ -192,7 +193,9 @@ def multihop(
     ``next_hop`` signal: in the per-name form only a passage found *about* a name), and the
     walk's seeds follow the same per-query trust (``PersonalizedPageRank(seed_boost=scorer.boosts)``).
     ``adaptive=False`` gives a :class:`~graphfuse.scoring.WeightedScorer` with the fixed weights
-    (docs/multihop.md).
+    (docs/multihop.md). Scores are normalised (the scorer's ``normalize``): each query's weighted
+    sums are divided by the total weight of the signals its candidates carry, so a score is in
+    [0, 1] and the order is the raw sums' order; ``normalize=False`` gives the raw sums.
 
     With the adaptive scorer on a store it adapts for (strength > 0) whose passages share titles
     (at least two passages with one title: a conversation cut into chunks), a
@@ -210,6 +213,8 @@ def multihop(
     """
     if not isinstance(adaptive, bool):
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
+    if not isinstance(normalize, bool):
+        raise InvalidInput(f"multihop: normalize must be True or False, got {normalize!r}")
     base = MULTIHOP_WEIGHTS if weights is None else weights
     # A store whose passages are mostly chunks of split pages (documentation, manuals): the page
     # graph links whole pages, so a walk seeded from three of them lifts those pages over ones
@@ -241,7 +246,9 @@ def multihop(
         elif "document" not in base:
             base = {**base, "document": DOCUMENT_WEIGHT * strength}
     scorer: AdaptiveScorer | WeightedScorer = (
-        AdaptiveScorer(base, strength=strength, second_hop=NEXT_HOP) if adaptive else WeightedScorer(base)
+        AdaptiveScorer(base, strength=strength, second_hop=NEXT_HOP, normalize=normalize)
+        if adaptive
+        else WeightedScorer(base, normalize=normalize)
     )
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
     if lexical_index is not None:
@@ -362,6 +369,6 @@ def hybrid(
         passages = Passages(graph_store, vector_store, embedder)
     return Pipeline(
         stages,
-        ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights),
+        ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights, normalize=True),
         passages=passages,
     )

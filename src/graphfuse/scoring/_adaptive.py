@@ -8,7 +8,7 @@ from types import MappingProxyType
 
 from .._errors import InvalidInput
 from .._types import Candidate
-from ._weights import check_weights
+from ._weights import check_normalize, check_weights, present_weight, scaled
 
 __all__ = ["AdaptiveScorer", "FusionWeights", "ranking_confidence"]
 
@@ -79,6 +79,10 @@ class AdaptiveScorer:
     :meth:`explain` the contributions (``weight * value``) as for :class:`WeightedScorer`, so
     ``contribution / signal`` is the weight a result's signal got. The step reads each
     candidate's signals once (no I/O).
+
+    With ``normalize=True`` each query's sums are divided by the total of the weights chosen
+    for it over the signals its candidates carry, as :class:`WeightedScorer` does: scores in
+    [0, 1] for signals in [0, 1], in the same order (the ``multihop`` preset's setting).
     """
 
     __slots__ = (
@@ -88,6 +92,7 @@ class AdaptiveScorer:
         "_hop",
         "_lex",
         "_lex_weight",
+        "_normalize",
         "_ref",
         "_strength",
         "_time",
@@ -110,8 +115,10 @@ class AdaptiveScorer:
         second_hop: str | None = "bridge",
         time: Sequence[str] = ("time", "event"),
         time_boost: float = 2.0,
+        normalize: bool = False,
     ) -> None:
         self._base = check_weights(base)
+        self._normalize = check_normalize(normalize, "AdaptiveScorer")
         for label, value in (
             ("lexical_weight", lexical_weight),
             ("vector_boost", vector_boost),
@@ -146,6 +153,11 @@ class AdaptiveScorer:
         return self._base
 
     @property
+    def normalize(self) -> bool:
+        """Whether each query's scores are divided by the total weight of its signals (see the class)."""
+        return self._normalize
+
+    @property
     def strength(self) -> float:
         """How much the rule adapts (0: the ``base`` weights exactly; 1: fully)."""
         return self._strength
@@ -155,7 +167,8 @@ class AdaptiveScorer:
             f"AdaptiveScorer({dict(self._base)!r}, lexical={self._lex!r}, vector={self._vec!r}, "
             f"lexical_weight={self._lex_weight}, vector_boost={self._boost}, reference={self._ref}, "
             f"lexical_depth={self._depth[0]}, vector_depth={self._depth[1]}, strength={self._strength}, "
-            f"second_hop={self._hop!r}, time={self._time!r}, time_boost={self._time_boost})"
+            f"second_hop={self._hop!r}, time={self._time!r}, time_boost={self._time_boost}"
+            + (", normalize=True)" if self._normalize else ")")
         )
 
     def _features(self, signals: Sequence[Mapping[str, float]]) -> tuple[float, float, float, float]:
@@ -228,4 +241,5 @@ class AdaptiveScorer:
     def explain_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[dict[str, float]]:
         """:meth:`explain` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
         weight = self.fusion_signals(signals).weights
-        return [{n: weight[n] * v for n, v in s.items() if weight.get(n)} for s in signals]
+        parts = [{n: weight[n] * v for n, v in s.items() if weight.get(n)} for s in signals]
+        return scaled(parts, present_weight(weight, signals)) if self._normalize else parts

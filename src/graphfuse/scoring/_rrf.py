@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from .._errors import InvalidInput
 from .._types import Candidate
-from ._weights import check_weights
+from ._weights import check_normalize, check_weights, scaled
 
 __all__ = ["ReciprocalRankFusion", "reciprocal_rank_fusion"]
 
@@ -50,15 +50,20 @@ class ReciprocalRankFusion:
     (ties by id), and each gets ``weight / (k + rank)``. Weights default to 1 for every
     signal present. Signal values only matter through their order. A
     :class:`~graphfuse.hosts.SignalScorer`: :meth:`score_signals` scores plain ids and signals.
+
+    With ``normalize=True`` the sums are divided by the best one possible for the call's
+    candidates, ``sum(weight / (k + 1))`` over the signals they carry: a candidate first in
+    every ranking scores 1, and the order does not change (the ``hybrid`` preset's setting).
     """
 
-    __slots__ = ("_k", "_weights")
+    __slots__ = ("_k", "_normalize", "_weights")
 
-    def __init__(self, weights: Mapping[str, float] | None = None, k: int = 60) -> None:
+    def __init__(self, weights: Mapping[str, float] | None = None, k: int = 60, *, normalize: bool = False) -> None:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise InvalidInput(f"RRF k must be a positive integer, got {k!r}")
         self._weights = None if weights is None else check_weights(weights)
         self._k = k
+        self._normalize = check_normalize(normalize, "ReciprocalRankFusion")
 
     @property
     def k(self) -> int:
@@ -68,9 +73,14 @@ class ReciprocalRankFusion:
     def weights(self) -> Mapping[str, float] | None:
         return self._weights
 
+    @property
+    def normalize(self) -> bool:
+        """Whether scores are divided by the best one possible (see the class)."""
+        return self._normalize
+
     def __repr__(self) -> str:
         w = None if self._weights is None else dict(self._weights)
-        return f"ReciprocalRankFusion(weights={w!r}, k={self._k})"
+        return f"ReciprocalRankFusion(weights={w!r}, k={self._k}" + (", normalize=True)" if self._normalize else ")")
 
     def explain(self, candidates: Sequence[Candidate]) -> list[dict[str, float]]:
         """Each signal's RRF share (``weight / (k + rank)``) per candidate."""
@@ -94,7 +104,14 @@ class ReciprocalRankFusion:
         fused = reciprocal_rank_fusion(
             {s: [ids[i] for i in idx] for s, idx in rankings.items()}, self._weights, self._k
         )
-        return [dict(fused.get(cid, {})) for cid in ids]
+        parts = [dict(fused.get(cid, {})) for cid in ids]
+        if not self._normalize:
+            return parts
+        weights = self._weights
+        best = sum(
+            (1.0 if weights is None else weights.get(name, 0.0)) / (self._k + 1) for name in rankings if rankings[name]
+        )
+        return scaled(parts, best)
 
     def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]:
         """:meth:`score` from the candidates' ids and signals alone."""

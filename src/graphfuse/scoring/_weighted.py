@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from .._types import Candidate
-from ._weights import check_weights
+from ._weights import check_normalize, check_weights, present_weight, scaled
 
 __all__ = ["DEFAULT_WEIGHTS", "WeightedScorer"]
 
@@ -24,22 +24,34 @@ class WeightedScorer:
 
         WeightedScorer({"semantic": 0.5, "graph": 0.3, "my_signal": 0.2})
 
+    With ``normalize=True`` the sum is divided by the total weight of the signals the
+    candidates of the call (one query's) carry, so that with signals in [0, 1] the score is in
+    [0, 1] (1: every such signal at 1) whatever the weights add up to; one query's candidates
+    are divided by one number, so their order does not change. The contributions are divided
+    alike and still add up to the score.
+
     A :class:`~graphfuse.hosts.SignalScorer`: :meth:`score_signals` scores plain signal mappings.
     """
 
-    __slots__ = ("_by_name", "_weights")
+    __slots__ = ("_by_name", "_normalize", "_weights")
 
-    def __init__(self, weights: Mapping[str, float] | None = None) -> None:
+    def __init__(self, weights: Mapping[str, float] | None = None, *, normalize: bool = False) -> None:
         self._weights = check_weights(DEFAULT_WEIGHTS if weights is None else weights)
         self._by_name = dict(self._weights)  # the same weights as a plain dict (a lookup without the proxy)
+        self._normalize = check_normalize(normalize, "WeightedScorer")
 
     @property
     def weights(self) -> Mapping[str, float]:
         """The weights by signal name."""
         return self._weights
 
+    @property
+    def normalize(self) -> bool:
+        """Whether scores are divided by the total weight of the signals present (see the class)."""
+        return self._normalize
+
     def __repr__(self) -> str:
-        return f"WeightedScorer({dict(self._weights)!r})"
+        return f"WeightedScorer({dict(self._weights)!r}" + (", normalize=True)" if self._normalize else ")")
 
     def score(self, candidates: Sequence[Candidate]) -> list[float]:
         """One score per candidate (input order)."""
@@ -51,6 +63,8 @@ class WeightedScorer:
 
     def score_signals(self, ids: Sequence[str], signals: Sequence[Mapping[str, float]]) -> list[float]:
         """:meth:`score` from the candidates' signals alone (``ids`` are not needed: pass them or ``()``)."""
+        if self._normalize:
+            return [sum(parts.values()) for parts in self.explain_signals(ids, signals)]
         weight = self._by_name.get  # every weight is a float: None means no weight
         out: list[float] = []
         for s in signals:
@@ -75,4 +89,4 @@ class WeightedScorer:
                 if w is not None:
                     parts[n] = w * v
             out.append(parts)
-        return out
+        return scaled(out, present_weight(self._by_name, signals)) if self._normalize else out

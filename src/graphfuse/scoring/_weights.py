@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from .._errors import InvalidInput
@@ -25,3 +25,26 @@ def check_weights(weights: Mapping[str, float]) -> Mapping[str, float]:
     if not any(checked.values()):
         raise InvalidInput("at least one weight must be greater than zero")
     return MappingProxyType(checked)
+
+
+def present_weight(weights: Mapping[str, float], signals: Sequence[Mapping[str, float]]) -> float:
+    """The total weight of the weighted signals that at least one of ``signals`` carries."""
+    names = {n for s in signals for n in s}
+    return sum(w for n, w in weights.items() if n in names)
+
+
+def scaled(parts: list[dict[str, float]], total: float) -> list[dict[str, float]]:
+    """``parts`` divided by ``total`` (unchanged when ``total`` is not positive): a normalised score's shares.
+
+    Dividing every candidate of one query by one positive number keeps their order.
+    """
+    if total <= 0.0:
+        return parts
+    return [{n: v / total for n, v in p.items()} for p in parts]
+
+
+def check_normalize(normalize: object, scorer: str) -> bool:
+    """``normalize`` must be a bool."""
+    if not isinstance(normalize, bool):
+        raise InvalidInput(f"{scorer} normalize must be True or False, got {normalize!r}")
+    return normalize

@@ -2,7 +2,8 @@
 
 Subclass a contract (:class:`GraphStoreContract`, ...) in your own tests and provide the
 fixture it names; :class:`ChatCompletionsServer` is a local stand-in for OpenAI's
-chat-completions API; :func:`modules_imported_by` tells which modules a fresh interpreter
+chat-completions API and :class:`LlamaCppServer` a real llama.cpp server (``xllamacpp``);
+:func:`modules_imported_by` tells which modules a fresh interpreter
 imports. Suites are imported lazily, so importing this package does not import pytest. See
 docs/testing.md.
 """
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from ._embedder import EmbedderContract
     from ._graph_store import GraphStoreContract
     from ._imports import modules_imported_by
+    from ._llama_server import LlamaCppServer, gguf_in_package
     from ._reranker import RerankerContract
     from ._vector_store import VectorStoreContract
 
@@ -26,8 +28,10 @@ __all__ = [
     "ChatCompletionsServer",
     "EmbedderContract",
     "GraphStoreContract",
+    "LlamaCppServer",
     "RerankerContract",
     "VectorStoreContract",
+    "gguf_in_package",
     "modules_imported_by",
 ]
 
@@ -39,6 +43,8 @@ _MODULES = {
     "RerankerContract": "._reranker",
     "modules_imported_by": "._imports",
     "ChatCompletionsServer": "._chat_server",
+    "LlamaCppServer": "._llama_server",
+    "gguf_in_package": "._llama_server",
 }
 
 

@@ -54,6 +54,8 @@ class ChatCompletionsServer:
       long first (:meth:`close` cuts it short), ``("reply", text)`` answers ``text`` verbatim,
       ``("usage", False)`` leaves the usage field out of the next reply.
     - ``usage``: report token usage (words and punctuation counted) in every reply.
+    - ``slots``: answer llama.cpp's ``GET /props`` (``total_slots``) and ``GET /slots`` with
+      this many slots; without it, GET requests get 404 as from a server that has no such routes.
 
     ``received`` keeps every request body; ``api_key`` is the only key accepted (others get 401).
     """
@@ -68,12 +70,14 @@ class ChatCompletionsServer:
         responder: Responder | None = None,
         delay: float = 0.0,
         usage: bool = True,
+        slots: int | None = None,
     ) -> None:
         self.answers = dict(answers or {})
         self.default_answer = default_answer
         self.responder = responder
         self.delay = delay
         self.usage = usage
+        self.slots = slots
         self.plan: list[PlanStep] = []
         self.received: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -145,7 +149,7 @@ def _handler(server: ChatCompletionsServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
 
-        def _send(self, status: int, payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> None:
+        def _send(self, status: int, payload: Any, headers: Mapping[str, str] | None = None) -> None:
             blob = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -154,6 +158,15 @@ def _handler(server: ChatCompletionsServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.end_headers()
             self.wfile.write(blob)
+
+        def do_GET(self) -> None:
+            path, slots = self.path.rstrip("/"), server.slots
+            if slots is not None and path == "/props":
+                self._send(200, {"total_slots": slots, "model_path": "local.gguf"})
+            elif slots is not None and path == "/slots":
+                self._send(200, [{"id": i, "is_processing": False} for i in range(slots)])
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found_error"}})
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)

@@ -86,9 +86,9 @@ class GraphFuseVectorStore(VectorStore):
     Results are passages no longer than the indexer's chunk size, one per document, each with the
     id of its document and the metadata it was added with (plus ``title``/``created_at`` when
     the indexer read them from a markdown file): nothing of GraphFuse's bookkeeping.
-    ``similarity_search_with_score`` gives the preset's fused score (higher is better; its scale
-    is the preset's, ``multihop``'s is not bounded by 1); ``similarity_search_with_relevance_scores``
-    maps it to 0..1 as ``score / (1 + score)`` (the same order).
+    ``similarity_search_with_score`` gives the preset's fused score (higher is better; in [0, 1]
+    for every built-in preset, comparable within one query); ``similarity_search_with_relevance_scores``
+    gives the same score, clipped to [0, 1] for a custom pipeline whose scorer is not bounded.
     Search keyword arguments: ``filter`` (a GraphFuse metadata filter, ``{"tenant": "acme"}``
     or ``{key: {op: value}}``), ``min_score``, ``options`` (per-stage), ``timeout``.
     """
@@ -439,8 +439,8 @@ class GraphFuseVectorStore(VectorStore):
         return [(self._result_document(r), float(r.score)) for r in results]
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        # The fused score is >= 0, higher is better, unbounded for some presets: squashed into 0..1.
-        return lambda score: max(score, 0.0) / (1.0 + max(score, 0.0))
+        # Built-in presets score in [0, 1] already; a custom pipeline's scorer may not be bounded.
+        return lambda score: min(max(score, 0.0), 1.0)
 
     async def _search(self, query: str, k: int, kwargs: dict[str, Any]) -> list[Result]:
         unknown = sorted(set(kwargs) - set(_SEARCH_KNOBS))

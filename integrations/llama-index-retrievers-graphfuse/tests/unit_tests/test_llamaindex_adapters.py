@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from llama_index.retrievers.graphfuse import (
 )
 
 from graphfuse import InvalidInput, Pipeline, VectorRecord
+from graphfuse.embedders import HashingEmbedder
 from graphfuse.stages import Hydrate, SemanticSearch
 
 
@@ -97,3 +99,19 @@ async def test_llamaindex_vector_store_awaits_the_async_query(embedder: object) 
     assert [h.id for h in hits] == ["b"]
     assert hits[0].score == pytest.approx(1.0)
     assert await store.search(vectors[1], limit=2, min_score=0.999) == hits
+
+
+def test_graphfuse_embedding_batches_as_the_indexer_does() -> None:
+    """LlamaIndex's default embed_batch_size (10) would call a local model in batches of 10."""
+    calls: list[int] = []
+
+    class Counting(HashingEmbedder):
+        async def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+            calls.append(len(texts))
+            return await super().embed_documents(texts)
+
+    embedding = GraphFuseEmbedding(Counting(dimension=16))
+    assert embedding.embed_batch_size == 64
+    embedding.get_text_embedding_batch([f"text {i}" for i in range(100)])
+    assert calls == [64, 36]
+    assert GraphFuseEmbedding(HashingEmbedder(dimension=16), embed_batch_size=5).embed_batch_size == 5

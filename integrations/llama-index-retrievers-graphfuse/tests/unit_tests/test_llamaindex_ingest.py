@@ -168,12 +168,14 @@ def test_a_readers_excluded_keys_survive_the_round_trip(tmp_path: Path) -> None:
     node = _indexed(records).retrieve("Project Falcon routing")[0].node
     assert node.metadata["file_name"] == "falcon.txt"  # still the user's metadata
     assert EXCLUDED_KEYS not in node.metadata
-    assert node.excluded_llm_metadata_keys == [*reader_llm, SIGNALS_KEY, CONTRIBUTIONS_KEY]
-    assert node.excluded_embed_metadata_keys == [*reader_embed, SIGNALS_KEY, CONTRIBUTIONS_KEY]
+    # The reader's absolute file_path is bookkeeping too: kept in metadata, hidden from LLM and embedder.
+    assert node.excluded_llm_metadata_keys == [*reader_llm, SIGNALS_KEY, CONTRIBUTIONS_KEY, "file_path"]
+    assert node.excluded_embed_metadata_keys == [*reader_embed, SIGNALS_KEY, CONTRIBUTIONS_KEY, "file_path"]
+    assert node.metadata["file_path"].endswith("falcon.txt")
     for mode in (MetadataMode.LLM, MetadataMode.EMBED):
         shown = node.get_content(mode)
         assert "Project Falcon" in shown
-        assert "file_path:" in shown
+        assert "file_path:" not in shown
         assert "file_name:" not in shown
         assert "file_size:" not in shown
         assert SIGNALS_KEY not in shown
@@ -191,9 +193,12 @@ def test_a_documents_own_excluded_keys_survive_in_every_chunk() -> None:
     chunks = [n.node for n in nodes if n.node.node_id.startswith("falcon#")]
     assert chunks  # the document was split, and each chunk keeps its excluded keys
     for node in chunks:
-        assert node.excluded_llm_metadata_keys == ["secret", SIGNALS_KEY, CONTRIBUTIONS_KEY]
-        assert node.excluded_embed_metadata_keys == ["secret", "team", SIGNALS_KEY, CONTRIBUTIONS_KEY]
+        ours = [SIGNALS_KEY, CONTRIBUTIONS_KEY, "parent_id", "chunk_index"]  # the indexer's bookkeeping, hidden
+        assert node.excluded_llm_metadata_keys == ["secret", *ours]
+        assert node.excluded_embed_metadata_keys == ["secret", "team", *ours]
         llm, embed = node.get_content(MetadataMode.LLM), node.get_content(MetadataMode.EMBED)
+        assert "parent_id" not in llm
+        assert "chunk_index" not in embed
         assert "team: routing" in llm
         assert "s3cr3t-code" not in llm
         assert "team: routing" not in embed

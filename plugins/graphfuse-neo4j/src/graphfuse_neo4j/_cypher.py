@@ -22,6 +22,7 @@ from graphfuse import Document, InvalidInput, MetadataFilter, Relation
 __all__ = [
     "META_KEYS",
     "META_PREFIX",
+    "PAGERANK_PROPERTY",
     "Statement",
     "check_identifier",
     "constraint_statement",
@@ -36,6 +37,10 @@ __all__ = [
     "merge_relations_statements",
     "missing_documents_statement",
     "nodes_statement",
+    "pagerank_mark_statement",
+    "pagerank_scores_statement",
+    "pagerank_status_statement",
+    "pagerank_write_statement",
     "related_statement",
     "store_documents_statement",
     "to_document",
@@ -385,6 +390,56 @@ def edges_statement(label: str) -> Statement:
         "RETURN s.id AS source, t.id AS target, coalesce(r.weight, 1.0) AS weight"
     )
     return query, {}
+
+
+# -- stored pagerank -------------------------------------------------------------------------
+
+PAGERANK_PROPERTY = "graphfuse_pagerank"
+"""The document node property holding its PageRank, normalised so the maximum is 1."""
+
+
+def pagerank_status_statement(label: str) -> Statement:
+    """The write generation of ``label`` and the generation its stored PageRank was computed at
+    (``ranked_at``, null before the first refresh). The scores are fresh when the two are equal:
+    every write moves ``generation`` (:func:`bump_generation_statement`), which is what marks
+    them stale."""
+    label = check_identifier(label, "label")
+    query = (
+        f"OPTIONAL MATCH (m:`{META_LABEL}` {{label: $label}})\n"
+        "RETURN coalesce(max(m.generation), 0) AS generation, max(m.pagerank_generation) AS ranked_at"
+    )
+    return query, {"label": label}
+
+
+def pagerank_scores_statement(label: str, ids: Sequence[str] | None) -> Statement:
+    """The stored PageRank of ``ids`` (one lookup each on the unique id index), or of every
+    document when ``ids`` is ``None``; a document without a stored score is left out."""
+    label = check_identifier(label, "label")
+    if ids is None:
+        query = (
+            f"MATCH (d:`{label}`)\nWHERE d.`{PAGERANK_PROPERTY}` IS NOT NULL\n"
+            f"RETURN d.id AS id, d.`{PAGERANK_PROPERTY}` AS score"
+        )
+        return query, {}
+    query = (
+        f"UNWIND $ids AS id\nMATCH (d:`{label}` {{id: id}})\nWHERE d.`{PAGERANK_PROPERTY}` IS NOT NULL\n"
+        f"RETURN d.id AS id, d.`{PAGERANK_PROPERTY}` AS score"
+    )
+    return query, {"ids": list(dict.fromkeys(ids))}
+
+
+def pagerank_write_statement(label: str, rows: list[dict[str, Any]]) -> Statement:
+    """Store refreshed scores: ``rows`` of ``{"id": ..., "score": ...}`` (batched by the caller)."""
+    label = check_identifier(label, "label")
+    query = f"UNWIND $rows AS row\nMATCH (d:`{label}` {{id: row.id}})\nSET d.`{PAGERANK_PROPERTY}` = row.score"
+    return query, {"rows": rows}
+
+
+def pagerank_mark_statement(label: str, generation: int) -> Statement:
+    """Record that the stored scores were computed at ``generation`` (does not move it)."""
+    label = check_identifier(label, "label")
+    query = f"MERGE (m:`{META_LABEL}` {{label: $label}})\nSET m.pagerank_generation = $generation"
+    return query, {"label": label, "generation": generation}
 
 
 def to_document(record: Mapping[str, Any]) -> Document:

@@ -1,4 +1,8 @@
-"""PageRank without GDS: the core's scipy power iteration over relations streamed from Neo4j."""
+"""PageRank without GDS: the core's scipy power iteration over relations streamed from Neo4j.
+
+Used by a refresh of the stored scores only (``Neo4jGraphStore.refresh_pagerank``); a pure
+function of the nodes and edges, so it is tested in process against the embedded stores.
+"""
 
 from __future__ import annotations
 

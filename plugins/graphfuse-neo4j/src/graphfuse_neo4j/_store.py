@@ -58,8 +58,8 @@ class Neo4jGraphStore:
         label: the node label of GraphFuse documents.
         max_connection_pool_size, connection_timeout: passed to the driver.
         batch_size: rows per ``UNWIND`` statement (all batches of one call share a transaction).
-        use_gds: compute PageRank with the Graph Data Science library; ``None`` detects it and
-            otherwise computes it with scipy from the streamed relations.
+        use_gds: refresh the stored PageRank with the Graph Data Science library; ``None``
+            detects it and otherwise computes it with scipy from the streamed relations.
         create_schema: create the unique-id constraint on first use (needs schema rights).
         retry: retries on top of the driver's own (its managed transactions already retry
             transient errors); default ``RetryPolicy(attempts=1)``, none. Every call stops at
@@ -121,6 +121,7 @@ class Neo4jGraphStore:
         self._use_gds = use_gds
         self._schema_ready = not create_schema
         self._schema_lock = asyncio.Lock()
+        self._refresh_lock = asyncio.Lock()
         self._closed = False
 
     @property
@@ -359,46 +360,120 @@ class Neo4jGraphStore:
         return self._use_gds
 
     async def pagerank(self, ids: Sequence[str] | None = None) -> dict[str, float]:
-        """PageRank over the relations (source -> target, weighted), normalised to max 1."""
+        """PageRank over the relations (source -> target, weighted), normalised to max 1.
+
+        Read from the ``graphfuse_pagerank`` property of the documents (one lookup per id on the
+        unique id index) when the stored scores are fresh, i.e. computed at the label's current
+        :meth:`generation`. Every write moves the generation, which marks them stale; the first
+        call that finds them stale recomputes and stores them (:meth:`refresh_pagerank`); a
+        user who may not write gets the computed scores without storing them.
+        """
         if ids is not None and not ids:
             return {}
-        if await self._gds_available():
-            scores = await self._gds_pagerank()
-        else:
-            scores = await self._scipy_pagerank()
-        if ids is None:
+        wanted = None if ids is None else list(dict.fromkeys(ids))
+        scores = await self._stored_pagerank(wanted)
+        if scores is None:
+            # One refresh per store object at a time; whoever waited reads what it stored.
+            async with self._refresh_lock:
+                scores = await self._stored_pagerank(wanted)
+                if scores is None:
+                    scores = await self._refresh(must_store=False)
+        if wanted is None:
             return scores
-        return {i: scores[i] for i in dict.fromkeys(ids) if i in scores}
+        return {i: scores[i] for i in wanted if i in scores}
 
-    async def _gds_pagerank(self) -> dict[str, float]:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]]:
+    async def refresh_pagerank(self) -> None:
+        """Recompute PageRank now and store it on the documents, marked with the generation it
+        was computed at (:class:`graphfuse.PageRankRefreshing`: the ``Indexer`` calls it at the
+        end of a run, so the first query after indexing does not pay for it; :meth:`pagerank`
+        refreshes stale scores by itself otherwise). The computation uses GDS when available
+        (``use_gds``), else the driver-side power iteration over the streamed relations; scores
+        computed while another client wrote are not stored (they are stale already)."""
+        async with self._refresh_lock:
+            await self._refresh(must_store=True)
+
+    async def _pagerank_status(self, tx: neo4j.AsyncManagedTransaction) -> tuple[int, int | None]:
+        """(generation, the generation the stored scores were computed at or ``None``)."""
+        rows = await self._rows(tx, cypher.pagerank_status_statement(self._label))
+        if not rows:
+            return 0, None
+        ranked_at = rows[0]["ranked_at"]
+        return int(rows[0]["generation"] or 0), None if ranked_at is None else int(ranked_at)
+
+    async def _stored_pagerank(self, ids: list[str] | None) -> dict[str, float] | None:
+        """The stored scores of ``ids`` (all when ``None``), or ``None`` when they are stale."""
+        lookup = cypher.pagerank_scores_statement(self._label, ids)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> list[dict[str, Any]] | None:
+            generation, ranked_at = await self._pagerank_status(tx)
+            if ranked_at != generation:
+                return None
+            return await self._rows(tx, lookup)
+
+        rows = await self._session_run("pagerank", work, write=False)
+        if rows is None:
+            return None
+        return {r["id"]: float(r["score"]) for r in rows}
+
+    async def _refresh(self, *, must_store: bool) -> dict[str, float]:
+        if await self._gds_available():
+            generation, scores = await self._gds_pagerank()
+        else:
+            generation, scores = await self._scipy_pagerank()
+        try:
+            await self._store_pagerank(generation, scores)
+        except AuthenticationFailed:
+            # A user without write rights still gets scores from pagerank(), computed per call.
+            if must_store:
+                raise
+        return scores
+
+    async def _store_pagerank(self, generation: int, scores: dict[str, float]) -> None:
+        rows = [{"id": i, "score": s} for i, s in scores.items()]
+        writes = [cypher.pagerank_write_statement(self._label, chunk) for chunk in self._chunks(rows)]
+        mark = cypher.pagerank_mark_statement(self._label, generation)
+
+        async def work(tx: neo4j.AsyncManagedTransaction) -> None:
+            if (await self._pagerank_status(tx))[0] != generation:
+                return  # written meanwhile: these scores are already stale, the next call recomputes
+            for query, params in [*writes, mark]:
+                await (await tx.run(query, params)).consume()
+
+        await self._session_run("pagerank refresh", work, write=True)
+
+    async def _gds_pagerank(self) -> tuple[int, dict[str, float]]:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[int, list[dict[str, Any]]]:
+            # The generation is read before the graph: the scores are at least that recent.
+            generation, _ = await self._pagerank_status(tx)
             # The GDS graph catalog is not transactional: a retried attempt needs a fresh name.
             project, stream, drop = cypher.gds_pagerank_statements(self._label, f"graphfuse-{uuid.uuid4().hex}")
             projected = await self._rows(tx, project)
             try:
                 if not projected or not projected[0]["nodes"]:
-                    return []
-                return await self._rows(tx, stream)
+                    return generation, []
+                return generation, await self._rows(tx, stream)
             finally:
                 await self._rows(tx, drop)
 
-        rows = await self._session_run("pagerank (gds)", work, write=True)
+        generation, rows = await self._session_run("pagerank (gds)", work, write=True)
         if not rows:
-            return {}
+            return generation, {}
         top = max(float(r["score"]) for r in rows)
-        return {r["id"]: (float(r["score"]) / top if top > 0 else 0.0) for r in rows}
+        return generation, {r["id"]: (float(r["score"]) / top if top > 0 else 0.0) for r in rows}
 
-    async def _scipy_pagerank(self) -> dict[str, float]:
-        async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[list[str], list[dict[str, Any]]]:
+    async def _scipy_pagerank(self) -> tuple[int, dict[str, float]]:
+        async def work(tx: neo4j.AsyncManagedTransaction) -> tuple[int, list[str], list[dict[str, Any]]]:
+            generation, _ = await self._pagerank_status(tx)
             nodes = [r["id"] for r in await self._rows(tx, cypher.nodes_statement(self._label))]
-            return nodes, await self._rows(tx, cypher.edges_statement(self._label))
+            return generation, nodes, await self._rows(tx, cypher.edges_statement(self._label))
 
-        nodes, edges = await self._session_run("pagerank", work, write=False)
-        return await asyncio.to_thread(
+        generation, nodes, edges = await self._session_run("pagerank", work, write=False)
+        scores = await asyncio.to_thread(
             pagerank_from_edges,
             nodes,
             [(e["source"], e["target"], float(e["weight"])) for e in edges],
         )
+        return generation, scores
 
     async def close(self) -> None:
         """Close the driver and its connection pool (idempotent)."""

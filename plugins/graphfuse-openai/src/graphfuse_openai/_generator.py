@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from openai.types.chat import ChatCompletion
 
-from graphfuse import ConnectionFailed, InvalidInput
+from graphfuse import ConnectionFailed, InvalidInput, RequestTimedOut
 from graphfuse.compare import ContextWindowExceeded, Generation, check_messages, count_messages, default_counter
 from graphfuse.providers import api_key as resolve_api_key
 from graphfuse.retry import RetryPolicy, attempt_timeout, call_with_retry, error_for_status
@@ -18,6 +20,11 @@ from graphfuse.retry import RetryPolicy, attempt_timeout, call_with_retry, error
 __all__ = ["OpenAIGenerator"]
 
 _DEFAULT_RETRY = RetryPolicy()
+OPENAI_URL = "https://api.openai.com/v1"
+# Sent as the key to a server that asks for none (llama.cpp's server, Ollama, vLLM without --api-key).
+NO_KEY = "sk-no-key-required"
+# Concurrency for OpenAI's API, where slots are not a limit (rate limits are retried).
+_OPENAI_CONCURRENCY = 4
 # Context windows of common models (tokens); pass context_window= for any other.
 _WINDOWS = {
     "gpt-4o": 128_000,
@@ -40,7 +47,9 @@ class OpenAIGenerator:
     - ``model``: the chat model (default ``gpt-4o-mini``).
     - ``api_key``: defaults to ``OPENAI_API_KEY``; ``base_url``: the API root with ``/v1``
       (default ``OPENAI_BASE_URL``, else OpenAI's): any server speaking the chat-completions
-      API works (vLLM, llama.cpp, Ollama's OpenAI endpoint).
+      API works (vLLM, llama.cpp, Ollama's OpenAI endpoint). Such a server needs no key:
+      without one, a placeholder is sent. :attr:`endpoint` is the URL used and every error
+      message names it.
     - ``temperature``: 0 by default, so comparisons repeat.
     - ``context_window``: the model's window in tokens (known for common OpenAI models): a
       prompt that does not fit with ``max_tokens`` is refused before the call
@@ -86,13 +95,49 @@ class OpenAIGenerator:
         self.supports_json_schema = bool(structured_output)
         self.timeout = float(timeout)
         self.retry = retry
-        self._api_key = resolve_api_key(api_key, "OPENAI_API_KEY", provider="OpenAI")
-        self._base_url = base_url
+        if base_url is not None and (not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))):
+            raise InvalidInput(
+                f"base_url must be an http:// or https:// URL (e.g. http://127.0.0.1:8080/v1), got {base_url!r}"
+            )
+        self.endpoint = (base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL).rstrip("/")
+        self.is_openai = urlsplit(self.endpoint).hostname == "api.openai.com"
+        if self.is_openai or api_key or os.environ.get("OPENAI_API_KEY"):
+            self._api_key = resolve_api_key(api_key, "OPENAI_API_KEY", provider="OpenAI")
+        else:
+            self._api_key = NO_KEY
+        self._base_url = self.endpoint
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: openai.AsyncOpenAI | None = None
 
     def __repr__(self) -> str:
-        return f"OpenAIGenerator(model={self.model!r}, temperature={self.temperature})"
+        return f"OpenAIGenerator(model={self.model!r}, endpoint={self.endpoint!r}, temperature={self.temperature})"
+
+    @property
+    def provider(self) -> str:
+        """Who answers, for messages: ``OpenAI`` or ``the chat-completions server at URL``."""
+        return "OpenAI" if self.is_openai else f"the chat-completions server at {self.endpoint}"
+
+    async def asuggest_concurrency(self) -> int:
+        """Requests to keep in flight: 4 for OpenAI; for another server, its slots, else 1.
+
+        A llama.cpp server says how many requests it decodes at once (``total_slots`` of
+        ``GET /props``, else the length of ``GET /slots``); requests beyond that queue on the
+        server and run into their timeouts. A server that says nothing gets 1.
+        """
+        if self.is_openai:
+            return _OPENAI_CONCURRENCY
+        root = self.endpoint.removesuffix("/v1")
+        for path in ("/props", "/slots"):
+            try:
+                data = await self._sdk().get(root + path, cast_to=object, options={"timeout": min(self.timeout, 10.0)})
+            except (openai.OpenAIError, ValueError):
+                continue
+            slots = (
+                data.get("total_slots") if isinstance(data, dict) else (len(data) if isinstance(data, list) else None)
+            )
+            if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1:
+                return slots
+        return 1
 
     async def close(self) -> None:
         """Close the HTTP client (a later call opens a new one).
@@ -166,20 +211,27 @@ class OpenAIGenerator:
                 )
             except openai.APIStatusError as error:
                 raise error_for_status(
-                    error.status_code, provider="OpenAI", detail=error.message, headers=error.response.headers
+                    error.status_code, provider=self.provider, detail=error.message, headers=error.response.headers
+                ) from error
+            except openai.APITimeoutError as error:
+                raise RequestTimedOut(
+                    f"{self.provider} did not answer within {timeout:g} s (the generator's timeout; "
+                    "`graphfuse compare --llm-timeout`)"
                 ) from error
             except openai.APIConnectionError as error:
-                raise ConnectionFailed(f"OpenAI could not be reached or did not answer: {error.message}") from error
+                raise ConnectionFailed(
+                    f"{self.provider} could not be reached or did not answer: {error.message}"
+                ) from error
 
         started = time.perf_counter()
-        response = await call_with_retry(attempt, self.retry, describe="OpenAI chat completion")
+        response = await call_with_retry(attempt, self.retry, describe=f"chat completion at {self.endpoint}")
         latency = time.perf_counter() - started
         if not response.choices:
-            raise InvalidInput(f"OpenAI returned no choices (model {self.model!r})")
+            raise InvalidInput(f"{self.provider} returned no choices (model {self.model!r})")
         message = response.choices[0].message
         refusal = getattr(message, "refusal", None)
         if refusal:
-            raise InvalidInput(f"OpenAI model {self.model!r} refused: {refusal}")
+            raise InvalidInput(f"model {self.model!r} at {self.endpoint} refused: {refusal}")
         text = message.content or ""
         usage = response.usage
         if usage is not None and usage.prompt_tokens is not None and usage.completion_tokens is not None:

@@ -189,7 +189,8 @@ function drawSources(list, results) {
   for (const r of results) {
     const li = el("li", { class: "source" });
     li.appendChild(el("span", { class: "title" }, r.title || r.id));
-    li.appendChild(el("span", { class: "score" }, r.score.toFixed(3)));
+    const scoreHelp = "score in [0, 1]: how well this result matches, among this question's results";
+    li.appendChild(el("span", { class: "score", title: scoreHelp }, r.score.toFixed(3)));
     const sig = el("div", { class: "signals" });
     for (const [name, value] of Object.entries(r.signals)) {
       const s = el("span", { class: "signal", title: `${name} ${value.toFixed(3)}` }, `${name} ${value.toFixed(2)}`);

@@ -11,7 +11,11 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from graphfuse import Embedder, InvalidInput, run_sync
 from graphfuse.validation import check_positive_int, check_vector, check_vectors
 
-__all__ = ["GraphFuseEmbedding", "LlamaIndexEmbedder"]
+__all__ = ["DEFAULT_EMBED_BATCH_SIZE", "GraphFuseEmbedding", "LlamaIndexEmbedder"]
+
+DEFAULT_EMBED_BATCH_SIZE = 64
+"""Texts per call :class:`GraphFuseEmbedding` takes from LlamaIndex when its embedder names no
+``batch_size`` (the batch GraphFuse's indexer sends an embedder)."""
 
 
 class LlamaIndexEmbedder:
@@ -56,6 +60,11 @@ class GraphFuseEmbedding(BaseEmbedding):
     The async methods await the embedder; the sync ones run it through
     :func:`graphfuse.run_sync`. Use it to build a ``VectorStoreIndex`` with the same embedder
     as a GraphFuse pipeline (``HashingEmbedder`` offline, a local or API model in production).
+
+    ``embed_batch_size`` (how many texts LlamaIndex hands over per call) defaults to the
+    embedder's own ``batch_size`` when it has one, else :data:`DEFAULT_EMBED_BATCH_SIZE` (64, what
+    GraphFuse's indexer sends), not LlamaIndex's 10: a local model embeds a batch of 64 several
+    times faster than six batches of 10.
     """
 
     _embedder: Embedder = PrivateAttr()
@@ -66,6 +75,9 @@ class GraphFuseEmbedding(BaseEmbedding):
         ):
             raise InvalidInput(f"embedder must be a GraphFuse Embedder, got {type(embedder).__name__}")
         kwargs.setdefault("model_name", type(embedder).__name__)
+        own = getattr(embedder, "batch_size", None)
+        default = own if isinstance(own, int) and not isinstance(own, bool) and 0 < own <= 2048 else None
+        kwargs.setdefault("embed_batch_size", default or DEFAULT_EMBED_BATCH_SIZE)
         super().__init__(**kwargs)
         self._embedder = embedder
 

@@ -22,6 +22,7 @@ from graphfuse.records import Batch, Hit, RecordReader, check_known, run_stages
 from graphfuse.validation import check_id, check_signal
 
 __all__ = [
+    "BOOKKEEPING_KEYS",
     "CONTRIBUTIONS_KEY",
     "INTERNAL_PREFIX",
     "PARENT_KEY",
@@ -45,6 +46,12 @@ INTERNAL_PREFIX = "graphfuse_"
 """Metadata keys starting with this are GraphFuse's own (indexer bookkeeping): never copied onto nodes."""
 PARENT_KEY = "parent_id"
 """Metadata key naming the document a chunk belongs to (what the GraphFuse indexer writes)."""
+BOOKKEEPING_KEYS: tuple[str, ...] = (PARENT_KEY, "chunk_index", "file_path", "source")
+"""Metadata keys that are bookkeeping, not content: the indexer's ``parent_id`` and ``chunk_index``,
+the path a reader recorded (LlamaIndex readers' ``file_path``; ``source``, where ``graphfuse index``
+and LangChain's loaders put it). Every node GraphFuse builds keeps them (metadata filters
+read them) but hides them from the LLM and the embedder, as LlamaIndex's readers hide their file
+metadata (``file_name``, ``file_size``, dates)."""
 
 
 def user_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
@@ -173,7 +180,7 @@ def node_from_document(
     """A new :class:`GraphFuseNode` (id = document id, ``ref_doc_id`` = its parent document or itself)
     for a GraphFuse document; the keys the document was indexed with as excluded
     (:func:`source_records` stores a LlamaIndex document's ``excluded_*_metadata_keys``) and GraphFuse's
-    own keys are kept out of prompts and embeddings."""
+    own keys and the bookkeeping keys (:data:`BOOKKEEPING_KEYS`) are kept out of prompts and embeddings."""
     llm, embed = excluded_keys(document.metadata, f"document {document.id!r}")
     metadata = user_metadata(document.metadata)
     if document.created_at is not None:
@@ -185,13 +192,14 @@ def node_from_document(
     metadata.update(extra or {})
     metadata[mapping.signals_key] = dict(signals)
     ours = [mapping.signals_key, *(extra or {})]
+    hidden = [*ours, *(k for k in BOOKKEEPING_KEYS if k in metadata)]
     # mypy's view of TextNode's (pydantic) constructor misses the inherited fields on a subclass.
     node = GraphFuseNode(  # type: ignore[call-arg]
         id_=document.id,
         text=document.content or "",
         metadata=metadata,
-        excluded_embed_metadata_keys=_hidden(embed, ours),
-        excluded_llm_metadata_keys=_hidden(llm, ours),
+        excluded_embed_metadata_keys=_hidden(embed, hidden),
+        excluded_llm_metadata_keys=_hidden(llm, hidden),
         relationships={NodeRelationship.SOURCE: RelatedNodeInfo(node_id=source)},
     )
     node._graphfuse_keys = frozenset(ours)

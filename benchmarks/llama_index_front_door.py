@@ -1,0 +1,204 @@
+"""LlamaIndex's front door (VectorStoreIndex over GraphFuseVectorStore) against the CLI on one folder.
+
+Usage::
+
+    python benchmarks/llama_index_front_door.py DATA [--embedder local] [--repeat 3] [--json OUT]
+
+``DATA`` is a documentation retrieval set laid out as ``docs_pydantic`` is: ``corpus/`` (the
+markdown pages, gold ids are their paths relative to it) and ``queries.jsonl`` (``{"id",
+"question", "gold_ids"}`` a line). Three measurements, each in one run:
+
+- **indexing**: wall time of ``graphfuse index corpus --store A --embedder E`` and of the front
+  door (``SimpleDirectoryReader(corpus, recursive=True, filename_as_id=True)`` then
+  ``VectorStoreIndex.from_documents`` into ``GraphFuseVectorStore(B, embedder=E)`` with
+  ``GraphFuseEmbedding`` of the same embedder), each a fresh process (imports and model load
+  included in both);
+- **recall by page**: R@2/R@5 of ``graphfuse query --preset multihop`` (the store's pipeline,
+  as the command builds it) on A, and of ``index.as_retriever(similarity_top_k=k).retrieve(q)``
+  on B, a node counted as its file (``similarity_top_k=5``: the idiom; and the first 5 distinct
+  files of ``similarity_top_k=10``);
+- **overhead**: on store B, ``index.as_retriever(similarity_top_k=5).retrieve(q)`` against the
+  preset's own ``Pipeline.retrieve(q, 5)`` (``open_store(B).pipeline("multihop")``, the same
+  embedder), timed round-robin over the questions, ``--repeat`` rounds; the ratio of the medians.
+
+Writes ``benchmarks/results/llama_index_front_door.json`` (or ``--json``). Reports only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+RESULTS = Path(__file__).resolve().parent / "results" / "llama_index_front_door.json"
+
+
+def _embedder(name: str) -> Any:
+    from graphfuse.plugins import EMBEDDER, get_registry
+
+    return get_registry().create(EMBEDDER, name)
+
+
+def _front_door_index(corpus: Path, store: Path, embedder: str, chunk_size: int | None) -> None:
+    """What a LlamaIndex user runs (a phase of its own, in a fresh process)."""
+    from llama_index.core import Settings, SimpleDirectoryReader, StorageContext, VectorStoreIndex
+
+    if chunk_size is not None:  # LlamaIndex's node parser: SentenceSplitter(chunk_size=1024) by default
+        Settings.chunk_size = chunk_size
+    from llama_index.retrievers.graphfuse import GraphFuseEmbedding
+    from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
+
+    vector_store = GraphFuseVectorStore(store, embedder=embedder)
+    VectorStoreIndex.from_documents(
+        SimpleDirectoryReader(str(corpus), recursive=True, filename_as_id=True).load_data(),
+        storage_context=StorageContext.from_defaults(vector_store=vector_store),
+        embed_model=GraphFuseEmbedding(_embedder(embedder)),
+    )
+    vector_store.close()
+
+
+def _timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
+    return time.perf_counter() - start
+
+
+def _pages(ranked: list[str], k: int) -> list[str]:
+    return list(dict.fromkeys(ranked))[:k]
+
+
+def _recall(runs: list[tuple[list[str], list[str]]], k: int) -> float:
+    from graphfuse.evaluation import recall_at_k
+
+    return round(sum(recall_at_k(_pages(r, k), g, k) for r, g in runs) / len(runs), 4)
+
+
+async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) -> dict[str, Any]:
+    from llama_index.core import VectorStoreIndex
+    from llama_index.retrievers.graphfuse import GraphFuseEmbedding
+    from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
+
+    from graphfuse.stores import open_store
+
+    corpus = (args.data / "corpus").resolve()
+    queries = [json.loads(x) for x in (args.data / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x]
+
+    def page(path: str) -> str:
+        return Path(path).resolve().relative_to(corpus).as_posix()
+
+    # The CLI: graphfuse query --preset multihop builds this pipeline over the store it opens.
+    cli = await open_store(cli_store, mode="ro")
+    cli_pipeline = await cli.pipeline("multihop")
+    cli_runs = []
+    for q in queries:
+        results = await cli_pipeline.aretrieve(q["question"], 5)
+        cli_runs.append(([r.document_id for r in results], q["gold_ids"]))
+    await cli.close()
+
+    embed_model = GraphFuseEmbedding(_embedder(args.embedder))
+    store = GraphFuseVectorStore.from_path(li_store)
+    index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
+    five, ten = index.as_retriever(similarity_top_k=5), index.as_retriever(similarity_top_k=10)
+    li5, li10 = [], []
+    for q in queries:
+        li5.append(([page(n.node.metadata["file_path"]) for n in five.retrieve(q["question"])], q["gold_ids"]))
+        li10.append(([page(n.node.metadata["file_path"]) for n in ten.retrieve(q["question"])], q["gold_ids"]))
+    nodes = len(await store.aget_nodes())
+
+    # Overhead on the same store: the front door against the preset's own pipeline, round-robin.
+    own = await open_store(li_store, mode="ro")
+    pipeline = await own.pipeline("multihop")
+    for q in queries[:3]:  # warm both (model, caches)
+        five.retrieve(q["question"])
+        await pipeline.aretrieve(q["question"], 5)
+    front: list[float] = []
+    preset: list[float] = []
+    for _ in range(args.repeat):
+        for q in queries:
+            t = time.perf_counter()
+            pipeline.retrieve(q["question"], 5)  # sync, as the front door's retrieve is
+            preset.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            five.retrieve(q["question"])
+            front.append(time.perf_counter() - t)
+    await own.close()
+    store.close()
+    p50_front, p50_preset = statistics.median(front), statistics.median(preset)
+    return {
+        "recall_by_page": {
+            "graphfuse query --preset multihop (CLI store)": {"R@2": _recall(cli_runs, 2), "R@5": _recall(cli_runs, 5)},
+            "index.as_retriever(similarity_top_k=5)": {"R@2": _recall(li5, 2), "R@5": _recall(li5, 5)},
+            "index.as_retriever(similarity_top_k=10), first 5 files": {
+                "R@2": _recall(li10, 2),
+                "R@5": _recall(li10, 5),
+            },
+        },
+        "front_door_nodes": nodes,
+        "distinct_files_in_top5_nodes_mean": round(statistics.mean(len(set(r)) for r, _ in li5), 2),
+        "overhead": {
+            "retrieve_p50_ms": round(p50_front * 1000, 2),
+            "pipeline_retrieve_p50_ms": round(p50_preset * 1000, 2),
+            "ratio_p50": round(p50_front / p50_preset, 3),
+            "calls_each": len(front),
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", type=Path, help="a documentation set: corpus/ and queries.jsonl")
+    parser.add_argument("--embedder", default="local")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--chunk-size", type=int, default=None, help="Settings.chunk_size (LlamaIndex: 1024)")
+    parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument("--phase", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--store", type=Path, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    corpus = args.data / "corpus"
+    if args.phase == "front-door-index":
+        _front_door_index(corpus, args.store, args.embedder, args.chunk_size)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        cli_store, li_store = Path(tmp) / "cli", Path(tmp) / "llama-index"
+        graphfuse = str(Path(sys.executable).with_name("graphfuse"))
+        cli_seconds = _timed([graphfuse, "index", str(corpus), "--store", str(cli_store), "--embedder", args.embedder])
+        front_seconds = _timed(
+            [sys.executable, __file__, str(args.data), "--embedder", args.embedder, "--phase", "front-door-index"]
+            + ["--store", str(li_store)]
+            + ([] if args.chunk_size is None else ["--chunk-size", str(args.chunk_size)])
+        )
+        out: dict[str, Any] = {
+            "data": str(args.data),
+            "embedder": args.embedder,
+            "llama_index_chunk_size": args.chunk_size or 1024,
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
+            "indexing_seconds": {
+                "graphfuse index": round(cli_seconds, 2),
+                "SimpleDirectoryReader + VectorStoreIndex.from_documents(GraphFuseVectorStore)": round(
+                    front_seconds, 2
+                ),
+                "ratio": round(front_seconds / cli_seconds, 3),
+            },
+        }
+        out.update(asyncio.run(_measure(args, cli_store, li_store)))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
