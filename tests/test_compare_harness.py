@@ -126,7 +126,7 @@ async def test_all_questions_without_answers_report_no_metrics(tmp_path: Path) -
     summary = report.to_dict()["pipelines"]["llm_only"]
     assert (summary["exact_match"], summary["f1"], summary["judge"]) == (None, None, None)
     assert report.to_dict()["questions"][0]["answer"] is None
-    row = "| llm_only | 20 | 1.0 | 0 | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | 7 | 0 | 0 | 0 | n/a |"
+    row = "| llm_only | 20 | 1.0 | 0 | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a | 7 | 0 | 0 | 0 | n/a |"
     assert row in markdown_report(report)
 
 

@@ -117,6 +117,7 @@ async def run_compare(
     judge_attempts: int = 3,
     judge_max_tokens: int = 512,
     stop: asyncio.Event | None = None,
+    bertscore: bool = False,
 ) -> Any:
     """Validate everything, open the store, run the comparison; returns the ComparisonReport.
 
@@ -126,9 +127,11 @@ async def run_compare(
     URL defaults to the answerer's); ``concurrency`` ``None`` asks the generators
     (``asuggest_concurrency``: a local server's slots), else 4. ``stop`` ends the run early
     with a partial report (see :func:`graphfuse.compare.acompare_pipelines`).
+    ``bertscore`` adds BERTScore F1 with the offline MiniLM model (``graphfuse[local]``).
     """
     from ..compare import (
         BUILTIN_PIPELINES,
+        BERTScore,
         CompareCache,
         Judge,
         acompare_pipelines,
@@ -191,6 +194,7 @@ async def run_compare(
                 attempts=judge_attempts,
                 max_tokens=judge_max_tokens,
             ),
+            bertscore=BERTScore() if bertscore else None,
             concurrency=concurrency,
             max_tokens=max_tokens,
             cache=cache,
@@ -216,6 +220,7 @@ def _table(data: dict[str, Any]) -> Table:
         ("latency_p50_ms", "p50 ms", "{:.0f}"),
         ("exact_match", "EM", "{:.3f}"),
         ("f1", "F1", "{:.3f}"),
+        ("bertscore_f1", "BERTScore", "{:.3f}"),
         ("judge.score", "judge", "{:.2f}"),
         ("judge.pass_rate", "pass", "{:.3f}"),
         ("judge.failures_malformed", "judge bad", "{}"),
@@ -433,6 +438,10 @@ def compare_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffled task order.")] = 0,
     granularity: Granularity = None,
     max_per_document: MaxPerDocument = None,
+    bertscore: Annotated[
+        bool,
+        typer.Option("--bertscore", help="Also score answers with BERTScore F1 (offline MiniLM; graphfuse[local])."),
+    ] = False,
     progress_every: Annotated[
         float,
         typer.Option("--progress-every", min=0.1, help="Seconds between progress lines when stderr is not a terminal."),
@@ -489,6 +498,7 @@ def compare_command(
             progress=bar,
             granularity=granularity,
             max_per_document=max_per_document,
+            bertscore=bertscore,
             llm_base_url=llm_base_url,
             judge_base_url=judge_base_url,
             llm_timeout=llm_timeout,

@@ -3,11 +3,12 @@
 Answer pipelines (:func:`llm_only`, :func:`basic_rag`, :func:`graphrag`,
 :func:`context_pipeline`, or a host's :class:`HostAnswerPipeline`) answer each question with a
 :class:`Generator`; :func:`compare_pipelines` grades the answers with a :class:`Judge` and the
-metrics (exact match, token F1, whether the context held the answer), caches them on disk
-(:class:`CompareCache`) and :func:`write_report` writes the table and charts. Guide, worked
+metrics (exact match, token F1, optionally :class:`BERTScore` F1, whether the context held the
+answer), caches them on disk (:class:`CompareCache`) and :func:`write_report` writes the table and charts. Guide, worked
 example and options: ``docs/compare.md``; ``graphfuse compare`` is the command line.
 """
 
+from ._bertscore import BERTScore, BERTScoreResult
 from ._cache import CompareCache, cache_key
 from ._generation import (
     ContextWindowExceeded,
@@ -65,6 +66,8 @@ __all__ = [
     "Answer",
     "AnswerPipeline",
     "AnswerResult",
+    "BERTScore",
+    "BERTScoreResult",
     "CompareCache",
     "CompareQuestion",
     "ComparisonReport",

@@ -15,6 +15,7 @@ from typing import Any
 from .._errors import GraphFuseError, InvalidInput, RequestTimedOut
 from .._retry import counting_retries
 from .._sync import run_sync
+from ._bertscore import BERTScore
 from ._cache import CompareCache, cache_key
 from ._generation import Generator, describe_generator
 from ._judge import CRITERIA, Judge, JudgeFailed, Verdict
@@ -62,6 +63,7 @@ class AnswerResult:
     error: str | None = None
     exact_match: float | None = None
     f1: float | None = None
+    bertscore_f1: float | None = None
     context_contains_answer: bool | None = None
     verdict: Verdict | None = None
     judge_error: str | None = None
@@ -92,6 +94,7 @@ class AnswerResult:
             "generation_ms": None if a is None else a.generation_latency_s * 1000,
             "exact_match": self.exact_match,
             "f1": self.f1,
+            "bertscore_f1": self.bertscore_f1,
             "context_contains_answer": self.context_contains_answer,
             "answer_chars": None if a is None else len(a.text),
             "context": None if a is None or a.context is None else dict(a.context),
@@ -136,6 +139,7 @@ class ComparisonReport:
         answers = [r.answer for r in answered if r.answer is not None]
         ems = [r.exact_match for r in answered if r.exact_match is not None]
         f1s = [r.f1 for r in answered if r.f1 is not None]
+        berts = [r.bertscore_f1 for r in answered if r.bertscore_f1 is not None]
         contained = [float(r.context_contains_answer) for r in answered if r.context_contains_answer is not None]
         verdicts = [r.verdict for r in outcomes if r.verdict is not None]
         failures = sum(r.judge_error is not None for r in outcomes)
@@ -160,6 +164,7 @@ class ComparisonReport:
             "latency_p50_ms": _p50(total),
             "exact_match": _mean(ems),
             "f1": _mean(f1s),
+            "bertscore_f1": _mean(berts),
             "judge": judge,
             "retrieval_p50_ms": _p50([a.retrieval_latency_s * 1000 for a in answers]),
             "generation_p50_ms": _p50([a.generation_latency_s * 1000 for a in answers]),
@@ -230,6 +235,7 @@ async def acompare_pipelines(
     generator: Generator,
     *,
     judge: Judge | None = None,
+    bertscore: BERTScore | None = None,
     concurrency: int = 4,
     max_tokens: int = 256,
     cache: CompareCache | None = None,
@@ -242,6 +248,9 @@ async def acompare_pipelines(
     - ``generator`` answers (any :class:`Generator`); ``judge`` grades against gold answers
       (its generator may be another model). Without a judge, or for questions without a gold
       answer, judging and EM/F1 are skipped and the report's ``notes`` say so.
+    - ``bertscore`` (a :class:`BERTScore`) scores every answer against the gold answers
+      (BERTScore F1, the best over several golds) once all answers are in, in one batch
+      (after a ``stop``, the answers that finished). Its model loads before the first task.
     - ``concurrency`` bounds the (question, pipeline) tasks in flight; they run in an order
       shuffled with ``seed``, so no pipeline systematically runs first (rate limits, warm
       caches).
@@ -265,6 +274,8 @@ async def acompare_pipelines(
         raise InvalidInput(f"generator must have an async agenerate(), got {type(generator).__name__}")
     if judge is not None and not isinstance(judge, Judge):
         raise InvalidInput(f"judge must be a graphfuse.compare.Judge, got {type(judge).__name__}")
+    if bertscore is not None and not isinstance(bertscore, BERTScore):
+        raise InvalidInput(f"bertscore must be a graphfuse.compare.BERTScore, got {type(bertscore).__name__}")
     _positive_int(concurrency, "concurrency")
     _positive_int(max_tokens, "max_tokens")
     if cache is not None and not isinstance(cache, CompareCache):
@@ -272,6 +283,8 @@ async def acompare_pipelines(
     if stop is not None and not isinstance(stop, asyncio.Event):
         raise InvalidInput(f"stop must be an asyncio.Event, got {type(stop).__name__}")
 
+    if bertscore is not None:
+        await bertscore.warm_up()
     model = describe_generator(generator)
     results: dict[tuple[str, str], AnswerResult] = {}
     tasks = [(q, name) for q in items for name in named]
@@ -349,6 +362,8 @@ async def acompare_pipelines(
         progress(0, len(tasks))
     await _run_all([run(q, name) for q, name in tasks], stop)
     interrupted = stop is not None and stop.is_set() and len(results) < len(tasks)
+    if bertscore is not None:
+        await _score_bert(bertscore, items, tuple(named), results)
 
     notes: list[str] = []
     if interrupted:
@@ -363,6 +378,11 @@ async def acompare_pipelines(
         notes.append(f"{len(missing)} of {len(items)} questions have no gold answer ({shown}): {what}")
     if judge is None:
         notes.append("no judge was given: answers were not graded by an LLM")
+    if bertscore is not None:
+        notes.append(
+            f"BERTScore F1 with {bertscore.model_id} (layer {bertscore.num_layers}, idf "
+            f"{'on' if bertscore.idf else 'off'}), not rescaled: not comparable with published rescaled scores"
+        )
     for name in named:
         outcomes = [results[(q.id, name)] for q in items if (q.id, name) in results]
         errors = [r.error for r in outcomes if r.error]
@@ -392,6 +412,7 @@ async def acompare_pipelines(
         "concurrency": concurrency,
         "order": f"shuffled (seed {seed})",
         "judge": None if judge is None else judge.settings,
+        "bertscore": None if bertscore is None else bertscore.settings,
         "pipelines": {name: _settings_of(p) for name, p in named.items()},
         "cache": None if cache is None else str(cache.path),
     }
@@ -438,6 +459,21 @@ def _plain(value: object) -> str | float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return value if isinstance(value, str) else None
+
+
+async def _score_bert(
+    scorer: BERTScore,
+    items: Sequence[CompareQuestion],
+    names: Sequence[str],
+    results: dict[tuple[str, str], AnswerResult],
+) -> None:
+    """BERTScore F1 of every answer to a question with gold answers, in one batch."""
+    scored = [(q, results[(q.id, n)]) for q in items if q.has_gold for n in names if (q.id, n) in results]
+    scored = [(q, r) for q, r in scored if r.answer is not None]
+    candidates = [r.answer.text if r.answer is not None else "" for _, r in scored]
+    values = await asyncio.to_thread(scorer.score, candidates, [q.answers for q, _ in scored])
+    for (_, outcome), value in zip(scored, values, strict=True):
+        outcome.bertscore_f1 = None if value is None else value.f1
 
 
 def _settings_of(pipeline: AnswerPipeline) -> dict[str, Any]:

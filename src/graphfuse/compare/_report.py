@@ -20,6 +20,7 @@ _COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("latency_p50_ms", "p50 ms", "{:.0f}"),
     ("exact_match", "EM", "{:.3f}"),
     ("f1", "F1", "{:.3f}"),
+    ("bertscore_f1", "BERTScore F1", "{:.3f}"),
     ("context_contains_answer", "answer in context", "{:.3f}"),
     ("judge.score", "judge score", "{:.2f}"),
     ("judge.pass_rate", "pass rate", "{:.3f}"),
@@ -67,6 +68,7 @@ def markdown_report(report: ComparisonReport) -> str:
         + " ('provider': as the API reported them; 'counted': counted by GraphFuse).",
         f"{len(report.questions)} questions, {len(report.pipelines)} pipelines, {report.elapsed_s:.1f} s"
         + (" (interrupted: only what finished is reported)." if report.interrupted else "."),
+        _bertscore_line(report.settings.get("bertscore")),
         "",
         "## Settings",
         "",
@@ -78,6 +80,16 @@ def markdown_report(report: ComparisonReport) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _bertscore_line(settings: Any) -> str:
+    if not isinstance(settings, dict):
+        return "BERTScore F1: not computed (`graphfuse compare --bertscore`)."
+    return (
+        f"BERTScore F1: reference model {settings.get('model')}, layer {settings.get('layer')}, "
+        f"idf {'on' if settings.get('idf') else 'off'}, not rescaled with a baseline "
+        "(raw scores, not comparable with published rescaled BERTScores)."
+    )
 
 
 def _number(value: Any) -> float:
