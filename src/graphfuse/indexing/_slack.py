@@ -6,6 +6,7 @@ import html
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -66,7 +67,19 @@ def read_slack(
         present.add(rel)
         return wanted is not None and rel not in wanted
 
-    found = reader.folder(root, (".json",), on_skip, prune=prune)
+    def skipped(where: str, why: str) -> None:
+        # A link left out (out of the export, or to a file read already) is said; a file of the
+        # export itself that cannot be read (a named pipe, a folder that may not be listed) fails.
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            mode = 0
+        if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+            raise InvalidInput(f"{where}: {why}")
+        if on_skip is not None:
+            on_skip(where, why)
+
+    found = reader.folder(root, (".json",), skipped, prune=prune)
     users_file = next((file for file, rel in found if rel == "users.json"), None)
     users = {} if users_file is None else _users(users_file, reader)
     days = [(file, rel.split("/")[0]) for file, rel in found if rel.count("/") == 1]
