@@ -11,6 +11,7 @@ from pathlib import Path
 from .._errors import InvalidInput
 from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
 from ..indexing import SourceRecord, read_sources
+from ..indexing._reading import shown_size
 
 __all__ = [
     "MAX_JSONL_FILE_BYTES",
@@ -71,8 +72,8 @@ def load_corpus(
         info = None  # (read_sources names what is wrong)
     if info is not None and stat.S_ISREG(info.st_mode) and info.st_size > max_file_bytes:
         raise InvalidInput(
-            f"{p}: {info.st_size / 2**20:.0f} MiB, over the {max_file_bytes / 2**20:.0f} MiB limit for a corpus "
-            "file (load_corpus(..., max_file_bytes=...) raises it)"
+            f"{p}: {shown_size(info.st_size)}, over the {shown_size(max_file_bytes)} limit for a corpus file "
+            "(load_corpus(..., max_file_bytes=...) raises it)"
         )
     records = list(read_sources([p], max_file_bytes=max_line_bytes))
     if not records:
