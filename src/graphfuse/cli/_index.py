@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._errors import InvalidInput
 from .._sync import run_sync
 from ..indexing import (
+    MAX_CHAT_FILE_BYTES,
     MAX_FILE_BYTES,
     ChatMessage,
     EntityExtractor,
@@ -62,13 +63,18 @@ def chat_sources(
     gap_minutes: float = CHAT_GAP_MINUTES,
     timezone: str | None = None,
     day_first: bool | None = None,
+    max_file_bytes: int = MAX_CHAT_FILE_BYTES,
+    follow_symlinks: bool = False,
+    on_skip: Callable[[str, str], None] | None = None,
 ) -> list[SourceRecord]:
     """The conversation records of chat exports (:func:`~graphfuse.indexing.conversation_records`).
 
     ``chat`` is ``whatsapp`` (each path an exported ``.txt``) or ``slack`` (each path an
     unzipped export folder); ``timezone`` an IANA zone name the WhatsApp times are in (UTC by
     default) and ``day_first`` their date order (inferred from all the files by default);
-    ``gap_minutes`` the silence that starts a new conversation.
+    ``gap_minutes`` the silence that starts a new conversation. ``max_file_bytes``,
+    ``follow_symlinks`` and ``on_skip`` bound the files read as in
+    :func:`~graphfuse.indexing.read_slack` (an export larger than ``max_file_bytes`` is refused).
     """
     if chat not in CHAT_FORMATS:
         raise InvalidInput(f"--chat must be one of {', '.join(CHAT_FORMATS)}, got {chat!r}")
@@ -89,9 +95,11 @@ def chat_sources(
     messages: list[ChatMessage] = []
     if chat == "slack":
         for path in paths:
-            messages.extend(read_slack(path))
+            messages.extend(
+                read_slack(path, max_file_bytes=max_file_bytes, follow_symlinks=follow_symlinks, on_skip=on_skip)
+            )
     else:
-        messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc)
+        messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc, max_file_bytes=max_file_bytes)
     return conversation_records(messages, gap=gap)
 
 
@@ -175,7 +183,7 @@ async def index_sources(
     prune: bool = False,
     entity_graph: bool | None = None,
     raw_markdown: bool = False,
-    max_file_bytes: int = MAX_FILE_BYTES,
+    max_file_bytes: int | None = None,
     follow_symlinks: bool = False,
     entity_extractor: Sequence[str] | None = None,
     chat: str | None = None,
@@ -194,7 +202,9 @@ async def index_sources(
     leaves the store as it was. With ``prune``, indexed documents whose id is not among the
     sources are deleted afterwards, with their chunks, vectors and relations (their ids are in
     the report's ``pruned``). ``entity_graph`` as in :func:`index_records`; ``raw_markdown``,
-    ``max_file_bytes`` and ``follow_symlinks`` as in :func:`~graphfuse.indexing.read_sources`;
+    ``max_file_bytes`` (default :data:`~graphfuse.indexing.MAX_FILE_BYTES`, and
+    :data:`~graphfuse.indexing.MAX_CHAT_FILE_BYTES` for chat exports) and ``follow_symlinks`` as
+    in :func:`~graphfuse.indexing.read_sources`;
     ``entity_extractor`` as in :func:`text_graph_extractors`
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
     reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
@@ -207,7 +217,16 @@ async def index_sources(
 
     if chat is not None:
         gap = CHAT_GAP_MINUTES if chat_gap is None else chat_gap
-        records = chat_sources(paths, chat, gap_minutes=gap, timezone=chat_timezone, day_first=chat_day_first)
+        records = chat_sources(
+            paths,
+            chat,
+            gap_minutes=gap,
+            timezone=chat_timezone,
+            day_first=chat_day_first,
+            max_file_bytes=MAX_CHAT_FILE_BYTES if max_file_bytes is None else max_file_bytes,
+            follow_symlinks=follow_symlinks,
+            on_skip=skipped,
+        )
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
     else:
@@ -223,7 +242,7 @@ async def index_sources(
                 paths,
                 on_skip=skipped,
                 raw_markdown=raw_markdown,
-                max_file_bytes=max_file_bytes,
+                max_file_bytes=MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes,
                 follow_symlinks=follow_symlinks,
                 on_unsupported=unsupported,
             )
@@ -304,20 +323,25 @@ def index(
         ),
     ] = False,
     max_file_size: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--max-file-size",
             help=(
-                "Largest source file (and .jsonl line) to read, e.g. 64MiB; a larger file found in a folder is "
-                "skipped, named itself it is an error."
+                f"Largest source file (and .jsonl line) to read, e.g. 64MiB (default {MAX_FILE_BYTES // 2**20}MiB; "
+                f"{MAX_CHAT_FILE_BYTES // 2**20}MiB for a chat export file with --chat); a larger file found in a "
+                "folder is skipped, named itself (or in a chat export) it is an error."
             ),
+            show_default=False,
         ),
-    ] = f"{MAX_FILE_BYTES // 2**20}MiB",
+    ] = None,
     follow_symlinks: Annotated[
         bool,
         typer.Option(
             "--follow-symlinks",
-            help="Follow symbolic links that lead out of a folder being read (default: skipped, and said so).",
+            help=(
+                "Follow symbolic links that lead out of a folder being read, or a Slack export "
+                "(default: skipped, and said so)."
+            ),
         ),
     ] = False,
     entity_extractor: Annotated[
@@ -381,7 +405,7 @@ def index(
             prune=prune,
             entity_graph=entity_graph,
             raw_markdown=raw_markdown,
-            max_file_bytes=byte_size(max_file_size, "--max-file-size"),
+            max_file_bytes=None if max_file_size is None else byte_size(max_file_size, "--max-file-size"),
             follow_symlinks=follow_symlinks,
             entity_extractor=entity_extractor,
             chat=chat,

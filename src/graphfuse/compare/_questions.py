@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import InvalidInput
-from .._jsonl import read_json_objects
+from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
 
 __all__ = ["CompareQuestion", "check_questions", "load_questions"]
 
@@ -52,18 +52,25 @@ def _answers(where: str, obj: dict[str, object]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(answers))
 
 
-def load_questions(path: str | os.PathLike[str]) -> list[CompareQuestion]:
+def load_questions(
+    path: str | os.PathLike[str],
+    *,
+    max_file_bytes: int = MAX_JSONL_FILE_BYTES,
+    max_line_bytes: int = MAX_JSONL_LINE_BYTES,
+) -> list[CompareQuestion]:
     """Read ``{"id", "question", "answer"?}`` lines (or ``"answers": [...]``, several acceptable ones).
 
     Questions without a gold answer are kept (they are answered, not judged). Bad lines, a
-    repeated id and an empty file raise :class:`~graphfuse.InvalidInput` naming the place.
+    repeated id and an empty file raise :class:`~graphfuse.InvalidInput` naming the place; so
+    do a file larger than ``max_file_bytes`` (1 GiB, told from its size), a line longer than
+    ``max_line_bytes`` (8 MiB, streamed) and a path that is not a regular file.
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InvalidInput(f"{p}: no such questions file")
     out: list[CompareQuestion] = []
     seen: set[str] = set()
-    for where, obj in read_json_objects(p):
+    for where, obj in read_json_objects(p, max_file_bytes=max_file_bytes, max_line_bytes=max_line_bytes):
         qid, question = obj.get("id"), obj.get("question")
         if not isinstance(qid, str) or not qid.strip():
             raise InvalidInput(f"{where}: missing or empty 'id'")

@@ -16,7 +16,15 @@ from ._context import (
     normalize_answer,
     parse_context_budgets,
 )
-from ._data import EvalQuery, check_gold, load_corpus, load_queries, strip_titles
+from ._data import (
+    MAX_JSONL_FILE_BYTES,
+    MAX_JSONL_LINE_BYTES,
+    EvalQuery,
+    check_gold,
+    load_corpus,
+    load_queries,
+    strip_titles,
+)
 from ._embedding_cache import SQLiteCache
 from ._files import CACHE_FILE, evaluate_files
 from ._fusion import FusionSummary, SignalWeight, query_weights
@@ -28,6 +36,8 @@ from ._report import context_table, fusion_rows, fusion_table, gap_table, markdo
 __all__ = [
     "CACHE_FILE",
     "GAP_METRICS",
+    "MAX_JSONL_FILE_BYTES",
+    "MAX_JSONL_LINE_BYTES",
     "PIPELINES",
     "ContextMetrics",
     "ContextReport",

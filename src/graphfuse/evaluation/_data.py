@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import InvalidInput
-from .._jsonl import read_json_objects
+from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
 from ..indexing import SourceRecord, read_sources
+from ..indexing._reading import shown_size
 
-__all__ = ["EvalQuery", "check_gold", "load_corpus", "load_queries", "strip_titles"]
+__all__ = [
+    "MAX_JSONL_FILE_BYTES",
+    "MAX_JSONL_LINE_BYTES",
+    "EvalQuery",
+    "check_gold",
+    "load_corpus",
+    "load_queries",
+    "strip_titles",
+]
 
 
 @dataclass(frozen=True)
@@ -39,34 +49,58 @@ class EvalQuery:
         return out
 
 
-def load_corpus(path: str | os.PathLike[str]) -> list[SourceRecord]:
+def load_corpus(
+    path: str | os.PathLike[str],
+    *,
+    max_file_bytes: int = MAX_JSONL_FILE_BYTES,
+    max_line_bytes: int = MAX_JSONL_LINE_BYTES,
+) -> list[SourceRecord]:
     """Read a ``.jsonl`` corpus (``{"id", "text", "title"?, ...}`` a line).
 
     A line without id or text, bad JSON, or a repeated id raises
     :class:`~graphfuse.InvalidInput` naming the file and line (or listing the ids); an empty
-    corpus too.
+    corpus too. A corpus larger than ``max_file_bytes`` (:data:`MAX_JSONL_FILE_BYTES`, 1 GiB) is
+    refused from its size, a line longer than ``max_line_bytes`` (:data:`MAX_JSONL_LINE_BYTES`,
+    8 MiB) when it is met (streamed, never held whole).
     """
     p = Path(path)
     if p.suffix.lower() != ".jsonl":
         raise InvalidInput(f"{p}: the corpus must be a .jsonl file")
-    records = list(read_sources([p]))
+    try:
+        info = os.stat(p)
+    except OSError:
+        info = None  # (read_sources names what is wrong)
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size > max_file_bytes:
+        raise InvalidInput(
+            f"{p}: {shown_size(info.st_size)}, over the {shown_size(max_file_bytes)} limit for a corpus file "
+            "(load_corpus(..., max_file_bytes=...) raises it)"
+        )
+    records = list(read_sources([p], max_file_bytes=max_line_bytes))
     if not records:
         raise InvalidInput(f"{p}: the corpus is empty")
     return records
 
 
-def load_queries(path: str | os.PathLike[str]) -> list[EvalQuery]:
+def load_queries(
+    path: str | os.PathLike[str],
+    *,
+    max_file_bytes: int = MAX_JSONL_FILE_BYTES,
+    max_line_bytes: int = MAX_JSONL_LINE_BYTES,
+) -> list[EvalQuery]:
     """Read ``{"id", "question", "gold_ids", "type"?, "temporal"?}`` lines.
 
     Malformed lines (also a ``type`` that is not a non-empty string or a ``temporal`` that
-    is not a boolean) and empty files raise ``InvalidInput`` naming the file and line.
+    is not a boolean) and empty files raise ``InvalidInput`` naming the file and line; so do a
+    file larger than ``max_file_bytes`` (1 GiB, told from its size), a line longer than
+    ``max_line_bytes`` (8 MiB, streamed) and a path that is not a regular file (a named pipe is
+    never opened for reading).
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InvalidInput(f"{p}: no such queries file")
     out: list[EvalQuery] = []
     seen: set[str] = set()
-    for where, obj in read_json_objects(p):
+    for where, obj in read_json_objects(p, max_file_bytes=max_file_bytes, max_line_bytes=max_line_bytes):
         qid, question, gold = obj.get("id"), obj.get("question"), obj.get("gold_ids")
         if not isinstance(qid, str) or not qid.strip():
             raise InvalidInput(f"{where}: missing or empty 'id'")

@@ -28,7 +28,7 @@ from ._indexer import (
 from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
-from ._reading import MAX_FILE_BYTES
+from ._reading import MAX_CHAT_FILE_BYTES, MAX_FILE_BYTES
 from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._slack import read_slack
@@ -43,6 +43,7 @@ __all__ = [
     "EXCLUDED_KEYS",
     "KIND_KEY",
     "LINKS_TO",
+    "MAX_CHAT_FILE_BYTES",
     "MAX_FILE_BYTES",
     "MAX_METADATA_BYTES",
     "MAX_METADATA_VALUES",

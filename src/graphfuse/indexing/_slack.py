@@ -6,14 +6,15 @@ import html
 import json
 import os
 import re
-from collections.abc import Collection, Mapping
+import stat
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
-from ._reading import not_a_file
+from ._reading import MAX_CHAT_FILE_BYTES, SourceReader, Unreadable, not_a_file
 
 __all__ = ["read_slack"]
 
@@ -25,7 +26,14 @@ _SPECIAL = re.compile(r"<!(?P<name>[a-z]+)(?:\|[^>]*)?>")
 _LINK = re.compile(r"<(?P<url>[a-z][a-z0-9+.-]*:[^|>]*)(?:\|(?P<label>[^>]*))?>")
 
 
-def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None = None) -> list[ChatMessage]:
+def read_slack(
+    path: str | os.PathLike[str],
+    *,
+    channels: Collection[str] | None = None,
+    max_file_bytes: int = MAX_CHAT_FILE_BYTES,
+    follow_symlinks: bool = False,
+    on_skip: Callable[[str, str], None] | None = None,
+) -> list[ChatMessage]:
     """The messages of a Slack export folder (``Settings`` -> ``Import/Export Data``, unzipped).
 
     Each channel is a folder of ``YYYY-MM-DD.json`` files; ``users.json`` (when present) gives
@@ -38,39 +46,69 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
     is read once, from the first. Bad JSON, and a field read here of another JSON type than
     Slack writes (a ``subtype`` that is a list, say), raise :class:`~graphfuse.InvalidInput`
     naming the file and the message.
+
+    The export is read within bounds, like :func:`~graphfuse.indexing.read_sources` reads a
+    folder: a file larger than ``max_file_bytes`` (:data:`~graphfuse.indexing.MAX_CHAT_FILE_BYTES`,
+    64 MiB), binary, or not a regular file raises :class:`~graphfuse.InvalidInput` naming it,
+    before it is read; a symbolic link that leads out of the export folder is not followed
+    (unless ``follow_symlinks=True``), and ``on_skip(path, reason)`` is told of it, as of every
+    other file or folder left out (a link to one read already).
     """
     root = Path(path)
     if not root.is_dir():
         raise InvalidInput(f"{root}: not a folder; give the unzipped Slack export folder")
-    users = _users(root / "users.json")
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if channels is not None:
-        wanted = set(channels)
-        missing = wanted - {p.name for p in folders}
+    reader = SourceReader(max_bytes=max_file_bytes, follow_symlinks=follow_symlinks)
+    wanted = None if channels is None else set(channels)
+    present: set[str] = set()
+
+    def prune(rel: str) -> bool:  # (a channel is a folder of day files; nothing deeper is read)
+        if "/" in rel:
+            return True
+        present.add(rel)
+        return wanted is not None and rel not in wanted
+
+    def skipped(where: str, why: str) -> None:
+        # A link left out (out of the export, or to a file read already) is said; a file of the
+        # export itself that cannot be read (a named pipe, a folder that may not be listed) fails.
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            mode = 0
+        if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+            raise InvalidInput(f"{where}: {why}")
+        if on_skip is not None:
+            on_skip(where, why)
+
+    found = reader.folder(root, (".json",), skipped, prune=prune)
+    users_file = next((file for file, rel in found if rel == "users.json"), None)
+    users = {} if users_file is None else _users(users_file, reader)
+    days = [(file, rel.split("/")[0]) for file, rel in found if rel.count("/") == 1]
+    present.update(channel for _, channel in days)  # (with channel folders linked into the export)
+    if wanted is not None:
+        missing = wanted - present
         if missing:
             raise InvalidInput(f"{root}: no channel folder named {', '.join(sorted(missing))}")
-        folders = [p for p in folders if p.name in wanted]
+        days = [(file, channel) for file, channel in days if channel in wanted]
     messages: list[ChatMessage] = []
     parents: dict[tuple[str, str], ChatMessage] = {}
     replies: list[tuple[str, str, ChatMessage]] = []
-    for folder in folders:
-        seen: set[str] = set()  # a message is one ts of its channel, whichever day files hold it
-        for day in sorted(folder.glob("*.json")):
-            for n, raw in enumerate(_load(day), start=1):
-                _check_fields(day, n, raw)
-                message = _message(day, n, raw, folder.name, users)
-                if message is None:
-                    continue
-                ts, thread_ts = str(raw["ts"]), raw.get("thread_ts")
-                if ts in seen:
-                    continue
-                seen.add(ts)
-                if isinstance(thread_ts, str) and thread_ts != ts:
-                    replies.append((folder.name, thread_ts, message))
-                    continue
-                messages.append(message)
-                if isinstance(thread_ts, str):
-                    parents[(folder.name, ts)] = message
+    seen: set[tuple[str, str]] = set()  # a message is one ts of its channel, whichever day files hold it
+    for day, channel in days:
+        for n, raw in enumerate(_load(day, reader), start=1):
+            _check_fields(day, n, raw)
+            message = _message(day, n, raw, channel, users)
+            if message is None:
+                continue
+            ts, thread_ts = str(raw["ts"]), raw.get("thread_ts")
+            if (channel, ts) in seen:
+                continue
+            seen.add((channel, ts))
+            if isinstance(thread_ts, str) and thread_ts != ts:
+                replies.append((channel, thread_ts, message))
+                continue
+            messages.append(message)
+            if isinstance(thread_ts, str):
+                parents[(channel, ts)] = message
     opened: set[tuple[str, str]] = set()
     for channel, thread_ts, message in replies:
         parent = parents.get((channel, thread_ts))
@@ -83,12 +121,14 @@ def read_slack(path: str | os.PathLike[str], *, channels: Collection[str] | None
     return messages
 
 
-def _load(file: Path) -> list[Mapping[str, Any]]:
+def _load(file: Path, reader: SourceReader) -> list[Mapping[str, Any]]:
     if file.exists() and not file.is_file():  # (a named pipe would block the read)
         raise not_a_file(file)
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(reader.read(file).decode("utf-8"))
+    except Unreadable as bad:
+        raise bad.error(file) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{file}: not readable JSON: {exc}") from exc
     except RecursionError:
         raise InvalidInput(f"{file}: not readable JSON: nested too deeply") from None
@@ -97,11 +137,9 @@ def _load(file: Path) -> list[Mapping[str, Any]]:
     return data
 
 
-def _users(file: Path) -> dict[str, str]:
-    if not file.is_file():
-        return {}
+def _users(file: Path, reader: SourceReader) -> dict[str, str]:
     names = {}
-    for user in _load(file):
+    for user in _load(file, reader):
         uid = user.get("id")
         if isinstance(uid, str):
             name = _name(user.get("profile")) or _name(user)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._errors import InvalidInput
 from ._conversations import ChatMessage
-from ._reading import not_a_file
+from ._reading import MAX_CHAT_FILE_BYTES, SourceReader, Unreadable, not_a_file
 
 __all__ = ["read_whatsapp"]
 
@@ -40,6 +40,7 @@ def read_whatsapp(
     day_first: bool | None = None,
     tz: tzinfo = timezone.utc,
     channel: str | None = None,
+    max_file_bytes: int = MAX_CHAT_FILE_BYTES,
 ) -> list[ChatMessage]:
     """The messages of WhatsApp chat exports (``Export chat`` -> ``Without media``, a ``.txt`` each).
 
@@ -62,17 +63,24 @@ def read_whatsapp(
     after it are its second pass; a time skipped when summer time begins (2:30 where 2:00 became
     3:00) is the moment the clocks moved forward. Each file is a chat of its own, ``channel``
     its stem (``WhatsApp Chat with Anna``) unless ``channel`` names one for all.
+
+    A file larger than ``max_file_bytes`` (:data:`~graphfuse.indexing.MAX_CHAT_FILE_BYTES`,
+    64 MiB), binary, or not a regular file is refused before it is read, with
+    :class:`~graphfuse.InvalidInput` naming it.
     """
     files = [Path(paths)] if isinstance(paths, (str, os.PathLike)) else [Path(p) for p in paths]
     if not files:
         raise InvalidInput("read_whatsapp: no export file given")
+    reader = SourceReader(max_bytes=max_file_bytes)
     chats: list[tuple[Path, list[tuple[re.Match[str], list[str]]]]] = []
     for file in files:
         if file.exists() and not file.is_file():  # (a named pipe would block the read)
             raise not_a_file(file)
         try:
-            lines = file.read_text(encoding="utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
+            lines = reader.read(file).decode("utf-8-sig").splitlines()
+        except Unreadable as bad:
+            raise InvalidInput(f"{file}: cannot read the WhatsApp export: {bad.why}") from None
+        except UnicodeDecodeError as exc:
             raise InvalidInput(f"{file}: cannot read the WhatsApp export: {exc}") from exc
         heads: list[tuple[re.Match[str], list[str]]] = []
         for line in lines:
