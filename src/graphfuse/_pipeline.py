@@ -236,6 +236,7 @@ class Pipeline:
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
         embedder: Any = None,
+        history: Sequence[Any] | None = None,
     ) -> Context:
         """Sync form of :meth:`acontext`."""
         return run_sync(
@@ -251,6 +252,7 @@ class Pipeline:
                 options=options,
                 timeout=timeout,
                 embedder=embedder,
+                history=history,
             )
         )
 
@@ -268,11 +270,12 @@ class Pipeline:
         options: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float | None = None,
         embedder: Any = None,
+        history: Sequence[Any] | None = None,
     ) -> Context:
         """Retrieve for ``query`` and assemble the results: :func:`graphfuse.context.aretrieve_context`.
 
         Context assembly is the layer above retrieval; this method only delegates to it (same
-        arguments, same checks before retrieval).
+        arguments, same checks before retrieval; ``history`` is the conversation so far).
         """
         from .context import aretrieve_context  # the layer above: loaded only when a context is asked for
 
@@ -289,6 +292,7 @@ class Pipeline:
             options=options,
             timeout=timeout,
             embedder=embedder,
+            history=history,
         )
 
     async def _run(
