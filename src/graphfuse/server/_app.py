@@ -460,6 +460,7 @@ def create_app(
             format=body.format,
             top_k=body.top_k,
             client_filter=body.filter,
+            history=[t.model_dump() for t in body.history or ()],
         )
         out["pipeline"] = name
         out["took_ms"] = round((time.perf_counter() - started) * 1000, 3)

@@ -427,14 +427,22 @@ class Service:
         format: str,
         top_k: int | None,
         client_filter: Any,
+        history: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens."""
+        """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens (the last
+        turns of ``history`` in their share of it)."""
         if format not in FORMATS:
             raise Problem.invalid("format", f"format must be one of {', '.join(FORMATS)}, got {format!r}")
         flt = scope.filter(client_filter)
         try:
             ctx = await pipeline.acontext(
-                query, budget=budget, format=format, top_k=top_k, filter=flt, timeout=self.limits.request_timeout
+                query,
+                budget=budget,
+                format=format,
+                top_k=top_k,
+                filter=flt,
+                timeout=self.limits.request_timeout,
+                history=history,
             )
         except InvalidInput as exc:
             if isinstance(exc, StageFailed):
@@ -450,6 +458,8 @@ class Service:
             if external != entry["id"]:
                 text = text.replace(entry["id"], external)
             entry["id"] = external
+        if "prompt_text" in data:  # the history block, then the text: with the ids the tenant knows
+            data["prompt_text"] = data["prompt_text"][: len(data["prompt_text"]) - len(data["text"])] + text
         data["text"] = text
         self.session.record(scope.tenant, f"{label}:{format}", int(data["tokens"]))
         return data
