@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import graphfuse.context._build as build
 from graphfuse.context import GraphCaps
 from graphfuse.evaluation import evaluate_files, parse_context_budgets
 
@@ -32,19 +31,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     budgets = parse_context_budgets(args.budgets)
     out: dict[str, Any] = {"set": args.set, "budgets": args.budgets, "embedder": args.embedder, "runs": {}}
     for n in [int(x) for x in args.max_documents.split(",")]:
-        # The default caps the graph format falls back on, with max_documents = n.
-        build.GraphCaps = lambda n=n: GraphCaps(max_documents=n)  # type: ignore[assignment,misc]
-        try:
-            report = await evaluate_files(
-                corpus,
-                queries,
-                ["vector", "multihop"],
-                store_dir=args.store,
-                embedder_name=args.embedder,
-                context_budgets=budgets,
-            )
-        finally:
-            build.GraphCaps = GraphCaps  # type: ignore[misc]
+        report = await evaluate_files(
+            corpus,
+            queries,
+            ["vector", "multihop"],
+            store_dir=args.store,
+            embedder_name=args.embedder,
+            context_budgets=budgets,
+            graph_caps=GraphCaps(max_documents=n),
+        )
         assert report.context is not None
         curve = report.context.curve
         out["runs"][str(n)] = {
