@@ -212,3 +212,11 @@ async def test_pipeline_context_takes_history_and_checks_it_before_retrieval() -
     with pytest.raises(InvalidInput, match=r"history\[0\]\.role"):
         await Pipeline([Counting()]).acontext(QUESTION, budget=100, history=[{"role": "tool", "content": "x"}])
     assert Counting.calls == 0
+
+
+def test_a_huge_newest_turn_is_cut_from_its_head() -> None:
+    huge = [{"role": "user", "content": "turn0 " + "word " * 400_000}]
+    ctx = build_context(QUESTION, RESULTS, budget=1000, history=huge)
+    assert len(ctx.history) == 1
+    assert ctx.history[0].content.startswith("turn0 word")
+    assert 0 < ctx.history_tokens <= 150

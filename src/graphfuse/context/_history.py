@@ -152,7 +152,10 @@ def pack_history(turns: Sequence[Turn], counter: TokenCounter, room: int) -> Pac
         def fits(text: str) -> bool:
             return counter.count(history_block([Turn(newest.role, text)])) <= room
 
-        short = cut_to(newest.content.strip(), fits, ellipsis=_ELLIPSIS)
+        # (Only a head that could fit is searched: a token is rarely longer than 16 characters, and
+        # a shorter head only makes the cut shorter, never over the room.)
+        head = newest.content.strip()[: max(1024, room * 16)]
+        short = cut_to(head, fits, ellipsis=_ELLIPSIS)
         if short and short != _ELLIPSIS:
             kept, cut = [Turn(newest.role, short)], True
             tokens = counter.count(history_block(kept))
