@@ -350,3 +350,44 @@ async def test_contexts_are_built_from_the_passages_the_pipelines_return(tmp_pat
     assert report.context.budget == round(0.5 * basic.context_tokens)
     evidence = report.context.entries["multihop/evidence"]
     assert 0 < evidence.context_tokens <= report.context.budget
+
+
+async def test_graph_caps_reach_the_graph_contexts(tmp_path: Path) -> None:
+    from graphfuse.context import GraphCaps
+
+    corpus = load_corpus(
+        _write(
+            tmp_path / "c.jsonl",
+            [
+                {
+                    "id": "film",
+                    "title": "Quiet Harbour",
+                    "text": "Quiet Harbour is a 1961 film. Anna Berg directed Quiet Harbour in Oslo. "
+                    "Quiet Harbour was directed on a small budget.",
+                },
+                {"id": "berg", "title": "Anna Berg", "text": "Anna Berg is a director. She directed Quiet Harbour."},
+            ],
+        )
+    )
+    queries = load_queries(
+        _write(
+            tmp_path / "q.jsonl",
+            [{"id": "q", "question": "Who directed Quiet Harbour?", "answer": "Anna Berg", "gold_ids": ["film"]}],
+        )
+    )
+    tokens = {}
+    for n in (0, 3):
+        report = await evaluate(
+            corpus,
+            queries,
+            ["multihop"],
+            graph_store=InMemoryGraphStore(),
+            vector_store=LocalVectorStore(),
+            embedder=HashingEmbedder(64),
+            context_budgets=[400],
+            graph_caps=GraphCaps(max_documents=n),
+        )
+        assert report.context is not None
+        tokens[n] = report.context.entries["multihop/graph"].context_tokens
+    # No supporting documents at all: a shorter graph context than with three.
+    assert tokens[0] < tokens[3]

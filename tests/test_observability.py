@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from graphfuse import Candidate, Document, Pipeline, Query, RunContext, StageFailed
+from graphfuse import Candidate, Document, GraphFuseError, Pipeline, Query, RunContext, StageFailed
 
 _EXPORTER = InMemorySpanExporter()
 _READER = InMemoryMetricReader()
@@ -70,7 +70,12 @@ def _histogram_points(name: str) -> list[tuple[dict[str, object], int]]:
 async def test_one_span_per_run_and_per_stage(spans: InMemorySpanExporter) -> None:
     await Pipeline([Seed(), Keep()]).aretrieve("q", top_k=2)
     finished = {s.name: s for s in spans.get_finished_spans()}
-    assert set(finished) == {"graphfuse.pipeline", "graphfuse.stage.seed", "graphfuse.stage.keep"}
+    assert set(finished) == {
+        "graphfuse.pipeline",
+        "graphfuse.stage.seed",
+        "graphfuse.stage.keep",
+        "graphfuse.scoring",
+    }
     run = finished["graphfuse.pipeline"]
     for stage in ("seed", "keep"):
         span = finished[f"graphfuse.stage.{stage}"]
@@ -79,6 +84,36 @@ async def test_one_span_per_run_and_per_stage(spans: InMemorySpanExporter) -> No
     assert finished["graphfuse.stage.keep"].attributes["graphfuse.candidates_in"] == 5
     assert finished["graphfuse.stage.keep"].attributes["graphfuse.candidates_out"] == 3
     assert run.attributes["graphfuse.results"] == 2
+
+
+async def test_one_scoring_span_per_run_after_the_stages(spans: InMemorySpanExporter) -> None:
+    await Pipeline([Seed(), Keep()]).aretrieve("q", top_k=2)
+    finished = spans.get_finished_spans()
+    scoring = [s for s in finished if s.name == "graphfuse.scoring"]
+    assert len(scoring) == 1
+    run = next(s for s in finished if s.name == "graphfuse.pipeline")
+    assert scoring[0].parent is not None
+    assert scoring[0].parent.span_id == run.context.span_id
+    assert scoring[0].attributes["graphfuse.scorer"] == "WeightedScorer"
+    assert scoring[0].attributes["graphfuse.candidates"] == 3
+    keep = next(s for s in finished if s.name == "graphfuse.stage.keep")
+    assert keep.end_time is not None
+    assert scoring[0].start_time is not None
+    assert scoring[0].start_time >= keep.end_time
+    assert scoring[0].status.status_code is not StatusCode.ERROR
+
+
+async def test_a_failing_scorer_marks_the_scoring_span(spans: InMemorySpanExporter) -> None:
+    class Short:
+        def score(self, candidates: Sequence[Candidate]) -> list[float]:
+            return [0.5]
+
+    with pytest.raises(GraphFuseError, match="returned 1 scores for 3 candidates"):
+        await Pipeline([Seed(), Keep()], scorer=Short()).aretrieve("q")  # type: ignore[arg-type]
+    scoring = next(s for s in spans.get_finished_spans() if s.name == "graphfuse.scoring")
+    assert scoring.attributes["graphfuse.scorer"] == "Short"
+    assert scoring.status.status_code is StatusCode.ERROR
+    assert any(e.name == "exception" for e in scoring.events)
 
 
 async def test_failed_stage_span_has_error_status(spans: InMemorySpanExporter) -> None:

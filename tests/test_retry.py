@@ -73,7 +73,7 @@ def test_policy_rejects_bad_values(kwargs: dict[str, object]) -> None:
 
 def test_policy_defaults_and_frozen() -> None:
     policy = RetryPolicy()
-    assert (policy.attempts, policy.initial, policy.maximum, policy.jitter) == (5, 0.5, 20.0, 0.5)
+    assert (policy.attempts, policy.initial, policy.maximum, policy.jitter) == (3, 1.0, 30.0, 0.5)
     with pytest.raises(dataclasses.FrozenInstanceError):
         policy.attempts = 3  # type: ignore[misc]
 

@@ -287,6 +287,7 @@ class Pipeline:
         timeout: float | None = None,
         cache: bool = True,
         embedder: Any = None,
+        history: Sequence[Any] | None = None,
     ) -> Context:
         """Sync form of :meth:`acontext`."""
         return run_sync(
@@ -303,6 +304,7 @@ class Pipeline:
                 timeout=timeout,
                 cache=cache,
                 embedder=embedder,
+                history=history,
             )
         )
 
@@ -321,11 +323,12 @@ class Pipeline:
         timeout: float | None = None,
         cache: bool = True,
         embedder: Any = None,
+        history: Sequence[Any] | None = None,
     ) -> Context:
         """Retrieve for ``query`` and assemble the results: :func:`graphfuse.context.aretrieve_context`.
 
         Context assembly is the layer above retrieval; this method only delegates to it (same
-        arguments, same checks before retrieval).
+        arguments, same checks before retrieval; ``history`` is the conversation so far).
         """
         from .context import aretrieve_context  # the layer above: loaded only when a context is asked for
 
@@ -343,6 +346,7 @@ class Pipeline:
             timeout=timeout,
             cache=cache,
             embedder=embedder,
+            history=history,
         )
 
     async def _cached_run(
@@ -375,15 +379,7 @@ class Pipeline:
             span.set_attribute("graphfuse.top_k", top_k)
             for stage in self._stages:
                 candidates = await self._run_stage(stage, q, candidates, context)
-            scores = self._scorer.score(candidates)
-            if len(scores) != len(candidates):
-                who = type(self._scorer).__name__
-                raise GraphFuseError(f"scorer {who} returned {len(scores)} scores for {len(candidates)} candidates")
-            shares: list[dict[str, float]] = (
-                self._scorer.explain(candidates)
-                if isinstance(self._scorer, ExplainsScores)
-                else [{} for _ in candidates]
-            )
+            scores, shares = _scored(self._scorer, candidates)
             order = sorted(range(len(candidates)), key=lambda i: (-scores[i], candidates[i].id))
             ranked = [
                 Result(candidates[i].document, float(scores[i]), candidates[i].signals, shares[i])
@@ -453,6 +449,29 @@ def _tracing() -> bool:
     same logs and metrics), which is most of the cost of a small stage's bookkeeping.
     """
     return not isinstance(get_tracer_provider(), ProxyTracerProvider)
+
+
+def _scored(scorer: Scorer, candidates: list[Candidate]) -> tuple[Sequence[float], list[dict[str, float]]]:
+    """The scorer's scores and shares of the candidates, inside the run's ``graphfuse.scoring`` span
+    (the spec's ``[Scoring]``: one per pipeline run, after the stages' spans)."""
+    with tracer.start_as_current_span("graphfuse.scoring") if _tracing() else nullcontext() as span:
+        if span is not None:
+            span.set_attribute("graphfuse.scorer", type(scorer).__name__)
+            span.set_attribute("graphfuse.candidates", len(candidates))
+        try:
+            scores = scorer.score(candidates)
+            if len(scores) != len(candidates):
+                who = type(scorer).__name__
+                raise GraphFuseError(f"scorer {who} returned {len(scores)} scores for {len(candidates)} candidates")
+            shares: list[dict[str, float]] = (
+                scorer.explain(candidates) if isinstance(scorer, ExplainsScores) else [{} for _ in candidates]
+            )
+        except Exception as exc:
+            if span is not None:
+                span.record_exception(exc)
+                span.set_status(Status(StatusCode.ERROR, str(exc)))
+            raise
+    return scores, shares
 
 
 def _checked(out: list[Candidate]) -> list[Candidate]:

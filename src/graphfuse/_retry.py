@@ -48,12 +48,13 @@ class RetryPolicy:
     - ``jitter``: up to this many seconds of uniform random delay added to each backoff, so
       that clients that failed together do not retry together.
 
-    Invalid values raise :class:`~graphfuse.InvalidInput`.
+    The defaults are the source specification's (3 attempts, 1 s, doubling, at most 30 s), with
+    up to 0.5 s of jitter. Invalid values raise :class:`~graphfuse.InvalidInput`.
     """
 
-    attempts: int = 5
-    initial: float = 0.5
-    maximum: float = 20.0
+    attempts: int = 3
+    initial: float = 1.0
+    maximum: float = 30.0
     jitter: float = 0.5
 
     def __post_init__(self) -> None:

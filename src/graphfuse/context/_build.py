@@ -13,10 +13,20 @@ from .._protocols import Embedder, GraphStore
 from .._sync import run_sync
 from .._types import Relation, Result
 from ..embedders._memo import memo_for
-from ._budget import TokenBudget, resolve_budget
+from ._budget import Allocation, TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
 from ._graph import GraphCaps, serialize_graph
+from ._history import (
+    HISTORY_TURNS,
+    HistoryLike,
+    PackedHistory,
+    Turn,
+    history_block,
+    history_turns,
+    int_budget_history_room,
+    pack_history,
+)
 from ._items import Item, chunked_pages, item_body, item_label, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._preselect import worth_embedding
@@ -57,6 +67,7 @@ def build_context(
     filter: FilterLike | None = None,
     caps: GraphCaps | None = None,
     embedder: Embedder | None = None,
+    history: HistoryLike | None = None,
 ) -> Context:
     """Sync form of :func:`abuild_context`."""
     return run_sync(
@@ -70,6 +81,7 @@ def build_context(
             filter=filter,
             caps=caps,
             embedder=embedder,
+            history=history,
         )
     )
 
@@ -85,6 +97,7 @@ async def abuild_context(
     filter: FilterLike | None = None,
     caps: GraphCaps | None = None,
     embedder: Embedder | None = None,
+    history: HistoryLike | None = None,
 ) -> Context:
     """Assemble ``results`` (best first) into a :class:`Context` for ``query`` within ``budget``.
 
@@ -103,9 +116,21 @@ async def abuild_context(
     :func:`~graphfuse.context._preselect.pool_size` of the budget (the rest keep their word
     score), and only where the format uses similarity (a passage shown whole needs none); their
     vectors are remembered by the text's hash for the next calls with the same embedder.
+
+    ``history`` is the conversation so far, oldest turn first (:class:`Turn` objects or
+    ``{"role", "content"}`` mappings; roles ``user``, ``assistant``, ``system``). Its last
+    :data:`HISTORY_TURNS` turns are taken newest first while they fit the history's share of
+    the budget (what they need, at most 15 % and at most 500 tokens: a :class:`TokenBudget`'s
+    ``history_share`` and ``history_cap``, the same rule for an int budget, whose history share
+    then comes out of it); a turn that does not fit ends the history (an older one is never
+    shown without the newer ones), and a newest turn that does not fit alone is cut to fit.
+    The kept turns are :attr:`Context.history` (oldest first), the retrieved context gets the
+    rest of the budget, and :attr:`Context.prompt_text` is the history block (in chronological
+    order) followed by the context text, both counted by ``counter``.
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query text must be a non-empty string")
+    turns = history_turns(history)
     fmt = check_format(format)
     counter = get_token_counter() if counter is None else check_counter(counter)
     flt = MetadataFilter.parse(filter)
@@ -117,6 +142,9 @@ async def abuild_context(
         raise InvalidInput(f"caps must be a GraphCaps, got {type(caps).__name__}")
     query_tokens = checked_count(counter, query) if isinstance(budget, TokenBudget) else None
     tokens, allocation = resolve_budget(budget, query_tokens)
+    packed = None
+    if turns:
+        tokens, allocation, packed = _with_history(budget, tokens, query_tokens, turns, counter)
     b = Budgeter(counter, tokens)
     empty_cost = b.count("")
     if empty_cost > tokens:
@@ -156,7 +184,51 @@ async def abuild_context(
     n = b.count(text)
     if n > tokens:  # pragma: no cover - every packer checks the final text; a guard, not a path
         raise PluginError(f"context of {n} tokens exceeds the budget of {tokens} (counter {counter.name!r})")
-    return Context(text, n, counter.name, fmt, tuple(sources), tuple(dropped), tokens, allocation, sections)
+    kept = _whole_prompt_fits(packed, text, n, counter) if packed is not None else None
+    return Context(
+        text,
+        n,
+        counter.name,
+        fmt,
+        tuple(sources),
+        tuple(dropped),
+        tokens,
+        allocation,
+        sections,
+        history=kept.turns if kept is not None else (),
+        history_tokens=kept.tokens if kept is not None else 0,
+        history_dropped=kept.dropped if kept is not None else 0,
+    )
+
+
+def _with_history(
+    budget: int | TokenBudget, tokens: int, query_tokens: int | None, turns: Sequence[Turn], counter: TokenCounter
+) -> tuple[int, Allocation | None, PackedHistory]:
+    """The context tokens, the allocation and the packed history, the history's share taken first."""
+    wanted = checked_count(counter, history_block(turns[-HISTORY_TURNS:]))
+    if isinstance(budget, TokenBudget):
+        room = budget.allocate(query_tokens, wanted).history
+        packed = pack_history(turns, counter, room)
+        # What the history does not use goes to the context.
+        allocation = budget.allocate(query_tokens, packed.tokens)
+        return allocation.context, allocation, packed
+    room = int_budget_history_room(tokens, wanted)
+    packed = pack_history(turns, counter, room)
+    return tokens - packed.tokens, None, packed
+
+
+def _whole_prompt_fits(packed: PackedHistory, text: str, text_tokens: int, counter: TokenCounter) -> PackedHistory:
+    """``packed``, less its oldest turns while the prompt (history block + text) counts more than
+    the two apart: a counter that is not additive at the seam (cl100k_base is: the block ends in
+    a line break) must not push the prompt past the history's share plus the context's budget."""
+    turns = list(packed.turns)
+    limit = packed.tokens + text_tokens
+    while turns and counter.count(history_block(turns) + text) > limit:
+        turns = turns[1:]
+    if len(turns) == len(packed.turns):
+        return packed
+    n = counter.count(history_block(turns)) if turns else 0
+    return PackedHistory(tuple(turns), n, packed.dropped + len(packed.turns) - len(turns), packed.cut and bool(turns))
 
 
 async def sentence_similarity(

@@ -23,6 +23,7 @@ from ._budget import TokenBudget
 from ._build import abuild_context, check_format
 from ._counters import TokenCounter, get_token_counter
 from ._graph import GraphCaps
+from ._history import HistoryLike
 from ._types import Context, ContextSource
 
 __all__ = [
@@ -166,10 +167,16 @@ class ContextAssembler:
         return out
 
     def abuild(
-        self, query: str | None, results: Sequence[Result], *, filter: FilterLike | None = None
+        self,
+        query: str | None,
+        results: Sequence[Result],
+        *,
+        filter: FilterLike | None = None,
+        history: HistoryLike | None = None,
     ) -> Coroutine[Any, Any, Context]:
         """Assemble ``results`` for ``query`` (:func:`abuild_context` with these settings); ``filter`` is
-        ANDed with the assembler's. Without a query only the ``passages`` format can assemble
+        ANDed with the assembler's; ``history`` is the conversation so far (oldest turn first), packed
+        into its share of the budget. Without a query only the ``passages`` format can assemble
         (passages are then taken by score, a passage that does not fit is cut or dropped)."""
         if query is None and results and self.format != "passages":
             raise InvalidInput(
@@ -185,12 +192,22 @@ class ContextAssembler:
             graph_store=self.graph_store,
             filter=_both(self.filter, MetadataFilter.parse(filter)),
             caps=self.caps,
+            history=history,
         )
 
-    def build(self, query: str | None, results: Sequence[Result], *, filter: FilterLike | None = None) -> Context:
+    def build(
+        self,
+        query: str | None,
+        results: Sequence[Result],
+        *,
+        filter: FilterLike | None = None,
+        history: HistoryLike | None = None,
+    ) -> Context:
         """Sync form of :meth:`abuild`: passages and evidence, which never wait on a store, run on
         the caller's thread; the graph format reads its store on GraphFuse's loop (``run_sync``)."""
-        return run_inline(lambda: self.abuild(query, results, filter=filter), inline=self.format != "graph")
+        return run_inline(
+            lambda: self.abuild(query, results, filter=filter, history=history), inline=self.format != "graph"
+        )
 
 
 def _both(left: MetadataFilter | None, right: MetadataFilter | None) -> MetadataFilter | None:

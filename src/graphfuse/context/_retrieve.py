@@ -13,6 +13,7 @@ from .._types import Query, Result
 from ._budget import TokenBudget, resolve_budget
 from ._build import abuild_context, check_format
 from ._graph import GraphCaps
+from ._history import HistoryLike, history_turns
 from ._types import Context
 
 __all__ = ["aretrieve_context", "pipeline_embedder", "pipeline_graph_store", "retrieve_context"]
@@ -51,6 +52,7 @@ async def aretrieve_context(
     timeout: float | None = None,
     cache: bool = True,
     embedder: Any = None,
+    history: HistoryLike | None = None,
 ) -> Context:
     """Retrieve for ``query`` with ``pipeline`` and assemble the results (:func:`abuild_context`).
 
@@ -59,9 +61,12 @@ async def aretrieve_context(
     ``graph_store``, by default the pipeline's own (:func:`pipeline_graph_store`), within the
     filter; results without content are read from it. Sentences are also scored by similarity to
     the query with ``embedder``, by default the pipeline's own (:func:`pipeline_embedder`); pass
-    ``embedder=False`` to score by words only. Budget and format are checked before retrieval.
+    ``embedder=False`` to score by words only. ``history`` (the conversation so far, oldest turn
+    first) is packed as :func:`abuild_context` says. Budget, format and history are checked
+    before retrieval.
     """
     check_format(format)
+    turns = history_turns(history)
     if not isinstance(budget, TokenBudget):
         resolve_budget(budget)
     q = Query.of(query, filter=filter, options=options)
@@ -80,6 +85,7 @@ async def aretrieve_context(
         filter=q.filter,
         caps=caps,
         embedder=sentence_embedder,
+        history=turns,
     )
 
 

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from ._budget import Allocation
+from ._history import Turn, history_block
 
 __all__ = ["FORMATS", "Context", "ContextSource", "DroppedSource", "Format"]
 
@@ -60,6 +61,11 @@ class Context:
     ``dropped`` the results that did not fit. ``allocation`` is the window split when the
     budget was a :class:`~graphfuse.context.TokenBudget`; ``sections`` the tokens per
     section of a graph context.
+
+    With conversation history given, ``history`` holds the turns that fit its share (oldest
+    first; the newest may be cut), ``history_tokens`` what their block costs by the same
+    counter, ``history_dropped`` how many given turns were left out, and :attr:`prompt_text`
+    is the history block followed by ``text``.
     """
 
     text: str
@@ -71,11 +77,22 @@ class Context:
     budget: int = 0
     allocation: Allocation | None = None
     sections: Mapping[str, int] = field(default_factory=dict)
+    history: tuple[Turn, ...] = ()
+    history_tokens: int = 0
+    history_dropped: int = 0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "history", tuple(self.history))
         object.__setattr__(self, "sources", tuple(self.sources))
         object.__setattr__(self, "dropped", tuple(self.dropped))
         object.__setattr__(self, "sections", MappingProxyType(dict(self.sections)))
+
+    @property
+    def prompt_text(self) -> str:
+        """What the model reads: the conversation history block (``## Conversation History``, one
+        ``Role: content`` line per kept turn, oldest first, then ``## Retrieved Information``)
+        followed by :attr:`text`; just :attr:`text` when no turn was kept."""
+        return history_block(self.history) + self.text
 
     @property
     def is_empty(self) -> bool:
@@ -83,7 +100,8 @@ class Context:
         return not self.sources
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"text", "tokens", "counter", "format", "budget", "sources", "dropped", ...}`` (JSON-ready)."""
+        """``{"text", "tokens", "counter", "format", "budget", "sources", "dropped", ...}`` (JSON-ready;
+        with history, also ``history``, ``history_tokens``, ``history_dropped`` and ``prompt_text``)."""
         out: dict[str, Any] = {
             "text": self.text,
             "tokens": self.tokens,
@@ -97,4 +115,9 @@ class Context:
             out["allocation"] = self.allocation.to_dict()
         if self.sections:
             out["sections"] = dict(self.sections)
+        if self.history or self.history_dropped:
+            out["history"] = [t.to_dict() for t in self.history]
+            out["history_tokens"] = self.history_tokens
+            out["history_dropped"] = self.history_dropped
+            out["prompt_text"] = self.prompt_text
         return out

@@ -11,7 +11,7 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import Embedder, GraphStore
 from .._types import Document, Result
-from ..context import TokenCounter, abuild_context
+from ..context import GraphCaps, TokenCounter, abuild_context
 from ..indexing import SourceRecord
 
 __all__ = [
@@ -170,6 +170,7 @@ async def evaluate_contexts(
     graph_store: GraphStore,
     formats: Sequence[str] = CONTEXT_FORMATS,
     embedder: Embedder | None = None,
+    graph_caps: GraphCaps | None = None,
 ) -> ContextReport:
     """Context metrics for every pipeline and format.
 
@@ -183,7 +184,8 @@ async def evaluate_contexts(
     of basic RAG's mean tokens, which needs the ``vector`` or ``minimal`` pipeline).
     With ``embedder``, sentences are also scored by similarity to the question, as
     :meth:`~graphfuse.Pipeline.context` does with the pipeline's embedder (each distinct
-    sentence is embedded once for the whole evaluation).
+    sentence is embedded once for the whole evaluation). ``graph_caps`` caps the ``graph``
+    format (default :class:`~graphfuse.context.GraphCaps`).
     """
     sentences = _Memo(embedder) if embedder is not None else None
     usable = {qid: (q, a) for qid, (q, a) in questions.items() if a and normalize_answer(a) not in _YES_NO}
@@ -231,6 +233,7 @@ async def evaluate_contexts(
                         counter=counter,
                         graph_store=graph_store,
                         embedder=sentences,
+                        caps=graph_caps,
                     )
                     hits += answer_in_text(answer or "", ctx.text)
                     tokens += ctx.tokens

@@ -9,6 +9,7 @@ from pathlib import Path
 from .._errors import InvalidInput
 from .._passages import check_granularity, check_max_per_document
 from .._protocols import Embedder, GraphStore, VectorStore
+from ..context import GraphCaps
 from ..embedders import CachingEmbedder
 from ..indexing import entity_extractors as entity_extractors_named
 from ..plugins import EMBEDDER, get_registry
@@ -42,6 +43,7 @@ async def evaluate_files(
     granularity: str | None = None,
     entity_extractors: Sequence[str] | None = None,
     adaptive: bool | None = None,
+    graph_caps: GraphCaps | None = None,
 ) -> EvalReport:
     """Evaluate from files (what ``graphfuse eval`` runs): validate the inputs, then index and evaluate.
 
@@ -55,7 +57,7 @@ async def evaluate_files(
     ``entity_extractors`` name registered entity extractors for the text graph (``NAME`` or
     ``NAME:MODEL``, :func:`~graphfuse.indexing.entity_extractors`); naming any builds the text
     graph. They are built (a model loaded) before any store is opened. ``adaptive`` chooses
-    ``multihop``'s fusion (see :func:`evaluate`).
+    ``multihop``'s fusion, ``graph_caps`` caps the graph format's contexts (see :func:`evaluate`).
     """
     if max_per_document is not None:
         check_max_per_document(max_per_document)
@@ -108,6 +110,7 @@ async def evaluate_files(
             granularity=granularity,
             text_extractors=text_extractors,
             adaptive=adaptive,
+            graph_caps=graph_caps,
         )
     finally:
         for close in reversed(closers):

@@ -14,7 +14,7 @@ from .._errors import InvalidInput
 from .._passages import DEFAULT_MAX_PER_DOCUMENT
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Document, Result
-from ..context import get_token_counter
+from ..context import GraphCaps, get_token_counter
 from ..indexing import (
     EntityExtractor,
     EntityMatcher,
@@ -202,6 +202,7 @@ async def evaluate(
     granularity: str | None = None,
     text_extractors: Sequence[EntityExtractor] | None = None,
     adaptive: bool | None = None,
+    graph_caps: GraphCaps | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
@@ -218,7 +219,8 @@ async def evaluate(
     ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
     context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
     ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`), sentences scored
-    with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does).
+    with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does); ``graph_caps`` caps the
+    graph format.
 
     Results are what the pipelines return by default (passages, at most two of a document,
     :class:`~graphfuse.Passages`), or at ``granularity`` / ``max_per_document`` when given (every
@@ -367,6 +369,7 @@ async def evaluate(
             counter=token_counter or get_token_counter(),
             graph_store=graph_store,
             embedder=embedder,
+            graph_caps=graph_caps,
         )
     return EvalReport(
         results,

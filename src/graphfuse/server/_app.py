@@ -499,6 +499,7 @@ def create_app(
             top_k=body.top_k,
             client_filter=body.filter,
             cache=not body.no_cache,
+            history=[t.model_dump() for t in body.history or ()],
         )
         out["pipeline"] = name
         out["took_ms"] = round((time.perf_counter() - started) * 1000, 3)

@@ -11,6 +11,7 @@ __all__ = [
     "CompareRequest",
     "ContextRequest",
     "DocumentIn",
+    "HistoryTurn",
     "IngestRequest",
     "IngestResponse",
     "ResultOut",
@@ -48,6 +49,19 @@ class RetrieveRequest(_Strict):
     no_cache: StrictBool = Field(False, description="Run the pipeline even if the result cache holds this request.")
 
 
+MAX_HISTORY_TURNS = 50
+"""Turns a ``/v1/context`` history may have (the last five are used)."""
+MAX_TURN_CHARS = 8000
+"""Characters a history turn may have."""
+
+
+class HistoryTurn(_Strict):
+    """One turn of the conversation so far."""
+
+    role: Literal["user", "assistant", "system"] = Field(description="Who spoke: user, assistant or system.")
+    content: StrictStr = Field(max_length=MAX_TURN_CHARS, description="What was said.")
+
+
 class ContextRequest(_Strict):
     """A query and a token budget: the context an LLM would read, assembled from the results."""
 
@@ -62,6 +76,12 @@ class ContextRequest(_Strict):
     scorer: StrictStr | dict[str, Any] | None = Field(None, description="With 'stages': 'weighted' or 'rrf'.")
     filter: dict[str, Any] | None = Field(None, description="Metadata filter; it can only narrow the tenant's scope.")
     no_cache: StrictBool = Field(False, description="Run the pipeline even if the result cache holds this request.")
+    history: list[HistoryTurn] | None = Field(
+        None,
+        max_length=MAX_HISTORY_TURNS,
+        description="The conversation so far, oldest turn first; its last five turns go newest first into "
+        "min(500, 15 %) of the budget, and 'prompt_text' holds them before the context.",
+    )
 
 
 class CompareRequest(_Strict):

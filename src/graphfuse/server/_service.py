@@ -456,8 +456,10 @@ class Service:
         top_k: int | None,
         client_filter: Any,
         cache: bool = True,
+        history: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens."""
+        """Retrieve inside ``scope`` and assemble a context of at most ``budget`` tokens (the last
+        turns of ``history`` in their share of it)."""
         if format not in FORMATS:
             raise Problem.invalid("format", f"format must be one of {', '.join(FORMATS)}, got {format!r}")
         flt = scope.filter(client_filter)
@@ -470,6 +472,7 @@ class Service:
                 filter=flt,
                 timeout=self.limits.request_timeout,
                 cache=cache,
+                history=history,
             )
         except InvalidInput as exc:
             if isinstance(exc, StageFailed):
@@ -485,6 +488,8 @@ class Service:
             if external != entry["id"]:
                 text = text.replace(entry["id"], external)
             entry["id"] = external
+        if "prompt_text" in data:  # the history block, then the text: with the ids the tenant knows
+            data["prompt_text"] = data["prompt_text"][: len(data["prompt_text"]) - len(data["text"])] + text
         data["text"] = text
         self.session.record(scope.tenant, f"{label}:{format}", int(data["tokens"]))
         return data

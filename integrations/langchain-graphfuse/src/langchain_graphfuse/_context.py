@@ -19,17 +19,21 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
 from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result
-from graphfuse.context import Context, ContextAssembler, GraphCaps, TokenBudget, TokenCounter
+from graphfuse.context import Context, ContextAssembler, GraphCaps, TokenBudget, TokenCounter, Turn
 
 from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input, passage_metadata
+from ._history import history_from_messages
 from ._retriever import check_k
 
 __all__ = ["ContextInput", "GraphFuseContextFormatter", "GraphFuseContextWithSources"]
 
 ContextInput = str | Sequence[Document] | Mapping[str, Any]
-"""A query (with ``retriever=`` or ``pipeline=``), a list of documents, or ``{"query"|"question", "documents"}``."""
+"""A query (with ``retriever=`` or ``pipeline=``), a list of documents, or ``{"query"|"question", "documents"}``
+(with ``"history"`` or ``"chat_history"``: the conversation so far; without ``"documents"`` when the
+formatter retrieves)."""
 
-_KEYS = ("query", "question", "documents", "filter")
+_HISTORY_KEYS = ("history", "chat_history")
+_KEYS = ("query", "question", "documents", "filter", *_HISTORY_KEYS)
 _WHAT = "runnable 'graphfuse.context'"
 
 
@@ -118,13 +122,31 @@ class _ContextAssembly:
 
     # --- input -------------------------------------------------------------------------------
 
+    def _history(self, value: ContextInput) -> tuple[ContextInput, tuple[Turn, ...]]:
+        """The input without its conversation history, and the history's turns (oldest first)."""
+        if not isinstance(value, Mapping) or not any(k in value for k in _HISTORY_KEYS):
+            return value, ()
+        if all(k in value for k in _HISTORY_KEYS):
+            raise InvalidInput(f"{_WHAT}: give 'history' or 'chat_history', not both")
+        key = next(k for k in _HISTORY_KEYS if k in value)
+        turns = history_from_messages(value[key], name=key)
+        rest = {k: v for k, v in value.items() if k != key}
+        if "documents" not in rest and set(rest) <= {"query", "question"} and len(rest) == 1:
+            # {"question": ..., "history": [...]}: the query, retrieved with the retriever or pipeline.
+            query = next(iter(rest.values()))
+            if not isinstance(query, str):
+                raise InvalidInput(f"{_WHAT}: the query must be a string, got {type(query).__name__}")
+            return query, turns
+        return rest, turns
+
     def _split(self, value: object) -> tuple[str | None, list[Result], MetadataFilter | None]:
         if isinstance(value, Mapping):
             keys = set(value)
             if "documents" not in keys or keys - set(_KEYS) or {"query", "question"} <= keys:
                 raise InvalidInput(
                     f"{_WHAT} takes a query string, a list of Documents, or a mapping with 'documents' and "
-                    f"'query' (or 'question'), optionally 'filter'; got a mapping with keys {sorted(map(str, keys))}"
+                    f"'query' (or 'question'), optionally 'filter' and 'history' (or 'chat_history'); got a "
+                    f"mapping with keys {sorted(map(str, keys))}"
                 )
             value = {
                 "query": value.get("query", value.get("question")),
@@ -163,28 +185,30 @@ class _ContextAssembly:
     # --- sync / async ------------------------------------------------------------------------
 
     def _context(self, value: ContextInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> Context:
+        value, history = self._history(value)
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return self._pipeline.context(query, top_k=self._k, **self._assembler.options())
+                return self._pipeline.context(query, top_k=self._k, history=history, **self._assembler.options())
             assert self._retriever is not None
             docs = self._retriever.invoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
         query_text, results, flt = self._split(value)
-        return self._assembler.build(query_text, results, filter=flt)
+        return self._assembler.build(query_text, results, filter=flt, history=history)
 
     async def _acontext(
         self, value: ContextInput, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> Context:
+        value, history = self._history(value)
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return await self._pipeline.acontext(query, top_k=self._k, **self._assembler.options())
+                return await self._pipeline.acontext(query, top_k=self._k, history=history, **self._assembler.options())
             assert self._retriever is not None
             docs = await self._retriever.ainvoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
         query_text, results, flt = self._split(value)
-        return await self._assembler.abuild(query_text, results, filter=flt)
+        return await self._assembler.abuild(query_text, results, filter=flt, history=history)
 
 
 class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):
@@ -219,6 +243,16 @@ class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):
       :meth:`~graphfuse.Pipeline.acontext`; ``k`` results, default 10; the graph format then
       uses the pipeline's own graph store).
 
+    Conversation history: a mapping input may add ``"history"`` (or ``"chat_history"``, as
+    ``RunnableWithMessageHistory`` chains name it): the conversation so far, oldest first, as
+    LangChain messages (``HumanMessage``, ``AIMessage``, ``SystemMessage``), ``(role, text)``
+    pairs or ``{"role", "content"}`` dicts; ``{"question": ..., "history": [...]}`` without
+    documents retrieves when built with ``retriever=`` or ``pipeline=``. Its last five turns go
+    newest first into their share of the budget (:func:`graphfuse.context.build_context`), and
+    the string is then :attr:`Context.prompt_text <graphfuse.context.Context.prompt_text>`: the
+    history block in chronological order, then the context. A tool message or an unknown role
+    raises :class:`~graphfuse.InvalidInput` naming ``history[i]``.
+
     Scores: a document's ``metadata["graphfuse"]["score"]`` when every document has one, else
     its rank. ``k`` keeps the first k documents; ``id_key`` names the metadata key holding the
     GraphFuse id (default ``Document.id``); ``title_key`` the key shown as the title (default
@@ -237,12 +271,12 @@ class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):
         return GraphFuseContextWithSources(**self._settings)
 
     def _text(self, value: ContextInput, run_manager: CallbackManagerForChainRun, config: RunnableConfig) -> str:
-        return self._context(value, run_manager, config).text
+        return self._context(value, run_manager, config).prompt_text
 
     async def _atext(
         self, value: ContextInput, run_manager: AsyncCallbackManagerForChainRun, config: RunnableConfig
     ) -> str:
-        return (await self._acontext(value, run_manager, config)).text
+        return (await self._acontext(value, run_manager, config)).prompt_text
 
     def invoke(self, input: ContextInput, config: RunnableConfig | None = None, **kwargs: Any) -> str:
         """The context text for the documents (or for the query, retrieved)."""

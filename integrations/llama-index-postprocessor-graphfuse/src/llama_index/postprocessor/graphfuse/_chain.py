@@ -9,7 +9,7 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import NodeMapping, nodes_from_hits, read_nodes
 
-from graphfuse import GraphFuseError, InvalidInput, Stage, StageFailed
+from graphfuse import InvalidInput, Stage
 from graphfuse.hosts import as_signal_stage, run_inline, stage_traits
 from graphfuse.records import StageChain, fuse
 
@@ -136,12 +136,8 @@ class SignalChainPostprocessor(GraphFusePostprocessor):
             chain.add(stage, query)
         if chain is None:
             chain = StageChain(read_nodes(nodes, mapping))
-        try:
-            hits = await chain.hits()
-        except StageFailed as exc:  # as a postprocessor of its own raises it
-            if isinstance(exc.cause, GraphFuseError):
-                raise exc.cause from None
-            raise
+        # A stage's failure is StageFailed naming it, and of its cause's GraphFuse class too.
+        hits = await chain.hits()
         if self._fusion is None:
             return nodes_from_hits(hits, mapping)
         ranked = fuse(hits, self._fusion._scorer())

@@ -15,6 +15,7 @@ from graphfuse import GraphFuseError, GraphStore, InvalidInput, Result
 from graphfuse.context import Context, ContextAssembler, TokenCounter, citations, context_parts
 
 from ._base import GraphFusePostprocessor
+from ._history import history_from_chat
 
 __all__ = ["CONTEXT_KEY", "OUTPUTS", "ContextPostprocessor", "ContextSourceNode"]
 
@@ -74,7 +75,10 @@ class ContextPostprocessor(GraphFusePostprocessor):
 
     Bad settings (a budget below 1, an unknown format or output, the graph format without a graph
     store or with ``output="nodes"``) raise :class:`~graphfuse.InvalidInput` when it is built.
-    :meth:`context` / :meth:`acontext` return the :class:`~graphfuse.context.Context` itself.
+    :meth:`context` / :meth:`acontext` return the :class:`~graphfuse.context.Context` itself,
+    and take the conversation history (``history=``, ``ChatMessage`` objects). As a
+    postprocessor it takes none: LlamaIndex hands a postprocessor the nodes and the query only,
+    and a chat engine sends its memory's messages to the LLM itself.
     """
 
     budget: int = Field(description="Context tokens, by the counter.")
@@ -122,13 +126,27 @@ class ContextPostprocessor(GraphFusePostprocessor):
 
     # -- the Context itself -------------------------------------------------------------------
 
-    def context(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
+    def context(
+        self, nodes: Sequence[NodeWithScore], query_str: str, *, history: Sequence[Any] | None = None
+    ) -> Context:
         """The :class:`~graphfuse.context.Context` the nodes make for ``query_str`` (sync form of :meth:`acontext`)."""
-        return self._assembler.build(self._query(query_str), self._results(list(nodes)))
+        turns = history_from_chat(history)
+        return self._assembler.build(self._query(query_str), self._results(list(nodes)), history=turns)
 
-    async def acontext(self, nodes: Sequence[NodeWithScore], query_str: str) -> Context:
-        """The :class:`~graphfuse.context.Context` the nodes make for ``query_str``."""
-        return await self._assembler.abuild(self._query(query_str), self._results(list(nodes)))
+    async def acontext(
+        self, nodes: Sequence[NodeWithScore], query_str: str, *, history: Sequence[Any] | None = None
+    ) -> Context:
+        """The :class:`~graphfuse.context.Context` the nodes make for ``query_str``.
+
+        ``history`` is the conversation so far, oldest first: LlamaIndex ``ChatMessage`` objects
+        (a chat memory's ``get()``), ``{"role", "content"}`` dicts or
+        :class:`graphfuse.context.Turn`. Its last five turns go newest first into their share of
+        the budget; :attr:`Context.prompt_text <graphfuse.context.Context.prompt_text>` is the
+        history block, oldest turn first, then the context. A tool message raises
+        :class:`~graphfuse.InvalidInput` naming ``history[i]``.
+        """
+        turns = history_from_chat(history)
+        return await self._assembler.abuild(self._query(query_str), self._results(list(nodes)), history=turns)
 
     @staticmethod
     def _query(query_str: str | None) -> str:

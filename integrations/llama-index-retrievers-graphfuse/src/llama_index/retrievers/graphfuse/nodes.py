@@ -16,7 +16,7 @@ from typing import Any
 from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import BaseNode, MetadataMode, NodeRelationship, NodeWithScore, RelatedNodeInfo, TextNode
 
-from graphfuse import Document, GraphFuseError, GraphStore, InvalidInput, Query, Result, Stage, StageFailed
+from graphfuse import Document, GraphStore, InvalidInput, Query, Result, Stage
 from graphfuse.indexing import excluded_keys
 from graphfuse.records import Batch, Hit, RecordReader, check_known, run_stages
 from graphfuse.validation import check_id, check_signal
@@ -249,16 +249,13 @@ async def run_on_nodes(
 ) -> list[NodeWithScore]:
     """Run core stages over nodes and build the nodes back (:func:`graphfuse.records.run_stages`).
 
-    A GraphFuse error a stage raises (bad node data) surfaces as itself, any other failure as
-    :class:`~graphfuse.StageFailed`; with ``unknown="error"`` nodes ``graph_store`` does not hold
-    raise :class:`~graphfuse.NotFound`."""
+    A stage's failure raises :class:`~graphfuse.StageFailed` naming the stage; a GraphFuse error
+    it raised (bad node data, a provider's ``RateLimited``) keeps its class too
+    (``StageFailed[InvalidInput]``), so ``except InvalidInput`` and ``except StageFailed`` both
+    catch it. With ``unknown="error"``, nodes ``graph_store`` does not hold raise
+    :class:`~graphfuse.NotFound`."""
     batch = read_nodes(nodes, mapping)
     if unknown == "error" and graph_store is not None:
         await check_known(graph_store, batch.ids, "GraphFuse")
-    try:
-        hits = await run_stages(stages, query, batch)
-    except StageFailed as exc:
-        if isinstance(exc.cause, GraphFuseError):
-            raise exc.cause from None
-        raise
+    hits = await run_stages(stages, query, batch)
     return nodes_from_hits(hits, mapping, new_score_signal=new_score_signal)
