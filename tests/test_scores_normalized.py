@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from typer.testing import CliRunner
 
 from graphfuse import Candidate, Document, InvalidInput
-from graphfuse.cli._index import index_sources
+from graphfuse.cli import app
 from graphfuse.scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from graphfuse.stores import open_store
 
@@ -94,11 +95,17 @@ CORPUS = [
 ]
 
 
+async def _index(corpus: Path, store_dir: Path) -> None:
+    args = ["index", str(corpus), "--store", str(store_dir), "--embedder", "hashing"]
+    done = await asyncio.to_thread(CliRunner().invoke, app, args)  # (the command runs its own event loop)
+    assert done.exit_code == 0, done.output
+
+
 async def test_every_preset_scores_in_zero_one(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS))
     store_dir = tmp_path / "store"
-    await index_sources([corpus], store_dir, embedder="hashing", console=Console(quiet=True))
+    await _index(corpus, store_dir)
     async with await open_store(store_dir, mode="ro") as store:
         for preset in ("multihop", "bm25", "hybrid", "minimal", "standard", "no_rerank"):
             pipeline = await store.pipeline(preset)
@@ -112,7 +119,7 @@ async def test_multihop_raw_and_normalised_rank_alike(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS))
     store_dir = tmp_path / "store"
-    await index_sources([corpus], store_dir, embedder="hashing", console=Console(quiet=True))
+    await _index(corpus, store_dir)
     async with await open_store(store_dir, mode="ro") as store:
         normalised = await store.pipeline("multihop")
         raw = await store.pipeline("multihop", normalize=False)

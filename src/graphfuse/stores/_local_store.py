@@ -252,15 +252,15 @@ class LocalStore:
             opened.append(graph := SQLiteGraphStore(path / GRAPH_FILE))
             opened.append(vectors := LocalVectorStore(path / VECTORS_FILE))
             written = _write_manifest(path, manifest, first=True)
-        except BaseException:
-            if (path / MANIFEST).exists():  # another creator won: its files stay
+        except BaseException as exc:
+            if isinstance(exc, DiskFull) and not (path / MANIFEST).exists():
+                # A creation that ran out of space leaves no half-written store behind, which the
+                # next run would refuse. (Any other failure may be a racing creator's: its files stay.)
+                _discard_new_store(path, opened)
+            else:
                 for store in opened:
                     if store._db is not None:
                         store._db.close()
-            else:
-                # A creation that failed (a full disk) leaves no half-written store behind, which
-                # the next run would refuse.
-                _discard_new_store(path, opened)
             raise
         if not written:  # another process created the same store first: open theirs
             graph._db.close()

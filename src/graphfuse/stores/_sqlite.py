@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
+
 from .._errors import ConnectionFailed, DiskFull, InvalidInput, PermissionDenied, StoreCorrupted
 from ._records import CHECK_HINT
 
@@ -102,8 +104,13 @@ class Database:
     def _prepare(self, memory: bool, application_id: int, versions: tuple[int, ...], schema: str, create: bool) -> None:
         version = versions[0]
         c = self.conn
-        found_id = c.execute("PRAGMA application_id").fetchone()[0]
-        tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        # One read transaction: both from the same snapshot while another process creates the file.
+        c.execute("BEGIN")
+        try:
+            found_id = c.execute("PRAGMA application_id").fetchone()[0]
+            tables = c.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            c.execute("COMMIT")
         if found_id == 0 and tables == 0 and not create:
             size = os.path.getsize(self.path) if os.path.isfile(self.path) else 0
             raise StoreCorrupted(
@@ -112,7 +119,7 @@ class Database:
             )
         if found_id == 0 and tables == 0:
             if not memory:
-                c.execute("PRAGMA journal_mode=WAL")
+                _wal(c)
             c.execute("BEGIN IMMEDIATE")
             try:
                 if c.execute("PRAGMA application_id").fetchone()[0] == 0:
@@ -136,7 +143,7 @@ class Database:
             )
         self.version = found_version
         if not memory and not self.readonly:
-            c.execute("PRAGMA journal_mode=WAL")
+            _wal(c)
             c.execute("PRAGMA synchronous=NORMAL")
         c.execute("PRAGMA foreign_keys=ON")
         # 64 MiB of page cache (the default is 2 MiB): inserts into the relation indexes of a
@@ -247,3 +254,21 @@ def scalar(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...] = ()) -> 
 def chunks(values: list[Any], size: int = 500) -> Iterator[list[Any]]:
     for i in range(0, len(values), size):
         yield values[i : i + size]
+
+
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+
+
+def _wal(c: sqlite3.Connection) -> None:
+    """Switch ``c`` to WAL. Changing the journal mode needs the file to itself, and SQLite answers
+    "database is locked" at once (without its busy handler) while another process is creating the
+    same new file: tried again for up to the busy timeout."""
+    for attempt in Retrying(
+        retry=retry_if_exception(_locked),
+        wait=wait_random(0.005, 0.05),
+        stop=stop_after_delay(_BUSY_TIMEOUT_S),
+        reraise=True,
+    ):
+        with attempt:
+            c.execute("PRAGMA journal_mode=WAL")

@@ -8,9 +8,8 @@
     )
     nodes = index.as_retriever(similarity_top_k=5).retrieve("How often is a request retried?")
 
-Queries run the ``multihop`` preset (graph walk, BM25 and the vectors your ``embed_model``
-made) over a GraphFuse store; :meth:`GraphFuseVectorStore.from_path` opens a store that
-``graphfuse index`` built. Guide: ``docs/integrations/llama-index.md``.
+Queries run the ``multihop`` preset over a GraphFuse store; :meth:`GraphFuseVectorStore.from_path`
+opens a store ``graphfuse index`` built. Guide: ``docs/integrations/llama-index.md``.
 """
 
 from ._store import HOST_EMBEDDER, GraphFuseVectorStore
