@@ -11,7 +11,7 @@ from typing import Any
 
 from ._errors import InvalidInput
 
-__all__ = ["MAX_JSONL_FILE_BYTES", "MAX_JSONL_LINE_BYTES", "read_json_objects"]
+__all__ = ["MAX_JSONL_FILE_BYTES", "MAX_JSONL_LINE_BYTES", "read_json_objects", "shown_size"]
 
 MAX_JSONL_FILE_BYTES = 1 << 30
 """The largest JSON-lines file :func:`read_json_objects` reads by default (1 GiB: an evaluation
@@ -45,10 +45,12 @@ def read_json_objects(
     yield from _objects(path, lines)
 
 
-def _size(size: int) -> str:
+def shown_size(size: int) -> str:
+    """``size`` bytes as a person reads it: ``512 bytes``, ``16 MiB``, ``2.5 GiB``."""
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale:
-            return f"{size / scale:.1f} {unit}".replace(".0 ", " ")
+            value = size / scale
+            return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
     return f"{size} bytes"
 
 
@@ -61,9 +63,9 @@ def _bounded_lines(path: Path, max_file_bytes: int, max_line_bytes: int) -> Iter
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InvalidInput(f"{path}: not a regular file (a named pipe, a device or a folder)")
-        too_large = f"over the {_size(max_file_bytes)} limit for one JSON-lines file"
+        too_large = f"over the {shown_size(max_file_bytes)} limit for one JSON-lines file"
         if info.st_size > max_file_bytes:
-            raise InvalidInput(f"{path}: {_size(info.st_size)}, {too_large}")
+            raise InvalidInput(f"{path}: {shown_size(info.st_size)}, {too_large}")
         lineno = total = 0
         while True:
             try:
@@ -76,7 +78,7 @@ def _bounded_lines(path: Path, max_file_bytes: int, max_line_bytes: int) -> Iter
             total += len(raw)
             if len(raw) > max_line_bytes:
                 raise InvalidInput(
-                    f"{path}:{lineno}: a line longer than {_size(max_line_bytes)}, the limit for one line"
+                    f"{path}:{lineno}: a line longer than {shown_size(max_line_bytes)}, the limit for one line"
                 )
             if total > max_file_bytes:  # (it grew while being read)
                 raise InvalidInput(f"{path}: {too_large}")

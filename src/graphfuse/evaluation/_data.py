@@ -9,9 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._errors import InvalidInput
-from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
+from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects, shown_size
 from ..indexing import SourceRecord, read_sources
-from ..indexing._reading import shown_size
 
 __all__ = [
     "MAX_JSONL_FILE_BYTES",

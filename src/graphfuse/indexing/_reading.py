@@ -18,6 +18,7 @@ from pathlib import Path, PurePath
 from typing import BinaryIO
 
 from .._errors import InvalidInput, PermissionDenied
+from .._jsonl import shown_size
 
 __all__ = [
     "MAX_CHAT_FILE_BYTES",
@@ -70,15 +71,6 @@ class Unreadable(Exception):
         """The error to raise for ``path`` named itself."""
         message = f"{path}{self.where}: {self.why}"
         return PermissionDenied(message) if self.denied else InvalidInput(message)
-
-
-def shown_size(size: int) -> str:
-    """``size`` bytes as a person reads it: ``512 bytes``, ``16 MiB``, ``2.5 GiB``."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale:
-            value = size / scale
-            return f"{value:.0f} {unit}" if value == int(value) or value >= 100 else f"{value:.1f} {unit}"
-    return f"{size} bytes"
 
 
 _KINDS = (
