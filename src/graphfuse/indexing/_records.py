@@ -385,8 +385,10 @@ def _read_file(
     if path.suffix.lower() == ".jsonl":
         yield from _read_jsonl(path, reader)
         return
-    text = _text_of(path, reader)
-    if not text.strip():
+    # A reStructuredText page the site parsed is not read again: its text is the site's.
+    parsed = site is not None and path.suffix.lower() in RST_SUFFIXES and rel in site
+    text = "" if parsed else _text_of(path, reader)
+    if not parsed and not text.strip():
         raise _Empty("the file is empty")
     metadata: dict[str, Any] = {}
     title: str | None = None
@@ -401,7 +403,7 @@ def _read_file(
         metadata, title, created = note.metadata, note.title, note.created_at
         links = notes.resolve(path, cleaned)
         title = title or heading_title(text)
-    elif site is not None and path.suffix.lower() in RST_SUFFIXES:
+    elif site is not None and parsed:
         text = _rst_text(site, rel)
         if not text.strip():
             raise _Empty("the file has no text besides its markup")

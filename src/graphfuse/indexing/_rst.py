@@ -466,6 +466,10 @@ class RstSite:
             for label, title in page.labels.items():
                 self._labels.setdefault(label, (page_id, title))
 
+    def __contains__(self, page_id: object) -> bool:
+        """Whether the page was read and parsed (or docutils said why not: :attr:`errors`)."""
+        return page_id in self._pages or page_id in self.errors
+
     def title(self, page_id: str) -> str | None:
         page = self._pages.get(page_id)
         return page.title if page is not None else None
