@@ -130,7 +130,7 @@ def _refused_at_index(value: str, key_said: str) -> Callable[[Path], None]:
 
 def stored_big_int_breaks_no_filter(tmp: Path) -> None:
     store, _ = _built(tmp, n=6)
-    # What an older version let in: year 10**400 on d0 (graph and vector rows, checksum kept right).
+    # Written by other means (no writer lets it in): year 10**400 on d0 (graph and vector rows, checksum kept right).
     with sqlite3.connect(store / "graph.sqlite") as c:
         meta = json.loads(c.execute("SELECT metadata FROM documents WHERE id = 'd0'").fetchone()[0])
         meta["year"] = 10**400

@@ -380,9 +380,7 @@ class Indexer:
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
         for doc_id in ids:
-            if existing.get(doc_id, {}).get(KIND_KEY) != "document":
-                # An entity node's id (a document an older version let in under one may go).
-                check_record_id(doc_id, "document id")
+            check_record_id(doc_id, "document id")
         if not missing_ok:
             wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(KIND_KEY) != "document"]
             if wrong:
