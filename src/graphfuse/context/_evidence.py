@@ -3,7 +3,9 @@
 A sentence is worth keeping when it names the query's entities, or a bridge entity (another
 retrieved document's subject, which graph stages reach through mentions), or shares the
 query's content words; a passage's first sentence defines its subject and is kept with it.
-No model: words, titles and positions only, so it works on any corpus and language.
+No model: words, titles and positions only. The cues for what a question asks for (a date, a
+number, a place) key on English question words ("when", "how many", "where") and prepositions;
+in another language they stay silent and a sentence is scored by its words, names and position.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 from ..defaults import COVERAGE, DENSITY, DENSITY_OFFSET
@@ -334,5 +334,3 @@ def render_evidence(
     dropped = [DroppedSource(it.id, it.title, it.score, "budget") for i, it in enumerate(items) if i not in chosen]
     return (text if parts else empty_text(b)), sources, dropped
 
-
-CountFn = Callable[[str], int]

@@ -564,7 +564,7 @@ class Indexer:
             if on_read is not None:
                 on_read(read)
         if self._entity_graph:
-            self._plan_entities(plans, doc_of, by_doc, mentioned)
+            self._plan_entities(doc_of, by_doc, mentioned)
         hubs = 0
         for mentioning in holders.values():
             if len(mentioning) > self._co_cap:
@@ -605,7 +605,6 @@ class Indexer:
 
     def _plan_entities(
         self,
-        plans: Sequence[_Plan],
         doc_of: Mapping[str, str],
         by_doc: Mapping[str, _Plan],
         mentioned: Mapping[str, Counter[str]],
