@@ -17,6 +17,8 @@ from graphfuse.multihop import (
     DOCUMENT_WEIGHT,
     FUSED_WEIGHT,
     MULTIHOP_WEIGHTS,
+    BridgeSearch,
+    DocumentEvidence,
     PersonalizedPageRank,
 )
 from graphfuse.scoring import AdaptiveScorer
@@ -89,5 +91,7 @@ def test_the_components_take_their_defaults_from_here() -> None:
     assert _default(Passages, "max_per_document") == defaults.MAX_PER_DOCUMENT
     assert _default(Passages, "lexical") == defaults.PASSAGE_LEXICAL
     assert _default(Passages, "hub_share") == defaults.HUB_SHARE
+    assert _default(BridgeSearch, "seeds") == defaults.BRIDGE_SEEDS
+    assert _default(DocumentEvidence, "top") == defaults.DOCUMENT_TOP
     seeds = f"seed_signals={dict(defaults.SEED_SIGNALS)!r}"
     assert seeds in repr(PersonalizedPageRank(InMemoryGraphStore()))

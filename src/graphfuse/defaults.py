@@ -18,9 +18,11 @@ __all__ = [
     "ADAPTIVE_TIME_BOOST",
     "ADAPTIVE_VECTOR_BOOST",
     "ASSUMED_SIMILARITY",
+    "BRIDGE_SEEDS",
     "COVERAGE",
     "DENSITY",
     "DENSITY_OFFSET",
+    "DOCUMENT_TOP",
     "DOCUMENT_WEIGHT",
     "EVIDENCE_WEIGHTS",
     "FUSED_SPLIT_SHARE",
@@ -73,6 +75,15 @@ DOCUMENT_WEIGHT = 1.0
 """Weight of the ``document`` signal (a passage's whole document's BM25 match) at adaptive
 strength 1; it is ``DOCUMENT_WEIGHT * strength``. Swept from 0.75 to 1.5 on LiHua-World
 (R@5 0.885-0.901, 1 the best): docs/multihop.md#document-evidence-on-chunked-conversations."""
+
+DOCUMENT_TOP = 5
+"""How many of the best-matching documents give their passages the ``document`` signal (3, 4-8
+and 10 swept on LiHua-World, 5 the best):
+docs/multihop.md#document-evidence-on-chunked-conversations."""
+
+BRIDGE_SEEDS = 2
+"""How many of the best candidates the bridge stage reads names from (three gave MuSiQue R@5
+0.722): docs/multihop.md#the-bridge-stage."""
 
 TEXT_GRAPH_DAMPING = 0.85
 """PageRank damping of ``multihop``'s walk over an entity graph built from the text (0.5,

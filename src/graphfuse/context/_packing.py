@@ -333,4 +333,3 @@ def render_evidence(
             del chosen[weakest[0]]
     dropped = [DroppedSource(it.id, it.title, it.score, "budget") for i, it in enumerate(items) if i not in chosen]
     return (text if parts else empty_text(b)), sources, dropped
-
