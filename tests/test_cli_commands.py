@@ -84,7 +84,6 @@ def test_index_reports_counts(tmp_path: Path, corpus: Path) -> None:
         "graph_store": "sqlite",
         "vector_store": "local",
     }
-    assert not (directory / "components.json").exists()  # one manifest
     again = runner.invoke(app, ["index", str(corpus), "--store", str(directory)])
     assert again.exit_code == 0, again.output
     assert "indexed 0 documents" in again.stdout

@@ -514,12 +514,12 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     )
     berg = Item("b", "Anna Berg", "Anna Berg was a film maker. She was born in Oslo.", 0.5, {}, ("b",))
     question = "Where was the director of Quiet Harbour born?"
-    damped = _evidence._WEIGHTS["restated"]
+    damped = _evidence.EVIDENCE_WEIGHTS["restated"]
     assert 0 < damped < 1
     subject, shot, slow = SentenceScorer(question, [film, berg]).sentences(0)
     # The named document's first sentence (which names the bridge) keeps its whole score; the
     # others, which only restate the question's name, keep the 'restated' share of it.
-    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    monkeypatch.setattr(_evidence, "EVIDENCE_WEIGHTS", {**_evidence.EVIDENCE_WEIGHTS, "restated": 1.0})
     plain = SentenceScorer(question, [film, berg]).sentences(0)
     monkeypatch.undo()
     assert subject.score == plain[0].score
@@ -532,14 +532,14 @@ def test_sentences_restating_a_named_document_yield_to_the_next_hop(monkeypatch:
     # A question naming both documents compares them: their own sentences are not damped.
     both = "Was Quiet Harbour shot where Anna Berg was born?"
     compared = SentenceScorer(both, [film, berg]).sentences(0)
-    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    monkeypatch.setattr(_evidence, "EVIDENCE_WEIGHTS", {**_evidence.EVIDENCE_WEIGHTS, "restated": 1.0})
     undamped = SentenceScorer(both, [film, berg]).sentences(0)
     monkeypatch.undo()
     assert [s.score for s in compared] == [s.score for s in undamped]
     # A name given only in parentheses disambiguates the other: the question is no comparison.
     disambiguated = "Where was the director of Quiet Harbour (Anna Berg film) born?"
     _, shot_named, slow_named = SentenceScorer(disambiguated, [film, berg]).sentences(0)
-    monkeypatch.setitem(_evidence._WEIGHTS, "restated", 1.0)
+    monkeypatch.setattr(_evidence, "EVIDENCE_WEIGHTS", {**_evidence.EVIDENCE_WEIGHTS, "restated": 1.0})
     plain = SentenceScorer(disambiguated, [film, berg]).sentences(0)
     monkeypatch.undo()
     assert shot_named.score == pytest.approx(damped * plain[1].score)
@@ -593,12 +593,12 @@ def test_a_document_titled_by_what_is_asked_ranks_its_sentences_higher(monkeypat
 
     titled, untitled = fact_score("Governor of Harbour City"), fact_score("Marchese Serafini")
     assert titled > untitled  # the title holds "governor" and "city", words the question asks with
-    monkeypatch.setitem(_evidence._WEIGHTS, "title", 0.0)
+    monkeypatch.setattr(_evidence, "EVIDENCE_WEIGHTS", {**_evidence.EVIDENCE_WEIGHTS, "title": 0.0})
     assert fact_score("Governor of Harbour City") == pytest.approx(untitled)
     monkeypatch.undo()
     # The document the question names gets nothing for its title: its name is what the question says.
     named = SentenceScorer(question, [berg]).sentences(0)
-    monkeypatch.setitem(_evidence._WEIGHTS, "title", 0.0)
+    monkeypatch.setattr(_evidence, "EVIDENCE_WEIGHTS", {**_evidence.EVIDENCE_WEIGHTS, "title": 0.0})
     assert [s.score for s in named] == [s.score for s in SentenceScorer(question, [berg]).sentences(0)]
 
 

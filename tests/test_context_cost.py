@@ -9,8 +9,9 @@ import pytest
 
 from graphfuse import Document, PluginError, Result
 from graphfuse.context import RegexTokenCounter, abuild_context
-from graphfuse.context._preselect import MIN_POOL, pool_size
+from graphfuse.context._preselect import pool_size
 from graphfuse.context._text import sentence_spans
+from graphfuse.defaults import MIN_POOL
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.embedders._memo import VectorMemo, memo_for
 from graphfuse.indexing._extractors import normalize

@@ -24,7 +24,6 @@ from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
 from graphfuse.context._evidence import (
     _EXTRACTOR,
     _SHARED_AMONG,
-    _WEIGHTS,
     NameMatcher,
     SentenceScorer,
     _key,
@@ -49,6 +48,7 @@ from graphfuse.context._text import (
     stem_prefixes,
     words_of,
 )
+from graphfuse.defaults import EVIDENCE_WEIGHTS
 from graphfuse.indexing._extractors import has_cjk, normalize
 from graphfuse.stores import InMemoryGraphStore
 
@@ -213,10 +213,10 @@ def plain_ranks(items: list[Item], in_query: list[bool]) -> list[float]:
     for i, it in enumerate(items):
         for key in every.findall(words_of(it.text)):
             first.setdefault(key, i)
-    rank = [1.0 / (1.0 + _WEIGHTS["decay"] * i) for i in range(len(items))]
+    rank = [1.0 / (1.0 + EVIDENCE_WEIGHTS["decay"] * i) for i in range(len(items))]
     for j, own in enumerate(names):
         if own is not None and not in_query[j] and first.get(own, j) < j:
-            rank[j] = max(rank[j], _WEIGHTS["linked"] * rank[first[own]])
+            rank[j] = max(rank[j], EVIDENCE_WEIGHTS["linked"] * rank[first[own]])
     return rank
 
 

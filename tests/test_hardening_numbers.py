@@ -1,8 +1,8 @@
 """Numbers that break filters for everyone: refused at every door, harmless when stored.
 
 An integer beyond 64 bits or a NaN/infinity in metadata is refused by the core types, the stores'
-encoding, the readers, the indexer and the server, naming the key; a value an older version
-let in (``10**400``) never makes a filter fail, on any path (typed columns, SQLite, the server).
+encoding, the readers, the indexer and the server, naming the key; a value stored by other means
+(``10**400``) never makes a filter fail, on any path (typed columns, SQLite, the server).
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def test_metadata_index_never_raises_on_a_stored_value() -> None:
     assert index.mask(gte).tolist() == [True, False, True, True, False, False, False]
 
 
-# -- through the CLI: refused at the door, and a value an older version stored ---------------------
+# -- through the CLI: refused at the door, and a value stored by other means -----------------------------
 
 
 def _write(path: Path, docs: list[dict[str, Any]]) -> Path:
@@ -183,7 +183,7 @@ def test_index_refuses_the_record_naming_file_line_and_key(tmp_path: Path) -> No
 
 
 def _legacy_big_int(store: Path, doc_id: str) -> None:
-    """Write ``year: 10**400`` into a document's stored metadata as an older version let it be written."""
+    """Write ``year: 10**400`` into a document's stored metadata directly, as no GraphFuse writer lets it be written."""
     with sqlite3.connect(store / "graph.sqlite") as c:
         meta = json.loads(c.execute("SELECT metadata FROM documents WHERE id = ?", (doc_id,)).fetchone()[0])
         meta["year"] = 10**400

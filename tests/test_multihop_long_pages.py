@@ -111,18 +111,18 @@ async def test_multihop_searches_words_by_passage(tmp_path: Path) -> None:
 async def test_the_bm25_and_hybrid_presets_search_by_passage_too(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        bm25, linker = await corpus_indexes(graph)
+        bm25, _ = await corpus_indexes(graph)
         # Results are passages that name their page: the short page that says the words together
         # comes first, the long page after it by its best chunk.
-        results = await lexical(bm25=bm25, linker=linker, graph_store=graph).aretrieve(QUESTION, top_k=2)
+        results = await lexical(bm25=bm25, graph_store=graph).aretrieve(QUESTION, top_k=2)
         assert [r.document_id for r in results] == ["strict", "guide"]
         assert results[1].id.startswith("guide#")
         # Without a graph store nothing reads a chunk back as its page: the page index, page ids.
-        bare = await lexical(bm25=bm25, linker=linker).aretrieve(QUESTION, top_k=2)
+        bare = await lexical(bm25=bm25).aretrieve(QUESTION, top_k=2)
         assert [r.id for r in bare] == ["guide", "strict"]
         # hybrid: the vector side finds chunks; its BM25 side now returns the same ids (an empty
         # vector store here, so the ranking is the lexical one).
-        pipeline = hybrid(LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker, graph_store=graph)
+        pipeline = hybrid(LocalVectorStore(), HashingEmbedder(16), bm25=bm25, graph_store=graph)
         results = await pipeline.aretrieve(QUESTION, top_k=2)
         assert [r.document_id for r in results] == ["strict", "guide"]
         search = next(s for s in pipeline.stages if isinstance(s, BM25Search))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from graphfuse import Document, InvalidInput
+from graphfuse import InvalidInput
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import (
@@ -66,17 +66,6 @@ async def test_indexer_writes_entities_but_refuses_deleting_them(tmp_path: Path)
             await indexer.adelete(["a", entities[0]])
         assert await store.graph.count_documents() == before  # nothing deleted, not even 'a'
     assert (await check_store(tmp_path / "store")).ok
-
-
-async def test_a_document_an_older_version_stored_under_the_namespace_can_be_deleted(tmp_path: Path) -> None:
-    async with LocalStore.open(tmp_path / "store") as store:
-        indexer = Indexer(store.graph, store.vectors, HashingEmbedder(32))
-        await indexer.aindex([SourceRecord("a", "apples")])
-        # What an older version let in: a user document under an entity id.
-        legacy = Document(ENTITY, "apples too", {"graphfuse_kind": "document", "graphfuse_state": "indexed"})
-        await store.graph.store_documents([legacy])
-        assert await indexer.adelete([ENTITY]) == 1
-        assert await store.graph.get_documents([ENTITY]) == {}
 
 
 def test_cli_index_and_delete_refuse_it(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The server's doors for numbers and reserved ids.
 
 Ingest refuses NaN, infinity and integers beyond 64 bits in metadata, naming the field; a
-filter with an out-of-range integer is a 422; a value an older version stored breaks no
+filter with an out-of-range integer is a 422; a value stored by other means breaks no
 tenant's filter; entity ids (``graphfuse:entity:...``) are refused by ingest and delete.
 """
 
@@ -48,7 +48,7 @@ async def test_a_stored_big_integer_breaks_no_tenants_filter(tmp_path: Path) -> 
         docs = [{"id": f"y{i}", "text": f"apple orchard year {i}", "metadata": {"year": 2020}} for i in range(3)]
         for tenant in ("acme", "globex"):
             assert (await w.ingest(tenant, docs)).status_code == 200
-        # What an older version let acme store: an integer beyond float range.
+        # Written into the file by other means (no writer lets it in): an integer beyond float range.
         path = Path(w.store.directory)
         with sqlite3.connect(path / "graph.sqlite") as c:
             meta = json.loads(c.execute("SELECT metadata FROM documents WHERE id = 'acme/y0'").fetchone()[0])

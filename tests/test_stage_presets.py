@@ -114,6 +114,29 @@ def test_register_a_preset(world: World) -> None:
         presets.unregister("test_multihop")
 
 
+async def test_the_title_linker_goes_only_to_a_factory_that_takes_it(world: World) -> None:
+    given: dict[str, dict[str, object]] = {}
+
+    def words_only(*, bm25: object) -> Pipeline:
+        given["words_only"] = {"bm25": bm25}
+        return Pipeline([SemanticSearch(world.vectors, world.embedder)])
+
+    def with_titles(*, bm25: object, linker: object) -> Pipeline:
+        given["with_titles"] = {"bm25": bm25, "linker": linker}
+        return Pipeline([SemanticSearch(world.vectors, world.embedder)])
+
+    bm25, linker = object(), object()
+    for name, factory in (("test_words_only", words_only), ("test_with_titles", with_titles)):
+        presets.register(name, factory, needs=("corpus_indexes",))
+    try:
+        await presets.abuild("test_words_only", bm25=bm25, linker=linker)
+        await presets.abuild("test_with_titles", bm25=bm25, linker=linker)
+    finally:
+        presets.unregister("test_words_only")
+        presets.unregister("test_with_titles")
+    assert given == {"words_only": {"bm25": bm25}, "with_titles": {"bm25": bm25, "linker": linker}}
+
+
 def test_register_validation() -> None:
     with pytest.raises(InvalidInput, match="identifier"):
         presets.register("not a name", lambda: None)  # type: ignore[arg-type, return-value]

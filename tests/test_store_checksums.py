@@ -2,9 +2,8 @@
 
 Every vector row is written with a CRC-32 of its id, vector and metadata; `check` verifies each
 row and names the vector and its document, the store refuses to load a damaged one, and
-`check --repair` deletes damaged vectors (the next index embeds them again). A file written
-before checksums is readable and writable as it is; `check` says it cannot be verified and
-`--repair` adds the checksums.
+`check --repair` deletes damaged vectors (the next index embeds them again). A row without a
+checksum was written by something else: it is damage like a wrong one.
 """
 
 from __future__ import annotations
@@ -84,13 +83,6 @@ def _set_value(store: Path, doc_id: str, position: int, value: float, resum: boo
         c.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
 
 
-def _to_version_1(store: Path) -> None:
-    """Rewrite the vector file as GraphFuse wrote it before checksums (format version 1)."""
-    with sqlite3.connect(store / "vectors.sqlite") as c:
-        c.execute("ALTER TABLE vectors DROP COLUMN checksum")
-        c.execute("PRAGMA user_version=1")
-
-
 def test_new_stores_keep_a_checksum_per_vector(tmp_path: Path) -> None:
     store, _ = _index(tmp_path)
     with sqlite3.connect(store / "vectors.sqlite") as c:
@@ -99,7 +91,6 @@ def test_new_stores_keep_a_checksum_per_vector(tmp_path: Path) -> None:
     code, report = _check(store)
     assert code == 0
     assert report["ok"]
-    assert report["unverified_vectors"] == 0
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), 0.5])
@@ -186,35 +177,33 @@ def test_random_byte_damage_that_changes_data_is_always_detected(tmp_path: Path)
     assert changed >= 20  # most random damage lands in the rows: the test exercises the checksums
 
 
-def test_an_older_file_without_checksums_is_said_unverifiable_until_repair(tmp_path: Path) -> None:
+def test_a_row_without_a_checksum_is_damage_that_repair_deletes(tmp_path: Path) -> None:
     store, source = _index(tmp_path)
-    _to_version_1(store)
-    code, report = _check(store)
-    assert code == 0
-    assert report["unverified_vectors"] == 30
-    assert any("cannot be verified" in n and "check --repair" in n for n in report["notes"])
-    # Still read and written as it is (new rows without checksums).
-    more = tmp_path / "more.jsonl"
-    more.write_text(json.dumps({"id": "extra", "text": "orchard extra"}) + "\n")
-    assert runner.invoke(app, ["index", str(more), "--store", str(store)]).exit_code == 0
-    assert runner.invoke(app, ["query", "orchard", "--store", str(store)]).exit_code == 0
-    # A NaN in an older file is still found (no checksum needed).
-    _set_value(store, "d1", 0, float("nan"))
+    _sql(store / "vectors.sqlite", ("UPDATE vectors SET checksum = NULL WHERE id = ?", ("d4",)))
     code, report = _check(store)
     assert code == 1
-    assert "'d1'" in report["damaged"][0]
-    assert "NaN" in report["damaged"][0]
+    assert report["damaged_vectors"] == 1
+    assert "'d4'" in report["damaged"][0]
+    assert "no checksum" in report["damaged"][0]
+    with pytest.raises(StoreCorrupted, match=r"'d4'.*checksum"):
+        LocalStore.open(store, mode="ro")
     code, report = _check(store, "--repair")
-    assert any("added the checksums of 30 vectors" in line for line in report["repairs"]), report["repairs"]
-    with sqlite3.connect(store / "vectors.sqlite") as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert any("deleted 1 damaged vectors" in line for line in report["repairs"]), report["repairs"]
     assert runner.invoke(app, ["index", str(source), "--store", str(store)]).exit_code == 0
     code, report = _check(store)
     assert code == 0, report
-    assert report["unverified_vectors"] == 0, report
-    assert not report["notes"], report
-    _set_value(store, "d5", 1, 0.5)
-    assert _check(store)[0] == 1
+    assert report["vectors"] == 30
+
+
+def test_a_vector_file_of_another_format_version_is_refused(tmp_path: Path) -> None:
+    store, _ = _index(tmp_path)
+    with sqlite3.connect(store / "vectors.sqlite") as c:
+        c.execute("PRAGMA user_version=1")
+    with pytest.raises(StoreCorrupted, match="has format version 1; this GraphFuse reads version 2"):
+        LocalStore.open(store, mode="ro")
+    code, report = _check(store)
+    assert code == 1
+    assert "format version 1" in json.dumps(report)
 
 
 async def test_stray_vectors_of_entity_nodes_are_reported_and_repaired(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ async def test_python_builds_and_the_cli_reads_the_same_store(tmp_path: Path) ->
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["components"]["embedder"] == "hashing"
     assert manifest["counts"]["documents"] == 2
-    leftovers = [p.name for p in directory.iterdir() if p.name.endswith(".tmp") or p.name == "components.json"]
+    leftovers = [p.name for p in directory.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []  # one manifest, written atomically (no temporary file left)
     result = CliRunner().invoke(app, ["query", "apples", "--store", str(directory), "--json"])
     assert result.exit_code == 0, result.output
@@ -49,26 +49,6 @@ async def test_names_must_match_what_the_store_was_built_with(tmp_path: Path) ->
         await open_store(directory, embedder="local")
     with pytest.raises(NotFound, match="no GraphFuse store at"):
         await open_store(tmp_path / "missing")
-
-
-async def test_a_pre_release_components_json_is_refused_with_the_migration(tmp_path: Path) -> None:
-    directory = tmp_path / "store"
-    await (await open_store(directory, create=True, embedder="hashing")).close()
-    # What a pre-release GraphFuse wrote: the components beside the manifest, not in it.
-    manifest = json.loads((directory / "manifest.json").read_text())
-    components = manifest.pop("components")
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    (directory / "components.json").write_text(json.dumps(components))
-    before = sorted((p.name, p.read_bytes()) for p in directory.iterdir())
-    with pytest.raises(StoreCorrupted, match=r"pre-release GraphFuse \(components.json beside manifest.json\)"):
-        await open_store(directory)
-    assert sorted((p.name, p.read_bytes()) for p in directory.iterdir()) == before  # nothing rewritten
-    # The migration the message gives: the object into the manifest, the file deleted.
-    manifest["components"] = json.loads((directory / "components.json").read_text())
-    (directory / "manifest.json").write_text(json.dumps(manifest))
-    (directory / "components.json").unlink()
-    async with await open_store(directory) as store:
-        assert store.components["embedder"] == "hashing"
 
 
 async def test_damaged_components_are_reported(tmp_path: Path) -> None:

@@ -19,11 +19,10 @@ from ._errors import InvalidInput
 from ._filters import MetadataFilter
 from ._protocols import Embedder, GraphStore, VectorStore
 from ._types import Document, Query, Result
+from .defaults import HUB_SHARE, MAX_PER_DOCUMENT, PASSAGE_LEXICAL
 
 __all__ = [
-    "DEFAULT_HUB_SHARE",
     "DEFAULT_MAX_DOCUMENT_TOKENS",
-    "DEFAULT_MAX_PER_DOCUMENT",
     "GRANULARITIES",
     "QUERY_VECTOR",
     "TRUNCATED",
@@ -36,12 +35,6 @@ __all__ = [
 
 GRANULARITIES = ("passage", "document")
 """What a result is: a passage of at most the indexer's chunk size (default), or a whole document."""
-
-DEFAULT_MAX_PER_DOCUMENT = 1
-"""Passages of one document in a result list, at most (chosen on docs_pydantic, see docs/evaluation.md)."""
-
-DEFAULT_HUB_SHARE = 0.2
-"""A page holding more than this share of the vector store's chunks is a hub (see :class:`Passages`)."""
 
 DEFAULT_MAX_DOCUMENT_TOKENS = 2048
 """With ``granularity="document"``, each document's text is cut to this many tokens (words and
@@ -156,11 +149,11 @@ class Passages:
         vector_store: VectorStore | None = None,
         embedder: Embedder | None = None,
         *,
-        max_per_document: int = DEFAULT_MAX_PER_DOCUMENT,
+        max_per_document: int = MAX_PER_DOCUMENT,
         granularity: str = "passage",
         max_document_tokens: int = DEFAULT_MAX_DOCUMENT_TOKENS,
-        lexical: float = 0.5,
-        hub_share: float = DEFAULT_HUB_SHARE,
+        lexical: float = PASSAGE_LEXICAL,
+        hub_share: float = HUB_SHARE,
     ) -> None:
         if not callable(getattr(graph_store, "get_documents", None)):
             raise InvalidInput(f"graph_store does not look right: {graph_store!r} has no 'get_documents'")

@@ -242,7 +242,8 @@ async def abuild(
     reranker to every preset; one that does not use it never sees it). When the preset needs or
     uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
     store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
-    :class:`~graphfuse.DocumentListing`). A factory that takes a ``timeline`` (``multihop``) gets
+    :class:`~graphfuse.DocumentListing`); the title linker goes only to a factory that takes a
+    ``linker`` (``multihop``, not ``bm25`` or ``hybrid``). A factory that takes a ``timeline`` gets
     one too, given or read from the store (:meth:`graphfuse.timeaware.Timeline.from_store`), and
     one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
     so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
@@ -271,6 +272,10 @@ async def abuild(
                 f"documents, but {which}: use a graph store that lists its documents (the embedded 'sqlite' one), "
                 "or pass bm25= and linker="
             )
+        if "linker" not in inspect.signature(preset.factory()).parameters:
+            # The title linker comes with the BM25 index: given to a factory that names it (as the
+            # timeline and the entities are), not to one that ranks by words only.
+            inputs.pop("linker", None)
         if "timeline" in inspect.signature(preset.factory()).parameters:
             if timeline is None and isinstance(graph_store, DocumentListing):
                 from .timeaware import Timeline

@@ -24,9 +24,9 @@ def check(
     of the wrong size, holding NaN or infinity, or not matching their checksum, named with
     their documents), counts, pending documents, dangling relations, documents without
     vectors, stray vectors; then open it as the other commands do and report their refusal.
-    Stale manifest counts, the corpus index and vectors written before checksums are notes.
-    With --repair: re-create empty files, delete damaged and stray vectors (the next index
-    embeds them again) and dangling relations, add missing checksums, rewrite the counts.
+    Stale manifest counts and the corpus index are notes. With --repair: re-create empty
+    files, delete damaged and stray vectors (the next index embeds them again) and dangling
+    relations, rewrite the counts.
 
     Exit code 1 when the store is inconsistent or damaged (after repairs, with --repair).
     """

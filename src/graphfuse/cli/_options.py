@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from .._errors import InvalidInput
-from .._passages import DEFAULT_MAX_DOCUMENT_TOKENS, DEFAULT_MAX_PER_DOCUMENT
+from .._passages import DEFAULT_MAX_DOCUMENT_TOKENS
+from ..defaults import MAX_PER_DOCUMENT
 
 __all__ = ["FilterJSON", "Granularity", "MaxPerDocument", "byte_size"]
 
@@ -34,7 +35,7 @@ MaxPerDocument = Annotated[
     typer.Option(
         "--max-per-document",
         min=1,
-        help=f"Passages of one document, at most (default {DEFAULT_MAX_PER_DOCUMENT}).",
+        help=f"Passages of one document, at most (default {MAX_PER_DOCUMENT}).",
         show_default=False,
     ),
 ]

@@ -70,7 +70,7 @@ def contains_answer(context: str, gold: str | Sequence[str]) -> bool:
     ``--workers``, ``scope="function"``, ``model_post_init()``) also counts when its tokens
     (identifiers and punctuation marks, quotes aside) occur in that order in the context's:
     ``dependency_overrides`` is in ``app.dependency_overrides[get_db]``, which SQuAD's
-    normalisation reads as one word. Other answers are matched as before. Answers that
+    normalisation reads as one word. Other answers are matched as SQuAD normalises them. Answers that
     normalise to nothing (``"the"``) count as not contained.
     """
     golds = _golds(gold)

@@ -8,8 +8,9 @@ and ``graph`` (ENTITIES / RELATIONSHIPS / SUPPORTING TEXT). Hosts assemble their
 objects with :class:`ContextAssembler`. Guide: ``docs/context.md``.
 """
 
+from ..defaults import WHOLE_PAGE_CHUNKS
 from ._budget import Allocation, TokenBudget
-from ._build import WHOLE_PAGE_CHUNKS, abuild_context, build_context, check_format
+from ._build import abuild_context, build_context, check_format
 from ._counters import (
     DEFAULT_COUNTER,
     FALLBACK_COUNTER,

@@ -12,6 +12,7 @@ from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, GraphStore
 from .._sync import run_sync
 from .._types import Relation, Result
+from ..defaults import WHOLE_PAGE_CHUNKS
 from ..embedders._memo import memo_for
 from ._budget import Allocation, TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
@@ -33,13 +34,10 @@ from ._preselect import worth_embedding
 from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
 
-WHOLE_PAGE_CHUNKS = 2
-"""Evidence reads a page of at most this many chunks whole when one of its chunks is a result."""
 CHUNKS_KEY = "graphfuse_chunks"
 """Metadata key of a page the indexer split: how many chunks it has (ids ``<page id>#<i>``)."""
 
 __all__ = [
-    "WHOLE_PAGE_CHUNKS",
     "abuild_context",
     "build_context",
     "check_format",
@@ -282,7 +280,7 @@ async def sentence_similarity(
 async def widen_items(
     store: GraphStore, results: Sequence[Result], items: Sequence[Item], flt: MetadataFilter | None
 ) -> list[Item]:
-    """``items`` whose passages are chunks of a short page (at most :data:`WHOLE_PAGE_CHUNKS`
+    """``items`` whose passages are chunks of a short page (at most :data:`~graphfuse.defaults.WHOLE_PAGE_CHUNKS`
     chunks) read the whole page from ``store``, within ``flt``: the sentences evidence chooses
     from. The chunk chosen for the question may lack the fact the next hop needs (a birthplace
     in the page's lead, a death in its last paragraph); a short page is read whole, as it was

@@ -3,7 +3,9 @@
 A sentence is worth keeping when it names the query's entities, or a bridge entity (another
 retrieved document's subject, which graph stages reach through mentions), or shares the
 query's content words; a passage's first sentence defines its subject and is kept with it.
-No model: words, titles and positions only, so it works on any corpus and language.
+No model: words, titles and positions only. The cues for what a question asks for (a date, a
+number, a place) key on English question words ("when", "how many", "where") and prepositions;
+in another language they stay silent and a sentence is scored by its words, names and position.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from ..defaults import EVIDENCE_WEIGHTS
 from ..indexing import TextEntityExtractor
 from ..indexing._extractors import normalize
 from ._dialogue import speaker_turns
@@ -171,28 +174,6 @@ def _expects(query: str) -> tuple[bool, bool, bool]:
     return time, bool(words & _QUANTITY_WORDS), place
 
 
-# Chosen on the dev questions of 2Wiki and MuSiQue, checked on HotpotQA's (docs/context.md has the table).
-_WEIGHTS = {
-    "decay": 1.75,  # rank weight 1 / (1 + decay * rank)
-    "terms": 0.58,  # times the sentence's share of the query's content terms (each weighted by rarity)
-    "title": 0.65,  # times the share of the query's terms in the title of a document it does not name
-    "query_entity": 0.1,
-    "bridge": 0.35,
-    "subject": 0.6,
-    "linked": 1.0,  # a bridge document keeps this share of the weight of the document naming it
-    "cue": 0.46,
-    "semantic": 1.0,  # times the sentence's cosine similarity to the query, when an embedder is given
-    # times its similarity to the question without the names it asks about (relation_query), in a
-    # document the question does not name: the next hop's fact ("assassinated ... in Delft" for
-    # "place of death of X's father") resembles what is asked, not whom it is asked about
-    "relation": 0.5,
-    # a sentence of a document the question names, neither its first nor naming a bridge, keeps this
-    # share: it restates what the question already says; the answer lies one hop on
-    "restated": 0.25,
-    # a document sharing a rare name (in at most ``shared_df`` documents) with the best-ranked one,
-    # not named by the question, rises to this share of its rank weight: the hop that no title links
-    "shared": 0.5,
-}
 _SHARED_DF = 2
 _SHARED_AMONG = 10
 
@@ -395,8 +376,8 @@ class SentenceScorer:
             chain.append((k, by))
             k = by
         for k, by in reversed(chain):
-            weight = 1.0 / (1.0 + _WEIGHTS["decay"] * k)
-            rank[k] = weight if by is None else max(weight, _WEIGHTS["linked"] * rank[by])
+            weight = 1.0 / (1.0 + EVIDENCE_WEIGHTS["decay"] * k)
+            rank[k] = weight if by is None else max(weight, EVIDENCE_WEIGHTS["linked"] * rank[by])
         return rank[j]
 
     def _first_naming(self, j: int) -> int | None:
@@ -422,7 +403,7 @@ class SentenceScorer:
         found = self._cache.get(i)
         if found is not None:
             return found
-        w = _WEIGHTS
+        w = EVIDENCE_WEIGHTS
         item = self._items[i]
         wants_time, wants_number, wants_place = self._wants
         weight, q_terms, norm = self._weight, self._q_terms, self._norm

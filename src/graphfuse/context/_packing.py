@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
+from ..defaults import COVERAGE, DENSITY, DENSITY_OFFSET
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam
 from ._evidence import Sentence, SentenceScorer, continues_turn, joined_texts
@@ -17,14 +18,6 @@ from ._types import ContextSource, DroppedSource
 __all__ = ["EMPTY_TEXT", "Packed", "fit_parts", "pack_evidence", "pack_passages"]
 
 EMPTY_TEXT = "No retrieved context for this query."
-# Weight of the query terms a sentence adds to those already selected (the hops of a question
-# use different words: cover them all). Chosen on the dev questions of 2Wiki and MuSiQue.
-COVERAGE = 2.16
-# Evidence is taken by gain per (tokens + _DENSITY_OFFSET) ** _DENSITY: a short sentence that
-# states the fact beats a long one that also restates the question. Chosen on the dev questions
-# of 2Wiki and MuSiQue, checked on HotpotQA's (1.0, pure density, favours fragments too much).
-_DENSITY = 0.33
-_DENSITY_OFFSET = 8
 _SEP = "\n\n"
 
 Packed = tuple[str, list[ContextSource], list[DroppedSource]]
@@ -249,7 +242,7 @@ def pack_evidence(
 
     # Lazy greedy: a sentence's gain only falls as the query's terms get covered.
     candidates = [(n, s) for n, s in enumerate(pool) if s.score > 0 and s.score >= best * min_share]
-    cost_scale = {id(s): float((b.count(s.text) + _DENSITY_OFFSET) ** _DENSITY) for _, s in candidates}
+    cost_scale = {id(s): float((b.count(s.text) + DENSITY_OFFSET) ** DENSITY) for _, s in candidates}
     heap = [(-gain(s), n, s) for n, s in candidates]
     heapq.heapify(heap)
     while heap:
@@ -340,6 +333,3 @@ def render_evidence(
             del chosen[weakest[0]]
     dropped = [DroppedSource(it.id, it.title, it.score, "budget") for i, it in enumerate(items) if i not in chosen]
     return (text if parts else empty_text(b)), sources, dropped
-
-
-CountFn = Callable[[str], int]

@@ -6,7 +6,7 @@ carry into the context are embedded: in the ``passages`` format only the passage
 whole (the others are shown as they are), in ``graph`` only the best documents' sentences that the
 question's words or entities point at (the only ones similarity orders), and in every format at
 most :func:`pool_size` tokens of sentences, the best by their score with a high similarity assumed
-(:data:`ASSUMED_SIMILARITY`). The rest keep their word score, as without an embedder. So what a
+(:data:`~graphfuse.defaults.ASSUMED_SIMILARITY`). The rest keep their word score, as without an embedder. So what a
 context costs follows its budget, not the length of the retrieved documents.
 """
 
@@ -14,22 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from ..defaults import ASSUMED_SIMILARITY, MAX_POOL, MIN_POOL, POOL_PER_BUDGET
 from ._evidence import Sentence, SentenceScorer, relation_query
 from ._graph import GraphCaps
 from ._items import Item
 from ._packing import Budgeter, pack_passages
 from ._text import is_heading
 
-__all__ = ["ASSUMED_SIMILARITY", "MAX_POOL", "MIN_POOL", "pool_size", "worth_embedding"]
+__all__ = ["pool_size", "worth_embedding"]
 
-ASSUMED_SIMILARITY = 0.6
-"""The similarity a sentence is assumed to reach when sentences are ranked for embedding (a
-question and the sentence answering it score 0.5-0.8 with MiniLM)."""
-MIN_POOL = 4096
-"""Tokens of sentences embedded whatever the budget (ten short passages' worth: every sentence of
-a usual top 10 of paragraphs)."""
-MAX_POOL = 32_768
-_POOL_PER_BUDGET = 8  # tokens of sentences embedded per token of budget, within MIN_POOL and MAX_POOL
 _SEEN_TOKENS = 256  # an embedder reads at most this many tokens of a text (MiniLM's limit)
 # A passage cut to fit: its sentences that can be kept are at most the budget's tokens.
 _CUT_POOL_PER_BUDGET = 2
@@ -41,7 +34,7 @@ _GRAPH_PER_DOCUMENT = 32
 def pool_size(budget: int) -> int:
     """How many tokens of sentences at most are embedded for a context of ``budget`` tokens (an
     embedder's cost follows the tokens it reads)."""
-    return max(MIN_POOL, min(MAX_POOL, budget * _POOL_PER_BUDGET))
+    return max(MIN_POOL, min(MAX_POOL, budget * POOL_PER_BUDGET))
 
 
 class _Assumed(Mapping[str, float]):

@@ -11,10 +11,10 @@ from typing import Any
 from .. import presets
 from .._capabilities import DocumentListing
 from .._errors import InvalidInput
-from .._passages import DEFAULT_MAX_PER_DOCUMENT
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._types import Document, Result
 from ..context import GraphCaps, get_token_counter
+from ..defaults import MAX_PER_DOCUMENT
 from ..indexing import (
     EntityExtractor,
     EntityMatcher,
@@ -387,7 +387,7 @@ def scoring_note(granularity: str | None, max_per_document: int | None) -> str:
     """The sentence a report gives on how results were scored against document-level gold ids."""
     if granularity == "document":
         return "results are whole documents (granularity=document), each scored by its id"
-    cap = DEFAULT_MAX_PER_DOCUMENT if max_per_document is None else max_per_document
+    cap = MAX_PER_DOCUMENT if max_per_document is None else max_per_document
     default = " (the default)" if max_per_document is None else ""
     return (
         "results are passages, each result slot scored by its document (a chunk counts as its parent_id), "

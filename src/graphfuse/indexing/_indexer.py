@@ -380,9 +380,7 @@ class Indexer:
         found = await self._existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
         for doc_id in ids:
-            if existing.get(doc_id, {}).get(KIND_KEY) != "document":
-                # An entity node's id (a document an older version let in under one may go).
-                check_record_id(doc_id, "document id")
+            check_record_id(doc_id, "document id")
         if not missing_ok:
             wrong = [i for i in dict.fromkeys(ids) if existing.get(i, {}).get(KIND_KEY) != "document"]
             if wrong:
@@ -566,7 +564,7 @@ class Indexer:
             if on_read is not None:
                 on_read(read)
         if self._entity_graph:
-            self._plan_entities(plans, doc_of, by_doc, mentioned)
+            self._plan_entities(doc_of, by_doc, mentioned)
         hubs = 0
         for mentioning in holders.values():
             if len(mentioning) > self._co_cap:
@@ -607,7 +605,6 @@ class Indexer:
 
     def _plan_entities(
         self,
-        plans: Sequence[_Plan],
         doc_of: Mapping[str, str],
         by_doc: Mapping[str, _Plan],
         mentioned: Mapping[str, Counter[str]],

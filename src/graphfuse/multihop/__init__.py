@@ -8,6 +8,7 @@ graph; :func:`multihop` is the preset ``"multihop"`` of :mod:`graphfuse.presets`
 ``docs/multihop.md``.
 """
 
+from ..defaults import DOCUMENT_WEIGHT, FUSED_WEIGHT, MULTIHOP_WEIGHTS
 from ._bm25 import BM25Index, bm25_tokens
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
@@ -16,16 +17,7 @@ from ._corpus_cache import CorpusCache
 from ._document_evidence import DocumentEvidence
 from ._entity_seeds import EntitySeeds
 from ._ppr import PersonalizedPageRank, personalized_pagerank
-from ._preset import (
-    DOCUMENT_WEIGHT,
-    FUSED_WEIGHT,
-    MULTIHOP_WEIGHTS,
-    adaptive_strength,
-    hybrid,
-    lexical,
-    multihop,
-    split_share,
-)
+from ._preset import adaptive_strength, hybrid, lexical, multihop, split_share
 from ._rank_fusion import RankFusion
 from ._subjects import linked_names, name_forms, subject_name, subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher

@@ -10,6 +10,7 @@ from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..context._text import content_terms, sentence_spans
+from ..defaults import BRIDGE_SEEDS
 from ..indexing import TextEntityExtractor
 from ..stages._arguments import check_name, check_options, check_positive_int
 from ..stages._named import NamedStage
@@ -83,7 +84,7 @@ class BridgeSearch(NamedStage):
         self,
         index: BM25Index,
         *,
-        seeds: int = 2,
+        seeds: int = BRIDGE_SEEDS,
         limit: int = 10,
         max_names: int = 8,
         per_name: int = 0,

@@ -37,7 +37,7 @@ __all__ = ["CorpusCache"]
 
 FILE = "corpus_index.npz"
 FORMAT = "graphfuse-corpus-index"
-FORMAT_VERSION = 6  # 2: timeline and entity nodes; 3: subjects; 4: CJK bigram tokens; 5: chunk rows; 6: names
+FORMAT_VERSION = 6  # a file of another version is stale: rebuilt from the store
 # Tokenised on every load: a cache made by another tokeniser would give other scores.
 _PROBE = "The Eiffel-Tower's 324 m, Zürich_2026 & WolfgangSchulz: naïve café (1889)."
 

@@ -9,6 +9,7 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
+from ..defaults import DOCUMENT_TOP
 from ..stages._arguments import check_name, check_options, check_positive_int
 from ..stages._named import NamedStage
 from ._bm25 import BM25Index
@@ -46,7 +47,7 @@ class DocumentEvidence(NamedStage):
         index: BM25Index,
         *,
         key: str = "title",
-        top: int = 5,
+        top: int = DOCUMENT_TOP,
         name: str = "document",
         signal: str = "document",
     ) -> None:

@@ -8,7 +8,6 @@ import math
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,6 +20,7 @@ from .._filters import MetadataFilter
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
+from ..defaults import SEED_SIGNALS
 from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
 from ..stages._named import NamedStage
 
@@ -156,13 +156,9 @@ async def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> t
     return ids, matrix
 
 
-DEFAULT_SEED_SIGNALS: Mapping[str, float] = MappingProxyType({"semantic": 1.0, "bm25": 0.6, "entity": 1.0})
-"""How the walk (and the bridge stage) weigh a candidate's signals to pick its seeds."""
-
-
 def checked_seed_signals(seed_signals: Mapping[str, float] | None) -> dict[str, float]:
-    """``seed_signals`` (default :data:`DEFAULT_SEED_SIGNALS`) validated: signal names, weights >= 0, one > 0."""
-    weights = dict(DEFAULT_SEED_SIGNALS if seed_signals is None else seed_signals)
+    """``seed_signals`` (default :data:`~graphfuse.defaults.SEED_SIGNALS`) validated: names, weights >= 0, one > 0."""
+    weights = dict(SEED_SIGNALS if seed_signals is None else seed_signals)
     for key, w in weights.items():
         check_name(key, "seed_signals key")
         check_unit(w, f"seed_signals[{key!r}]", high=1e6)

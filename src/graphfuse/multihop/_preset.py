@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sized
-from types import MappingProxyType
 from typing import Any
 
 from .._errors import InvalidInput
@@ -11,6 +10,16 @@ from .._passages import Passages
 from .._pipeline import Pipeline
 from .._preset_options import stage_options as split_options
 from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
+from ..defaults import (
+    ADAPTIVE_VECTOR_BOOST,
+    DOCUMENT_WEIGHT,
+    FUSED_SPLIT_SHARE,
+    FUSED_WEIGHT,
+    MULTIHOP_WEIGHTS,
+    TEXT_GRAPH_BRIDGE_NAMES,
+    TEXT_GRAPH_BRIDGE_PER_NAME,
+    TEXT_GRAPH_DAMPING,
+)
 from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher, TitleLinker
 from ..scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
@@ -25,9 +34,6 @@ from ._rank_fusion import RankFusion
 from ._text_entity_seeds import TextEntitySeeds
 
 __all__ = [
-    "DOCUMENT_WEIGHT",
-    "FUSED_WEIGHT",
-    "MULTIHOP_WEIGHTS",
     "adaptive_strength",
     "hybrid",
     "lexical",
@@ -35,24 +41,9 @@ __all__ = [
     "split_share",
 ]
 
-_TEXT_GRAPH_DAMPING = 0.85
-"""PageRank damping of the walk over an entity graph built from text (0.5 over title links)."""
-
 NEXT_HOP = "next_hop"
 """The signal :class:`BridgeSearch` gives the passages it reached as a next hop, which the
 adaptive scorer's ``second_hop`` rule reads (weightless: it ranks nothing itself)."""
-
-MULTIHOP_WEIGHTS: Mapping[str, float] = MappingProxyType(
-    {"semantic": 1.0, "entity": 1.0, "ppr": 3.0, "bridge": 0.5, "time": 1.0, "event": 1.0, "rerank": 0.5}
-)
-"""Default weights of the ``multihop`` preset (tuned on the dev halves of 2Wiki/MuSiQue/HotpotQA;
-``bridge`` on those, LiHua-World and title-stripped 2Wiki).
-
-``time`` and ``event`` are the signals of the time-aware stage, present only on a dated store.
-
-``bm25`` has no weight of its own: BM25 adds candidates and seeds the PageRank walk (weight
-0.6 in :class:`PersonalizedPageRank`'s ``seed_signals``), which is where it helped most.
-"""
 
 
 def adaptive_strength(
@@ -73,22 +64,6 @@ def adaptive_strength(
         return 1.0
     titles = len(linker) if isinstance(linker, Sized) else 0
     return max(0.0, 1.0 - min(1.0, titles / len(bm25)))
-
-
-FUSED_WEIGHT = 80.0
-"""Weight of the ``fused`` signal (:class:`RankFusion`, fused by passage) on a store of split pages
-(:func:`split_share` at least one half), at adaptive strength 0; it grows as the vector ranking's
-may, by ``1 + 2 * strength`` (AdaptiveScorer's ``vector_boost``), to 240 on a store without titles.
-Tuned on eight documentation stores (docs_pydantic and HTTPX's docs, built by ``graphfuse eval``
-at 512 and 256 tokens, titled and title-stripped, and by ``graphfuse index``): from 60 to 400, 4
-to 6 of their 24 R@2/R@5/nDCG@10 figures lie more than 0.005 below the best of bm25, minimal and
-hybrid; at 40, 9 (the walk's seeds take ranks the fusion gives other pages)."""
-
-
-DOCUMENT_WEIGHT = 1.0
-"""Weight of the ``document`` signal (:class:`DocumentEvidence`) at adaptive strength 1; it is
-``DOCUMENT_WEIGHT * strength``, as the first-stage rankings' own boosts are. Tuned on the dev sets
-(LiHua-World: 0.75-1.5 with the 4-8 best documents give R@5 0.885-0.901, 1 the best)."""
 
 
 def split_share(bm25: BM25Index) -> float:
@@ -224,9 +199,9 @@ def multihop(
     # Where the titles do not give the graph (adaptive strength up to 1) it weighs more, as the
     # vector ranking may (AdaptiveScorer's vector_boost 2): the walk's seeds are surer there.
     strength = adaptive_strength(bm25, linker, entities)
-    fuse_ranks = bm25 is not None and split_share(bm25) >= 0.5
+    fuse_ranks = bm25 is not None and split_share(bm25) >= FUSED_SPLIT_SHARE
     if fuse_ranks and "fused" not in base:
-        base = {**base, "fused": FUSED_WEIGHT * (1.0 + 2.0 * (strength if adaptive else 0.0))}
+        base = {**base, "fused": FUSED_WEIGHT * (1.0 + ADAPTIVE_VECTOR_BOOST * (strength if adaptive else 0.0))}
     allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
     opts = split_options(stage_options, allowed)
     # On a store of split pages the lexical searches run over passages, as the vector search
@@ -275,14 +250,18 @@ def multihop(
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
     if lexical_index is not None:
         # Without titles, each of the names nearest the question's words is searched on its own,
-        # among the first 16 names a passage carries: one search for all of them finds the passages
+        # among the first TEXT_GRAPH_BRIDGE_NAMES a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
-        bridge_options = {"per_name": 4, "max_names": 16, **opts["bridge"]} if text_graph else opts["bridge"]
+        bridge_options = (
+            {"per_name": TEXT_GRAPH_BRIDGE_PER_NAME, "max_names": TEXT_GRAPH_BRIDGE_NAMES, **opts["bridge"]}
+            if text_graph
+            else opts["bridge"]
+        )
         stages.append(BridgeSearch(lexical_index, **{"hop_signal": NEXT_HOP, **bridge_options}))
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options: dict[str, Any] = (
-        {"exclude_prefix": ENTITY_PREFIX, "damping": _TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
+        {"exclude_prefix": ENTITY_PREFIX, "damping": TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
     )
     if text_graph and isinstance(linker, TitleLinker) and len(linker):
         # A passage mentioning a name leads to the document named by it (titled, or about it by its
@@ -321,7 +300,6 @@ def multihop(
 def lexical(
     *,
     bm25: BM25Index,
-    linker: EntityExtractor | None = None,
     graph_store: GraphStore | None = None,
     **bm25_options: Any,
 ) -> Pipeline:
@@ -333,8 +311,7 @@ def lexical(
     (:class:`~graphfuse.Passages`, lexical only). When ``bm25`` holds
     :attr:`~BM25Index.passages` (a store whose pages the indexer split), the search runs over
     those passages, so a long page ranks by its best passage (as in :func:`multihop`); without a
-    ``graph_store`` it searches whole pages, whose ids are the results' ids. ``linker`` is
-    accepted (the preset's corpus indexes come as a pair) and unused.
+    ``graph_store`` it searches whole pages, whose ids are the results' ids.
     """
     index = _by_passage(bm25) if graph_store is not None else bm25
     stages: list[Stage] = [BM25Search(index, **bm25_options)]
@@ -350,7 +327,6 @@ def hybrid(
     embedder: Embedder,
     *,
     bm25: BM25Index,
-    linker: EntityExtractor | None = None,
     graph_store: GraphStore | None = None,
     weights: Mapping[str, float] | None = None,
 ) -> Pipeline:

@@ -18,9 +18,9 @@ INPUTS: tuple[str, ...] = ("graph_store", "vector_store", "embedder", "reranker"
 
 ``graph_store``, ``vector_store``, ``embedder`` and ``reranker`` are components passed by those
 keywords; ``corpus_indexes`` is the corpus-wide BM25 index and title linker, passed as ``bm25=``
-and ``linker=`` (:func:`graphfuse.presets.abuild` builds them from a graph store that can list
-its documents, :class:`graphfuse.DocumentListing`), plus ``timeline=`` (the documents' creation
-times) for a factory that takes one.
+and, to a factory that takes it, ``linker=`` (:func:`graphfuse.presets.abuild` builds them from a
+graph store that can list its documents, :class:`graphfuse.DocumentListing`), plus ``timeline=``
+(the documents' creation times) for a factory that takes one.
 """
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")

@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 from .._errors import InvalidInput
 from .._types import Candidate
+from ..defaults import ADAPTIVE_LEXICAL_WEIGHT, ADAPTIVE_REFERENCE, ADAPTIVE_TIME_BOOST, ADAPTIVE_VECTOR_BOOST
 from ._weights import check_normalize, check_weights, present_weight, scaled
 
 __all__ = ["AdaptiveScorer", "FusionWeights", "ranking_confidence"]
@@ -106,15 +107,15 @@ class AdaptiveScorer:
         *,
         lexical: str = "bm25",
         vector: str = "semantic",
-        lexical_weight: float = 2.0,
-        vector_boost: float = 2.0,
-        reference: float = 0.4,
+        lexical_weight: float = ADAPTIVE_LEXICAL_WEIGHT,
+        vector_boost: float = ADAPTIVE_VECTOR_BOOST,
+        reference: float = ADAPTIVE_REFERENCE,
         lexical_depth: int = 2,
         vector_depth: int = 5,
         strength: float = 1.0,
         second_hop: str | None = "bridge",
         time: Sequence[str] = ("time", "event"),
-        time_boost: float = 2.0,
+        time_boost: float = ADAPTIVE_TIME_BOOST,
         normalize: bool = False,
     ) -> None:
         self._base = check_weights(base)

@@ -27,7 +27,6 @@ from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import APPLICATION_ID as VECTORS_ID
-from ._vector_store import FORMAT_VERSION as VECTORS_VERSION
 from ._vector_store import LocalVectorStore, checksum_matches
 
 __all__ = ["StoreCheck", "check_store"]
@@ -69,8 +68,7 @@ class StoreCheck:
     node does, which is never embedded) and ``damaged_rows`` (vectors of the wrong size, holding
     NaN or infinity, or whose row does not match its checksum; metadata that is not a JSON
     object; ``damaged`` names them; ``damaged_vectors`` counts those of ``vectors.sqlite``, which
-    ``repair`` deletes: the next ``graphfuse index`` embeds them again). ``unverified_vectors``
-    counts vectors written before GraphFuse kept checksums (a note says how to add them).
+    ``repair`` deletes: the next ``graphfuse index`` embeds them again).
     ``integrity`` holds what is wrong with the files themselves (missing, empty, unreadable, damaged pages, SQLite's
     ``integrity_check`` / ``foreign_key_check``), each line naming the file. ``manifest``
     lists the counts the manifest records that differ from the actual ones
@@ -89,7 +87,6 @@ class StoreCheck:
     vectors_without_documents: int = 0
     damaged_rows: int = 0
     damaged_vectors: int = 0
-    unverified_vectors: int = 0
     manifest: dict[str, list[int | None]] = field(default_factory=dict)
     integrity: list[str] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)
@@ -276,57 +273,47 @@ def _owner(doc_id: object, metadata: object) -> str:
     return shown
 
 
-def _vector_rows(conn: sqlite3.Connection, checksummed: bool) -> Iterator[tuple[Any, ...]]:
+def _vector_rows(conn: sqlite3.Connection) -> Iterator[tuple[Any, ...]]:
     """Every row as stored (ids and metadata as bytes: checksums are over the bytes), in batches."""
-    columns = "rowid, id, vector, metadata" + (", checksum" if checksummed else ", NULL")
     conn.text_factory = bytes
     try:
-        cursor = conn.execute(f"SELECT {columns} FROM vectors")
+        cursor = conn.execute("SELECT rowid, id, vector, metadata, checksum FROM vectors")
         while batch := cursor.fetchmany(4096):
             yield from batch
     finally:
         conn.text_factory = str
 
 
-def damaged_vectors(conn: sqlite3.Connection, dimension: int) -> tuple[list[tuple[int, str]], int]:
-    """``([(rowid, what is wrong), ...], unverified)`` for a vector store file: rows that do not match
-    their checksum or whose vector holds NaN or infinity; rows without a checksum (a file written
-    before checksums) are counted, not judged. Rows of the wrong size are left to the size check."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    checksummed = version >= VECTORS_VERSION
+def damaged_vectors(conn: sqlite3.Connection, dimension: int) -> list[tuple[int, str]]:
+    """``[(rowid, what is wrong), ...]`` for a vector store file: rows that do not match their
+    checksum (or have none: written by something else) or whose vector holds NaN or infinity.
+    Rows of the wrong size are left to the size check."""
     found: list[tuple[int, str]] = []
-    unverified = 0
     size = 4 * dimension
-    for rowid, doc_id, vector, metadata, checksum in _vector_rows(conn, checksummed):
+    for rowid, doc_id, vector, metadata, checksum in _vector_rows(conn):
         if checksum is None:
-            unverified += 1
-        elif not checksum_matches(doc_id, vector, metadata, checksum):
+            found.append((rowid, f"{_owner(doc_id, metadata)} has no checksum (written by something else)"))
+            continue
+        if not checksum_matches(doc_id, vector, metadata, checksum):
             found.append((rowid, f"{_owner(doc_id, metadata)} does not match its checksum (damaged)"))
             continue
         if isinstance(vector, bytes) and len(vector) == size:
             values = np.frombuffer(vector, dtype=np.float32)
             if not np.isfinite(values).all():
                 found.append((rowid, f"{_owner(doc_id, metadata)} holds NaN or infinity"))
-    return found, unverified
+    return found
 
 
 def _inspect_values(report: StoreCheck, conn: sqlite3.Connection, dimension: int, seen: set[int]) -> None:
     name = VECTORS_FILE
     try:
-        found, unverified = damaged_vectors(conn, dimension)
+        found = damaged_vectors(conn, dimension)
     except _DB_ERRORS as exc:
         line = f"{name}: damaged ({exc})"
         if line not in report.integrity:
             report.integrity.append(line)
         return
     _damaged(report, [f"{name}: {line}" for rowid, line in found if rowid not in seen])
-    report.unverified_vectors = unverified
-    if unverified:
-        report.notes.append(
-            f"{name} was written before GraphFuse kept a checksum per vector: {unverified} vectors cannot be "
-            "verified (damage that changes rankings goes unseen); `graphfuse check --repair` adds the checksums "
-            "of the vectors as they are now"
-        )
 
 
 def _inspect_graph(report: StoreCheck, conn: sqlite3.Connection, vectors: Path | None) -> None:
@@ -446,7 +433,7 @@ def _delete_damaged_vectors(path: Path) -> int:
                     (4 * dimension,),
                 )
             }
-            rowids.update(rowid for rowid, _ in damaged_vectors(conn, dimension)[0])
+            rowids.update(rowid for rowid, _ in damaged_vectors(conn, dimension))
             conn.executemany("DELETE FROM vectors WHERE rowid = ?", [(r,) for r in sorted(rowids)])
             conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
             conn.execute("COMMIT")
@@ -486,9 +473,6 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
             orphans = [i for i in store.vectors._ids if i not in known]
             n = await store.vectors.delete(orphans)
             done.append(f"deleted {n} vectors without documents")
-        if found.unverified_vectors:
-            n = await asyncio.to_thread(store.vectors._add_checksums)
-            done.append(f"added the checksums of {n} vectors (as they are now: damage done before is not undone)")
         await store.refresh_manifest()
     finally:
         await store.close()
@@ -529,8 +513,7 @@ async def check_store(directory: str | os.PathLike[str], *, repair: bool = False
     their row was written with, naming the vector and its document. A store the other commands
     refuse to open (they open it as :func:`open_store` does) is reported with their reason.
     Repairs: an empty (truncated) data file is re-created empty, damaged vectors, stray vectors
-    and dangling relations are deleted, checksums are added to vectors written before
-    GraphFuse kept them, the manifest counts and ``corpus_index.npz`` are rewritten. Pending
+    and dangling relations are deleted, the manifest counts and ``corpus_index.npz`` are rewritten. Pending
     documents and documents without vectors need their sources: they are listed in
     ``unrepaired`` (re-run the same ``graphfuse index`` command to finish them); damaged pages
     and damaged rows of the graph are left as they are (``unrepaired`` says so).

@@ -37,7 +37,6 @@ with that embedder given again (``open_store(path, embedder=obj)``); the CLI ref
 the embedder the manifest records. Never a registered name (those start with a letter or ``_``)."""
 _REBUILDABLE = ("hashing", "local")  # registered embedders whose default build is cheap (no model load)
 
-_PRE_RELEASE_COMPONENTS = "components.json"  # where pre-release versions kept the components
 _EMBEDDED = {"graph_store": "sqlite", "vector_store": "local"}
 _KEYS = ("embedder", *_EMBEDDED)
 _IN_MEMORY = "memory"
@@ -69,12 +68,6 @@ def _recorded(directory: Path) -> dict[str, str] | None:
             manifest = None  # LocalStore.open reports the damage with the full message
         if isinstance(manifest, dict) and manifest.get("components") is not None:
             return _checked_components(manifest["components"], directory, f"{MANIFEST} 'components'")
-    if (directory / _PRE_RELEASE_COMPONENTS).exists():
-        raise StoreCorrupted(
-            f"store directory {str(directory)!r} was written by a pre-release GraphFuse "
-            f"({_PRE_RELEASE_COMPONENTS} beside {MANIFEST}): move that file's object into {MANIFEST} "
-            "as its 'components' and delete the file, or index the documents again"
-        )
     return None
 
 
@@ -373,10 +366,8 @@ async def open_store(
     ``embedder``, ``graph_store`` and ``vector_store`` are registered names; names given must
     match what the store was built with, names not given come from its manifest, else the
     defaults (``local`` MiniLM when ``graphfuse[local]`` is installed, else ``hashing``; the
-    directory's own ``sqlite``/``local`` stores). A store written by a pre-release GraphFuse
-    (``components.json`` beside the manifest) is refused with the migration in the message
-    (``docs/cli.md``). Raises :class:`~graphfuse.NotFound`, :class:`~graphfuse.StoreCorrupted` or
-    :class:`~graphfuse.InvalidInput` naming the problem.
+    directory's own ``sqlite``/``local`` stores). Raises :class:`~graphfuse.NotFound`,
+    :class:`~graphfuse.StoreCorrupted` or :class:`~graphfuse.InvalidInput` naming the problem.
 
     ``embedder`` may also be an :class:`~graphfuse.Embedder` object (a host's embeddings wrapped
     as one): it is used as it is, and must be the one the store was built with (the manifest's

@@ -5,7 +5,7 @@ milliseconds; this index turns each metadata key into typed numpy columns once (
 key) and evaluates every condition as array operations, with the exact semantics of
 ``Condition.matches`` (which stays the reference: conditions numpy cannot represent exactly,
 such as integers beyond 2**53, fall back to it). No stored value makes it raise: an integer
-beyond float range (``10**400``, which older versions stored) is compared exactly by
+beyond float range (``10**400``, written into a file by other means) is compared exactly by
 ``Condition.matches``, a value of another type matches only ``$ne``/``$nin``/``$exists``.
 """
 

@@ -111,8 +111,8 @@ def row_to_document(row: Sequence[Any], where: str = "a stored document") -> Doc
         updated_at = None if updated is None else datetime.fromisoformat(updated)
     except (TypeError, ValueError) as exc:
         raise StoreCorrupted(f"{owner}: stored timestamp is not ISO 8601 ({exc}); {CHECK_HINT}") from None
-    # Built as trusted: what is stored is read back as it is, so a value an older GraphFuse let in
-    # (an integer beyond 64 bits) never makes a stored document unreadable.
+    # Built as trusted: what is stored is read back as it is, so a value no writer lets in (an
+    # integer beyond 64 bits, written into the file by other means) never makes a document unreadable.
     return Document.trusted(doc_id, content, decode_metadata(metadata, owner), _utc(created_at), _utc(updated_at))
 
 

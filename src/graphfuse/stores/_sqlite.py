@@ -35,9 +35,6 @@ class Database:
     the file is opened as immutable): no schema, no pragmas that write, and :meth:`write`
     raises :class:`~graphfuse.InvalidInput`.
 
-    ``older`` lists the earlier format versions the caller still reads (``version`` says which
-    one the file is); a new file is always written in ``version``.
-
     ``create=False`` refuses to initialise an empty file (zero bytes, or no table): a file
     that a store's manifest says was created and is now empty was truncated or replaced, and
     re-creating it silently would orphan everything the rest of the store records.
@@ -53,11 +50,10 @@ class Database:
         kind: str,
         readonly: bool = False,
         create: bool = True,
-        older: tuple[int, ...] = (),
     ):
         self.path = os.fspath(path)
         self.version = version
-        """The file's format version: ``version``, or one of the ``older`` ones it may still be."""
+        """The file's format version (a file of another version is refused)."""
         self.kind = kind
         self.readonly = readonly
         self.lock = threading.RLock()
@@ -79,7 +75,7 @@ class Database:
             raise StoreCorrupted(f"{kind} {self.path!r} is damaged ({exc!r}); {CHECK_HINT}") from exc
         try:
             with self.guard():
-                self._prepare(memory, application_id, (version, *older), schema, create and not readonly)
+                self._prepare(memory, application_id, version, schema, create and not readonly)
         except BaseException:
             self.conn.close()
             raise
@@ -101,8 +97,7 @@ class Database:
                 f"{uri}?immutable=1", timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False, uri=True
             )
 
-    def _prepare(self, memory: bool, application_id: int, versions: tuple[int, ...], schema: str, create: bool) -> None:
-        version = versions[0]
+    def _prepare(self, memory: bool, application_id: int, version: int, schema: str, create: bool) -> None:
         c = self.conn
         # One read transaction: both from the same snapshot while another process creates the file.
         c.execute("BEGIN")
@@ -136,12 +131,10 @@ class Database:
         if found_id != application_id:
             raise StoreCorrupted(f"{self.path!r} is a SQLite file, but not a GraphFuse {self.kind}")
         found_version = c.execute("PRAGMA user_version").fetchone()[0]
-        if found_version not in versions:
-            readable = " or ".join(map(str, sorted(versions)))
+        if found_version != version:
             raise StoreCorrupted(
-                f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {readable}"
+                f"{self.kind} {self.path!r} has format version {found_version}; this GraphFuse reads version {version}"
             )
-        self.version = found_version
         if not memory and not self.readonly:
             _wal(c)
             c.execute("PRAGMA synchronous=NORMAL")

@@ -25,11 +25,9 @@ from ._sqlite import Database, chunks, scalar
 __all__ = ["LocalVectorStore"]
 
 APPLICATION_ID = 0x47464702  # "GFG" + 2: a GraphFuse vector store
-# Version 2 adds a CRC-32 of every row (id, vector bytes, metadata), written with the row and
-# verified when the store is loaded and by `graphfuse check`. Version 1 files (no checksums) are
-# read and written as they are; `graphfuse check --repair` adds the checksums.
+# Each row keeps a CRC-32 of itself (id, vector bytes, metadata), written with the row and
+# verified when the store is loaded and by `graphfuse check`.
 FORMAT_VERSION = 2
-UNVERIFIED_VERSION = 1
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER);
@@ -37,10 +35,6 @@ INSERT INTO meta VALUES ('generation', 0), ('dimension', NULL);
 CREATE TABLE vectors (id TEXT PRIMARY KEY, vector BLOB NOT NULL, metadata TEXT NOT NULL, checksum INTEGER)
 """
 _UPSERT = (
-    "INSERT INTO vectors (id, vector, metadata) VALUES (?, ?, ?) "
-    "ON CONFLICT(id) DO UPDATE SET vector = excluded.vector, metadata = excluded.metadata"
-)
-_UPSERT_CHECKED = (
     "INSERT INTO vectors (id, vector, metadata, checksum) VALUES (?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET "
     "vector = excluded.vector, metadata = excluded.metadata, checksum = excluded.checksum"
 )
@@ -183,7 +177,6 @@ class LocalVectorStore:
                 kind="vector store",
                 readonly=readonly,
                 create=create,
-                older=(UNVERIFIED_VERSION,),
             )
             try:
                 with self._db.guard() if readonly else self._db.write() as c:
@@ -229,12 +222,6 @@ class LocalVectorStore:
         """``"hnsw"`` while searches use the approximate index, else ``"exact"``."""
         return "exact" if self._hnsw is None else "hnsw"
 
-    @property
-    def checksummed(self) -> bool:
-        """True when every row is written and loaded with its checksum (a file of this version;
-        ``graphfuse check --repair`` adds checksums to an older one). An in-memory store has none."""
-        return self._db is not None and self._db.version >= FORMAT_VERSION
-
     def _check_open(self) -> None:
         if self._closed:
             raise InvalidInput("this LocalVectorStore is closed")
@@ -246,8 +233,7 @@ class LocalVectorStore:
         with self._db.snapshot() as c:
             generation = scalar(c, _GENERATION)
             dimension = scalar(c, "SELECT value FROM meta WHERE key = 'dimension'")
-            columns = "id, vector, metadata" + (", checksum" if self.checksummed else "")
-            rows = c.execute(f"SELECT {columns} FROM vectors").fetchall()
+            rows = c.execute("SELECT id, vector, metadata, checksum FROM vectors").fetchall()
         ids = [r[0] for r in rows]
         if self._dimension is not None and dimension is not None and dimension != self._dimension and self._ids:
             # Nothing GraphFuse does changes a store's dimension once it holds vectors: the file was replaced.
@@ -268,15 +254,14 @@ class LocalVectorStore:
                 f"vector store {self._db.path!r}: {len(wrong)} stored vector(s) are not {dimension} float32 values "
                 f"({shown}); {CHECK_HINT}"
             )
-        if self.checksummed:
-            # Versions 2 on: each row was written with its checksum (None: never, by design).
-            wrong = [r[0] for r in rows if r[3] is not None and not checksum_matches(*r)]
-            if wrong:
-                shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
-                raise StoreCorrupted(
-                    f"vector store {self._db.path!r}: {len(wrong)} stored row(s) ({shown}) do not match their "
-                    f"checksum (the file was damaged, or written by something else); {CHECK_HINT}"
-                )
+        # Each row was written with its checksum: one without (None) was written by something else.
+        wrong = [r[0] for r in rows if not checksum_matches(*r)]
+        if wrong:
+            shown = ", ".join(map(repr, wrong[:5])) + (" ..." if len(wrong) > 5 else "")
+            raise StoreCorrupted(
+                f"vector store {self._db.path!r}: {len(wrong)} stored row(s) ({shown}) do not match their "
+                f"checksum (the file was damaged, or written by something else); {CHECK_HINT}"
+            )
         matrix = np.zeros((len(rows), dimension or 0), dtype=np.float32)
         for i, r in enumerate(rows):
             matrix[i] = np.frombuffer(r[1], dtype=np.float32)
@@ -448,10 +433,7 @@ class LocalVectorStore:
                     behind = scalar(c, _GENERATION) != self._generation
                     c.execute("UPDATE meta SET value = ? WHERE key = 'dimension'", (dimension,))
                     rows = [(i, v.tobytes(), m) for i, v, m in zip(ids, vectors, metadata, strict=True)]
-                    if self.checksummed:
-                        c.executemany(_UPSERT_CHECKED, [(*r, row_checksum(*r)) for r in rows])
-                    else:
-                        c.executemany(_UPSERT, rows)
+                    c.executemany(_UPSERT, [(*r, row_checksum(*r)) for r in rows])
                     c.execute(_BUMP)
                     generation = scalar(c, _GENERATION)
                 if behind:
@@ -683,22 +665,6 @@ class LocalVectorStore:
             if (doc_id := ids[label]) is not None
         ]
         return hits if min_score is None else [h for h in hits if h.score >= min_score]
-
-    def _add_checksums(self) -> int:
-        """Bring a version-1 file to this version: add the checksum of every row as it is now
-        (what ``graphfuse check --repair`` does; it vouches for nothing already damaged).
-        Returns how many rows were summed; one transaction."""
-        assert self._db is not None
-        with self._lock:
-            if self.checksummed:
-                return 0
-            with self._db.write() as c:
-                c.execute("ALTER TABLE vectors ADD COLUMN checksum INTEGER")
-                rows = c.execute("SELECT id, vector, metadata FROM vectors").fetchall()
-                c.executemany("UPDATE vectors SET checksum = ? WHERE id = ?", [(row_checksum(*r), r[0]) for r in rows])
-                c.execute(f"PRAGMA user_version={FORMAT_VERSION}")
-            self._db.version = FORMAT_VERSION
-            return len(rows)
 
     async def close(self) -> None:
         """Save a changed approximate index, then close the database (idempotent).
