@@ -42,7 +42,6 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
     "graphfuse/cli/_compare.py": ({"..compare", "..plugins", "..stores"}, _CLI),
     "graphfuse/cli/_context.py": ({"..context"}, _CLI),
     "graphfuse/cli/_eval.py": ({"..evaluation"}, _CLI),
-    "graphfuse/cli/_keys.py": ({"..server._keys"}, _CLI + " (the server package imports FastAPI)"),
     "graphfuse/cli/_serve.py": ({"..compare", "..data", "..multihop", "..server", "._compare"}, _CLI),
 }
 
