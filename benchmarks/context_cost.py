@@ -32,6 +32,7 @@ from typing import Any
 
 from _common import RESULTS, write_results
 
+from graphfuse.context import aretrieve_context
 from graphfuse.stores import open_store
 
 
@@ -56,7 +57,7 @@ async def _in_process(store_dir: Path, questions: list[str], budget: int, repeat
         preset = store.default_preset
         pipeline = await store.pipeline(preset)
         await pipeline.aretrieve("warm up", 10)
-        await pipeline.acontext("warm up the context assembly", budget=budget, format="evidence")
+        await aretrieve_context(pipeline, "warm up the context assembly", budget=budget, format="evidence")
         timings: dict[str, list[list[float]]] = {"retrieve": [], "passages": [], "evidence": [], "graph": []}
         for _ in range(repeats):
             per: dict[str, list[float]] = {k: [] for k in timings}
@@ -66,7 +67,7 @@ async def _in_process(store_dir: Path, questions: list[str], budget: int, repeat
                 per["retrieve"].append((time.perf_counter() - started) * 1000)
                 for fmt in ("passages", "evidence", "graph"):
                     started = time.perf_counter()
-                    await pipeline.acontext(q, budget=budget, format=fmt)
+                    await aretrieve_context(pipeline, q, budget=budget, format=fmt)
                     per[fmt].append((time.perf_counter() - started) * 1000)
             for k, v in per.items():
                 timings[k].append(v)

@@ -1,4 +1,4 @@
-"""Building a context from ranked results: the one entry point behind ``Pipeline.context``."""
+"""Building a context from ranked results: the one entry point behind ``retrieve_context``."""
 
 from __future__ import annotations
 

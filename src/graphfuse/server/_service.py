@@ -30,7 +30,7 @@ from .._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._result_cache import ResultCache
 from .._types import KIND_KEY, Result
 from ..compare import basic_rag, graphrag, llm_only
-from ..context import FORMATS, get_token_counter
+from ..context import FORMATS, aretrieve_context, get_token_counter
 from ..indexing import (
     CO_MENTION,
     CO_OCCURS_WITH,
@@ -79,7 +79,7 @@ class _Scoped:
         self._filter = flt
 
     async def acontext(self, query: str, **options: Any) -> Any:
-        return await self._pipeline.acontext(query, filter=self._filter, **options)
+        return await aretrieve_context(self._pipeline, query, filter=self._filter, **options)
 
     def __repr__(self) -> str:
         return repr(self._pipeline)
@@ -259,7 +259,7 @@ class Service:
         for name in names:
             try:
                 pipeline = await self.pipeline(name)
-                await pipeline.acontext(_WARM_UP_QUERY, budget=500, format="passages", top_k=5, cache=False)
+                await aretrieve_context(pipeline, _WARM_UP_QUERY, budget=500, format="passages", top_k=5, cache=False)
             except (GraphFuseError, Problem) as exc:
                 logger.warning("warm-up of preset %r failed: %s", name, exc)
             self._warming = tuple(w for w in self._warming if w != name)
@@ -464,7 +464,8 @@ class Service:
             raise Problem.invalid("format", f"format must be one of {', '.join(FORMATS)}, got {format!r}")
         flt = scope.filter(client_filter)
         try:
-            ctx = await pipeline.acontext(
+            ctx = await aretrieve_context(
+                pipeline,
                 query,
                 budget=budget,
                 format=format,
