@@ -19,8 +19,6 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import numpy as np
-
 from .. import __version__, presets
 from .._capabilities import AdjacencySource, DocumentListing
 from .._errors import GraphFuseError, InvalidInput, StageFailed
@@ -47,20 +45,21 @@ from ..indexing import (
 from ..multihop import CorpusCache
 from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
-from ._options import check_filter_size, check_scorer, check_stages
+from ._graph_view import edges_among_pages, graph_numbers
+from ._limits import Limits
+from ._options import check_scorer, check_stages
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
 from ._session import SessionStats
 from ._work import WorkLoop
 
-__all__ = ["Limits", "Service"]
+__all__ = ["Service"]
 
 T = TypeVar("T")
 
 logger = logging.getLogger("graphfuse.server")
 
 KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
-_DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
 _WARM_UP_QUERY = "How do I get started?"
 _HEALTH_START = 1.0  # seconds /health waits for the work loop to take its store probes up
 _HEALTH_PROBE = 5.0  # seconds each store probe may take
@@ -83,62 +82,6 @@ class _Scoped:
 
     def __repr__(self) -> str:
         return repr(self._pipeline)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask for; larger requests get a 413 or a 422 naming the field.
-
-    ``max_body_bytes`` bounds an ingest body, ``max_request_bytes`` every other body (a query,
-    its options and filter). ``request_timeout`` bounds all the work a read request causes
-    (building a preset's pipeline and waiting for a run slot included), ``write_timeout`` an
-    ingest or a delete: past it the answer is a 504. ``max_concurrent_runs`` pipeline runs
-    (retrieve, context, compare) are in progress at once; more wait their turn.
-    ``body_timeout`` bounds the time to receive a whole request body, from the end of its
-    headers, however slowly it trickles in: past it the answer is a 408 and the connection closes.
-    """
-
-    max_body_bytes: int = 8 * 1024 * 1024
-    max_request_bytes: int = 64 * 1024
-    max_query_chars: int = 2000
-    max_top_k: int = 100
-    max_budget: int = 32_000
-    max_documents: int = 1000
-    max_stages: int = 16
-    max_filter_conditions: int = 32
-    max_filter_values: int = 256
-    max_filter_chars: int = 1024
-    request_timeout: float = 60.0
-    write_timeout: float = 600.0
-    max_concurrent_runs: int = 4
-    body_timeout: float = 60.0
-
-    def check_query(self, query: str, field: str = "query") -> str:
-        if not query.strip():
-            raise Problem.invalid(field, f"{field} must not be empty")
-        if len(query) > self.max_query_chars:
-            raise Problem.invalid(field, f"{field} has {len(query)} characters; the limit is {self.max_query_chars}")
-        return query
-
-    def check_top_k(self, top_k: int, field: str = "top_k") -> int:
-        if top_k < 1 or top_k > self.max_top_k:
-            raise Problem.invalid(field, f"{field} must be between 1 and {self.max_top_k}, got {top_k}")
-        return top_k
-
-    def check_budget(self, budget: int, field: str = "budget") -> int:
-        if budget < 1 or budget > self.max_budget:
-            raise Problem.invalid(field, f"{field} must be between 1 and {self.max_budget} tokens, got {budget}")
-        return budget
-
-    def check_filter(self, spec: Any, field: str = "filter") -> Any:
-        check_filter_size(
-            spec,
-            max_conditions=self.max_filter_conditions,
-            max_values=self.max_filter_values,
-            max_chars=self.max_filter_chars,
-            field=field,
-        )
-        return spec
 
 
 @dataclass
@@ -690,7 +633,7 @@ class Service:
             # The passages of each page, by column: converted once per snapshot of the graph.
             cached = self._part_of_columns = (part_of, await asyncio.to_thread(part_of.tocsc))
         columns = cached[1] if part_of is not None and cached is not None else None
-        edges = await asyncio.to_thread(_edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
+        edges = await asyncio.to_thread(edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
         return {"nodes": nodes, "edges": edges}
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
@@ -713,7 +656,7 @@ class Service:
                 documents += 1
             if doc.id in position:
                 mine.append(position[doc.id])
-        numbers = await asyncio.to_thread(_graph_numbers, sorted(mine), typed, untyped)
+        numbers = await asyncio.to_thread(graph_numbers, sorted(mine), typed, untyped)
         return {"documents": documents, "chunks": chunks, "entities": entities, **numbers}
 
     # -- health ----------------------------------------------------------------------------
@@ -769,98 +712,3 @@ class Service:
             "tenant_key": TENANT_KEY,
             "took_ms": round((time.perf_counter() - started) * 1000, 3),
         }
-
-
-def _edges_among_pages(
-    heads: Mapping[str, int | None],
-    own: Mapping[str, list[int]],
-    pages: Mapping[str, list[int]],
-    names: Sequence[str],
-    external: Mapping[str, str | None],
-    columns: Any,
-    typed: Mapping[str, Any],
-    untyped: Any,
-) -> list[dict[str, Any]]:
-    """Typed edges between the results, from the relations among their pages (CPU: off the loop).
-
-    ``heads[page]`` is the page's adjacency position, ``own[page]`` the positions of the page
-    and of its results, ``pages[page]`` the indexes of its results (``names`` are the results'
-    client ids). The page's other passages (the sources of ``PART_OF`` relations to it) are
-    found in ``columns``, the ``PART_OF`` matrix by column (or ``None``).
-    """
-    owner: dict[int, str] = {}
-    for page, positions in own.items():
-        for p in positions:
-            owner.setdefault(p, page)
-        head = heads[page]
-        if columns is not None and head is not None:
-            start, stop = columns.indptr[head], columns.indptr[head + 1]
-            for p in columns.indices[start:stop].tolist():
-                owner.setdefault(int(p), page)
-    rows = np.array(sorted(owner), dtype=np.int64)
-    found: dict[tuple[str, str, str], float] = {}
-    seen: set[tuple[str, str]] = set()
-
-    def collect(rel_type: str, matrix: Any, skip_seen: bool) -> None:
-        sub = matrix[rows][:, rows].tocoo()
-        for s, t, w in zip(sub.row.tolist(), sub.col.tolist(), sub.data.tolist(), strict=True):
-            a, b = owner[int(rows[s])], owner[int(rows[t])]
-            if a == b or (skip_seen and (a, b) in seen):
-                continue
-            if not skip_seen:
-                seen.add((a, b))
-            key = (a, b, rel_type)
-            found[key] = max(found.get(key, 0.0), float(w))
-
-    for rel_type, matrix in typed.items():
-        collect(rel_type, matrix, skip_seen=False)
-    collect("OTHER", untyped, skip_seen=True)  # related by types this server does not know by name
-    edges: list[dict[str, Any]] = []
-    for (a, b, rel_type), weight in sorted(found.items(), key=lambda kv: (min(pages[kv[0][0]]), kv[0])):
-        for i in pages[a]:
-            for j in pages[b]:
-                edge: dict[str, Any] = {"source": names[i], "target": names[j], "type": rel_type, "weight": weight}
-                if names[i] != external[a] or names[j] != external[b]:
-                    edge["pages"] = [external[a], external[b]]
-                edges.append(edge)
-    return edges
-
-
-def _graph_numbers(positions: Sequence[int], typed: Mapping[str, Any], untyped: Any) -> dict[str, Any]:
-    """Relations by type and the degree distribution among ``positions`` (CPU: off the loop)."""
-    rows = np.array(positions, dtype=np.int64)
-    by_type: dict[str, int] = {}
-    for rel_type, matrix in typed.items():
-        n = int(matrix[rows][:, rows].nnz) if len(rows) else 0
-        if n:
-            by_type[rel_type] = n
-    sub = untyped[rows][:, rows] if len(rows) else None
-    relations = sum(by_type.values())
-    if sub is not None:
-        # Pairs related only by types this server does not know by name.
-        present = (sub != 0).astype(np.int8)
-        for t in typed:
-            present = present - (typed[t][rows][:, rows] != 0).astype(np.int8)
-        other = int((present.tocsr().data > 0).sum())
-        if other:
-            by_type["OTHER"] = other
-            relations += other
-        sym = (sub != 0).astype(np.int8)
-        sym = ((sym + sym.T) != 0).astype(np.int8)
-        degrees = np.asarray(sym.sum(axis=1)).ravel()
-    else:
-        degrees = np.zeros(0, dtype=np.int64)
-    distribution = {}
-    for low, high in _DEGREE_BUCKETS:
-        mask = degrees >= low if high is None else (degrees >= low) & (degrees <= high)
-        label = f"{low}+" if high is None else (str(low) if low == high else f"{low}-{high}")
-        distribution[label] = int(mask.sum())
-    return {
-        "relations": relations,
-        "relations_by_type": dict(sorted(by_type.items())),
-        "degree": {
-            "distribution": distribution,
-            "max": int(degrees.max()) if len(degrees) else 0,
-            "mean": float(degrees.mean()) if len(degrees) else 0.0,
-        },
-    }
