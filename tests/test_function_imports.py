@@ -21,7 +21,10 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
         "each built-in factory imports its component when the registry builds it",
     ),
     "graphfuse/_console.py": ({".cli"}, "a missing `cli` extra is reported without a traceback"),
-    "graphfuse/_passages.py": ({"._text"}, "the CJK patterns compile on first use, not with `import graphfuse`"),
+    "graphfuse/_passages.py": (
+        {"._text"},
+        "the CJK patterns compile on first use, not with `import graphfuse`",
+    ),
     "graphfuse/_pipeline.py": ({".scoring"}, "the default scorer loads with the first pipeline"),
     "graphfuse/presets.py": ({".multihop", ".timeaware"}, "scipy loads with the first multi-hop or time-aware preset"),
     "graphfuse/stores/_check.py": ({"..multihop"}, "scipy loads only when a store's corpus cache is checked"),

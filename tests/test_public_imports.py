@@ -82,7 +82,8 @@ def test_the_scan_catches_a_private_import() -> None:
         "from graphfuse._pipeline import StageRunContext\nimport graphfuse.stages._arguments\n"
         "from graphfuse import Pipeline\n"
     )
-    assert [m.group(1) for m in PRIVATE.finditer(sample)] == ["graphfuse._pipeline", "graphfuse.stages._arguments"]
+    expected = ["graphfuse._pipeline", "graphfuse.stages._arguments"]
+    assert [m.group(1) for m in PRIVATE.finditer(sample)] == expected
 
 
 def test_the_console_script_names_the_missing_cli_extra() -> None:
