@@ -1,13 +1,23 @@
-"""The dashboard's graph of a result set: typed edges among the results' pages, and degree numbers."""
+"""The dashboard's graph: the relations among a result set's pages, and a scope's degree numbers."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["edges_among_pages", "graph_numbers"]
+from .._capabilities import AdjacencySource, DocumentListing
+from .._protocols import GraphStore
+from .._types import KIND_KEY, Result
+from ..indexing import CO_MENTION, CO_OCCURS_WITH, LINKS_TO, MENTIONED_IN, MENTIONS, PART_OF
+from ._problems import Problem
+from ._scope import Scope
+
+__all__ = ["KNOWN_RELATION_TYPES", "GraphView", "edges_among_pages", "graph_numbers"]
+
+KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
 
 _DEGREE_BUCKETS = ((0, 0), (1, 1), (2, 2), (3, 5), (6, 10), (11, 20), (21, 50), (51, None))
 
@@ -105,3 +115,95 @@ def graph_numbers(positions: Sequence[int], typed: Mapping[str, Any], untyped: A
             "mean": float(degrees.mean()) if len(degrees) else 0.0,
         },
     }
+
+
+def _title(r: Result) -> str | None:
+    title = r.document.metadata.get("title")
+    return title if isinstance(title, str) else None
+
+
+class GraphView:
+    """The dashboard's view of one graph store: the subgraph of a result set and a scope's numbers.
+
+    Keeps the adjacency positions and the ``PART_OF`` columns of the last snapshot it read.
+    """
+
+    def __init__(self, graph: GraphStore) -> None:
+        self.graph = graph
+        self._positions: tuple[Sequence[str], dict[str, int]] | None = None
+        self._part_of_columns: tuple[Any, Any] | None = None
+
+    async def _typed_adjacency(self) -> tuple[Sequence[str], dict[str, int], dict[str, Any], Any] | None:
+        if not isinstance(self.graph, AdjacencySource):
+            return None
+        ids, untyped = await self.graph.adjacency()
+        typed = {t: (await self.graph.adjacency(relation_types=[t]))[1] for t in KNOWN_RELATION_TYPES}
+        cached = self._positions
+        if cached is None or cached[0] is not ids:
+            cached = self._positions = (ids, {x: i for i, x in enumerate(ids)})
+        return ids, cached[1], typed, untyped
+
+    async def subgraph(self, scope: Scope, results: Sequence[Result]) -> dict[str, Any]:
+        """The relations among ``results`` (all in ``scope``): nodes and typed edges.
+
+        A node is a result; a passage's node also names its page (``page``). Two results are
+        joined by every relation between them, and by every relation between their pages: from
+        the page itself or from any of its passages (``PART_OF`` it) to the other page or its
+        passages, as the graph context relates them. Such an edge names the two ``pages``;
+        relations inside one page are not edges.
+        """
+        nodes = []
+        for rank, r in enumerate(results, 1):
+            node: dict[str, Any] = {"id": scope.external(r.id), "title": _title(r), "score": r.score, "rank": rank}
+            parent = r.document.metadata.get("parent_id")
+            if isinstance(parent, str) and parent:
+                node["page"] = scope.external(parent)
+            nodes.append(node)
+        view = await self._typed_adjacency()
+        if view is None:
+            return {"nodes": nodes, "edges": [], "note": "this graph store offers no adjacency snapshot"}
+        _, position, typed, untyped = view
+        pages: dict[str, list[int]] = {}  # page id -> the results (indexes) on it
+        for i, r in enumerate(results):
+            parent = r.document.metadata.get("parent_id")
+            pages.setdefault(parent if isinstance(parent, str) and parent else r.id, []).append(i)
+        heads = {page: position.get(page) for page in pages}
+        own = {
+            page: [p for p in (heads[page], *(position.get(results[i].id) for i in members)) if p is not None]
+            for page, members in pages.items()
+        }
+        if not any(own.values()):
+            return {"nodes": nodes, "edges": []}
+        names = [str(n["id"]) for n in nodes]
+        external = {page: scope.external(page) for page in pages}
+        part_of = typed.get(PART_OF)
+        cached = self._part_of_columns
+        if part_of is not None and (cached is None or cached[0] is not part_of):
+            # The passages of each page, by column: converted once per snapshot of the graph.
+            cached = self._part_of_columns = (part_of, await asyncio.to_thread(part_of.tocsc))
+        columns = cached[1] if part_of is not None and cached is not None else None
+        edges = await asyncio.to_thread(edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
+        return {"nodes": nodes, "edges": edges}
+
+    async def stats(self, scope: Scope) -> dict[str, Any]:
+        """Documents, chunks, entity nodes, relations by type and the degree distribution of ``scope``."""
+        view = await self._typed_adjacency()
+        if not isinstance(self.graph, DocumentListing) or view is None:
+            raise Problem(501, "this graph store cannot list its documents or relations, so it has no graph statistics")
+        _, position, typed, untyped = view
+        documents = chunks = entities = 0
+        mine: list[int] = []
+        async for doc in self.graph.iter_documents(filter=scope.base_filter):
+            if not scope.visible(doc.id, doc.metadata):
+                continue
+            kind = doc.metadata.get(KIND_KEY)
+            if kind == "chunk":
+                chunks += 1
+            elif kind == "entity":
+                entities += 1
+            else:
+                documents += 1
+            if doc.id in position:
+                mine.append(position[doc.id])
+        numbers = await asyncio.to_thread(graph_numbers, sorted(mine), typed, untyped)
+        return {"documents": documents, "chunks": chunks, "entities": entities, **numbers}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .. import __version__, presets
-from .._capabilities import AdjacencySource, DocumentListing
+from .._capabilities import DocumentListing
 from .._errors import GraphFuseError, InvalidInput, StageFailed
 from .._filters import MetadataFilter
 from .._pipeline import Pipeline
@@ -30,12 +30,6 @@ from .._types import KIND_KEY, Result
 from ..compare import basic_rag, graphrag, llm_only
 from ..context import FORMATS, aretrieve_context, get_token_counter
 from ..indexing import (
-    CO_MENTION,
-    CO_OCCURS_WITH,
-    LINKS_TO,
-    MENTIONED_IN,
-    MENTIONS,
-    PART_OF,
     EntityExtractor,
     Indexer,
     SourceRecord,
@@ -45,7 +39,7 @@ from ..indexing import (
 from ..multihop import CorpusCache
 from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
-from ._graph_view import edges_among_pages, graph_numbers
+from ._graph_view import GraphView
 from ._limits import Limits
 from ._options import check_scorer, check_stages
 from ._problems import Problem
@@ -59,15 +53,9 @@ T = TypeVar("T")
 
 logger = logging.getLogger("graphfuse.server")
 
-KNOWN_RELATION_TYPES = (LINKS_TO, MENTIONS, CO_MENTION, PART_OF, MENTIONED_IN, CO_OCCURS_WITH)
 _WARM_UP_QUERY = "How do I get started?"
 _HEALTH_START = 1.0  # seconds /health waits for the work loop to take its store probes up
 _HEALTH_PROBE = 5.0  # seconds each store probe may take
-
-
-def _title(r: Result) -> str | None:
-    title = r.document.metadata.get("title")
-    return title if isinstance(title, str) else None
 
 
 class _Scoped:
@@ -132,8 +120,6 @@ class Service:
     _preset_names: tuple[str, ...] = field(default_factory=lambda: tuple(presets.names()))
     _write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _writers: dict[str | None, _Writer] = field(default_factory=dict)
-    _positions: tuple[Sequence[str], dict[str, int]] | None = None
-    _part_of_columns: tuple[Any, Any] | None = None
     session: SessionStats = field(default_factory=SessionStats)
     generator: Any = None
     judge: Any = None
@@ -148,6 +134,7 @@ class Service:
     _warm_up_task: Any = None
 
     def __post_init__(self) -> None:
+        self._graph_view = GraphView(self.graph)
         if self.work is None:
             self.work = WorkLoop(self.limits.max_concurrent_runs)
 
@@ -584,80 +571,13 @@ class Service:
 
     # -- graph -----------------------------------------------------------------------------
 
-    async def _typed_adjacency(self) -> tuple[Sequence[str], dict[str, int], dict[str, Any], Any] | None:
-        if not isinstance(self.graph, AdjacencySource):
-            return None
-        ids, untyped = await self.graph.adjacency()
-        typed = {t: (await self.graph.adjacency(relation_types=[t]))[1] for t in KNOWN_RELATION_TYPES}
-        cached = self._positions
-        if cached is None or cached[0] is not ids:
-            cached = self._positions = (ids, {x: i for i, x in enumerate(ids)})
-        return ids, cached[1], typed, untyped
-
     async def subgraph(self, scope: Scope, results: Sequence[Result]) -> dict[str, Any]:
-        """The relations among ``results`` (all in ``scope``): nodes and typed edges.
-
-        A node is a result; a passage's node also names its page (``page``). Two results are
-        joined by every relation between them, and by every relation between their pages: from
-        the page itself or from any of its passages (``PART_OF`` it) to the other page or its
-        passages, as the graph context relates them. Such an edge names the two ``pages``;
-        relations inside one page are not edges.
-        """
-        nodes = []
-        for rank, r in enumerate(results, 1):
-            node: dict[str, Any] = {"id": scope.external(r.id), "title": _title(r), "score": r.score, "rank": rank}
-            parent = r.document.metadata.get("parent_id")
-            if isinstance(parent, str) and parent:
-                node["page"] = scope.external(parent)
-            nodes.append(node)
-        view = await self._typed_adjacency()
-        if view is None:
-            return {"nodes": nodes, "edges": [], "note": "this graph store offers no adjacency snapshot"}
-        _, position, typed, untyped = view
-        pages: dict[str, list[int]] = {}  # page id -> the results (indexes) on it
-        for i, r in enumerate(results):
-            parent = r.document.metadata.get("parent_id")
-            pages.setdefault(parent if isinstance(parent, str) and parent else r.id, []).append(i)
-        heads = {page: position.get(page) for page in pages}
-        own = {
-            page: [p for p in (heads[page], *(position.get(results[i].id) for i in members)) if p is not None]
-            for page, members in pages.items()
-        }
-        if not any(own.values()):
-            return {"nodes": nodes, "edges": []}
-        names = [str(n["id"]) for n in nodes]
-        external = {page: scope.external(page) for page in pages}
-        part_of = typed.get(PART_OF)
-        cached = self._part_of_columns
-        if part_of is not None and (cached is None or cached[0] is not part_of):
-            # The passages of each page, by column: converted once per snapshot of the graph.
-            cached = self._part_of_columns = (part_of, await asyncio.to_thread(part_of.tocsc))
-        columns = cached[1] if part_of is not None and cached is not None else None
-        edges = await asyncio.to_thread(edges_among_pages, heads, own, pages, names, external, columns, typed, untyped)
-        return {"nodes": nodes, "edges": edges}
+        """The relations among ``results`` (all in ``scope``): :meth:`GraphView.subgraph`."""
+        return await self._graph_view.subgraph(scope, results)
 
     async def graph_stats(self, scope: Scope) -> dict[str, Any]:
-        """Documents, chunks, entity nodes, relations by type and the degree distribution of ``scope``."""
-        view = await self._typed_adjacency()
-        if not isinstance(self.graph, DocumentListing) or view is None:
-            raise Problem(501, "this graph store cannot list its documents or relations, so it has no graph statistics")
-        _, position, typed, untyped = view
-        documents = chunks = entities = 0
-        mine: list[int] = []
-        async for doc in self.graph.iter_documents(filter=scope.base_filter):
-            if not scope.visible(doc.id, doc.metadata):
-                continue
-            kind = doc.metadata.get(KIND_KEY)
-            if kind == "chunk":
-                chunks += 1
-            elif kind == "entity":
-                entities += 1
-            else:
-                documents += 1
-            if doc.id in position:
-                mine.append(position[doc.id])
-        numbers = await asyncio.to_thread(graph_numbers, sorted(mine), typed, untyped)
-        return {"documents": documents, "chunks": chunks, "entities": entities, **numbers}
+        """Documents, chunks, entity nodes, relations by type and degrees of ``scope``: :meth:`GraphView.stats`."""
+        return await self._graph_view.stats(scope)
 
     # -- health ----------------------------------------------------------------------------
 
