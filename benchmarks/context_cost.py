@@ -4,7 +4,7 @@ For each ``--store DIR`` (indexed beforehand, e.g. ``graphfuse index docs/ --sto
 questions of ``--questions FILE`` (one per line, or JSONL with a ``question`` field), in one
 process, warm (the model loaded, one question asked first):
 
-- ``retrieve`` and ``context`` (``Pipeline.acontext``, ``--budget`` tokens, each format): ms per
+- ``retrieve`` and ``context`` (``graphfuse.context.aretrieve_context``, ``--budget`` tokens, each format): ms per
   question, median over the questions, after ``--repeats`` rounds (a later round finds the
   sentence vectors of an earlier one in the embedder's memo: ``first round`` is reported apart);
 - the ``standard`` preset (seven stages, bi-encoder rerank) against ``multihop``: p50 and p95 ms,

@@ -1,4 +1,4 @@
-"""Pipeline.context / acontext over indexed embedded stores, and the stores' ``relations``."""
+"""retrieve_context / aretrieve_context over indexed embedded stores, and the stores' ``relations``."""
 
 from __future__ import annotations
 

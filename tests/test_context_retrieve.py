@@ -1,6 +1,6 @@
 """Context assembly over a pipeline is the layer above retrieval: graphfuse.context.aretrieve_context.
 
-``Pipeline.acontext`` delegates to it; the pipeline's own graph store and embedder are found
+The pipeline knows nothing of it; the pipeline's own graph store and embedder are found
 through the stages' public ``graph_store`` / ``embedder`` attributes and the passage selection.
 """
 
