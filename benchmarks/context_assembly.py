@@ -8,7 +8,7 @@ Times ``graphfuse.context.abuild_context`` (retrieval excluded) with the cl100k_
 ``passages`` and ``evidence`` over 50 synthetic results (about 120 tokens each) into a 4,000-token
 budget, and ``graph`` over 10 retrieved documents whose neighbourhood in an in-memory graph store
 holds 100 nodes; and ``evidence`` over 10 results scored with the local MiniLM embedder's
-sentence similarity (embedding every sentence: what ``Pipeline.context`` does by default).
+sentence similarity (embedding every sentence: what ``retrieve_context`` does by default).
 Writes ``benchmarks/results/context_assembly.json``; asserts nothing.
 """
 

@@ -4,7 +4,7 @@ For each ``--store DIR`` (indexed beforehand, e.g. ``graphfuse index docs/ --sto
 questions of ``--questions FILE`` (one per line, or JSONL with a ``question`` field), in one
 process, warm (the model loaded, one question asked first):
 
-- ``retrieve`` and ``context`` (``Pipeline.acontext``, ``--budget`` tokens, each format): ms per
+- ``retrieve`` and ``context`` (``graphfuse.context.aretrieve_context``, ``--budget`` tokens, each format): ms per
   question, median over the questions, after ``--repeats`` rounds (a later round finds the
   sentence vectors of an earlier one in the embedder's memo: ``first round`` is reported apart);
 - the ``standard`` preset (seven stages, bi-encoder rerank) against ``multihop``: p50 and p95 ms,
@@ -32,6 +32,7 @@ from typing import Any
 
 from _common import RESULTS, write_results
 
+from graphfuse.context import aretrieve_context
 from graphfuse.stores import open_store
 
 
@@ -56,7 +57,7 @@ async def _in_process(store_dir: Path, questions: list[str], budget: int, repeat
         preset = store.default_preset
         pipeline = await store.pipeline(preset)
         await pipeline.aretrieve("warm up", 10)
-        await pipeline.acontext("warm up the context assembly", budget=budget, format="evidence")
+        await aretrieve_context(pipeline, "warm up the context assembly", budget=budget, format="evidence")
         timings: dict[str, list[list[float]]] = {"retrieve": [], "passages": [], "evidence": [], "graph": []}
         for _ in range(repeats):
             per: dict[str, list[float]] = {k: [] for k in timings}
@@ -66,7 +67,7 @@ async def _in_process(store_dir: Path, questions: list[str], budget: int, repeat
                 per["retrieve"].append((time.perf_counter() - started) * 1000)
                 for fmt in ("passages", "evidence", "graph"):
                     started = time.perf_counter()
-                    await pipeline.acontext(q, budget=budget, format=fmt)
+                    await aretrieve_context(pipeline, q, budget=budget, format=fmt)
                     per[fmt].append((time.perf_counter() - started) * 1000)
             for k, v in per.items():
                 timings[k].append(v)

@@ -68,7 +68,7 @@ def test_matches_a_direct_computation_of_the_papers_definition(scorer: BERTScore
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from graphfuse.embedders._local import default_model_path
+    from graphfuse._local_models import default_model_path
 
     path = default_model_path()
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)

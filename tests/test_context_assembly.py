@@ -463,7 +463,7 @@ def test_the_question_word_not_the_topic_says_whether_a_date_or_a_place_is_asked
 
 
 def test_relation_words_match_their_forms_in_the_text() -> None:
-    from graphfuse.context._text import content_terms
+    from graphfuse._sentences import content_terms
 
     assert content_terms("place of death") & content_terms("she died in Ukiah")
     assert content_terms("date of birth") & content_terms("he was born in 1901")

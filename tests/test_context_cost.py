@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pytest
 
 from graphfuse import Document, PluginError, Result
+from graphfuse._sentences import sentence_spans
 from graphfuse.context import RegexTokenCounter, abuild_context
 from graphfuse.context._preselect import pool_size
-from graphfuse.context._text import sentence_spans
 from graphfuse.defaults import MIN_POOL
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.embedders._memo import VectorMemo, memo_for

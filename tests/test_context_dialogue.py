@@ -7,9 +7,9 @@ from datetime import datetime, timezone
 import pytest
 
 from graphfuse import Document, Result, run_sync
+from graphfuse._sentences import sentence_spans
 from graphfuse.context import build_context
 from graphfuse.context._dialogue import speaker_turns
-from graphfuse.context._text import sentence_spans
 from graphfuse.stores import InMemoryGraphStore
 
 CHAT = (

@@ -18,6 +18,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphfuse import Document, Relation, Result, run_sync
+from graphfuse._sentences import _ABBREVIATIONS as ABBREVIATIONS
+from graphfuse._sentences import (
+    _END,
+    _RELATION_STEMS,
+    _SUFFIXES,
+    _word_before,
+    ascii_word_map,
+    content_terms,
+    holds_term,
+    sentence_spans,
+    stem,
+    stem_prefixes,
+    words_of,
+)
 from graphfuse.context import TiktokenCounter, abuild_context
 from graphfuse.context._counters import _pieces
 from graphfuse.context._cuts import _CUT, _cut_at, first_cut, last_cut
@@ -34,20 +48,6 @@ from graphfuse.context._evidence import (
 from graphfuse.context._graph import _SPACE, _clip
 from graphfuse.context._items import Item
 from graphfuse.context._packing import Budgeter
-from graphfuse.context._text import _ABBREVIATIONS as ABBREVIATIONS
-from graphfuse.context._text import (
-    _END,
-    _RELATION_STEMS,
-    _SUFFIXES,
-    _word_before,
-    ascii_word_map,
-    content_terms,
-    holds_term,
-    sentence_spans,
-    stem,
-    stem_prefixes,
-    words_of,
-)
 from graphfuse.defaults import EVIDENCE_WEIGHTS
 from graphfuse.indexing._extractors import has_cjk, normalize
 from graphfuse.stores import InMemoryGraphStore

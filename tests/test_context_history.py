@@ -13,9 +13,11 @@ from graphfuse.context import (
     Context,
     TokenBudget,
     Turn,
+    aretrieve_context,
     build_context,
     get_token_counter,
     history_turns,
+    retrieve_context,
 )
 from graphfuse.context._history import history_block
 from graphfuse.embedders import HashingEmbedder
@@ -196,10 +198,10 @@ async def test_pipeline_context_takes_history_and_checks_it_before_retrieval() -
     await vectors.upsert([VectorRecord(d.id, v) for d, v in zip(DOCS, vectors_of, strict=True)])
     pipeline = presets.minimal(vectors, embedder, graph)
     history = conversation(2)
-    ctx = await pipeline.acontext(QUESTION, budget=300, history=history)
+    ctx = await aretrieve_context(pipeline, QUESTION, budget=300, history=history)
     assert shown(ctx) == [0, 1]
     assert ctx.sources
-    assert pipeline.context(QUESTION, budget=300, history=history).prompt_text == ctx.prompt_text
+    assert retrieve_context(pipeline, QUESTION, budget=300, history=history).prompt_text == ctx.prompt_text
 
     class Counting:
         name = "counting"
@@ -210,7 +212,9 @@ async def test_pipeline_context_takes_history_and_checks_it_before_retrieval() -
             return []
 
     with pytest.raises(InvalidInput, match=r"history\[0\]\.role"):
-        await Pipeline([Counting()]).acontext(QUESTION, budget=100, history=[{"role": "tool", "content": "x"}])
+        await aretrieve_context(
+            Pipeline([Counting()]), QUESTION, budget=100, history=[{"role": "tool", "content": "x"}]
+        )
     assert Counting.calls == 0
 
 

@@ -1,4 +1,4 @@
-"""Pipeline.context / acontext over indexed embedded stores, and the stores' ``relations``."""
+"""retrieve_context / aretrieve_context over indexed embedded stores, and the stores' ``relations``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graphfuse import GraphStore, InvalidInput, Pipeline, Relation, presets
-from graphfuse.context import FORMATS, Context, TokenBudget
+from graphfuse.context import FORMATS, Context, TokenBudget, aretrieve_context, retrieve_context
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 from graphfuse.multihop import multihop
@@ -56,7 +56,7 @@ QUESTION = "Who was the mother of the director of The Quiet Harbour?"
 @pytest.mark.parametrize("fmt", FORMATS)
 async def test_acontext_every_format(stores: Stores, fmt: str) -> None:
     pipeline = multihop(stores.graph, stores.vectors, stores.embedder, linker=stores.linker)
-    ctx = await pipeline.acontext(QUESTION, budget=300, format=fmt)
+    ctx = await aretrieve_context(pipeline, QUESTION, budget=300, format=fmt)
     assert isinstance(ctx, Context)
     assert ctx.format == fmt
     assert ctx.counter == "cl100k_base"
@@ -67,32 +67,32 @@ async def test_acontext_every_format(stores: Stores, fmt: str) -> None:
 
 def test_context_sync_with_top_k(stores: Stores) -> None:
     pipeline = presets.minimal(stores.vectors, stores.embedder, stores.graph)
-    ctx = pipeline.context(QUESTION, budget=500, top_k=1)
+    ctx = retrieve_context(pipeline, QUESTION, budget=500, top_k=1)
     assert len(ctx.sources) == 1
 
 
 async def test_filter_reaches_retrieval_and_graph_neighbours(stores: Stores) -> None:
     pipeline = multihop(stores.graph, stores.vectors, stores.embedder, linker=stores.linker)
-    ctx = await pipeline.acontext(QUESTION, budget=400, format="graph", filter={"tenant": "acme"})
+    ctx = await aretrieve_context(pipeline, QUESTION, budget=400, format="graph", filter={"tenant": "acme"})
     assert "dahl" not in {s.id for s in ctx.sources}
     assert "Liv Dahl was a Norwegian painter" not in ctx.text
     # The sentence of an allowed document that names Liv Dahl is allowed text.
-    unfiltered = await pipeline.acontext(QUESTION, budget=400, format="graph")
+    unfiltered = await aretrieve_context(pipeline, QUESTION, budget=400, format="graph")
     assert "dahl" in {s.id for s in unfiltered.sources}
 
 
 async def test_token_budget_and_without_hydrate(stores: Stores) -> None:
     # No hydrate stage: the pipeline's results carry ids only; a given graph store fills them in.
     bare = presets.minimal(stores.vectors, stores.embedder)
-    ctx = await bare.acontext(QUESTION, budget=TokenBudget(2000), graph_store=stores.graph)
+    ctx = await aretrieve_context(bare, QUESTION, budget=TokenBudget(2000), graph_store=stores.graph)
     assert ctx.sources
     assert ctx.allocation is not None
     assert ctx.tokens <= ctx.allocation.context
-    without = await bare.acontext(QUESTION, budget=200)
+    without = await aretrieve_context(bare, QUESTION, budget=200)
     assert without.is_empty
     assert {d.reason for d in without.dropped} == {"no content"}
     with pytest.raises(InvalidInput, match="needs a graph store"):
-        await bare.acontext(QUESTION, budget=200, format="graph")
+        await aretrieve_context(bare, QUESTION, budget=200, format="graph")
 
 
 async def test_bad_format_and_budget_fail_before_retrieval(stores: Stores) -> None:
@@ -106,9 +106,9 @@ async def test_bad_format_and_budget_fail_before_retrieval(stores: Stores) -> No
 
     pipeline = Pipeline([Counting()])
     with pytest.raises(InvalidInput, match="unknown context format"):
-        await pipeline.acontext(QUESTION, budget=100, format="summary")
+        await aretrieve_context(pipeline, QUESTION, budget=100, format="summary")
     with pytest.raises(InvalidInput, match="budget must be a positive"):
-        await pipeline.acontext(QUESTION, budget=0)
+        await aretrieve_context(pipeline, QUESTION, budget=0)
     assert Counting.calls == 0
 
 

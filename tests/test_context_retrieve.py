@@ -1,6 +1,6 @@
 """Context assembly over a pipeline is the layer above retrieval: graphfuse.context.aretrieve_context.
 
-``Pipeline.acontext`` delegates to it; the pipeline's own graph store and embedder are found
+The pipeline knows nothing of it; the pipeline's own graph store and embedder are found
 through the stages' public ``graph_store`` / ``embedder`` attributes and the passage selection.
 """
 
@@ -60,7 +60,7 @@ async def test_pipeline_acontext_is_aretrieve_context() -> None:
     graph, vectors, embedder = await _stores()
     pipeline = Pipeline([SemanticSearch(vectors, embedder), Hydrate(graph)])
     via_layer = await aretrieve_context(pipeline, "Who directed The Quiet Harbour?", budget=200)
-    via_pipeline = await pipeline.acontext("Who directed The Quiet Harbour?", budget=200)
+    via_pipeline = await aretrieve_context(pipeline, "Who directed The Quiet Harbour?", budget=200)
     assert via_layer == via_pipeline
     assert "Anna Berg" in via_layer.text
 
@@ -70,7 +70,7 @@ async def test_results_without_content_are_read_from_a_given_store() -> None:
     pipeline = Pipeline([Seeds(graph)])
     without = await aretrieve_context(pipeline, "Who directed The Quiet Harbour?", budget=200)
     assert "Anna Berg" not in without.text  # no store found: the bare results carry no text
-    assert "Anna Berg" not in (await pipeline.acontext("Who directed The Quiet Harbour?", budget=200)).text
+    assert "Anna Berg" not in (await aretrieve_context(pipeline, "Who directed The Quiet Harbour?", budget=200)).text
     given = await aretrieve_context(pipeline, "Who directed The Quiet Harbour?", budget=200, graph_store=graph)
     assert [s.id for s in given.sources][:1] == ["film"]
     assert "Anna Berg" in given.text

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pytest
 
 from graphfuse import Document, InvalidInput, PluginError, Result, presets
-from graphfuse.context import RegexTokenCounter, abuild_context
+from graphfuse.context import RegexTokenCounter, abuild_context, aretrieve_context
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
@@ -89,9 +89,9 @@ async def test_pipeline_context_scores_with_its_own_embedder_unless_told_not_to(
     )
     pipeline = presets.build("minimal", graph_store=graph, vector_store=vectors, embedder=embedder)
     counter = RegexTokenCounter()
-    default = await pipeline.acontext(QUESTION, budget=60, format="evidence", counter=counter)
+    default = await aretrieve_context(pipeline, QUESTION, budget=60, format="evidence", counter=counter)
     assert "won the Golden Lion" in default.text
-    off = await pipeline.acontext(QUESTION, budget=60, format="evidence", counter=counter, embedder=False)
+    off = await aretrieve_context(pipeline, QUESTION, budget=60, format="evidence", counter=counter, embedder=False)
     assert "Golden Lion" not in off.text
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphfuse._local_models import default_model_path
 from graphfuse.embedders import LocalEmbedder
 from graphfuse.embedders._bert import bert_encoder_for
 from graphfuse.embedders._identity import embedder_identity
-from graphfuse.embedders._local import default_model_path
 
 pytestmark = pytest.mark.slow
 

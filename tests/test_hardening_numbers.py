@@ -21,7 +21,7 @@ from graphfuse.cli import app
 from graphfuse.indexing import SourceRecord, records_from_loaded
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 from graphfuse.stores._metadata_index import MetadataIndex
-from graphfuse.stores._vector_store import row_checksum
+from graphfuse.stores._vector_file import row_checksum
 
 runner = CliRunner()
 

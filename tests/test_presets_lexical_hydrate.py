@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from graphfuse import Document
 from graphfuse.cli import app
+from graphfuse.context import aretrieve_context
 from graphfuse.stores import LocalStore, open_store
 
 runner = CliRunner()
@@ -54,7 +55,7 @@ async def test_lexical_presets_hydrate_and_skip_pending(store: Path, preset: str
         for r in results:
             assert r.document.content is not None
             assert r.document.metadata.get("title") == r.id.capitalize()
-        context = await pipeline.acontext("orchards apples", budget=300, format="graph")
+        context = await aretrieve_context(pipeline, "orchards apples", budget=300, format="graph")
         assert "Apples" in context.text
         assert "plums" not in context.text.lower()
 

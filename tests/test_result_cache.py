@@ -22,6 +22,7 @@ from graphfuse import (
     Versioned,
     presets,
 )
+from graphfuse.context import aretrieve_context
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.stores import InMemoryCacheStore, InMemoryGraphStore, LocalStore, LocalVectorStore
@@ -187,10 +188,10 @@ async def test_cache_false_skips_the_cache_for_one_call(world: World) -> None:
     assert world.runs == ["apple harvest", "apple harvest"]
     assert rc.counts == {"hits": 0, "misses": 1, "errors": 0}
     assert pipeline.retrieve("apple harvest", cache=False)
-    ctx = await pipeline.acontext("apple harvest", budget=300, cache=False)
+    ctx = await aretrieve_context(pipeline, "apple harvest", budget=300, cache=False)
     assert ctx.sources
     assert rc.counts["hits"] == 0
-    await pipeline.acontext("apple harvest", budget=300)  # top_k 10: the first request's key
+    await aretrieve_context(pipeline, "apple harvest", budget=300)  # top_k 10: the first request's key
     assert rc.counts["hits"] == 1
     with pytest.raises(InvalidInput, match="cache must be True or False"):
         await pipeline.aretrieve("apple harvest", cache="no")  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ pytest.importorskip("fastapi")
 
 from _server_world import served
 
-from graphfuse.stores._vector_store import row_checksum
+from graphfuse.stores._vector_file import row_checksum
 
 
 @pytest.mark.parametrize("with_keys", [False, True])

@@ -77,7 +77,7 @@ def _set_value(store: Path, doc_id: str, position: int, value: float, resum: boo
         data[4 * position : 4 * position + 4] = struct.pack("<f", value)
         c.execute("UPDATE vectors SET vector = ? WHERE id = ?", (bytes(data), doc_id))
         if resum:  # as if it had been written so: only the NaN check can see it
-            from graphfuse.stores._vector_store import row_checksum
+            from graphfuse.stores._vector_file import row_checksum
 
             c.execute("UPDATE vectors SET checksum = ? WHERE id = ?", (row_checksum(doc_id, bytes(data), meta), doc_id))
         c.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Sized
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode, get_tracer_provider
 
@@ -29,9 +29,6 @@ from ._protocols import Scorer, Stage
 from ._result_cache import ResultCache
 from ._sync import run_sync
 from ._types import Candidate, Query, Result, check_signal
-
-if TYPE_CHECKING:
-    from .context import Context, GraphCaps, TokenBudget, TokenCounter
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
 
@@ -271,83 +268,6 @@ class Pipeline:
                 raise
             except asyncio.TimeoutError as exc:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
-
-    def context(
-        self,
-        query: str | Query,
-        *,
-        budget: int | TokenBudget,
-        format: str = "passages",
-        top_k: int | None = None,
-        filter: FilterLike | None = None,
-        counter: TokenCounter | None = None,
-        graph_store: Any = None,
-        caps: GraphCaps | None = None,
-        options: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float | None = None,
-        cache: bool = True,
-        embedder: Any = None,
-        history: Sequence[Any] | None = None,
-    ) -> Context:
-        """Sync form of :meth:`acontext`."""
-        return run_sync(
-            self.acontext(
-                query,
-                budget=budget,
-                format=format,
-                top_k=top_k,
-                filter=filter,
-                counter=counter,
-                graph_store=graph_store,
-                caps=caps,
-                options=options,
-                timeout=timeout,
-                cache=cache,
-                embedder=embedder,
-                history=history,
-            )
-        )
-
-    async def acontext(
-        self,
-        query: str | Query,
-        *,
-        budget: int | TokenBudget,
-        format: str = "passages",
-        top_k: int | None = None,
-        filter: FilterLike | None = None,
-        counter: TokenCounter | None = None,
-        graph_store: Any = None,
-        caps: GraphCaps | None = None,
-        options: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float | None = None,
-        cache: bool = True,
-        embedder: Any = None,
-        history: Sequence[Any] | None = None,
-    ) -> Context:
-        """Retrieve for ``query`` and assemble the results: :func:`graphfuse.context.aretrieve_context`.
-
-        Context assembly is the layer above retrieval; this method only delegates to it (same
-        arguments, same checks before retrieval; ``history`` is the conversation so far).
-        """
-        from .context import aretrieve_context  # the layer above: loaded only when a context is asked for
-
-        return await aretrieve_context(
-            self,
-            query,
-            budget=budget,
-            format=format,
-            top_k=top_k,
-            filter=filter,
-            counter=counter,
-            graph_store=graph_store,
-            caps=caps,
-            options=options,
-            timeout=timeout,
-            cache=cache,
-            embedder=embedder,
-            history=history,
-        )
 
     async def _cached_run(
         self,

@@ -14,6 +14,7 @@ import redis.asyncio as aioredis
 from graphfuse_redis import RedisCacheStore
 
 from graphfuse import Candidate, Pipeline, Query, ResultCache, RunContext, presets
+from graphfuse.context import aretrieve_context
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord
 from graphfuse.retry import RetryPolicy
@@ -149,7 +150,7 @@ async def test_a_request_may_skip_the_cache(world: World, redis_cache: RedisCach
     pipeline, rc = _attach(world, redis_cache)
     await pipeline.aretrieve("orchard")
     await pipeline.aretrieve("orchard", cache=False)
-    await pipeline.acontext("orchard", budget=200, cache=False)
+    await aretrieve_context(pipeline, "orchard", budget=200, cache=False)
     assert rc.counts == {"hits": 0, "misses": 1, "errors": 0}
     assert world.runs == ["orchard"] * 3
 

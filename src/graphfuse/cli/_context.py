@@ -45,15 +45,15 @@ async def _run(
     granularity: str | None = None,
     max_per_document: int | None = None,
 ) -> Any:
-    from ..context import get_token_counter
+    from ..context import aretrieve_context, get_token_counter
 
     token_counter = get_token_counter(counter) if counter else None
     async with await open_store(store_dir, mode="ro") as store:  # like `query`, writes nothing
         pipeline = shaped(await store.pipeline(preset or store.default_preset), granularity, max_per_document)
         for note in store.notes:
             err_console.print(f"note: {note}", markup=False)
-        return await pipeline.acontext(
-            text, budget=budget, format=fmt, top_k=top_k, filter=filter_, counter=token_counter
+        return await aretrieve_context(
+            pipeline, text, budget=budget, format=fmt, top_k=top_k, filter=filter_, counter=token_counter
         )
 
 

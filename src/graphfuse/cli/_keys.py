@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from .._keys import KeyFile
 from ._errors import err_console, reports_errors
 
 __all__ = ["register"]
@@ -21,8 +22,6 @@ def add(
     tenant: Annotated[str, typer.Option("--tenant", help="Tenant the key acts for.")],
 ) -> None:
     """Create a key for TENANT; the key is printed once and only its hash is stored."""
-    from ..server._keys import KeyFile  # the server package imports FastAPI: only for this command
-
     record, key = KeyFile(keys).add(tenant)
     typer.echo(key)
     err_console.print(
@@ -37,8 +36,6 @@ def revoke(
     keys: KeysOption,
 ) -> None:
     """Remove a key; a running server refuses it from its next request on."""
-    from ..server._keys import KeyFile
-
     record = KeyFile(keys).revoke(key_id)
     typer.echo(f"revoked key {record.key_id} of tenant {record.tenant!r}")
 
@@ -46,8 +43,6 @@ def revoke(
 @reports_errors
 def list_keys(keys: KeysOption) -> None:
     """List key ids, tenants and creation times (never the keys)."""
-    from ..server._keys import KeyFile
-
     for r in KeyFile(keys).records():
         typer.echo(f"{r.key_id}  {r.tenant}  {r.created_at}")
 

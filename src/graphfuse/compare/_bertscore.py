@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InvalidInput, PluginError
-from ..embedders._local import DEFAULT_MODEL_ID, INSTALL_HINT, default_model_path
+from .._local_models import DEFAULT_MODEL_ID, INSTALL_HINT, default_model_path
 
 __all__ = ["BERTScore", "BERTScoreResult"]
 

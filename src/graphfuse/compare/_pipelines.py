@@ -7,9 +7,12 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from .._errors import InvalidInput, NotFound
+from .._pipeline import Pipeline
+from ..context import aretrieve_context
 from ._generation import ContextWindowExceeded, Generator, describe_generator
 from ._tokens import count_messages, default_counter
 
@@ -212,12 +215,16 @@ def context_pipeline(
     system_prompt: str = CONTEXT_PROMPT,
     name: str | None = None,
 ) -> ContextPipeline:
-    """Answer from ``pipeline.acontext(question, budget=, format=, top_k=)`` (a GraphFuse :class:`~graphfuse.Pipeline`).
+    """Answer from the context of ``pipeline`` for each question (``budget=, format=, top_k=``).
 
-    ``budget`` is the context's token budget, ``format`` one of ``passages``, ``evidence``,
-    ``graph`` (see :mod:`graphfuse.context`).
+    A GraphFuse :class:`~graphfuse.Pipeline` goes through :func:`graphfuse.context.aretrieve_context`;
+    any other object needs an ``acontext(question, budget=, format=, top_k=)`` method. ``budget``
+    is the context's token budget, ``format`` one of ``passages``, ``evidence``, ``graph`` (see
+    :mod:`graphfuse.context`).
     """
-    acontext = getattr(pipeline, "acontext", None)
+    acontext = (
+        partial(aretrieve_context, pipeline) if isinstance(pipeline, Pipeline) else getattr(pipeline, "acontext", None)
+    )
     if not callable(acontext):
         raise InvalidInput(
             f"{type(pipeline).__name__} has no acontext(): pass a graphfuse Pipeline "

@@ -1,6 +1,6 @@
 """Context for the LLM: token counting, budgets, and assembling retrieved results into a prompt context.
 
-``pipeline.context(query, budget=..., format=...)`` (or :func:`build_context` over results)
+``retrieve_context(pipeline, query, budget=..., format=...)`` (or :func:`build_context` over results)
 returns a :class:`Context` whose text never exceeds the budget by its :class:`TokenCounter`,
 with numbered sources and what was dropped (and, given ``history=``, the last conversation
 turns that fit their share, in :attr:`Context.prompt_text`); the :data:`FORMATS` are ``passages``, ``evidence``

@@ -55,7 +55,7 @@ class TokenBudget:
     most ``history_cap`` tokens; a ``margin`` share of the rest is kept free (tokenizers
     disagree by a few per cent: use it when the counter is not the model's own tokenizer);
     the retrieved context gets everything else. An int budget given to
-    :meth:`Pipeline.context <graphfuse.Pipeline.context>` is the context part alone.
+    :func:`~graphfuse.context.retrieve_context` is the context part alone.
 
     A budget that leaves no room for context raises :class:`~graphfuse.InvalidInput` naming
     the numbers, when built (with the ``query`` reserve) and when allocated.

@@ -1,4 +1,4 @@
-"""Building a context from ranked results: the one entry point behind ``Pipeline.context``."""
+"""Building a context from ranked results: the one entry point behind ``retrieve_context``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import numpy as np
 from .._errors import GraphFuseError, InvalidInput, PluginError
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, GraphStore
+from .._sentences import sentence_spans
 from .._sync import run_sync
 from .._types import Relation, Result
 from ..defaults import WHOLE_PAGE_CHUNKS
-from ..embedders._memo import memo_for
+from ..embedders import memo_for
 from ._budget import Allocation, TokenBudget, resolve_budget
 from ._counters import TokenCounter, check_counter, checked_count, get_token_counter
 from ._evidence import relation_query
@@ -31,7 +32,6 @@ from ._history import (
 from ._items import Item, chunked_pages, item_body, item_label, items_from_results
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._preselect import worth_embedding
-from ._text import sentence_spans
 from ._types import FORMATS, Context, DroppedSource
 
 CHUNKS_KEY = "graphfuse_chunks"

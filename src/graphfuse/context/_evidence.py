@@ -16,13 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from .._sentences import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
+from .._text import normalize
 from ..defaults import EVIDENCE_WEIGHTS
 from ..indexing import TextEntityExtractor
-from ..indexing._extractors import normalize
 from ._dialogue import speaker_turns
 from ._items import Item
 from ._paragraphs import HEADING, MARKUP, span_kinds, subject_index
-from ._text import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
 
 __all__ = [
     "NameMatcher",

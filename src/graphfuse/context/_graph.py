@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .._errors import InvalidInput
+from .._sentences import sentence_spans
 from .._types import Relation
 from ._evidence import SentenceScorer, _key, _name_key, joined_texts
 from ._items import Item
 from ._packing import Budgeter, empty_text
 from ._paragraphs import HEADING, MARKUP, span_kinds, subject_span
-from ._text import sentence_spans
 from ._types import ContextSource, DroppedSource
 
 __all__ = ["GraphCaps", "serialize_graph"]

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
 from .._errors import InvalidInput
+from .._sentences import cut_to
 from ._counters import TokenCounter
-from ._text import cut_to
 
 __all__ = [
     "HISTORY_HEADING",

@@ -115,7 +115,7 @@ class ContextAssembler:
         return f"ContextAssembler(budget={self.budget!r}, format={self.format!r}, counter={self.counter.name!r})"
 
     def options(self) -> dict[str, Any]:
-        """The settings as keyword arguments of :meth:`graphfuse.Pipeline.acontext` (and ``context``)."""
+        """The settings as keyword arguments of :func:`~graphfuse.context.aretrieve_context` (and the sync form)."""
         return {
             "budget": self.budget,
             "format": self.format,

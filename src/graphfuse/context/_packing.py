@@ -7,12 +7,12 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
+from .._sentences import cut_to, sentence_spans
 from ..defaults import COVERAGE, DENSITY, DENSITY_OFFSET
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam
 from ._evidence import Sentence, SentenceScorer, continues_turn, joined_texts
 from ._items import Item
-from ._text import cut_to, sentence_spans
 from ._types import ContextSource, DroppedSource
 
 __all__ = ["EMPTY_TEXT", "Packed", "fit_parts", "pack_evidence", "pack_passages"]

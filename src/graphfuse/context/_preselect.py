@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
+from .._sentences import is_heading
 from ..defaults import ASSUMED_SIMILARITY, MAX_POOL, MIN_POOL, POOL_PER_BUDGET
 from ._evidence import Sentence, SentenceScorer, relation_query
 from ._graph import GraphCaps
 from ._items import Item
 from ._packing import Budgeter, pack_passages
-from ._text import is_heading
 
 __all__ = ["pool_size", "worth_embedding"]
 

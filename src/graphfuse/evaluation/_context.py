@@ -29,7 +29,7 @@ PASSAGES_TOP = 5
 """``<pipeline>/passages`` is the pipeline's top-5 results whole, whatever the budget (basic RAG)."""
 CONTEXT_TOP = 10
 """``evidence`` and ``graph`` contexts are assembled from a pipeline's top-10 results, as
-:meth:`~graphfuse.Pipeline.context` does by default."""
+:func:`~graphfuse.context.retrieve_context` does by default."""
 _BASIC_RAG = ("vector", "minimal")
 """A percentage budget is a share of the first of these pipelines' ``/passages`` tokens (basic RAG)."""
 
@@ -183,7 +183,7 @@ async def evaluate_contexts(
     assembled from the top :data:`CONTEXT_TOP` results at each budget (an int, or a float share
     of basic RAG's mean tokens, which needs the ``vector`` or ``minimal`` pipeline).
     With ``embedder``, sentences are also scored by similarity to the question, as
-    :meth:`~graphfuse.Pipeline.context` does with the pipeline's embedder (each distinct
+    :func:`~graphfuse.context.retrieve_context` does with the pipeline's embedder (each distinct
     sentence is embedded once for the whole evaluation). ``graph_caps`` caps the ``graph``
     format (default :class:`~graphfuse.context.GraphCaps`).
     """

@@ -219,7 +219,7 @@ async def evaluate(
     ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
     context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
     ``token_counter`` (default :func:`~graphfuse.context.get_token_counter`), sentences scored
-    with ``embedder`` too (as :meth:`~graphfuse.Pipeline.context` does); ``graph_caps`` caps the
+    with ``embedder`` too (as :func:`~graphfuse.context.retrieve_context` does); ``graph_caps`` caps the
     graph format.
 
     Results are what the pipelines return by default (passages, at most two of a document,

@@ -29,7 +29,7 @@ from ._llm_extractor import LLMEntityExtractor
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
 from ._reading import MAX_CHAT_FILE_BYTES, MAX_FILE_BYTES
-from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources
+from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources, reserved_key
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._slack import read_slack
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
@@ -77,5 +77,6 @@ __all__ = [
     "read_sources",
     "read_whatsapp",
     "records_from_loaded",
+    "reserved_key",
     "wants_entity_graph",
 ]

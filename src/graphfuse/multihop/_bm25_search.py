@@ -9,8 +9,8 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ..stages._arguments import check_options, check_positive_int
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_options, check_positive_int
 from ._bm25 import BM25Index
 
 __all__ = ["BM25Search"]

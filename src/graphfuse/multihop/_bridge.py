@@ -7,13 +7,13 @@ from typing import Any
 
 from .._errors import InvalidInput
 from .._protocols import RunContext
+from .._sentences import content_terms, sentence_spans
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ..context._text import content_terms, sentence_spans
 from ..defaults import BRIDGE_SEEDS
 from ..indexing import TextEntityExtractor
-from ..stages._arguments import check_name, check_options, check_positive_int
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_name, check_options, check_positive_int
 from ._bm25 import BM25Index
 from ._ppr import checked_seed_signals, top_seeds
 from ._subjects import subject_span

@@ -10,8 +10,8 @@ from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..defaults import DOCUMENT_TOP
-from ..stages._arguments import check_name, check_options, check_positive_int
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_name, check_options, check_positive_int
 from ._bm25 import BM25Index
 
 __all__ = ["DocumentEvidence"]

@@ -10,8 +10,8 @@ from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..indexing import EntityExtractor
-from ..stages._arguments import check_options, check_positive_int, check_unit
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_options, check_positive_int, check_unit
 from ._bm25 import BM25Index
 
 __all__ = ["EntitySeeds"]

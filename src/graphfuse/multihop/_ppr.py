@@ -21,8 +21,8 @@ from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
 from ..defaults import SEED_SIGNALS
-from ..stages._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_name, check_options, check_positive_int, check_relation_types, check_unit
 
 __all__ = ["NameLookup", "PersonalizedPageRank", "name_links", "personalized_pagerank"]
 

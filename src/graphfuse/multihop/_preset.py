@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sized
+from dataclasses import dataclass
 from typing import Any
 
 from .._errors import InvalidInput
@@ -190,80 +191,157 @@ def multihop(
         raise InvalidInput(f"multihop: adaptive must be True or False, got {adaptive!r}")
     if not isinstance(normalize, bool):
         raise InvalidInput(f"multihop: normalize must be True or False, got {normalize!r}")
-    base = MULTIHOP_WEIGHTS if weights is None else weights
+    shape = _corpus_shape(bm25, linker, entities)
+    base = _fused_weight(MULTIHOP_WEIGHTS if weights is None else weights, shape, adaptive)
+    allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
+    opts = split_options(stage_options, allowed)
+    documents, base = _document_evidence(shape, adaptive, base, opts)
+    scorer: AdaptiveScorer | WeightedScorer = (
+        AdaptiveScorer(base, strength=shape.strength, second_hop=NEXT_HOP, normalize=normalize)
+        if adaptive
+        else WeightedScorer(base, normalize=normalize)
+    )
+    stages: list[Stage] = [
+        *_first_stages(graph_store, vector_store, embedder, shape, bm25, linker, timeline, entities, documents, opts),
+        *_walk_stages(graph_store, shape, linker, scorer, opts),
+        *_opt_in_stages(graph_store, weights, stage_options, opts),
+    ]
+    if reranker is not None:
+        stages.append(Rerank(reranker, **opts["rerank"]))
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the corpus gives the multihop preset, decided once from its indexes."""
+
+    strength: float
+    """How much the ranking is left to first-stage evidence (:func:`adaptive_strength`)."""
+    fuse_ranks: bool
+    """The passage index is at least half chunks of split pages (documentation)."""
+    lexical: BM25Index | None
+    """The index the lexical searches run over: by passage on a store of split pages."""
+    text_graph: bool
+    """The store has entity nodes found in text (``entity_graph=True``)."""
+
+
+def _corpus_shape(bm25: BM25Index | None, linker: EntityExtractor | None, entities: EntityMatcher | None) -> _Shape:
     # A store whose passages are mostly chunks of split pages (documentation, manuals): the page
     # graph links whole pages, so a walk seeded from three of them lifts those pages over ones
     # whose own passages match better, and the order is the first-stage fusion's (as hybrid's),
     # the graph signals breaking its near-ties. On a wiki where a few long articles were split,
     # nothing changes (docs/multihop.md, "Long pages").
-    # Where the titles do not give the graph (adaptive strength up to 1) it weighs more, as the
-    # vector ranking may (AdaptiveScorer's vector_boost 2): the walk's seeds are surer there.
-    strength = adaptive_strength(bm25, linker, entities)
-    fuse_ranks = bm25 is not None and split_share(bm25) >= FUSED_SPLIT_SHARE
-    if fuse_ranks and "fused" not in base:
-        base = {**base, "fused": FUSED_WEIGHT * (1.0 + ADAPTIVE_VECTOR_BOOST * (strength if adaptive else 0.0))}
-    allowed = tuple(k for k in _KEYS if (k != "rerank" or reranker is not None))
-    opts = split_options(stage_options, allowed)
     # On a store of split pages the lexical searches run over passages, as the vector search
     # does: a long page scores by its best passage, not by the question's words spread over all
     # of its sections (docs/multihop.md, "Long pages"). The aggregations fold them into pages.
-    lexical_index = _by_passage(bm25) if bm25 is not None else None
+    return _Shape(
+        strength=adaptive_strength(bm25, linker, entities),
+        fuse_ranks=bm25 is not None and split_share(bm25) >= FUSED_SPLIT_SHARE,
+        lexical=_by_passage(bm25) if bm25 is not None else None,
+        text_graph=entities is not None and len(entities) > 0,
+    )
+
+
+def _fused_weight(base: Mapping[str, float], shape: _Shape, adaptive: bool) -> Mapping[str, float]:
+    # Where the titles do not give the graph (adaptive strength up to 1) it weighs more, as the
+    # vector ranking may (AdaptiveScorer's vector_boost 2): the walk's seeds are surer there.
+    if shape.fuse_ranks and "fused" not in base:
+        return {**base, "fused": FUSED_WEIGHT * (1.0 + ADAPTIVE_VECTOR_BOOST * (shape.strength if adaptive else 0.0))}
+    return base
+
+
+def _document_evidence(
+    shape: _Shape, adaptive: bool, base: Mapping[str, float], opts: Mapping[str, Mapping[str, Any]]
+) -> tuple[DocumentEvidence | None, Mapping[str, float]]:
     # Passages that share a title are parts of one document (a conversation cut into chunks): the
     # whole document's match is evidence for each of them, weighed as much as the store leaves the
     # ranking to first-stage evidence (the adaptive strength; docs/multihop.md, "Document
     # evidence"); fixed weights keep the preset as it was. Where no two passages share a title, a
     # document is its passage and the stage would repeat BM25.
-    documents = None
-    if lexical_index is not None and adaptive and strength > 0:
-        documents = DocumentEvidence(lexical_index, **opts["document"])
-        if documents.shared == 0:
-            documents = None
-        elif "document" not in base:
-            base = {**base, "document": DOCUMENT_WEIGHT * strength}
-    scorer: AdaptiveScorer | WeightedScorer = (
-        AdaptiveScorer(base, strength=strength, second_hop=NEXT_HOP, normalize=normalize)
-        if adaptive
-        else WeightedScorer(base, normalize=normalize)
-    )
+    if shape.lexical is None or not adaptive or shape.strength <= 0:
+        return None, base
+    documents = DocumentEvidence(shape.lexical, **opts["document"])
+    if documents.shared == 0:
+        return None, base
+    if "document" not in base:
+        base = {**base, "document": DOCUMENT_WEIGHT * shape.strength}
+    return documents, base
+
+
+def _first_stages(
+    graph_store: GraphStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    shape: _Shape,
+    bm25: BM25Index | None,
+    linker: EntityExtractor | None,
+    timeline: Timeline | None,
+    entities: EntityMatcher | None,
+    documents: DocumentEvidence | None,
+    opts: Mapping[str, Mapping[str, Any]],
+) -> list[Stage]:
+    """The first-stage searches and seeds: semantic, bm25, document, entity, time, text_entity."""
     stages: list[Stage] = [SemanticSearch(vector_store, embedder, **opts["semantic"])]
-    if lexical_index is not None:
-        stages.append(BM25Search(lexical_index, **opts["bm25"]))
+    if shape.lexical is not None:
+        stages.append(BM25Search(shape.lexical, **opts["bm25"]))
     if documents is not None:
         stages.append(documents)
     if linker is not None:
         stages.append(EntitySeeds(graph_store, linker, **{"words": bm25, **opts["entity"]}))
     if timeline is not None and len(timeline):
         stages.append(TimeAware(timeline, **{"bm25": bm25, **opts["time"]}))
-    text_graph = entities is not None and len(entities) > 0
-    if entities is not None and text_graph:
+    if entities is not None and shape.text_graph:
         stages.append(TextEntitySeeds(entities, **opts["text_entity"]))
+    return stages
+
+
+def _walk_stages(
+    graph_store: GraphStore,
+    shape: _Shape,
+    linker: EntityExtractor | None,
+    scorer: AdaptiveScorer | WeightedScorer,
+    opts: Mapping[str, Mapping[str, Any]],
+) -> list[Stage]:
+    """fused, the seeds folded, bridge, the walk and the pages folded, each with the hydrates it needs."""
+    stages: list[Stage] = []
     # Chunked documents: vector hits land on chunks, entity/BM25 hits on the document. Folding
     # them into the best chunk before PPR lets the signals add up while the walk still starts
     # from a passage (whose MENTIONS lead on); the walk then adds chunks again, folded into their
     # documents at the end. Without chunks (no ``parent_id``) both aggregations are no-ops.
-    if fuse_ranks:
+    if shape.fuse_ranks:
         # By passage, before the pages are folded: a page ranks by the one section that both
         # rankings put high, not by the best vector chunk of one section and the best BM25 chunk
         # of another (at the 256-token chunks of `graphfuse index` often different sections).
         stages.append(RankFusion(**opts["fused"]))
     stages.append(Hydrate(graph_store, name="hydrate_seeds"))
     stages.append(ParentAggregation(**{"keep": "best_chunk", "name": "aggregate_seeds", **opts["aggregate_seeds"]}))
-    if lexical_index is not None:
+    if shape.lexical is not None:
         # Without titles, each of the names nearest the question's words is searched on its own,
-        # among the first TEXT_GRAPH_BRIDGE_NAMES a passage carries: one search for all of them finds the passages
+        # among the first TEXT_GRAPH_BRIDGE_NAMES names a passage carries: one search for all of them finds the passages
         # that mention several names rather than the bridge's own (docs/multihop.md, "The bridge stage").
         bridge_options = (
             {"per_name": TEXT_GRAPH_BRIDGE_PER_NAME, "max_names": TEXT_GRAPH_BRIDGE_NAMES, **opts["bridge"]}
-            if text_graph
+            if shape.text_graph
             else opts["bridge"]
         )
-        stages.append(BridgeSearch(lexical_index, **{"hop_signal": NEXT_HOP, **bridge_options}))
+        stages.append(BridgeSearch(shape.lexical, **{"hop_signal": NEXT_HOP, **bridge_options}))
+    stages.append(PersonalizedPageRank(graph_store, **_walk_options(shape, linker, scorer, opts["ppr"])))
+    stages.append(Hydrate(graph_store, name="hydrate_ppr"))
+    stages.append(ParentAggregation(**opts["aggregate"]))
+    stages.append(Hydrate(graph_store))
+    return stages
+
+
+def _walk_options(
+    shape: _Shape, linker: EntityExtractor | None, scorer: AdaptiveScorer | WeightedScorer, given: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The walk's options: ``given`` over what the corpus shape and the scorer ask for."""
     # Through entity nodes a bridge is two steps (passage -> entity -> passage), not one link:
     # the walk goes on longer, so that the second passage is still reached with weight.
     ppr_options: dict[str, Any] = (
-        {"exclude_prefix": ENTITY_PREFIX, "damping": TEXT_GRAPH_DAMPING, **opts["ppr"]} if text_graph else opts["ppr"]
+        {"exclude_prefix": ENTITY_PREFIX, "damping": TEXT_GRAPH_DAMPING, **given} if shape.text_graph else dict(given)
     )
-    if text_graph and isinstance(linker, TitleLinker) and len(linker):
+    if shape.text_graph and isinstance(linker, TitleLinker) and len(linker):
         # A passage mentioning a name leads to the document named by it (titled, or about it by its
         # subject), as a title link would: the entity node alone spreads the walk over every
         # passage that mentions the name (docs/multihop.md, "Names without titles").
@@ -273,10 +351,16 @@ def multihop(
         # weighs more (by their confidence, as far as the store leaves to them) pick the seeds
         # by as much. At strength 0 (titled corpora) the multipliers are 1: the seeds are as before.
         ppr_options = {"seed_boost": scorer.boosts, **ppr_options}
-    stages.append(PersonalizedPageRank(graph_store, **ppr_options))
-    stages.append(Hydrate(graph_store, name="hydrate_ppr"))
-    stages.append(ParentAggregation(**opts["aggregate"]))
-    stages.append(Hydrate(graph_store))
+    return ppr_options
+
+
+def _opt_in_stages(
+    graph_store: GraphStore,
+    weights: Mapping[str, float] | None,
+    stage_options: Mapping[str, Mapping[str, Any]],
+    opts: Mapping[str, Mapping[str, Any]],
+) -> list[Stage]:
+    """temporal, pagerank, access: those asked for, each with a weight for its signal."""
     opted = [key for key in _OPT_IN if key in stage_options]
     if opted:
         signals = {key: opts[key].get("signal", key) for key in opted}
@@ -286,15 +370,14 @@ def multihop(
                 f"multihop: signal(s) {unweighted} of opt-in stage(s) have no weight; "
                 f"pass weights, e.g. {{**MULTIHOP_WEIGHTS, {unweighted[0]!r}: 0.5}}"
             )
+    stages: list[Stage] = []
     if "temporal" in opted:
         stages.append(TemporalDecay(**opts["temporal"]))
     if "pagerank" in opted:
         stages.append(PageRank(graph_store, **opts["pagerank"]))
     if "access" in opted:
         stages.append(AccessPopularity(**opts["access"]))
-    if reranker is not None:
-        stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
+    return stages
 
 
 def lexical(

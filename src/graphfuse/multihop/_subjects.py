@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .._text import STOPWORDS, normalize
-from ..context._text import sentence_spans
-from ..indexing._extractors import CJK_SPEAKER
+from .._sentences import sentence_spans
+from .._text import CJK_SPEAKER, STOPWORDS, normalize
 
 __all__ = ["linked_names", "name_forms", "subject_name", "subject_span"]
 

@@ -10,8 +10,8 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._types import Candidate, Query
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher
-from ..stages._arguments import check_options, check_unit
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_options, check_unit
 from ._ppr import GRAPH_SEEDS
 
 __all__ = ["TextEntitySeeds", "entity_matcher"]

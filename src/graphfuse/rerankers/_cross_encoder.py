@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import InvalidInput
-from ..embedders._local import load_sentence_transformers
-from ..embedders._texts import check_texts
+from .._local_models import load_sentence_transformers
+from ..embedders import check_texts
 
 __all__ = ["CrossEncoderReranker"]
 

@@ -10,8 +10,7 @@ from .._capabilities import VectorSource
 from .._errors import InvalidInput
 from .._protocols import Embedder, VectorStore
 from .._types import Document
-from ..embedders._memo import memo_for
-from ..embedders._texts import check_texts
+from ..embedders import check_texts, memo_for
 
 __all__ = ["EmbeddingReranker"]
 

@@ -9,15 +9,16 @@ tenants; :func:`install_prometheus_exporter` exports metrics; :data:`REQUEST_STA
 :data:`REQUEST_SCORERS` are what a request may name. See ``docs/server.md``.
 """
 
+from .._keys import KeyFile, KeyRecord, check_tenant
 from ._app import create_app
 from ._connections import ConnectionLimits, LogThrottle, http_server
-from ._keys import KeyFile, KeyRecord, check_tenant
+from ._limits import Limits
 from ._metrics import install_prometheus_exporter
 from ._options import SCORERS as REQUEST_SCORERS
 from ._options import STAGES as REQUEST_STAGES
 from ._problems import Problem
 from ._scope import TENANT_KEY, Scope
-from ._service import Limits, Service
+from ._service import Service
 from ._work import WorkLoop
 
 __all__ = [

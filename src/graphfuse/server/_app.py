@@ -35,10 +35,9 @@ from .._errors import (
     StageFailed,
     StoreCorrupted,
 )
+from .._keys import KeyFile, KeyFileDamaged
 from .._pipeline import Pipeline
-from ..indexing import SourceRecord
-from ..indexing._records import reserved_key
-from ._keys import KeyFile, KeyFileDamaged
+from ..indexing import SourceRecord, reserved_key
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem
 from ._samples import store_questions

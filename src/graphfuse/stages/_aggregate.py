@@ -9,7 +9,7 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ._arguments import check_choice, check_options, require_hydrated
+from ..validation import check_choice, check_options, require_hydrated
 from ._named import NamedStage
 
 __all__ = ["ParentAggregation"]

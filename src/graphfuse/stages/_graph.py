@@ -9,7 +9,7 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import ENTITY_PREFIX, Candidate, Query
-from ._arguments import check_name, check_options, check_positive_int, check_relation_types, check_unit
+from ..validation import check_name, check_options, check_positive_int, check_relation_types, check_unit
 from ._named import NamedStage
 
 __all__ = ["GraphExpansion"]

@@ -9,7 +9,7 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import check_options
+from ..validation import check_options
 from ._named import NamedStage
 
 __all__ = ["Hydrate"]

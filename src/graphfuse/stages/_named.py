@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._arguments import check_name
+from ..validation import check_name
 
 __all__ = ["NamedStage"]
 

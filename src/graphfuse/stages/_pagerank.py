@@ -10,7 +10,7 @@ from .._errors import InvalidInput
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import check_options, check_unit
+from ..validation import check_options, check_unit
 from ._named import NamedStage
 
 __all__ = ["PageRank"]

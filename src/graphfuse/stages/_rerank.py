@@ -11,7 +11,7 @@ from .._protocols import Reranker, RunContext, Scorer
 from .._traits import StageTraits
 from .._types import Candidate, Query
 from ..scoring import WeightedScorer, as_scorer
-from ._arguments import check_options, check_positive_int, require_hydrated
+from ..validation import check_options, check_positive_int, require_hydrated
 from ._named import NamedStage
 
 __all__ = ["Rerank"]

@@ -13,7 +13,7 @@ from .._passages import QUERY_VECTOR
 from .._protocols import Embedder, RunContext, VectorStore
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
-from ._arguments import check_options, check_positive_int, check_unit, combine_filters
+from ..validation import check_options, check_positive_int, check_unit, combine_filters
 from ._named import NamedStage
 
 __all__ = ["SemanticSearch"]

@@ -11,7 +11,7 @@ from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Query
-from ._arguments import (
+from ..validation import (
     check_choice,
     check_options,
     check_timedelta,

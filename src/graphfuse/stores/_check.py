@@ -26,8 +26,9 @@ from ._directory import _recorded, open_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._sqlite_graph import SQLiteGraphStore
-from ._vector_store import APPLICATION_ID as VECTORS_ID
-from ._vector_store import LocalVectorStore, checksum_matches
+from ._vector_file import APPLICATION_ID as VECTORS_ID
+from ._vector_file import checksum_matches
+from ._vector_store import LocalVectorStore
 
 __all__ = ["StoreCheck", "check_store"]
 

@@ -22,7 +22,7 @@ from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound, StoreCorrupted
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
-from ..embedders._identity import embedder_identity
+from ..embedders import embedder_identity
 from ._local_store import MANIFEST, LocalStore
 
 __all__ = ["DEFAULT_STORE", "GIVEN_EMBEDDER", "StoreDirectory", "default_embedder", "open_store"]

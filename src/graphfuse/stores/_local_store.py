@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
-from ..embedders._identity import embedder_identity
+from ..embedders import embedder_identity
 from ._records import CHECK_HINT
 from ._sqlite_graph import SQLiteGraphStore
 from ._vector_store import LocalVectorStore

@@ -9,8 +9,8 @@ from typing import Any
 from .._errors import InvalidInput
 from .._protocols import RunContext
 from .._types import Candidate, Document, Query
-from ..stages._arguments import check_name, check_options, check_positive_int
-from ..stages._named import NamedStage
+from ..stages import NamedStage
+from ..validation import check_name, check_options, check_positive_int
 from ._expressions import TimeWindow, parse_time
 from ._timeline import Timeline
 

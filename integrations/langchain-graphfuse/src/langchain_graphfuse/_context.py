@@ -19,7 +19,16 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import patch_config
 
 from graphfuse import FilterLike, GraphStore, InvalidInput, MetadataFilter, Pipeline, Result
-from graphfuse.context import Context, ContextAssembler, GraphCaps, TokenBudget, TokenCounter, Turn
+from graphfuse.context import (
+    Context,
+    ContextAssembler,
+    GraphCaps,
+    TokenBudget,
+    TokenCounter,
+    Turn,
+    aretrieve_context,
+    retrieve_context,
+)
 
 from ._documents import METADATA_KEY, DocumentMapping, combine_filters, parse_input, passage_metadata
 from ._history import history_from_messages
@@ -189,7 +198,9 @@ class _ContextAssembly:
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return self._pipeline.context(query, top_k=self._k, history=history, **self._assembler.options())
+                return retrieve_context(
+                    self._pipeline, query, top_k=self._k, history=history, **self._assembler.options()
+                )
             assert self._retriever is not None
             docs = self._retriever.invoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
@@ -203,7 +214,9 @@ class _ContextAssembly:
         if isinstance(value, str):
             query = self._query_text(value)
             if self._pipeline is not None:
-                return await self._pipeline.acontext(query, top_k=self._k, history=history, **self._assembler.options())
+                return await aretrieve_context(
+                    self._pipeline, query, top_k=self._k, history=history, **self._assembler.options()
+                )
             assert self._retriever is not None
             docs = await self._retriever.ainvoke(query, config=patch_config(config, callbacks=run_manager.get_child()))
             value = {"query": query, "documents": docs}
@@ -240,7 +253,7 @@ class GraphFuseContextFormatter(_ContextAssembly, Runnable[ContextInput, str]):
       :func:`with_query` produces.
     - a query ``str``, when built with ``retriever=`` (any runnable ``str -> list[Document]``,
       run as a child run) or ``pipeline=`` (a GraphFuse :class:`~graphfuse.Pipeline`, through
-      :meth:`~graphfuse.Pipeline.acontext`; ``k`` results, default 10; the graph format then
+      :func:`~graphfuse.context.aretrieve_context`; ``k`` results, default 10; the graph format then
       uses the pipeline's own graph store).
 
     Conversation history: a mapping input may add ``"history"`` (or ``"chat_history"``, as

@@ -21,7 +21,7 @@ from langchain_graphfuse import (
 )
 
 from graphfuse import InvalidInput, NotFound
-from graphfuse.context import Context, TokenBudget, get_token_counter
+from graphfuse.context import Context, TokenBudget, get_token_counter, retrieve_context
 
 QUESTION = "Who designed the Analytical Engine that Ada Lovelace programmed?"
 EMPTY = "No retrieved context for this query."
@@ -198,7 +198,7 @@ async def test_query_to_str_through_a_retriever_runs_it_as_a_child_run(backend: 
 async def test_query_to_str_through_a_pipeline(backend: Any) -> None:
     pipeline = backend.pipeline()
     formatter = GraphFuseContextFormatter(budget=150, format="graph", pipeline=pipeline, k=3)
-    expected = pipeline.context(QUESTION, budget=150, format="graph", top_k=3)
+    expected = retrieve_context(pipeline, QUESTION, budget=150, format="graph", top_k=3)
     assert formatter.invoke(QUESTION) == expected.text
     ctx = await formatter.with_sources().ainvoke(QUESTION)
     assert ctx.text == expected.text

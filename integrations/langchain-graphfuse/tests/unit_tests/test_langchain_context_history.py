@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_graphfuse import GraphFuseContextFormatter
 
 from graphfuse import InvalidInput
-from graphfuse.context import Context, Turn, build_context
+from graphfuse.context import Context, Turn, build_context, retrieve_context
 
 QUESTION = "Where was she born?"
 HISTORY = [
@@ -103,7 +103,8 @@ async def test_a_question_and_history_retrieve_with_the_pipeline(backend: Any) -
     formatter = GraphFuseContextFormatter(budget=200, pipeline=pipeline, k=3)
     turns = [HumanMessage("Tell me about Ada Lovelace."), AIMessage("She programmed the Analytical Engine.")]
     got = await formatter.ainvoke({"question": "Who designed it?", "history": turns})
-    expected = pipeline.context(
+    expected = retrieve_context(
+        pipeline,
         "Who designed it?",
         budget=200,
         top_k=3,

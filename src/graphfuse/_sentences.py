@@ -1,4 +1,4 @@
-"""Sentences and terms: how context assembly reads passages and questions (no model, any script)."""
+"""Sentences and terms: how context assembly and multi-hop read passages and questions (no model, any script)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
-from ..indexing._extractors import STOPWORDS, cjk_bigrams, has_cjk, normalize
+from ._text import STOPWORDS, cjk_bigrams, has_cjk, normalize
 
 __all__ = [
     "ascii_word_map",
