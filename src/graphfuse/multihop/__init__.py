@@ -8,7 +8,7 @@ graph; :func:`multihop` is the preset ``"multihop"`` of :mod:`graphfuse.presets`
 ``docs/multihop.md``.
 """
 
-from ._bm25 import BM25Index, bm25_tokens
+from ._bm25 import BM25Index, PassageLexicon, bm25_tokens
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._corpus import corpus_indexes
@@ -40,6 +40,7 @@ __all__ = [
     "CorpusCache",
     "DocumentEvidence",
     "EntitySeeds",
+    "PassageLexicon",
     "PersonalizedPageRank",
     "RankFusion",
     "TextEntitySeeds",

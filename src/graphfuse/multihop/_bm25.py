@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -16,7 +17,7 @@ from .._filters import MetadataFilter
 from .._text import bm25_tokens
 from .._types import check_id
 
-__all__ = ["BM25Index", "bm25_tokens"]
+__all__ = ["BM25Index", "PassageLexicon", "bm25_tokens"]
 
 BM25Document = Union[tuple[str, str], tuple[str, str, Mapping[str, Any]]]
 """``(id, text)`` or ``(id, text, metadata)``; metadata is what filters are checked against."""
@@ -274,3 +275,66 @@ class BM25Index:
             hits = hits[np.argpartition(-s[hits], limit - 1)[:limit]]
         order = sorted(hits.tolist(), key=lambda i: (-s[i], self._ids[i]))
         return [(self._ids[i], float(s[i])) for i in order]
+
+
+class PassageLexicon:
+    """The words of a corpus's passages as a BM25 index holds them: :class:`~graphfuse.Passages`' ``terms``.
+
+    ``index`` is a passage index as :func:`~graphfuse.multihop.corpus_indexes` builds it
+    (:attr:`BM25Index.passages`), which indexes each passage as its ``title`` metadata followed by
+    its text. :meth:`term_counts` reads the counts back from the index's term weights and takes
+    the title's words out, so that they describe the text alone: what tokenising the text the
+    graph store holds gives, for the store generation the index was built from, without loading
+    or tokenising it. An index with ``k1 = 0`` keeps presence only: it answers ``None``.
+    """
+
+    __slots__ = ("_index", "_titles")
+
+    def __init__(self, index: BM25Index) -> None:
+        if not isinstance(index, BM25Index):
+            raise InvalidInput(f"index must be a BM25Index, got {index!r}")
+        self._index = index
+        self._titles: dict[int, Counter[str]] = {}  # row -> its title's tokens, tokenised once
+
+    def __repr__(self) -> str:
+        return f"PassageLexicon({self._index!r})"
+
+    def term_counts(
+        self, ids: Sequence[str], terms: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+        """How often each of ``terms`` occurs in each passage of ``ids`` (``counts[k, j]``), and their token counts.
+
+        ``None`` when one of ``ids`` is not in the index (or the index cannot give counts back).
+        """
+        index = self._index
+        rows = [index._position.get(i) for i in ids]
+        if index._k1 == 0.0 or any(r is None for r in rows):
+            return None
+        at = np.asarray(rows, dtype=np.int64)
+        known = [(j, index._vocab[t]) for j, t in enumerate(terms) if t in index._vocab]
+        counts = np.zeros((len(ids), len(terms)))
+        if known:
+            columns = [c for _, c in known]
+            weights = index._matrix[:, columns].tocsr()[at].toarray()
+            held = weights > 0
+            tf = np.zeros_like(weights)
+            norm = np.broadcast_to(index._norm[at][:, None], weights.shape)
+            idf = np.broadcast_to(index._idf[columns][None, :], weights.shape)
+            tf[held] = weights[held] * norm[held] / (idf[held] * (index._k1 + 1.0) - weights[held])
+            counts[:, [j for j, _ in known]] = np.rint(tf)
+        lengths = index._lengths[at].copy()
+        for k, row in enumerate(at.tolist()):
+            title = self._title(row)
+            if title:
+                lengths[k] -= sum(title.values())
+                for j, t in enumerate(terms):
+                    counts[k, j] -= title.get(t, 0)
+        return counts, lengths
+
+    def _title(self, row: int) -> Counter[str]:
+        found = self._titles.get(row)
+        if found is None:
+            title = self._index._metadata[row].get("title")
+            found = Counter(bm25_tokens(title)) if isinstance(title, str) and title.strip() else Counter()
+            self._titles[row] = found
+        return found

@@ -15,7 +15,7 @@ from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher, TitleLinke
 from ..scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ..timeaware import TimeAware, Timeline
-from ._bm25 import BM25Index
+from ._bm25 import BM25Index, PassageLexicon
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._document_evidence import DocumentEvidence
@@ -315,7 +315,12 @@ def multihop(
         stages.append(AccessPopularity(**opts["access"]))
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder, terms=_lexicon(bm25)))
+
+
+def _lexicon(bm25: BM25Index | None) -> PassageLexicon | None:
+    """The words of ``bm25``'s passages for :class:`~graphfuse.Passages` (none without a passage index)."""
+    return PassageLexicon(bm25.passages) if bm25 is not None and bm25.passages is not None else None
 
 
 def lexical(
@@ -341,7 +346,7 @@ def lexical(
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-        passages = Passages(graph_store)
+        passages = Passages(graph_store, terms=_lexicon(bm25))
     return Pipeline(stages, WeightedScorer({"bm25": 1.0}), passages=passages)
 
 
@@ -366,7 +371,7 @@ def hybrid(
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-        passages = Passages(graph_store, vector_store, embedder)
+        passages = Passages(graph_store, vector_store, embedder, terms=_lexicon(bm25))
     return Pipeline(
         stages,
         ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights, normalize=True),
