@@ -166,8 +166,9 @@ class Passages:
     ``terms`` (optional, a :class:`PassageTerms`) holds the words of the chunks: a query without
     a metadata filter then scores a document's chunks from it, with one vector search for all
     the documents expanded, and loads only the chunks it returns. The result is the same as
-    loading and tokenising every chunk (which it falls back to for the chunks ``terms`` lacks,
-    or when a chunk it returns is gone from the store).
+    loading and tokenising every chunk while ``terms`` describes the store's texts; it does
+    that instead for a document whose chunks ``terms`` lacks, or when a chunk it would return
+    is gone from the store.
     """
 
     __slots__ = (
@@ -410,10 +411,18 @@ class Passages:
 
         terms = sorted(set(bm25_tokens(query.text)))
         held: list[tuple[list[str], list[float]] | None] = [None] * len(results)
-        if quick and self._terms is not None:
-            for k, r in enumerate(results):
-                ids = [f"{r.id}#{i}" for i in range(_chunk_count(r.document))]
-                found = self._terms.term_counts(ids, terms)
+        if quick and self._terms is not None and results:
+            groups = [[f"{r.id}#{i}" for i in range(_chunk_count(r.document))] for r in results]
+            # One call for every document; a document whose chunks it lacks is asked alone below.
+            together = self._terms.term_counts([i for ids in groups for i in ids], terms)
+            start = 0
+            for k, ids in enumerate(groups):
+                found: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None
+                if together is not None:
+                    found = together[0][start : start + len(ids)], together[1][start : start + len(ids)]
+                    start += len(ids)
+                else:
+                    found = self._terms.term_counts(ids, terms)
                 if found is not None:
                     held[k] = (ids, _bm25(*found))
         cosines: dict[str, float] = {}

@@ -307,28 +307,40 @@ class PassageLexicon:
         ``None`` when one of ``ids`` is not in the index (or the index cannot give counts back).
         """
         index = self._index
-        rows = [index._position.get(i) for i in ids]
-        if index._k1 == 0.0 or any(r is None for r in rows):
+        found = [index._position.get(i) for i in ids]
+        rows = [r for r in found if r is not None]
+        if index._k1 == 0.0 or len(rows) < len(ids):
             return None
         at = np.asarray(rows, dtype=np.int64)
-        known = [(j, index._vocab[t]) for j, t in enumerate(terms) if t in index._vocab]
+        order = np.argsort(at, kind="stable")
+        ranked = at[order]
         counts = np.zeros((len(ids), len(terms)))
-        if known:
-            columns = [c for _, c in known]
-            weights = index._matrix[:, columns].tocsr()[at].toarray()
-            held = weights > 0
-            tf = np.zeros_like(weights)
-            norm = np.broadcast_to(index._norm[at][:, None], weights.shape)
-            idf = np.broadcast_to(index._idf[columns][None, :], weights.shape)
-            tf[held] = weights[held] * norm[held] / (idf[held] * (index._k1 + 1.0) - weights[held])
-            counts[:, [j for j, _ in known]] = np.rint(tf)
+        matrix = index._matrix  # CSC: a term's column lists the rows that hold it and their weights
+        for j, t in enumerate(terms):
+            column = index._vocab.get(t)
+            if column is None:
+                continue
+            start, end = matrix.indptr[column], matrix.indptr[column + 1]
+            holders, weights = matrix.indices[start:end], matrix.data[start:end]
+            # Which of the wanted rows hold the term (a row may be wanted twice: every copy).
+            left = np.searchsorted(ranked, holders, side="left")
+            right = np.searchsorted(ranked, holders, side="right")
+            hit = right > left
+            if not hit.any():
+                continue
+            w = weights[hit]
+            norm = index._norm[holders[hit]]
+            tf = np.rint(w * norm / (index._idf[column] * (index._k1 + 1.0) - w))
+            for lo, hi, value in zip(left[hit].tolist(), right[hit].tolist(), tf.tolist(), strict=True):
+                counts[order[lo:hi], j] = value
         lengths = index._lengths[at].copy()
-        for k, row in enumerate(at.tolist()):
+        column_of = {t: j for j, t in enumerate(terms)}
+        for k, row in enumerate(rows):
             title = self._title(row)
             if title:
                 lengths[k] -= sum(title.values())
-                for j, t in enumerate(terms):
-                    counts[k, j] -= title.get(t, 0)
+                for t in title.keys() & column_of.keys():
+                    counts[k, column_of[t]] -= title[t]
         return counts, lengths
 
     def _title(self, row: int) -> Counter[str]:
