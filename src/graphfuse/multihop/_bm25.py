@@ -246,19 +246,34 @@ class BM25Index:
 
     def scores(self, query: str) -> npt.NDArray[np.float64]:
         """The BM25 score of every document (index order) for ``query``."""
-        terms = sorted({self._vocab[t] for t in bm25_tokens(query) if t in self._vocab})
-        if not terms:
+        rows, weights = self._postings(query)
+        if rows is None:
             return np.zeros(len(self._ids))
-        return np.asarray(self._matrix[:, terms].sum(axis=1)).ravel()
+        return np.bincount(rows, weights=weights, minlength=len(self._ids)).astype(np.float64, copy=False)
+
+    def _postings(self, text: str) -> tuple[npt.NDArray[np.int32] | None, npt.NDArray[np.float64]]:
+        """The (row, weight) entries of ``text``'s distinct known terms, term after term (``None``: no term)."""
+        terms = sorted({self._vocab[t] for t in bm25_tokens(text) if t in self._vocab})
+        if not terms:
+            return None, np.zeros(0)
+        # The columns of the CSC matrix hold each term's documents: read them as they are, without
+        # building a sub-matrix (what a query costs is then numpy's, not scipy's bookkeeping).
+        m = self._matrix
+        if len(terms) == 1:
+            a, z = m.indptr[terms[0]], m.indptr[terms[0] + 1]
+            return m.indices[a:z], m.data[a:z]
+        spans = [np.arange(m.indptr[t], m.indptr[t + 1]) for t in terms]
+        at = np.concatenate(spans)
+        return m.indices[at], m.data[at]
 
     def holding(self, text: str, ids: Iterable[str]) -> set[str]:
         """The documents among ``ids`` that hold at least one of ``text``'s terms (ids not indexed are left out)."""
-        terms = sorted({self._vocab[t] for t in bm25_tokens(text) if t in self._vocab})
         wanted = [(d, p) for d in ids if (p := self._position.get(d)) is not None]
-        if not terms or not wanted:
+        rows, _ = self._postings(text)
+        if rows is None or not wanted:
             return set()
-        # Term weights are always positive (Lucene's idf), so a non-zero weight is an occurrence.
-        held = np.asarray(self._matrix[:, terms][[p for _, p in wanted]].sum(axis=1)).ravel() > 0
+        # Term weights are always positive (Lucene's idf): a stored entry is an occurrence.
+        held = np.isin(np.fromiter((p for _, p in wanted), dtype=np.int64, count=len(wanted)), rows)
         return {d for (d, _), h in zip(wanted, held.tolist(), strict=True) if h}
 
     def search(self, query: str, limit: int = 50, *, filter: MetadataFilter | None = None) -> list[tuple[str, float]]:
