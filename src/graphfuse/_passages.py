@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -147,6 +147,10 @@ def _bm25(counts: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64]) -> 
     norm = _K1 * (1 - _B + _B * lengths / avg)
     scores = idf * counts * (_K1 + 1) / (counts + norm[:, None])
     return [float(v) for v in scores.sum(axis=1)]
+
+
+_Passage = tuple[str, str, float, "Document | None", Result]
+"""A passage to return: (id, its document's id, score, its document if loaded, the result whose signals it carries)."""
 
 
 def _normalised(values: Sequence[float]) -> list[float]:
@@ -324,10 +328,10 @@ class Passages:
         quick = self._terms is not None and query.filter is None
         if quick:
             chosen = await self._chosen(query, taken, top_k, cap, context, quick=True)
-            loaded = await self._loaded(chosen)
+            loaded = await self._results(chosen)
             if loaded is not None:
                 return loaded
-        return await self._chosen(query, taken, top_k, cap, context, quick=False)
+        return cast("list[Result]", await self._results(await self._chosen(query, taken, top_k, cap, context)))
 
     async def _chosen(
         self,
@@ -337,42 +341,43 @@ class Passages:
         cap: int,
         context: Any,
         *,
-        quick: bool,
-    ) -> list[Result]:
-        """The passages of ``taken``, best first; with ``quick``, chunks from :class:`PassageTerms` are unloaded."""
+        quick: bool = False,
+    ) -> list[_Passage]:
+        """The passages of ``taken``, best first; ``quick``: chunks scored from :class:`PassageTerms`, unloaded."""
         split = [r for r, _, expand in taken if expand]
-        expanded = await self._expand_all(query, split, context, quick=quick)
-        scored: dict[str, tuple[float, int, Result]] = {}
+        expanded = iter(await self._expand_all(query, split, context, quick=quick))
+        scored: dict[str, tuple[float, int, _Passage]] = {}
         order = 0
-
-        def add(result: Result) -> None:
-            nonlocal order
-            old = scored.get(result.id)
-            if old is None or result.score > old[0]:
-                scored[result.id] = (result.score, old[1] if old is not None else order, result)
-            order += 1
-
-        passages = iter(expanded)
         for r, factor, expand in taken:
-            for passage in next(passages) if expand else [r]:
-                add(_scaled(passage, factor))
+            own: list[_Passage] = [(r.id, document_id_of(r.document), r.score, r.document, r)]
+            for found in next(expanded) if expand else own:
+                passage = found if factor >= 1.0 else (found[0], found[1], found[2] * factor, found[3], found[4])
+                old = scored.get(passage[0])
+                if old is None or passage[2] > old[0]:
+                    scored[passage[0]] = (passage[2], old[1] if old is not None else order, passage)
+                order += 1
         best = sorted(scored.values(), key=lambda t: (-t[0], t[1]))
-        return cap_per_document([r for _, _, r in best], cap)[:top_k]
+        seen: dict[str, int] = {}
+        out: list[_Passage] = []
+        for _, _, passage in best:  # at most cap passages of a document (cap_per_document)
+            if seen.get(passage[1], 0) < cap:
+                seen[passage[1]] = seen.get(passage[1], 0) + 1
+                out.append(passage)
+                if len(out) >= top_k:
+                    break
+        return out
 
-    async def _loaded(self, chosen: list[Result]) -> list[Result] | None:
-        """``chosen`` with its unloaded chunks loaded; ``None`` if one is gone (or empty) in the store."""
-        wanted = [r.id for r in chosen if r.document.content is None]
-        if not wanted:
-            return chosen
-        docs = await self._graph.get_documents(wanted)
+    async def _results(self, chosen: list[_Passage]) -> list[Result] | None:
+        """``chosen`` as results, its unloaded chunks loaded; ``None`` if one is gone (or empty) in the store."""
+        wanted = [p[0] for p in chosen if p[3] is None]
+        docs = await self._graph.get_documents(wanted) if wanted else {}
         out = []
-        for r in chosen:
-            if r.document.content is None:
-                doc = docs.get(r.id)
-                if doc is None or doc.content is None:
+        for passage_id, _, score, document, base in chosen:
+            if document is None:
+                document = docs.get(passage_id)
+                if document is None or document.content is None:
                     return None
-                r = Result(doc, r.score, r.signals, r.contributions)
-            out.append(r)
+            out.append(base if document is base.document and score == base.score else _result(document, score, base))
         return out
 
     async def _hub_damping(self, query: Query, ranked: Sequence[Result]) -> dict[str, float]:
@@ -405,7 +410,7 @@ class Passages:
 
     async def _expand_all(
         self, query: Query, results: Sequence[Result], context: Any, *, quick: bool
-    ) -> list[list[Result]]:
+    ) -> list[list[_Passage]]:
         """Each of ``results`` (split documents) as its passages scored within the document."""
         from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
@@ -430,46 +435,51 @@ class Passages:
             parents = [r.id for r, h in zip(results, held, strict=True) if h is not None]
             count = sum(len(h[0]) for h in held if h is not None)
             cosines = await self._cosines(query, parents, count, context)
-        out: list[list[Result]] = []
+        out: list[list[_Passage]] = []
         for r, h in zip(results, held, strict=True):
             if h is None:
                 out.append(await self._expand(query, r, terms, context))
                 continue
             ids, lexical = h
-            # Placeholders: only the chunks that make the list are loaded (_loaded).
-            chunks = [Document(i, None, {_PARENT: r.id}) for i in ids]
-            out.append(self._scored(r, chunks, lexical, [cosines.get(i, 0.0) for i in ids]))
+            # Not loaded: only the chunks that make the list are (_results).
+            out.append(self._scored(r, ids, [None] * len(ids), lexical, [cosines.get(i, 0.0) for i in ids]))
         return out
 
-    async def _expand(self, query: Query, result: Result, terms: Sequence[str], context: Any) -> list[Result]:
+    async def _expand(self, query: Query, result: Result, terms: Sequence[str], context: Any) -> list[_Passage]:
         doc = result.document
         ids = [f"{doc.id}#{i}" for i in range(_chunk_count(doc))]
         found = await self._graph.get_documents(ids, filter=query.filter)
         chunks = [found[i] for i in ids if i in found and found[i].content is not None]
         if not chunks:
-            return [result]
+            return [(result.id, document_id_of(doc), result.score, doc, result)]
         lexical = _bm25(*_token_counts([c.content or "" for c in chunks], terms))
         cosine: list[float] = []
         if self._lexical < 1.0 and self._vectors is not None:
             by_id = await self._cosines(query, [doc.id], len(ids), context)
             cosine = [by_id.get(c.id, 0.0) for c in chunks]
-        return self._scored(result, chunks, lexical, cosine)
+        return self._scored(result, [c.id for c in chunks], chunks, lexical, cosine)
 
     def _scored(
-        self, result: Result, chunks: Sequence[Document], lexical: list[float], cosine: list[float]
-    ) -> list[Result]:
+        self,
+        result: Result,
+        ids: Sequence[str],
+        chunks: Sequence[Document | None],
+        lexical: list[float],
+        cosine: list[float],
+    ) -> list[_Passage]:
         """``result``'s chunks, scored by their match (words, and cosine when weighed) relative to the best one."""
         match = _normalised(lexical)
         if self._lexical < 1.0 and self._vectors is not None:
             semantic = _normalised(cosine)
             match = [self._lexical * m + (1.0 - self._lexical) * s for m, s in zip(match, semantic, strict=True)]
         top = max(match)
+        page = result.id
         if top <= 0:
             # Nothing of the query in any chunk: the opening passage stands for the document.
-            return [Result(chunks[0], result.score, result.signals, result.contributions)]
+            return [(ids[0], page, result.score, chunks[0], result)]
         return [
-            Result(chunk, result.score * m / top, result.signals, result.contributions)
-            for chunk, m in zip(chunks, match, strict=True)
+            (i, page, result.score * m / top, chunk, result)
+            for i, chunk, m in zip(ids, chunks, match, strict=True)
             if m > 0
         ]
 
@@ -518,10 +528,8 @@ class Passages:
         return out
 
 
-def _scaled(result: Result, factor: float) -> Result:
-    if factor >= 1.0:
-        return result
-    return Result(result.document, result.score * factor, result.signals, result.contributions)
+def _result(document: Document, score: float, base: Result) -> Result:
+    return Result(document, score, base.signals, base.contributions)
 
 
 def _cut(document: Document, size: int) -> Document:
