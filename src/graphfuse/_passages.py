@@ -10,6 +10,7 @@ their page".
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, cast
@@ -311,23 +312,21 @@ class Passages:
     async def _passages(
         self, query: Query, ranked: Sequence[Result], top_k: int, cap: int, context: Any
     ) -> list[Result]:
-        # Documents past the top_k-th distinct one cannot reach the list (their passages score
-        # at most the document's score), so only the first top_k documents are expanded.
-        documents: list[str] = []
-        damp = await self._hub_damping(query, ranked[: 4 * top_k])
-        taken: list[tuple[Result, float, bool]] = []  # (result, hub factor, expand it)
-        for r in ranked:
-            doc = document_id_of(r.document)
-            if doc not in documents:
-                # A damped hub does not count towards the documents that fill the list.
-                if sum(1 for d in documents if d not in damp) >= top_k:
-                    break
-                documents.append(doc)
-            split = r.document.metadata.get(_PARENT) is None and _chunk_count(r.document) > 1
-            taken.append((r, damp.get(doc, 1.0), split))
         quick = self._terms is not None and query.filter is None
+        cosines: tuple[set[str], dict[str, float]] = (set(), {})
+        if quick and self._lexical < 1.0 and self._vectors is not None:
+            # The cosines of the chunks of the pages that fill the list if no page is a hub, searched
+            # while the hubs are found (a hub lets a further page in: its chunks are searched later).
+            guess = [r for r, _, split in _taken(ranked, top_k, {}) if split]
+            count = sum(_chunk_count(r.document) for r in guess)
+            search = self._cosines(query, [r.id for r in guess], count, context) if guess else _nothing()
+            damp, found = await asyncio.gather(self._hub_damping(query, ranked[: 4 * top_k]), search)
+            cosines = ({r.id for r in guess}, found)
+        else:
+            damp = await self._hub_damping(query, ranked[: 4 * top_k])
+        taken = _taken(ranked, top_k, damp)
         if quick:
-            chosen = await self._chosen(query, taken, top_k, cap, context, quick=True)
+            chosen = await self._chosen(query, taken, top_k, cap, context, quick=True, cosines=cosines)
             loaded = await self._results(chosen)
             if loaded is not None:
                 return loaded
@@ -342,10 +341,11 @@ class Passages:
         context: Any,
         *,
         quick: bool = False,
+        cosines: tuple[set[str], dict[str, float]] | None = None,
     ) -> list[_Passage]:
         """The passages of ``taken``, best first; ``quick``: chunks scored from :class:`PassageTerms`, unloaded."""
         split = [r for r, _, expand in taken if expand]
-        expanded = iter(await self._expand_all(query, split, context, quick=quick))
+        expanded = iter(await self._expand_all(query, split, context, quick=quick, cosines=cosines))
         scored: dict[str, tuple[float, int, _Passage]] = {}
         order = 0
         for r, factor, expand in taken:
@@ -409,9 +409,18 @@ class Passages:
         return out
 
     async def _expand_all(
-        self, query: Query, results: Sequence[Result], context: Any, *, quick: bool
+        self,
+        query: Query,
+        results: Sequence[Result],
+        context: Any,
+        *,
+        quick: bool,
+        cosines: tuple[set[str], dict[str, float]] | None = None,
     ) -> list[list[_Passage]]:
-        """Each of ``results`` (split documents) as its passages scored within the document."""
+        """Each of ``results`` (split documents) as its passages scored within the document.
+
+        ``cosines``: the pages whose chunks were searched already, and their chunks' cosines.
+        """
         from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
         terms = sorted(set(bm25_tokens(query.text)))
@@ -430,11 +439,13 @@ class Passages:
                     found = self._terms.term_counts(ids, terms)
                 if found is not None:
                     held[k] = (ids, _bm25(*found))
-        cosines: dict[str, float] = {}
-        if self._lexical < 1.0 and self._vectors is not None and any(h is not None for h in held):
-            parents = [r.id for r, h in zip(results, held, strict=True) if h is not None]
-            count = sum(len(h[0]) for h in held if h is not None)
-            cosines = await self._cosines(query, parents, count, context)
+        searched, known = (set(), {}) if cosines is None else (cosines[0], dict(cosines[1]))
+        if self._lexical < 1.0 and self._vectors is not None:
+            # The pages whose chunks were not searched yet (the caller searched the likely ones).
+            rest = [(r.id, len(h[0])) for r, h in zip(results, held, strict=True) if h is not None]
+            rest = [(page, n) for page, n in rest if page not in searched]
+            if rest:
+                known.update(await self._cosines(query, [p for p, _ in rest], sum(n for _, n in rest), context))
         out: list[list[_Passage]] = []
         for r, h in zip(results, held, strict=True):
             if h is None:
@@ -442,7 +453,7 @@ class Passages:
                 continue
             ids, lexical = h
             # Not loaded: only the chunks that make the list are (_results).
-            out.append(self._scored(r, ids, [None] * len(ids), lexical, [cosines.get(i, 0.0) for i in ids]))
+            out.append(self._scored(r, ids, [None] * len(ids), lexical, [known.get(i, 0.0) for i in ids]))
         return out
 
     async def _expand(self, query: Query, result: Result, terms: Sequence[str], context: Any) -> list[_Passage]:
@@ -526,6 +537,29 @@ class Passages:
                 continue
             out.append(Result(_cut(document, size), r.score, r.signals, r.contributions))
         return out
+
+
+def _taken(ranked: Sequence[Result], top_k: int, damp: Mapping[str, float]) -> list[tuple[Result, float, bool]]:
+    """``(result, hub factor, expand it)`` for the results whose document can reach the list.
+
+    Documents past the top_k-th distinct one cannot (their passages score at most the
+    document's score); a damped hub does not count towards the documents that fill the list.
+    """
+    documents: list[str] = []
+    taken: list[tuple[Result, float, bool]] = []
+    for r in ranked:
+        doc = document_id_of(r.document)
+        if doc not in documents:
+            if sum(1 for d in documents if d not in damp) >= top_k:
+                break
+            documents.append(doc)
+        split = r.document.metadata.get(_PARENT) is None and _chunk_count(r.document) > 1
+        taken.append((r, damp.get(doc, 1.0), split))
+    return taken
+
+
+async def _nothing() -> dict[str, float]:
+    return {}
 
 
 def _result(document: Document, score: float, base: Result) -> Result:
