@@ -60,6 +60,9 @@ async def test_counts_are_those_of_the_chunk_texts_without_their_titles(tmp_path
                 tokens = Counter(bm25_tokens(text))
                 assert counts[k].tolist() == [tokens.get(t, 0) for t in terms]
                 assert lengths[k] == sum(tokens.values())
+            twice = lexicon.term_counts([*ids, "guide#1"], terms)  # an id asked twice gets its counts twice
+            assert twice is not None
+            assert twice[0][4].tolist() == counts[1].tolist()
             assert lexicon.term_counts(["guide#0", "guide#9"], terms) is None  # not in the index
     finally:
         await graph.close()

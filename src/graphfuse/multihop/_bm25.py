@@ -309,7 +309,7 @@ class PassageLexicon:
         if not isinstance(index, BM25Index):
             raise InvalidInput(f"index must be a BM25Index, got {index!r}")
         self._index = index
-        self._titles: dict[int, Counter[str]] = {}  # row -> its title's tokens, tokenised once
+        self._titles: dict[int, tuple[Counter[str], int]] = {}  # row -> its title's tokens and their count
 
     def __repr__(self) -> str:
         return f"PassageLexicon({self._index!r})"
@@ -346,22 +346,25 @@ class PassageLexicon:
             w = weights[hit]
             norm = index._norm[holders[hit]]
             tf = np.rint(w * norm / (index._idf[column] * (index._k1 + 1.0) - w))
-            for lo, hi, value in zip(left[hit].tolist(), right[hit].tolist(), tf.tolist(), strict=True):
-                counts[order[lo:hi], j] = value
+            # Each holding row's places in ids: ranked[left:right] (one place unless asked twice).
+            lo, times = left[hit], (right - left)[hit]
+            step = np.arange(int(times.sum())) - np.repeat(np.cumsum(times) - times, times)
+            counts[order[np.repeat(lo, times) + step], j] = np.repeat(tf, times)
         lengths = index._lengths[at].copy()
         column_of = {t: j for j, t in enumerate(terms)}
         for k, row in enumerate(rows):
-            title = self._title(row)
-            if title:
-                lengths[k] -= sum(title.values())
+            title, size = self._title(row)
+            if size:
+                lengths[k] -= size
                 for t in title.keys() & column_of.keys():
                     counts[k, column_of[t]] -= title[t]
         return counts, lengths
 
-    def _title(self, row: int) -> Counter[str]:
+    def _title(self, row: int) -> tuple[Counter[str], int]:
+        """The tokens of the title row ``row`` was indexed with, and how many (tokenised once)."""
         found = self._titles.get(row)
         if found is None:
             title = self._index._metadata[row].get("title")
-            found = Counter(bm25_tokens(title)) if isinstance(title, str) and title.strip() else Counter()
-            self._titles[row] = found
+            tokens = Counter(bm25_tokens(title)) if isinstance(title, str) and title.strip() else Counter()
+            found = self._titles[row] = (tokens, sum(tokens.values()))
         return found
