@@ -38,7 +38,7 @@ from ._errors import (
     StoreCorrupted,
 )
 from ._filters import Condition, FilterLike, MetadataFilter
-from ._passages import Passages
+from ._passages import Passages, PassageTerms
 from ._pipeline import Pipeline
 from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
 from ._result_cache import ResultCache
@@ -72,6 +72,7 @@ __all__ = [
     "NoCandidates",
     "NotFound",
     "PageRankRefreshing",
+    "PassageTerms",
     "Passages",
     "PermissionDenied",
     "Pipeline",

@@ -10,10 +10,13 @@ their page".
 
 from __future__ import annotations
 
-import math
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
+
+import numpy as np
+import numpy.typing as npt
 
 from ._errors import InvalidInput
 from ._filters import MetadataFilter
@@ -26,6 +29,7 @@ __all__ = [
     "GRANULARITIES",
     "QUERY_VECTOR",
     "TRUNCATED",
+    "PassageTerms",
     "Passages",
     "cap_per_document",
     "check_granularity",
@@ -90,31 +94,57 @@ def _chunk_count(document: Document) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) else 1
 
 
-def _lexical(query: str, texts: Sequence[str]) -> list[float]:
-    """BM25 of ``query`` over ``texts`` taken as a corpus of their own (idf within the document)."""
+class PassageTerms(Protocol):
+    """Where :class:`Passages` reads the words of a document's chunks instead of tokenising their texts.
+
+    :meth:`term_counts` gives, for the passages ``ids``, how often each of ``terms`` (tokens of
+    :func:`~graphfuse.bm25_tokens`) occurs in each one's text (``counts[k, j]``, ``ids[k]``,
+    ``terms[j]``) and each text's token count; ``None`` when it does not hold every one of
+    ``ids``. It must describe the texts the graph store holds for those ids (the ``multihop``
+    preset passes :class:`~graphfuse.multihop.PassageLexicon` over the corpus index it searches,
+    built for the same store generation).
+    """
+
+    def term_counts(
+        self, ids: Sequence[str], terms: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None: ...
+
+
+def _token_counts(
+    texts: Sequence[str], terms: Sequence[str]
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """:meth:`PassageTerms.term_counts` of ``texts``, by tokenising them."""
     from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
-    terms = set(bm25_tokens(query))
-    docs = [bm25_tokens(t) for t in texts]
-    if not terms or not docs:
-        return [0.0] * len(texts)
-    n = len(docs)
-    avg = sum(len(d) for d in docs) / n or 1.0
-    counts = [dict.fromkeys(d, 0) for d in docs]
-    for d, c in zip(docs, counts, strict=True):
-        for t in d:
-            c[t] += 1
-    df = {t: sum(1 for c in counts if t in c) for t in terms}
-    out: list[float] = []
-    for d, c in zip(docs, counts, strict=True):
-        score = 0.0
-        for t in terms:
-            tf = c.get(t, 0)
-            if tf:
-                idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                score += idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * len(d) / avg))
-        out.append(score)
-    return out
+    column = {t: j for j, t in enumerate(terms)}
+    counts = np.zeros((len(texts), len(terms)))
+    lengths = np.zeros(len(texts))
+    for k, text in enumerate(texts):
+        tokens = bm25_tokens(text)
+        lengths[k] = len(tokens)
+        for t in tokens:
+            j = column.get(t)
+            if j is not None:
+                counts[k, j] += 1
+    return counts, lengths
+
+
+def _bm25(counts: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64]) -> list[float]:
+    """BM25 of a query over passages taken as a corpus of their own (idf within them), from the
+    counts of the query's distinct terms (``counts[k, j]``) and the passages' token counts."""
+    n = counts.shape[0]
+    if not n or not counts.shape[1]:
+        return [0.0] * n
+    avg = float(lengths.sum()) / n or 1.0
+    df = (counts > 0).sum(axis=0)
+    idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    norm = _K1 * (1 - _B + _B * lengths / avg)
+    scores = idf * counts * (_K1 + 1) / (counts + norm[:, None])
+    return [float(v) for v in scores.sum(axis=1)]
+
+
+_Passage = tuple[str, str, float, "Document | None", Result]
+"""A passage to return: (id, its document's id, score, its document if loaded, the result whose signals it carries)."""
 
 
 def _normalised(values: Sequence[float]) -> list[float]:
@@ -130,6 +160,13 @@ class Passages:
     BM25 match against the cosine (0..1; 1.0 = words only, the only choice without an embedder).
     ``max_per_document``, ``granularity`` and ``max_document_tokens`` are the defaults of
     :meth:`Pipeline.aretrieve <graphfuse.Pipeline.aretrieve>`'s options of the same names.
+
+    ``terms`` (optional, a :class:`PassageTerms`) holds the words of the chunks: a query without
+    a metadata filter then scores a document's chunks from it, with one vector search for all
+    the documents expanded, and loads only the chunks it returns. The result is the same as
+    loading and tokenising every chunk while ``terms`` describes the store's texts; it does
+    that instead for a document whose chunks ``terms`` lacks, or when a chunk it would return
+    is gone from the store.
     """
 
     __slots__ = (
@@ -140,6 +177,7 @@ class Passages:
         "_lexical",
         "_max_doc_tokens",
         "_max_per_doc",
+        "_terms",
         "_vectors",
     )
 
@@ -154,6 +192,7 @@ class Passages:
         max_document_tokens: int = DEFAULT_MAX_DOCUMENT_TOKENS,
         lexical: float = PASSAGE_LEXICAL,
         hub_share: float = HUB_SHARE,
+        terms: PassageTerms | None = None,
     ) -> None:
         if not callable(getattr(graph_store, "get_documents", None)):
             raise InvalidInput(f"graph_store does not look right: {graph_store!r} has no 'get_documents'")
@@ -171,6 +210,9 @@ class Passages:
         if isinstance(hub_share, bool) or not isinstance(hub_share, (int, float)) or not 0.0 < hub_share <= 1.0:
             raise InvalidInput(f"hub_share must be a number in (0, 1], got {hub_share!r}")
         self._hub_share = float(hub_share)
+        if terms is not None and not callable(getattr(terms, "term_counts", None)):
+            raise InvalidInput(f"terms must offer term_counts(ids, terms) (a PassageTerms), got {terms!r}")
+        self._terms = terms
 
     def __repr__(self) -> str:
         return (
@@ -263,35 +305,73 @@ class Passages:
     async def _passages(
         self, query: Query, ranked: Sequence[Result], top_k: int, cap: int, context: Any
     ) -> list[Result]:
-        # Documents past the top_k-th distinct one cannot reach the list (their passages score
-        # at most the document's score), so only the first top_k documents are expanded.
-        scored: dict[str, tuple[float, int, Result]] = {}
-        documents: list[str] = []
+        quick = self._terms is not None and query.filter is None
+        cosines: tuple[set[str], dict[str, float]] = (set(), {})
+        if quick and self._lexical < 1.0 and self._vectors is not None:
+            # The cosines of the chunks of the pages that fill the list if no page is a hub, searched
+            # while the hubs are found (a hub lets a further page in: its chunks are searched later).
+            guess = [r for r, _, split in _taken(ranked, top_k, {}) if split]
+            count = sum(_chunk_count(r.document) for r in guess)
+            search = self._cosines(query, [r.id for r in guess], count, context) if guess else _nothing()
+            damp, found = await asyncio.gather(self._hub_damping(query, ranked[: 4 * top_k]), search)
+            cosines = ({r.id for r in guess}, found)
+        else:
+            damp = await self._hub_damping(query, ranked[: 4 * top_k])
+        taken = _taken(ranked, top_k, damp)
+        if quick:
+            chosen = await self._chosen(query, taken, top_k, cap, context, quick=True, cosines=cosines)
+            loaded = await self._results(chosen)
+            if loaded is not None:
+                return loaded
+        return cast("list[Result]", await self._results(await self._chosen(query, taken, top_k, cap, context)))
+
+    async def _chosen(
+        self,
+        query: Query,
+        taken: Sequence[tuple[Result, float, bool]],
+        top_k: int,
+        cap: int,
+        context: Any,
+        *,
+        quick: bool = False,
+        cosines: tuple[set[str], dict[str, float]] | None = None,
+    ) -> list[_Passage]:
+        """The passages of ``taken``, best first; ``quick``: chunks scored from :class:`PassageTerms`, unloaded."""
+        split = [r for r, _, expand in taken if expand]
+        expanded = iter(await self._expand_all(query, split, context, quick=quick, cosines=cosines))
+        scored: dict[str, tuple[float, int, _Passage]] = {}
         order = 0
-        damp = await self._hub_damping(query, ranked[: 4 * top_k])
-
-        def add(result: Result) -> None:
-            nonlocal order
-            old = scored.get(result.id)
-            if old is None or result.score > old[0]:
-                scored[result.id] = (result.score, old[1] if old is not None else order, result)
-            order += 1
-
-        for r in ranked:
-            doc = document_id_of(r.document)
-            if doc not in documents:
-                # A damped hub does not count towards the documents that fill the list.
-                if sum(1 for d in documents if d not in damp) >= top_k:
-                    break
-                documents.append(doc)
-            factor = damp.get(doc, 1.0)
-            if r.document.metadata.get(_PARENT) is None and _chunk_count(r.document) > 1:
-                for passage in await self._expand(query, r, context):
-                    add(_scaled(passage, factor))
-            else:
-                add(_scaled(r, factor))
+        for r, factor, expand in taken:
+            own: list[_Passage] = [(r.id, document_id_of(r.document), r.score, r.document, r)]
+            for found in next(expanded) if expand else own:
+                passage = found if factor >= 1.0 else (found[0], found[1], found[2] * factor, found[3], found[4])
+                old = scored.get(passage[0])
+                if old is None or passage[2] > old[0]:
+                    scored[passage[0]] = (passage[2], old[1] if old is not None else order, passage)
+                order += 1
         best = sorted(scored.values(), key=lambda t: (-t[0], t[1]))
-        return cap_per_document([r for _, _, r in best], cap)[:top_k]
+        seen: dict[str, int] = {}
+        out: list[_Passage] = []
+        for _, _, passage in best:  # at most cap passages of a document (cap_per_document)
+            if seen.get(passage[1], 0) < cap:
+                seen[passage[1]] = seen.get(passage[1], 0) + 1
+                out.append(passage)
+                if len(out) >= top_k:
+                    break
+        return out
+
+    async def _results(self, chosen: list[_Passage]) -> list[Result] | None:
+        """``chosen`` as results, its unloaded chunks loaded; ``None`` if one is gone (or empty) in the store."""
+        wanted = [p[0] for p in chosen if p[3] is None]
+        docs = await self._graph.get_documents(wanted) if wanted else {}
+        out = []
+        for passage_id, _, score, document, base in chosen:
+            if document is None:
+                document = docs.get(passage_id)
+                if document is None or document.content is None:
+                    return None
+            out.append(base if document is base.document and score == base.score else _result(document, score, base))
+        return out
 
     async def _hub_damping(self, query: Query, ranked: Sequence[Result]) -> dict[str, float]:
         """``{document id: factor < 1}`` for the hub pages among ``ranked`` (see the class docs)."""
@@ -321,29 +401,94 @@ class Passages:
                 out[doc_id] = self._hub_share / share
         return out
 
-    async def _expand(self, query: Query, result: Result, context: Any) -> list[Result]:
+    async def _expand_all(
+        self,
+        query: Query,
+        results: Sequence[Result],
+        context: Any,
+        *,
+        quick: bool,
+        cosines: tuple[set[str], dict[str, float]] | None = None,
+    ) -> list[list[_Passage]]:
+        """Each of ``results`` (split documents) as its passages scored within the document.
+
+        ``cosines``: the pages whose chunks were searched already, and their chunks' cosines.
+        """
+        from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
+
+        terms = sorted(set(bm25_tokens(query.text)))
+        held: list[tuple[list[str], list[float]] | None] = [None] * len(results)
+        if quick and self._terms is not None and results:
+            groups = [[f"{r.id}#{i}" for i in range(_chunk_count(r.document))] for r in results]
+            # One call for every document; a document whose chunks it lacks is asked alone below.
+            together = self._terms.term_counts([i for ids in groups for i in ids], terms)
+            start = 0
+            for k, ids in enumerate(groups):
+                found: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None
+                if together is not None:
+                    found = together[0][start : start + len(ids)], together[1][start : start + len(ids)]
+                    start += len(ids)
+                else:
+                    found = self._terms.term_counts(ids, terms)
+                if found is not None:
+                    held[k] = (ids, _bm25(*found))
+        searched, known = (set(), {}) if cosines is None else (cosines[0], dict(cosines[1]))
+        if self._lexical < 1.0 and self._vectors is not None:
+            # The pages whose chunks were not searched yet (the caller searched the likely ones).
+            rest = [(r.id, len(h[0])) for r, h in zip(results, held, strict=True) if h is not None]
+            rest = [(page, n) for page, n in rest if page not in searched]
+            if rest:
+                known.update(await self._cosines(query, [p for p, _ in rest], sum(n for _, n in rest), context))
+        out: list[list[_Passage]] = []
+        for r, h in zip(results, held, strict=True):
+            if h is None:
+                out.append(await self._expand(query, r, terms, context))
+                continue
+            ids, lexical = h
+            # Not loaded: only the chunks that make the list are (_results).
+            out.append(self._scored(r, ids, [None] * len(ids), lexical, [known.get(i, 0.0) for i in ids]))
+        return out
+
+    async def _expand(self, query: Query, result: Result, terms: Sequence[str], context: Any) -> list[_Passage]:
         doc = result.document
         ids = [f"{doc.id}#{i}" for i in range(_chunk_count(doc))]
         found = await self._graph.get_documents(ids, filter=query.filter)
         chunks = [found[i] for i in ids if i in found and found[i].content is not None]
         if not chunks:
-            return [result]
-        match = _normalised(_lexical(query.text, [c.content or "" for c in chunks]))
+            return [(result.id, document_id_of(doc), result.score, doc, result)]
+        lexical = _bm25(*_token_counts([c.content or "" for c in chunks], terms))
+        cosine: list[float] = []
         if self._lexical < 1.0 and self._vectors is not None:
-            cosine = await self._cosines(query, doc.id, [c.id for c in chunks], context)
+            by_id = await self._cosines(query, [doc.id], len(ids), context)
+            cosine = [by_id.get(c.id, 0.0) for c in chunks]
+        return self._scored(result, [c.id for c in chunks], chunks, lexical, cosine)
+
+    def _scored(
+        self,
+        result: Result,
+        ids: Sequence[str],
+        chunks: Sequence[Document | None],
+        lexical: list[float],
+        cosine: list[float],
+    ) -> list[_Passage]:
+        """``result``'s chunks, scored by their match (words, and cosine when weighed) relative to the best one."""
+        match = _normalised(lexical)
+        if self._lexical < 1.0 and self._vectors is not None:
             semantic = _normalised(cosine)
             match = [self._lexical * m + (1.0 - self._lexical) * s for m, s in zip(match, semantic, strict=True)]
         top = max(match)
+        page = result.id
         if top <= 0:
             # Nothing of the query in any chunk: the opening passage stands for the document.
-            return [Result(chunks[0], result.score, result.signals, result.contributions)]
+            return [(ids[0], page, result.score, chunks[0], result)]
         return [
-            Result(chunk, result.score * m / top, result.signals, result.contributions)
-            for chunk, m in zip(chunks, match, strict=True)
+            (i, page, result.score * m / top, chunk, result)
+            for i, chunk, m in zip(ids, chunks, match, strict=True)
             if m > 0
         ]
 
-    async def _cosines(self, query: Query, parent: str, ids: Sequence[str], context: Any) -> list[float]:
+    async def _cosines(self, query: Query, parents: Sequence[str], count: int, context: Any) -> dict[str, float]:
+        """The cosine (floored at 0) of each chunk of ``parents`` (``count`` chunks in all) to the query."""
         assert self._vectors is not None
         assert self._embedder is not None
         vector = self._query_vector(context)
@@ -352,12 +497,12 @@ class Passages:
             values = getattr(context, "values", None)
             if isinstance(values, dict):
                 values[QUERY_VECTOR] = (self._embedder, vector)
-        only = MetadataFilter.parse({_PARENT: parent})
+        within = parents[0] if len(parents) == 1 else {"$in": list(parents)}
+        only = MetadataFilter.parse({_PARENT: within})
         assert only is not None
         only = only & query.filter
-        hits = await self._vectors.search(vector, limit=len(ids), filter=only)
-        by_id = {h.id: max(0.0, float(h.score)) for h in hits}
-        return [by_id.get(i, 0.0) for i in ids]
+        hits = await self._vectors.search(vector, limit=count, filter=only)
+        return {h.id: max(0.0, float(h.score)) for h in hits}
 
     def _query_vector(self, context: Any) -> list[float] | None:
         values = getattr(context, "values", None)
@@ -387,10 +532,31 @@ class Passages:
         return out
 
 
-def _scaled(result: Result, factor: float) -> Result:
-    if factor >= 1.0:
-        return result
-    return Result(result.document, result.score * factor, result.signals, result.contributions)
+def _taken(ranked: Sequence[Result], top_k: int, damp: Mapping[str, float]) -> list[tuple[Result, float, bool]]:
+    """``(result, hub factor, expand it)`` for the results whose document can reach the list.
+
+    Documents past the top_k-th distinct one cannot (their passages score at most the
+    document's score); a damped hub does not count towards the documents that fill the list.
+    """
+    documents: list[str] = []
+    taken: list[tuple[Result, float, bool]] = []
+    for r in ranked:
+        doc = document_id_of(r.document)
+        if doc not in documents:
+            if sum(1 for d in documents if d not in damp) >= top_k:
+                break
+            documents.append(doc)
+        split = r.document.metadata.get(_PARENT) is None and _chunk_count(r.document) > 1
+        taken.append((r, damp.get(doc, 1.0), split))
+    return taken
+
+
+async def _nothing() -> dict[str, float]:
+    return {}
+
+
+def _result(document: Document, score: float, base: Result) -> Result:
+    return Result(document, score, base.signals, base.contributions)
 
 
 def _cut(document: Document, size: int) -> Document:

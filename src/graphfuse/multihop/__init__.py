@@ -9,7 +9,7 @@ graph; :func:`multihop` is the preset ``"multihop"`` of :mod:`graphfuse.presets`
 """
 
 from ..defaults import DOCUMENT_WEIGHT, FUSED_WEIGHT, MULTIHOP_WEIGHTS
-from ._bm25 import BM25Index, bm25_tokens
+from ._bm25 import BM25Index, PassageLexicon, bm25_tokens
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._corpus import corpus_indexes
@@ -32,6 +32,7 @@ __all__ = [
     "CorpusCache",
     "DocumentEvidence",
     "EntitySeeds",
+    "PassageLexicon",
     "PersonalizedPageRank",
     "RankFusion",
     "TextEntitySeeds",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -16,7 +17,7 @@ from .._filters import MetadataFilter
 from .._text import bm25_tokens
 from .._types import check_id
 
-__all__ = ["BM25Index", "bm25_tokens"]
+__all__ = ["BM25Index", "PassageLexicon", "bm25_tokens"]
 
 BM25Document = Union[tuple[str, str], tuple[str, str, Mapping[str, Any]]]
 """``(id, text)`` or ``(id, text, metadata)``; metadata is what filters are checked against."""
@@ -245,19 +246,34 @@ class BM25Index:
 
     def scores(self, query: str) -> npt.NDArray[np.float64]:
         """The BM25 score of every document (index order) for ``query``."""
-        terms = sorted({self._vocab[t] for t in bm25_tokens(query) if t in self._vocab})
-        if not terms:
+        rows, weights = self._postings(query)
+        if rows is None:
             return np.zeros(len(self._ids))
-        return np.asarray(self._matrix[:, terms].sum(axis=1)).ravel()
+        return np.bincount(rows, weights=weights, minlength=len(self._ids)).astype(np.float64, copy=False)
+
+    def _postings(self, text: str) -> tuple[npt.NDArray[np.int32] | None, npt.NDArray[np.float64]]:
+        """The (row, weight) entries of ``text``'s distinct known terms, term after term (``None``: no term)."""
+        terms = sorted({self._vocab[t] for t in bm25_tokens(text) if t in self._vocab})
+        if not terms:
+            return None, np.zeros(0)
+        # The columns of the CSC matrix hold each term's documents: read them as they are, without
+        # building a sub-matrix (what a query costs is then numpy's, not scipy's bookkeeping).
+        m = self._matrix
+        if len(terms) == 1:
+            a, z = m.indptr[terms[0]], m.indptr[terms[0] + 1]
+            return m.indices[a:z], m.data[a:z]
+        spans = [np.arange(m.indptr[t], m.indptr[t + 1]) for t in terms]
+        at = np.concatenate(spans)
+        return m.indices[at], m.data[at]
 
     def holding(self, text: str, ids: Iterable[str]) -> set[str]:
         """The documents among ``ids`` that hold at least one of ``text``'s terms (ids not indexed are left out)."""
-        terms = sorted({self._vocab[t] for t in bm25_tokens(text) if t in self._vocab})
         wanted = [(d, p) for d in ids if (p := self._position.get(d)) is not None]
-        if not terms or not wanted:
+        rows, _ = self._postings(text)
+        if rows is None or not wanted:
             return set()
-        # Term weights are always positive (Lucene's idf), so a non-zero weight is an occurrence.
-        held = np.asarray(self._matrix[:, terms][[p for _, p in wanted]].sum(axis=1)).ravel() > 0
+        # Term weights are always positive (Lucene's idf): a stored entry is an occurrence.
+        held = np.isin(np.fromiter((p for _, p in wanted), dtype=np.int64, count=len(wanted)), rows)
         return {d for (d, _), h in zip(wanted, held.tolist(), strict=True) if h}
 
     def search(self, query: str, limit: int = 50, *, filter: MetadataFilter | None = None) -> list[tuple[str, float]]:
@@ -274,3 +290,81 @@ class BM25Index:
             hits = hits[np.argpartition(-s[hits], limit - 1)[:limit]]
         order = sorted(hits.tolist(), key=lambda i: (-s[i], self._ids[i]))
         return [(self._ids[i], float(s[i])) for i in order]
+
+
+class PassageLexicon:
+    """The words of a corpus's passages as a BM25 index holds them: :class:`~graphfuse.Passages`' ``terms``.
+
+    ``index`` is a passage index as :func:`~graphfuse.multihop.corpus_indexes` builds it
+    (:attr:`BM25Index.passages`), which indexes each passage as its ``title`` metadata followed by
+    its text. :meth:`term_counts` reads the counts back from the index's term weights and takes
+    the title's words out, so that they describe the text alone: what tokenising the text the
+    graph store holds gives, for the store generation the index was built from, without loading
+    or tokenising it. An index with ``k1 = 0`` keeps presence only: it answers ``None``.
+    """
+
+    __slots__ = ("_index", "_titles")
+
+    def __init__(self, index: BM25Index) -> None:
+        if not isinstance(index, BM25Index):
+            raise InvalidInput(f"index must be a BM25Index, got {index!r}")
+        self._index = index
+        self._titles: dict[int, tuple[Counter[str], int]] = {}  # row -> its title's tokens and their count
+
+    def __repr__(self) -> str:
+        return f"PassageLexicon({self._index!r})"
+
+    def term_counts(
+        self, ids: Sequence[str], terms: Sequence[str]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]] | None:
+        """How often each of ``terms`` occurs in each passage of ``ids`` (``counts[k, j]``), and their token counts.
+
+        ``None`` when one of ``ids`` is not in the index (or the index cannot give counts back).
+        """
+        index = self._index
+        found = [index._position.get(i) for i in ids]
+        rows = [r for r in found if r is not None]
+        if index._k1 == 0.0 or len(rows) < len(ids):
+            return None
+        at = np.asarray(rows, dtype=np.int64)
+        order = np.argsort(at, kind="stable")
+        ranked = at[order]
+        counts = np.zeros((len(ids), len(terms)))
+        matrix = index._matrix  # CSC: a term's column lists the rows that hold it and their weights
+        for j, t in enumerate(terms):
+            column = index._vocab.get(t)
+            if column is None:
+                continue
+            start, end = matrix.indptr[column], matrix.indptr[column + 1]
+            holders, weights = matrix.indices[start:end], matrix.data[start:end]
+            # Which of the wanted rows hold the term (a row may be wanted twice: every copy).
+            left = np.searchsorted(ranked, holders, side="left")
+            right = np.searchsorted(ranked, holders, side="right")
+            hit = right > left
+            if not hit.any():
+                continue
+            w = weights[hit]
+            norm = index._norm[holders[hit]]
+            tf = np.rint(w * norm / (index._idf[column] * (index._k1 + 1.0) - w))
+            # Each holding row's places in ids: ranked[left:right] (one place unless asked twice).
+            lo, times = left[hit], (right - left)[hit]
+            step = np.arange(int(times.sum())) - np.repeat(np.cumsum(times) - times, times)
+            counts[order[np.repeat(lo, times) + step], j] = np.repeat(tf, times)
+        lengths = index._lengths[at].copy()
+        column_of = {t: j for j, t in enumerate(terms)}
+        for k, row in enumerate(rows):
+            title, size = self._title(row)
+            if size:
+                lengths[k] -= size
+                for t in title.keys() & column_of.keys():
+                    counts[k, column_of[t]] -= title[t]
+        return counts, lengths
+
+    def _title(self, row: int) -> tuple[Counter[str], int]:
+        """The tokens of the title row ``row`` was indexed with, and how many (tokenised once)."""
+        found = self._titles.get(row)
+        if found is None:
+            title = self._index._metadata[row].get("title")
+            tokens = Counter(bm25_tokens(title)) if isinstance(title, str) and title.strip() else Counter()
+            found = self._titles[row] = (tokens, sum(tokens.values()))
+        return found

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from .._capabilities import AdjacencySource
 from .._errors import InvalidInput
 from .._filters import MetadataFilter
+from .._pagerank import power_iteration, walk_matrix
 from .._protocols import GraphStore, RunContext
 from .._traits import StageTraits
 from .._types import Candidate, Document, Query
@@ -76,48 +77,42 @@ def name_links(
     return (a + links).tocsr()
 
 
+TOLERANCE = 1e-8
+"""The walk stops when a step changes the scores by less than this (L1; they sum to 1)."""
+
+
 def personalized_pagerank(
     adjacency: sp.csr_matrix, personalization: FloatArray, *, damping: float = 0.7, iterations: int = 30
 ) -> FloatArray:
     """PPR on an undirected graph: ``x = (1 - d) p + d W x`` with ``W`` the column-normalised adjacency.
 
-    ``adjacency`` is symmetrised (relations are walked both ways) and its weights kept;
-    ``personalization`` is normalised to sum 1. Mass at a node without relations stays there
-    (it is a seed that leads nowhere). Stops early when the L1 change is below 1e-8.
+    GraphFuse's one PageRank (:mod:`graphfuse._pagerank`, docs/stages.md "PageRank") restarting
+    at ``personalization`` (normalised to sum 1), over ``adjacency`` symmetrised (relations are
+    walked both ways) with its weights kept. Mass at a node without relations stays there (it
+    is a seed that leads nowhere). Stops early when the L1 change is below 1e-8.
     """
     p = np.asarray(personalization, dtype=np.float64)
-    total = p.sum()
-    if total <= 0:
+    if p.sum() <= 0:
         return np.zeros_like(p)
-    walk = _walk_matrix(adjacency)
-    return _power(walk, np.asarray(walk.sum(axis=0)).ravel() == 0, p / total, damping, iterations)
+    walk = _kept(*walk_matrix(adjacency, reverse_weight=1.0))
+    return _walk(walk, p, damping, iterations)
 
 
-def _power(
-    walk: sp.csr_matrix, dangling: npt.NDArray[np.bool_], p: FloatArray, damping: float, iterations: int
-) -> FloatArray:
-    x: FloatArray = p.copy()
-    restart = (1.0 - damping) * p
-    stuck = np.flatnonzero(dangling)
-    for _ in range(iterations):
-        previous = x
-        # (1 - d) p + d (W x + x at the dangling nodes), in place: the same sums, without a
-        # temporary array per step (a step over the whole graph is a few tenths of a millisecond).
-        x = walk @ previous
-        x[stuck] += previous[stuck]
-        x *= damping
-        x += restart
-        if np.abs(x - previous).sum() < 1e-8:
-            break
-    return x
+def _kept(walk: sp.csr_matrix, dangling: npt.NDArray[np.bool_]) -> sp.csr_matrix:
+    """``walk`` in which a node without relations leads to itself: its mass stays, as a seed's should.
+
+    Relations are walked both ways here, so such a node has no relation at all; under the
+    shared model's rule (dangling mass restarts at the seeds) an isolated seed would hand most
+    of its mass to the other seeds instead.
+    """
+    if not dangling.any():
+        return walk
+    return (walk + sp.diags(dangling.astype(np.float64))).tocsr()
 
 
-def _walk_matrix(adjacency: sp.spmatrix) -> sp.csr_matrix:
-    a = sp.csr_matrix(adjacency, dtype=np.float64)
-    a = (a + a.T).tocsr()
-    degree = np.asarray(a.sum(axis=0)).ravel()
-    inverse = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-    return sp.csr_matrix(a @ sp.diags(inverse))
+def _walk(walk: sp.csr_matrix, p: FloatArray, damping: float, iterations: int) -> FloatArray:
+    none = np.zeros(p.shape, dtype=np.bool_)  # _kept left no dangling node
+    return power_iteration(walk, none, p, damping=damping, tolerance=TOLERANCE, max_iterations=iterations)
 
 
 class _Graph:
@@ -134,11 +129,7 @@ class _Graph:
         self.adjacency = a
         # Weighted degree: a passage's first mention counts 1, its tenth 0.1.
         self.degree = np.asarray((a + a.T).sum(axis=0)).ravel()
-        u = (a + reverse_weight * a.T).tocsr()
-        out = np.asarray(u.sum(axis=1)).ravel()
-        inverse = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
-        self.walk = sp.csr_matrix((sp.diags(inverse) @ u).T)
-        self.dangling = out == 0
+        self.walk = _kept(*walk_matrix(a, reverse_weight=reverse_weight))
 
 
 async def store_adjacency(store: Any, relation_types: Sequence[str] | None) -> tuple[Sequence[str], Any] | None:
@@ -346,7 +337,7 @@ class PersonalizedPageRank(NamedStage):
                 p[pos] += float(w) ** self._seed_power
         if p.sum() <= 0:
             return list(candidates)
-        x = _power(graph.walk, graph.dangling, p / p.sum(), damping, self._iterations)
+        x = _walk(graph.walk, p, damping, self._iterations)
         if self._degree_exponent:
             x = x / np.maximum(graph.degree, 1.0) ** self._degree_exponent
         top = float(x.max())

@@ -25,7 +25,7 @@ from ..indexing import ENTITY_PREFIX, EntityExtractor, EntityMatcher, TitleLinke
 from ..scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
 from ..stages import AccessPopularity, Hydrate, PageRank, ParentAggregation, Rerank, SemanticSearch, TemporalDecay
 from ..timeaware import TimeAware, Timeline
-from ._bm25 import BM25Index
+from ._bm25 import BM25Index, PassageLexicon
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
 from ._document_evidence import DocumentEvidence
@@ -208,7 +208,7 @@ def multihop(
     ]
     if reranker is not None:
         stages.append(Rerank(reranker, **opts["rerank"]))
-    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder))
+    return Pipeline(stages, scorer, passages=Passages(graph_store, vector_store, embedder, terms=_lexicon(bm25)))
 
 
 @dataclass(frozen=True)
@@ -380,6 +380,11 @@ def _opt_in_stages(
     return stages
 
 
+def _lexicon(bm25: BM25Index | None) -> PassageLexicon | None:
+    """The words of ``bm25``'s passages for :class:`~graphfuse.Passages` (none without a passage index)."""
+    return PassageLexicon(bm25.passages) if bm25 is not None and bm25.passages is not None else None
+
+
 def lexical(
     *,
     bm25: BM25Index,
@@ -401,7 +406,7 @@ def lexical(
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-        passages = Passages(graph_store)
+        passages = Passages(graph_store, terms=_lexicon(bm25))
     return Pipeline(stages, WeightedScorer({"bm25": 1.0}), passages=passages)
 
 
@@ -425,7 +430,7 @@ def hybrid(
     passages = None
     if graph_store is not None:
         stages.append(Hydrate(graph_store))
-        passages = Passages(graph_store, vector_store, embedder)
+        passages = Passages(graph_store, vector_store, embedder, terms=_lexicon(bm25))
     return Pipeline(
         stages,
         ReciprocalRankFusion({"semantic": 1.0, "bm25": 1.0} if weights is None else weights, normalize=True),

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._filters import MetadataFilter
+from .._pagerank import power_iteration, walk_matrix
 from .._types import RelatedDocument
 from ._metadata_index import MetadataIndex
 
@@ -36,31 +37,28 @@ def pagerank_scores(
 ) -> FloatArray:
     """Weighted PageRank by power iteration, normalised so the maximum is 1.
 
-    Same model and stopping rule as ``networkx.pagerank`` (damping 0.85, dangling nodes spread
-    uniformly, stop when the L1 change is below ``n * 1e-6``), so the two agree to about 1e-6.
-    ``start`` (non-negative, length ``n``, any scale) warm-starts the iteration, e.g. from the
-    scores before a small update: same fixed point, fewer iterations.
+    GraphFuse's one PageRank (:mod:`graphfuse._pagerank`, docs/stages.md "PageRank") over the
+    relations ``sources[k] -> targets[k]`` of weight ``weights[k]`` (parallel relations add
+    their weights), walked in their direction, with a uniform restart: the model and stopping
+    rule of ``networkx.pagerank`` (damping 0.85, dangling nodes spread uniformly, stop when the
+    L1 change is below ``n * 1e-6``), so the two agree to about 1e-6. ``start`` (non-negative,
+    length ``n``, any scale) warm-starts the iteration, e.g. from the scores before a small
+    update: same fixed point, fewer iterations.
     """
     if n == 0:
         return np.zeros(0)
-    # Parallel relations (several types between one pair) add their weights.
     import scipy.sparse as sp  # imported on first use: commands that never rank skip it
 
-    transition = sp.csr_matrix((weights, (sources, targets)), shape=(n, n))
-    out_weight = np.asarray(transition.sum(axis=1)).ravel()
-    dangling = out_weight == 0
-    inverse = np.divide(1.0, out_weight, out=np.zeros(n), where=~dangling)
-    incoming = transition.T.tocsr()
-    x = np.full(n, 1.0 / n)
-    usable = start is not None and start.shape == (n,) and bool(np.all(np.isfinite(start)))
-    if start is not None and usable and start.min() >= 0 and start.sum() > 0:
-        x = start / start.sum()
-    teleport = (1.0 - DAMPING) / n
-    for _ in range(MAX_ITERATIONS):
-        previous = x
-        x = DAMPING * (incoming @ (previous * inverse)) + (DAMPING * previous[dangling].sum() / n + teleport)
-        if np.abs(x - previous).sum() < n * TOLERANCE:
-            break
+    walk, dangling = walk_matrix(sp.csr_matrix((weights, (sources, targets)), shape=(n, n)))
+    x = power_iteration(
+        walk,
+        dangling,
+        np.full(n, 1.0 / n),
+        damping=DAMPING,
+        tolerance=n * TOLERANCE,
+        max_iterations=MAX_ITERATIONS,
+        start=start,
+    )
     top = x.max()
     return x / top if top > 0 else x
 
