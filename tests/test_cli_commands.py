@@ -151,10 +151,10 @@ def test_query_multihop_preset_reads_the_corpus_from_the_store(store: Path) -> N
 
 async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: Path) -> None:
     from graphfuse import InvalidInput, presets
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
-    async with await open_store(store) as opened:
-        names = [s.name for s in (await opened.pipeline("multihop")).stages]
+    async with await aopen_store(store) as opened:
+        names = [s.name for s in (await opened.apipeline("multihop")).stages]
         assert names[:3] == ["semantic", "bm25", "entity"]
         assert names[-4:] == ["ppr", "hydrate_ppr", "aggregate", "hydrate"]
 

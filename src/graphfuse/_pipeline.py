@@ -27,7 +27,7 @@ from ._observability import (
 from ._passages import Passages, cap_per_document, check_granularity, check_max_per_document
 from ._protocols import Scorer, Stage
 from ._result_cache import ResultCache
-from ._sync import run_sync
+from ._sync import sync_form
 from ._types import Candidate, Query, Result, check_signal
 
 if TYPE_CHECKING:
@@ -170,36 +170,6 @@ class Pipeline:
         names = " -> ".join(s.name for s in self._stages)
         return f"Pipeline({names}; scorer={type(self._scorer).__name__})"
 
-    def retrieve(
-        self,
-        query: str | Query,
-        top_k: int = 10,
-        min_score: float | None = None,
-        *,
-        filter: FilterLike | None = None,
-        options: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float | None = None,
-        granularity: str | None = None,
-        max_per_document: int | None = None,
-        max_document_tokens: int | None = None,
-        cache: bool = True,
-    ) -> list[Result]:
-        """Sync form of :meth:`aretrieve`."""
-        return run_sync(
-            self.aretrieve(
-                query,
-                top_k,
-                min_score,
-                filter=filter,
-                options=options,
-                timeout=timeout,
-                granularity=granularity,
-                max_per_document=max_per_document,
-                max_document_tokens=max_document_tokens,
-                cache=cache,
-            )
-        )
-
     async def aretrieve(
         self,
         query: str | Query,
@@ -272,41 +242,7 @@ class Pipeline:
             except asyncio.TimeoutError as exc:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
 
-    def context(
-        self,
-        query: str | Query,
-        *,
-        budget: int | TokenBudget,
-        format: str = "passages",
-        top_k: int | None = None,
-        filter: FilterLike | None = None,
-        counter: TokenCounter | None = None,
-        graph_store: Any = None,
-        caps: GraphCaps | None = None,
-        options: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float | None = None,
-        cache: bool = True,
-        embedder: Any = None,
-        history: Sequence[Any] | None = None,
-    ) -> Context:
-        """Sync form of :meth:`acontext`."""
-        return run_sync(
-            self.acontext(
-                query,
-                budget=budget,
-                format=format,
-                top_k=top_k,
-                filter=filter,
-                counter=counter,
-                graph_store=graph_store,
-                caps=caps,
-                options=options,
-                timeout=timeout,
-                cache=cache,
-                embedder=embedder,
-                history=history,
-            )
-        )
+    retrieve = sync_form(aretrieve)
 
     async def acontext(
         self,
@@ -348,6 +284,8 @@ class Pipeline:
             embedder=embedder,
             history=history,
         )
+
+    context = sync_form(acontext)
 
     async def _cached_run(
         self,

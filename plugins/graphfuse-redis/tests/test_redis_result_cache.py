@@ -51,7 +51,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     w = World(store, embedder, Pipeline([Counting([])]), [])
     await w.index(
         *(
@@ -65,7 +65,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     try:
         yield w
     finally:
-        await store.close()
+        await store.aclose()
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, cast
 from .._errors import GraphFuseError, InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import GraphStore
-from .._sync import run_inline
+from .._sync import run_sync
 from .._types import Document, Result
 from ..hosts import NO_QUERY
 from ._budget import TokenBudget
@@ -203,11 +203,8 @@ class ContextAssembler:
         filter: FilterLike | None = None,
         history: HistoryLike | None = None,
     ) -> Context:
-        """Sync form of :meth:`abuild`: passages and evidence, which never wait on a store, run on
-        the caller's thread; the graph format reads its store on GraphFuse's loop (``run_sync``)."""
-        return run_inline(
-            lambda: self.abuild(query, results, filter=filter, history=history), inline=self.format != "graph"
-        )
+        """Sync form of :meth:`abuild` (runs on GraphFuse's event-loop thread, :func:`~graphfuse.run_sync`)."""
+        return run_sync(self.abuild(query, results, filter=filter, history=history))
 
 
 def _both(left: MetadataFilter | None, right: MetadataFilter | None) -> MetadataFilter | None:

@@ -8,13 +8,14 @@
 - :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
 - :func:`open_store` / :class:`StoreDirectory`: a store directory opened with the components
   (embedder, backends) recorded in its manifest: the same for Python users and the CLI.
+  Every opener has an ``a``-prefixed async twin (``aopen_store``, ``LocalStore.aopen``).
 - :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
 - :func:`check_store`: integrity check (and repair) of a store directory (``graphfuse check``).
 """
 
 from ._cache_store import InMemoryCacheStore
-from ._check import StoreCheck, check_store
-from ._directory import DEFAULT_STORE, GIVEN_EMBEDDER, StoreDirectory, default_embedder, open_store
+from ._check import StoreCheck, acheck_store, check_store
+from ._directory import DEFAULT_STORE, GIVEN_EMBEDDER, StoreDirectory, aopen_store, default_embedder, open_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
@@ -31,6 +32,8 @@ __all__ = [
     "SQLiteGraphStore",
     "StoreCheck",
     "StoreDirectory",
+    "acheck_store",
+    "aopen_store",
     "check_store",
     "default_embedder",
     "open_store",

@@ -22,7 +22,7 @@ from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFou
 from graphfuse import presets as catalogue
 from graphfuse.indexing import KIND_KEY, Indexer, TextEntityExtractor, TitleLinker, TokenChunker, wants_entity_graph
 from graphfuse.multihop import CorpusCache
-from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, open_store
+from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, aopen_store
 
 from ._filters import graphfuse_filter
 from ._records import (
@@ -199,18 +199,18 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             local = LocalStore.open(directory, create=self._create)
             if local.manifest.get("components") is None:
                 if local.manifest.get("embedder") is not None:
-                    await local.close()
+                    await local.aclose()
                     raise InvalidInput(
                         f"store {self.path!r} was built from Python without recording its components: "
                         "open it with graphfuse.stores.LocalStore"
                     )
-                await local.record_components(
+                await local.arecord_components(
                     {"embedder": HOST_EMBEDDER, "graph_store": "sqlite", "vector_store": "local"}
                 )
             backend = _Backend(local.graph, local.vectors, None, directory, local, [local.close])
             backend.dimension = local.manifest.get("dimension")
         else:
-            store = await open_store(directory, create=self._create, embedder=self.embedder)
+            store = await aopen_store(directory, create=self._create, embedder=self.embedder)
             backend = _Backend(store.graph, store.vectors, store.embedder, directory, None, [store.close])
             backend.dimension = store.embedder.dimension
         self._backend = backend
@@ -328,7 +328,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         fetch = getattr(backend.vectors, "get_vectors", None)
         embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
         if backend.local is not None:
-            await backend.local.use_embedder(QueryVectors(dimension, None))
+            await backend.local.ause_embedder(QueryVectors(dimension, None))
         indexer = self._indexer(backend, embedder, wants_entity_graph(records))
         await indexer.aindex(records)
         gone = sorted({h.page for h in before.values()} - {r.id for r in records})
