@@ -171,7 +171,7 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
             iter_documents = real.iter_documents
 
         opened.graph = Ungenerational()  # type: ignore[assignment]
-        assert opened.default_preset == "standard"  # (its corpus index file could not be kept fresh)
+        assert opened.default_preset == "multihop"  # (its corpus indexes are read back at query time)
         opened.graph = real
         with pytest.raises(
             InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"

@@ -44,7 +44,7 @@ async def test_python_builds_and_the_cli_reads_the_same_store(tmp_path: Path) ->
 
 async def test_names_must_match_what_the_store_was_built_with(tmp_path: Path) -> None:
     directory = tmp_path / "store"
-    await (await aopen_store(directory, create=True, embedder="hashing")).close()
+    await (await aopen_store(directory, create=True, embedder="hashing")).aclose()
     with pytest.raises(InvalidInput, match="was indexed with embedder 'hashing', not 'local'"):
         await aopen_store(directory, embedder="local")
     with pytest.raises(NotFound, match="no GraphFuse store at"):
@@ -53,7 +53,7 @@ async def test_names_must_match_what_the_store_was_built_with(tmp_path: Path) ->
 
 async def test_a_pre_release_components_json_is_refused_with_the_migration(tmp_path: Path) -> None:
     directory = tmp_path / "store"
-    await (await aopen_store(directory, create=True, embedder="hashing")).close()
+    await (await aopen_store(directory, create=True, embedder="hashing")).aclose()
     # What a pre-release GraphFuse wrote: the components beside the manifest, not in it.
     manifest = json.loads((directory / "manifest.json").read_text())
     components = manifest.pop("components")
@@ -73,7 +73,7 @@ async def test_a_pre_release_components_json_is_refused_with_the_migration(tmp_p
 
 async def test_damaged_components_are_reported(tmp_path: Path) -> None:
     directory = tmp_path / "store"
-    await (await aopen_store(directory, create=True, embedder="hashing")).close()
+    await (await aopen_store(directory, create=True, embedder="hashing")).aclose()
     manifest = json.loads((directory / "manifest.json").read_text())
     manifest["components"] = {"embedder": 3}
     (directory / "manifest.json").write_text(json.dumps(manifest))

@@ -60,7 +60,7 @@ def test_half_written_directory(tmp_path: Path) -> None:
 
 async def test_damaged_manifest_or_files(tmp_path: Path) -> None:
     directory = tmp_path / "store"
-    await LocalStore.aopen(directory).close()
+    LocalStore.open(directory).close()
     manifest = directory / "manifest.json"
     good = manifest.read_text()
 

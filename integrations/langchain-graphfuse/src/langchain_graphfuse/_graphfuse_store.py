@@ -25,7 +25,7 @@ from ._retriever import check_k
 
 __all__ = ["DEFAULT_PRESET", "GraphFuseVectorStore"]
 
-DEFAULT_PRESET = "multihop"
+DEFAULT_PRESET = presets.DEFAULT_PRESET
 """The preset a :class:`GraphFuseVectorStore` retrieves with unless told otherwise (as the CLI does)."""
 
 _PARENT = "parent_id"  # the chunk node's document (graphfuse.indexing.Indexer)
