@@ -254,7 +254,7 @@ class GraphFuseVectorStore(VectorStore):
         pipeline = self._pipeline
         if pipeline is None:
             if self._directory is not None:
-                pipeline = await self._directory.pipeline(self._preset)
+                pipeline = await self._directory.apipeline(self._preset)
             else:
                 reranker = None
                 if "reranker" in presets.get(self._preset).needs:
@@ -478,7 +478,7 @@ class GraphFuseVectorStore(VectorStore):
     async def aclose(self) -> None:
         """Async form of :meth:`close`."""
         if self._directory is not None:
-            await self._directory.close()
+            await self._directory.aclose()
 
     def __enter__(self) -> Self:
         return self
