@@ -39,7 +39,7 @@ def test_one_loop_serves_every_call_from_every_thread() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert len(set(seen + [run_sync(loop_id())])) == 1
+    assert len(set([*seen, run_sync(loop_id())])) == 1
 
 
 async def test_works_inside_a_running_event_loop() -> None:
@@ -69,11 +69,13 @@ def test_generated_twins_keep_name_signature_and_docstring() -> None:
 
     from graphfuse.stores import StoreDirectory, aopen_store, open_store
 
-    assert open_store.__name__ == "open_store" and aopen_store.__name__ == "aopen_store"
+    assert open_store.__name__ == "open_store"
+    assert aopen_store.__name__ == "aopen_store"
     assert inspect.signature(open_store).parameters.keys() == inspect.signature(aopen_store).parameters.keys()
     assert open_store.__doc__ == aopen_store.__doc__
     assert StoreDirectory.pipeline.__qualname__ == "StoreDirectory.pipeline"
-    assert aminimal.__name__ == "aminimal" and not inspect.iscoroutinefunction(minimal)
+    assert aminimal.__name__ == "aminimal"
+    assert not inspect.iscoroutinefunction(minimal)
 
 
 async def test_async_twin_of_a_sync_builder_runs_in_a_worker_thread() -> None:

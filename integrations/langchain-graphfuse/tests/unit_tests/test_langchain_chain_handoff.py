@@ -136,7 +136,8 @@ def test_in_memory_graph_store_stage_runs_once_on_graphfuses_loop(suspend: bool)
     out = PageRankRunnable(store).invoke([Document(id="a", page_content="x"), Document(id="b", page_content="y")])
     assert [d.id for d in out] == ["a", "b"]
     assert all(0.0 <= d.metadata["graphfuse"]["signals"]["pagerank"] <= 1.0 for d in out)
-    assert len(store.threads) == 1 and store.threads[0] != threading.get_ident()  # one run, never re-run
+    assert len(store.threads) == 1
+    assert store.threads[0] != threading.get_ident()
 
 
 class _Runs(BaseCallbackHandler):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from graphfuse import presets
 from langchain_graphfuse import DEFAULT_PRESET, GraphFuseVectorStore
+
+from graphfuse import presets
 
 
 def test_the_default_preset_is_the_cores() -> None:
