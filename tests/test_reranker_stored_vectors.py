@@ -97,7 +97,7 @@ async def test_local_vector_store_hands_out_its_vectors(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput):
         await other.get_vectors([1])  # type: ignore[list-item]
     await other.close()
-    await store.aclose()
+    await store.close()
 
 
 async def test_rerank_documents_uses_the_stored_vectors_and_embeds_no_document(indexed: Any) -> None:

@@ -243,6 +243,7 @@ class Pipeline:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
 
     retrieve = sync_form(aretrieve)
+    """Sync form of :meth:`aretrieve`: same arguments, result and errors, no event loop needed."""
 
     async def acontext(
         self,
@@ -286,6 +287,7 @@ class Pipeline:
         )
 
     context = sync_form(acontext)
+    """Sync form of :meth:`acontext`: same arguments, result and errors, no event loop needed."""
 
     async def _cached_run(
         self,

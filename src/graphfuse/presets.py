@@ -175,6 +175,7 @@ async def amultihop(
 
 
 multihop = sync_form(amultihop)
+"""Sync form of :func:`amultihop`: same arguments, result and errors, no event loop needed."""
 
 
 def names() -> list[str]:
@@ -306,6 +307,10 @@ async def abuild(
 
 
 build = sync_form(abuild)
+"""Sync form of :func:`abuild`: same arguments, result and errors, no event loop needed."""
 astandard = async_form(standard)
+"""Async form of :func:`standard`: same arguments, result and errors, run in a worker thread."""
 ano_rerank = async_form(no_rerank)
+"""Async form of :func:`no_rerank`: same arguments, result and errors, run in a worker thread."""
 aminimal = async_form(minimal)
+"""Async form of :func:`minimal`: same arguments, result and errors, run in a worker thread."""

@@ -428,6 +428,7 @@ async def acompare_pipelines(
 
 
 compare_pipelines = sync_form(acompare_pipelines)
+"""Sync form of :func:`acompare_pipelines`: same arguments, result and errors, no event loop needed."""
 
 
 async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | None) -> None:

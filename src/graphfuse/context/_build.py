@@ -172,6 +172,7 @@ async def abuild_context(
 
 
 build_context = sync_form(abuild_context)
+"""Sync form of :func:`abuild_context`: same arguments, result and errors, no event loop needed."""
 
 
 def _with_history(

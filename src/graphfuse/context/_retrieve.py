@@ -90,6 +90,7 @@ async def aretrieve_context(
 
 
 retrieve_context = sync_form(aretrieve_context)
+"""Sync form of :func:`aretrieve_context`: same arguments, result and errors, no event loop needed."""
 
 
 async def _hydrate(store: GraphStore, results: list[Result], q: Query) -> list[Result]:

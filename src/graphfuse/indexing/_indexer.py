@@ -347,6 +347,7 @@ class Indexer:
         return report
 
     index = sync_form(aindex)
+    """Sync form of :meth:`aindex`: same arguments, result and errors, no event loop needed."""
 
     async def adelete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
         """Delete documents with their chunks, vectors and relations; returns how many existed.
@@ -397,6 +398,7 @@ class Indexer:
         return len(existing)
 
     delete = sync_form(adelete)
+    """Sync form of :meth:`adelete`: same arguments, result and errors, no event loop needed."""
 
     async def aindexed_ids(self) -> list[str]:
         """The ids of every document an indexer wrote to the graph store (chunks excluded), sorted.
@@ -412,6 +414,7 @@ class Indexer:
         return sorted([d.id async for d in listing() if d.metadata.get(KIND_KEY) == "document"])
 
     indexed_ids = sync_form(aindexed_ids)
+    """Sync form of :meth:`aindexed_ids`: same arguments, result and errors, no event loop needed."""
 
     async def astored_records(self) -> list[SourceRecord]:
         """The records of every document an indexer wrote to the graph store, read back, sorted by id.
@@ -454,6 +457,7 @@ class Indexer:
         return sorted(out, key=lambda r: r.id)
 
     stored_records = sync_form(astored_records)
+    """Sync form of :meth:`astored_records`: same arguments, result and errors, no event loop needed."""
 
     async def aprune(self, keep: Iterable[str]) -> list[str]:
         """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
@@ -467,6 +471,7 @@ class Indexer:
         return gone
 
     prune = sync_form(aprune)
+    """Sync form of :meth:`aprune`: same arguments, result and errors, no event loop needed."""
 
     # -- planning (pure, runs in a worker thread) ------------------------------------------------
 

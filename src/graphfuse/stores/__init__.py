@@ -8,7 +8,6 @@
 - :class:`LocalStore`: a store directory (graph + vectors + manifest) opened in one call.
 - :func:`open_store` / :class:`StoreDirectory`: a store directory opened with the components
   (embedder, backends) recorded in its manifest: the same for Python users and the CLI.
-  Every opener has an ``a``-prefixed async twin (``aopen_store``, ``LocalStore.aopen``).
 - :func:`pagerank_scores`: the PageRank model the embedded stores use, for other graph backends.
 - :func:`check_store`: integrity check (and repair) of a store directory (``graphfuse check``).
 """

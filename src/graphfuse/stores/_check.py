@@ -577,3 +577,4 @@ async def acheck_store(directory: str | os.PathLike[str], *, repair: bool = Fals
 
 
 check_store = sync_form(acheck_store)
+"""Sync form of :func:`acheck_store`: same arguments, result and errors, no event loop needed."""

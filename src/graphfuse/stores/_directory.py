@@ -299,6 +299,7 @@ class StoreDirectory:
         )
 
     pipeline = sync_form(apipeline)
+    """Sync form of :meth:`apipeline`: same arguments, result and errors, no event loop needed."""
 
     async def arefresh_corpus_indexes(self) -> bool:
         """Bring the directory's persisted corpus indexes (BM25, title linker) up to date.
@@ -317,6 +318,7 @@ class StoreDirectory:
         return True
 
     refresh_corpus_indexes = sync_form(arefresh_corpus_indexes)
+    """Sync form of :meth:`arefresh_corpus_indexes`: same arguments, result and errors, no event loop needed."""
 
     async def arefresh_manifest(self) -> dict[str, Any]:
         """Recount documents, relations and vectors and rewrite the manifest now (atomically), as
@@ -325,6 +327,7 @@ class StoreDirectory:
         return await self._local.arefresh_manifest()
 
     refresh_manifest = sync_form(arefresh_manifest)
+    """Sync form of :meth:`arefresh_manifest`: same arguments, result and errors, no event loop needed."""
 
     async def aclose(self) -> None:
         """Refresh the manifest's counts and close every component (idempotent)."""
@@ -333,6 +336,7 @@ class StoreDirectory:
             await closer()
 
     close = sync_form(aclose)
+    """Sync form of :meth:`aclose`: same arguments, result and errors, no event loop needed."""
 
     def __enter__(self) -> StoreDirectory:
         return self
@@ -409,3 +413,4 @@ async def aopen_store(
 
 
 open_store = sync_form(aopen_store)
+"""Sync form of :func:`aopen_store`: same arguments, result and errors, no event loop needed."""

@@ -330,6 +330,7 @@ class LocalStore:
             await self.arefresh_manifest()
 
     use_embedder = sync_form(ause_embedder)
+    """Sync form of :meth:`ause_embedder`: same arguments, result and errors, no event loop needed."""
 
     async def arecord_components(self, components: dict[str, str]) -> None:
         """Record the registered names of the store's components in the manifest (``components``).
@@ -341,6 +342,7 @@ class LocalStore:
         await self.arefresh_manifest()
 
     record_components = sync_form(arecord_components)
+    """Sync form of :meth:`arecord_components`: same arguments, result and errors, no event loop needed."""
 
     async def arefresh_manifest(self) -> dict[str, Any]:
         """Recount documents, relations and vectors and rewrite the manifest atomically."""
@@ -353,6 +355,7 @@ class LocalStore:
         return self.manifest
 
     refresh_manifest = sync_form(arefresh_manifest)
+    """Sync form of :meth:`arefresh_manifest`: same arguments, result and errors, no event loop needed."""
 
     async def aclose(self) -> None:
         """Refresh the manifest counts and close both stores (idempotent)."""
@@ -366,6 +369,7 @@ class LocalStore:
             await _close_all([self.graph, self.vectors])
 
     close = sync_form(aclose)
+    """Sync form of :meth:`aclose`: same arguments, result and errors, no event loop needed."""
 
     def __enter__(self) -> LocalStore:
         return self
