@@ -175,7 +175,7 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
         await indexer.aindex(records)
         assert await store.arefresh_corpus_indexes() is True
         cached = await CorpusCache(store.path).inputs(store.graph)
-        fresh_timeline = await Timeline.from_store(store.graph)
+        fresh_timeline = await Timeline.afrom_store(store.graph)
         assert repr(cached["timeline"]) == repr(fresh_timeline) == "Timeline(4 dated, 1 undated)"
         fresh_entities = await entity_matcher(store.graph)
         assert len(cached["entities"]) == len(fresh_entities) > 0

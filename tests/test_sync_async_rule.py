@@ -13,6 +13,7 @@ import pytest
 import graphfuse
 from graphfuse.indexing import Indexer
 from graphfuse.stores import LocalStore, StoreDirectory
+from graphfuse.timeaware import Timeline
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +27,7 @@ ENTRY_MODULES = (
     "graphfuse.stores",
 )
 # The objects a user holds once something is open or built.
-ENTRY_CLASSES = (Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory)
+ENTRY_CLASSES = (Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory, Timeline)
 BUILDER_PREFIXES = ("open", "build")
 BUILDERS = {"check_store"}  # (other check_* functions validate an argument: no I/O)
 

@@ -288,7 +288,7 @@ async def abuild(
             if timeline is None and isinstance(graph_store, DocumentListing):
                 from .timeaware import Timeline
 
-                timeline = await Timeline.from_store(graph_store)
+                timeline = await Timeline.afrom_store(graph_store)
             if timeline is not None:
                 inputs["timeline"] = timeline
         if "entities" in inspect.signature(preset.factory()).parameters:
