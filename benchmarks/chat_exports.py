@@ -37,7 +37,7 @@ from _common import RESULTS, write_results
 
 from graphfuse import presets
 from graphfuse.indexing import Indexer, SourceRecord, conversation_records, read_whatsapp
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 STEP = timedelta(seconds=30)  # between the messages of one conversation in the written exports
 _SPEAKER = re.compile(r"^([A-Za-z][A-Za-z .'-]*):\s?(.*)$")
@@ -81,12 +81,12 @@ def write_exports(corpus: list[dict[str, Any]], folder: Path) -> dict[str, tuple
 
 
 async def build(path: Path, records: list[SourceRecord], embedder: str) -> None:
-    store = await open_store(path, create=True, embedder=embedder)
+    store = await aopen_store(path, create=True, embedder=embedder)
     try:
         await Indexer.for_records(records, store.graph, store.vectors, store.embedder).aindex(records)
-        await store.refresh_corpus_indexes()
+        await store.arefresh_corpus_indexes()
     finally:
-        await store.close()
+        await store.aclose()
 
 
 async def score(
@@ -96,7 +96,7 @@ async def score(
     spans: dict[str, tuple[str, datetime, datetime]],
     top_k: int,
 ) -> dict[str, float]:
-    store = await open_store(path)
+    store = await aopen_store(path)
     try:
         built = await presets.abuild(
             pipeline, graph_store=store.graph, vector_store=store.vectors, embedder=store.embedder
@@ -121,7 +121,7 @@ async def score(
                 recall[k].append(len(covered) / len(gold))
         return {f"R@{k}": round(sum(v) / len(v), 3) for k, v in recall.items()}
     finally:
-        await store.close()
+        await store.aclose()
 
 
 async def run(data: Path, embedder: str, top_k: int) -> list[dict[str, Any]]:

@@ -57,10 +57,10 @@ def run(args: list[str], env: dict[str, str]) -> float:
 
 
 async def in_process(store: Path, repeat: int) -> dict[str, float]:
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
-    async with await open_store(store, mode="ro") as opened:
-        pipeline = await opened.pipeline("multihop")
+    async with await aopen_store(store, mode="ro") as opened:
+        pipeline = await opened.apipeline("multihop")
         t = time.perf_counter()
         await pipeline.aretrieve(QUESTION, top_k=10)
         first = time.perf_counter() - t

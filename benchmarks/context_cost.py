@@ -33,7 +33,7 @@ from typing import Any
 from _common import RESULTS, write_results
 
 from graphfuse.context import aretrieve_context
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 
 def _questions(path: Path, limit: int) -> list[str]:
@@ -53,9 +53,9 @@ def _pct(values: list[float], q: float) -> float:
 
 async def _in_process(store_dir: Path, questions: list[str], budget: int, repeats: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    async with await open_store(store_dir) as store:
+    async with await aopen_store(store_dir) as store:
         preset = store.default_preset
-        pipeline = await store.pipeline(preset)
+        pipeline = await store.apipeline(preset)
         await pipeline.aretrieve("warm up", 10)
         await aretrieve_context(pipeline, "warm up the context assembly", budget=budget, format="evidence")
         timings: dict[str, list[list[float]]] = {"retrieve": [], "passages": [], "evidence": [], "graph": []}
@@ -85,7 +85,7 @@ async def _in_process(store_dir: Path, questions: list[str], budget: int, repeat
                 }
             )
         for name in ("multihop", "standard"):
-            p = await store.pipeline(name)
+            p = await store.apipeline(name)
             await p.aretrieve("warm up", 10)
             samples = []
             for _ in range(repeats):

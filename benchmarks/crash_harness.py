@@ -111,7 +111,7 @@ async def _work(directory: Path, records: list[dict[str, Any]], batch_size: int,
         )
         await indexer.aindex([SourceRecord(**{**r, "links": tuple(r["links"])}) for r in records])
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def run_worker(directory: Path, records_file: Path, batch_size: int, point: str | None = None) -> int:
@@ -169,7 +169,7 @@ def _pagerank(directory: Path) -> dict[str, float]:
             scores = await store.graph.pagerank()
             counts = store.manifest["counts"]
         finally:
-            await store.close()
+            await store.aclose()
         return {**{k: round(v, 6) for k, v in scores.items()}, "__counts__": counts}
 
     return asyncio.run(go())
@@ -190,7 +190,7 @@ def visible_pending(directory: Path) -> list[str]:
             out = await hydrate.run(Query("x"), [Candidate(Document(i), {}) for i in ids], None)  # type: ignore[arg-type]
             return [c.id for c in out if c.document.metadata.get("graphfuse_state") == "pending"]
         finally:
-            await store.close()
+            await store.aclose()
 
     return asyncio.run(go())
 

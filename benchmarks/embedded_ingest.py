@@ -54,8 +54,8 @@ async def main() -> None:
             spent["vectors"] += t3 - t2
             spent["relations"] += t4 - t3
         total = time.perf_counter() - started
-        manifest = await store.refresh_manifest()
-        await store.close()
+        manifest = await store.arefresh_manifest()
+        await store.aclose()
     rows = [
         {"part": "graph.store_documents", "seconds": spent["documents"], "documents_per_s": n / spent["documents"]},
         {"part": "vectors.upsert (384-d)", "seconds": spent["vectors"], "documents_per_s": n / spent["vectors"]},

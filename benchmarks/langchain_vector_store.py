@@ -93,7 +93,7 @@ def main() -> None:
     from graphfuse import run_sync
     from graphfuse.embedders import HashingEmbedder, LocalEmbedder
     from graphfuse.indexing import Indexer, IndexReport, read_sources
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     folder = str(Path(args.corpus).resolve())
     queries = _queries(args.queries)
@@ -109,10 +109,10 @@ def main() -> None:
     async def index_in_process(target_dir: Path, paths: list[str]) -> IndexReport:
         # What `graphfuse index` does, in this process (no process start).
         records = list(read_sources(paths))
-        async with await open_store(target_dir, create=True, embedder=args.embedder) as target:
+        async with await aopen_store(target_dir, create=True, embedder=args.embedder) as target:
             indexer = Indexer.for_records(records, target.graph, target.vectors, target.embedder)
             indexed = await indexer.aindex(records)
-            await target.refresh_corpus_indexes()
+            await target.arefresh_corpus_indexes()
             return indexed
 
     def langchain_index(target_dir: Path, loaded: list[Any]) -> GraphFuseVectorStore:
@@ -155,8 +155,8 @@ def main() -> None:
     lc_ranked = [[_page(d.id, None, folder) for d in retriever.invoke(q)] for q in questions]
 
     async def cli_ranked() -> list[list[str]]:
-        async with await open_store(tmp / "cli", mode="ro") as cli:
-            pipeline = await cli.pipeline("multihop")
+        async with await aopen_store(tmp / "cli", mode="ro") as cli:
+            pipeline = await cli.apipeline("multihop")
             out = []
             for q in questions:
                 results = await pipeline.aretrieve(q, top_k=K)

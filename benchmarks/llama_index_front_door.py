@@ -92,7 +92,7 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
     from llama_index.retrievers.graphfuse import GraphFuseEmbedding
     from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
 
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     corpus = (args.data / "corpus").resolve()
     queries = [json.loads(x) for x in (args.data / "queries.jsonl").read_text(encoding="utf-8").splitlines() if x]
@@ -101,13 +101,13 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
         return Path(path).resolve().relative_to(corpus).as_posix()
 
     # The CLI: graphfuse query --preset multihop builds this pipeline over the store it opens.
-    cli = await open_store(cli_store, mode="ro")
-    cli_pipeline = await cli.pipeline("multihop")
+    cli = await aopen_store(cli_store, mode="ro")
+    cli_pipeline = await cli.apipeline("multihop")
     cli_runs = []
     for q in queries:
         results = await cli_pipeline.aretrieve(q["question"], 5)
         cli_runs.append(([r.document_id for r in results], q["gold_ids"]))
-    await cli.close()
+    await cli.aclose()
 
     embed_model = GraphFuseEmbedding(_embedder(args.embedder))
     store = GraphFuseVectorStore.from_path(li_store)
@@ -120,8 +120,8 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
     nodes = len(await store.aget_nodes())
 
     # Overhead on the same store: the front door against the preset's own pipeline, round-robin.
-    own = await open_store(li_store, mode="ro")
-    pipeline = await own.pipeline("multihop")
+    own = await aopen_store(li_store, mode="ro")
+    pipeline = await own.apipeline("multihop")
     for q in queries[:3]:  # warm both (model, caches)
         five.retrieve(q["question"])
         await pipeline.aretrieve(q["question"], 5)
@@ -135,7 +135,7 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
             t = time.perf_counter()
             five.retrieve(q["question"])
             front.append(time.perf_counter() - t)
-    await own.close()
+    await own.aclose()
     store.close()
     p50_front, p50_preset = statistics.median(front), statistics.median(preset)
     return {

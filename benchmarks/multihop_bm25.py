@@ -63,9 +63,9 @@ def _corpus(directory: Path) -> tuple[list[tuple[str, str]], list[str]]:
 async def _store_passages(store: str) -> tuple[list[tuple[str, str]], BM25Index]:
     """The store's passage index (as its ``multihop`` pipeline reads it) and each passage's indexed text."""
     from graphfuse.multihop import CorpusCache
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
-    directory = await open_store(store, mode="ro")
+    directory = await aopen_store(store, mode="ro")
     try:
         bm25, _ = await CorpusCache(directory.path).indexes(directory.graph, save=False)
         index = bm25.passages if bm25.passages is not None else bm25
@@ -75,7 +75,7 @@ async def _store_passages(store: str) -> tuple[list[tuple[str, str]], BM25Index]
             text = doc.content or ""
             texts[doc.id] = f"{title} {text}" if isinstance(title, str) and title.strip() else text
     finally:
-        await directory.close()
+        await directory.aclose()
     return [(i, texts[i]) for i in index.ids], index
 
 

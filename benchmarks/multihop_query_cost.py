@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, write_results
 
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 PIPELINES = ("hybrid", "multihop")
 
@@ -41,7 +41,7 @@ def _questions(path: str) -> list[str]:
 
 async def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     questions = _questions(args.queries)
-    store = await open_store(args.store, mode="ro")
+    store = await aopen_store(args.store, mode="ro")
     try:
         embedder = store.embedder
         vectors = {q: await embedder.embed_query(q) for q in questions}
@@ -51,7 +51,7 @@ async def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str,
 
         # The store's own embedder object (its identity is checked), answering from the table.
         embedder.embed_query = precomputed  # type: ignore[method-assign]
-        pipelines = {name: await store.pipeline(name) for name in PIPELINES}
+        pipelines = {name: await store.apipeline(name) for name in PIPELINES}
         times: dict[str, list[float]] = {name: [] for name in PIPELINES}
         cpu: dict[str, list[float]] = {name: [] for name in PIPELINES}
         for q in questions:  # untimed pass: corpus indexes, caches and lazy imports
@@ -66,7 +66,7 @@ async def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[dict[str,
                     cpu[name].append((time.process_time() - c) * 1000)
         count = await store.vectors.count()
     finally:
-        await store.close()
+        await store.aclose()
     rows = []
     for name in PIPELINES:
         ms = sorted(times[name])

@@ -36,17 +36,17 @@ def _queries(path: str) -> list[dict[str, Any]]:
 async def _run(args: argparse.Namespace) -> dict[str, Any]:
     from graphfuse.evaluation import answer_in_text, recall_at_k
     from graphfuse.indexing import RegexTokenizer
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     queries = _queries(args.queries)
     gold_pages = {g for q in queries for g in q["gold_ids"]}
     caps = [int(c) for c in args.caps.split(",")]
     tok = RegexTokenizer()
     out: dict[str, Any] = {"store": args.store, "queries": args.queries, "n_queries": len(queries), "runs": {}}
-    store = await open_store(args.store, mode="ro")
+    store = await aopen_store(args.store, mode="ro")
     try:
         for name in args.pipelines.split(","):
-            pipeline = await store.pipeline(name)
+            pipeline = await store.apipeline(name)
             if args.lexical is not None and pipeline.passages is not None:
                 from graphfuse import Passages
 
@@ -94,7 +94,7 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
                     flush=True,
                 )
     finally:
-        await store.close()
+        await store.aclose()
     return out
 
 

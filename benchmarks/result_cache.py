@@ -33,7 +33,7 @@ from _common import RESULTS, latency_ms, write_results
 from graphfuse import CacheStore, Pipeline, Query, Result, ResultCache
 from graphfuse.data import sample_corpus, sample_questions
 from graphfuse.indexing import Indexer, read_sources
-from graphfuse.stores import InMemoryCacheStore, default_embedder, open_store
+from graphfuse.stores import InMemoryCacheStore, aopen_store, default_embedder
 
 PRESETS = ("minimal", "standard", "multihop")
 
@@ -54,17 +54,17 @@ async def run(repeats: int, embedder: str, redis_url: str | None) -> tuple[list[
     questions = [q.question for q in sample_questions()]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="graphfuse-bench-") as tmp:
-        store = await open_store(Path(tmp) / "store", create=True, embedder=embedder)
+        store = await aopen_store(Path(tmp) / "store", create=True, embedder=embedder)
         try:
             await Indexer.for_records(records, store.graph, store.vectors, store.embedder).aindex(records)
-            await store.refresh_corpus_indexes()
+            await store.arefresh_corpus_indexes()
             backends: dict[str, CacheStore] = {"memory": InMemoryCacheStore(max_items=1024)}
             if redis_url is not None:
                 from graphfuse_redis import RedisCacheStore
 
                 backends["redis"] = RedisCacheStore(redis_url, namespace="bench")
             for preset in PRESETS:
-                pipeline = await store.pipeline(preset)
+                pipeline = await store.apipeline(preset)
                 for q in questions[:3]:  # warm up: the model, lazily built indexes
                     await pipeline.aretrieve(q, top_k=10, cache=False)
                 plain = [await _time(_call(pipeline, q)) for _ in range(repeats) for q in questions]
@@ -82,7 +82,7 @@ async def run(repeats: int, embedder: str, redis_url: str | None) -> tuple[list[
                     assert rc.counts["hits"] == len(hits), rc.counts  # a benchmark of hits must measure hits
             # What the cache adds to a miss: the stores' generations, a get, encoding, a re-check, a
             # set (the pipeline replaced by results at hand, so only the cache's own work is timed).
-            results = await (await store.pipeline("minimal")).aretrieve(questions[0], top_k=10)
+            results = await (await store.apipeline("minimal")).aretrieve(questions[0], top_k=10)
 
             async def at_hand() -> list[Result]:
                 return results
@@ -101,7 +101,7 @@ async def run(repeats: int, embedder: str, redis_url: str | None) -> tuple[list[
                 await cache_store.close()
             info = {"documents": await store.graph.count_documents(), "questions": len(questions)}
         finally:
-            await store.close()
+            await store.aclose()
     return rows, info
 
 

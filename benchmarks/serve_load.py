@@ -41,7 +41,7 @@ from _common import RESULTS, write_results
 
 from graphfuse.data import sample_corpus, sample_questions
 from graphfuse.indexing import Indexer, TitleLinker, read_sources
-from graphfuse.stores import default_embedder, open_store
+from graphfuse.stores import aopen_store, default_embedder
 
 PHASES = ("retrieve", "ingest", "context")
 HEALTH_EVERY = 0.25
@@ -58,11 +58,11 @@ async def _build_demo_store(directory: Path) -> str:
     embedder = default_embedder()[0]
     with sample_corpus() as corpus:
         records = list(read_sources([corpus]))
-    store = await open_store(directory, create=True, embedder=embedder)
+    store = await aopen_store(directory, create=True, embedder=embedder)
     try:
         await Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()]).aindex(records)
     finally:
-        await store.close()
+        await store.aclose()
     return embedder
 
 

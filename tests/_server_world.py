@@ -90,7 +90,7 @@ async def served(
 ) -> AsyncIterator[Served]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     cache = CorpusCache(tmp_path / "store") if corpus_cache else None
     service = Service(store.graph, store.vectors, embedder, limits=limits or Limits(), corpus_cache=cache)
     keys = KeyFile(tmp_path / "keys.json")
@@ -111,7 +111,7 @@ async def served(
             yield world
         finally:
             await service.aclose()
-            await store.close()
+            await store.aclose()
 
 
 @asynccontextmanager

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from graphfuse import InvalidInput, presets
 from graphfuse.cli import app
 from graphfuse.indexing import ChatMessage, RegexTokenizer, conversation_records, read_slack, read_whatsapp
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 UTC = timezone.utc
 
@@ -322,7 +322,7 @@ def test_index_chat_builds_dated_conversations_that_multihop_retrieves(tmp_path:
     assert "indexed 2 documents" in result.output
 
     async def ask() -> tuple[list[str], list[object]]:
-        opened = await open_store(store, create=False)
+        opened = await aopen_store(store, create=False)
         try:
             pipeline = await presets.abuild(
                 "multihop", graph_store=opened.graph, vector_store=opened.vectors, embedder=opened.embedder
@@ -332,7 +332,7 @@ def test_index_chat_builds_dated_conversations_that_multihop_retrieves(tmp_path:
             assert dated[0].signals.get("time", 0) > dated[1].signals.get("time", 0)
             return [r.id for r in [*results, *dated]], [r.document.created_at for r in results]
         finally:
-            await opened.close()
+            await opened.aclose()
 
     ids, dates = asyncio.run(ask())
     assert ids[0] == "WhatsApp Chat with Choir/2024-04-20T08:00:00Z"  # 10:00 in Berlin (summer time)

@@ -150,10 +150,10 @@ def test_query_multihop_preset_reads_the_corpus_from_the_store(store: Path) -> N
 
 async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: Path) -> None:
     from graphfuse import InvalidInput, presets
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
-    async with await open_store(store) as opened:
-        names = [s.name for s in (await opened.pipeline("multihop")).stages]
+    async with await aopen_store(store) as opened:
+        names = [s.name for s in (await opened.apipeline("multihop")).stages]
         assert names[:3] == ["semantic", "bm25", "entity"]
         assert names[-4:] == ["ppr", "hydrate_ppr", "aggregate", "hydrate"]
 
@@ -170,7 +170,7 @@ async def test_multihop_preset_needs_a_graph_store_that_lists_documents(store: P
             iter_documents = real.iter_documents
 
         opened.graph = Ungenerational()  # type: ignore[assignment]
-        assert opened.default_preset == "standard"  # (its corpus index file could not be kept fresh)
+        assert opened.default_preset == "multihop"  # (its corpus indexes are read back at query time)
         opened.graph = real
         with pytest.raises(
             InvalidInput, match=r"preset .multihop. needs the corpus indexes.*Listless cannot list them"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from graphfuse.cli import app
 from graphfuse.indexing import ENTITY_PREFIX, SourceRecord, wants_entity_graph
 from graphfuse.multihop import entity_matcher
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 CHATS = [
     {"id": "c1", "text": "Wolfgang Schulz booked the Harbor Hall for the spring concert."},
@@ -27,11 +27,11 @@ TITLED = [
 
 def _entities(store: Path) -> int:
     async def go() -> int:
-        opened = await open_store(store, create=False)
+        opened = await aopen_store(store, create=False)
         try:
             return len(await entity_matcher(opened.graph))
         finally:
-            await opened.close()
+            await opened.aclose()
 
     return asyncio.run(go())
 

@@ -12,7 +12,7 @@ from rich.progress import Progress
 
 from graphfuse.cli import _index
 from graphfuse.indexing import SourceRecord
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 
 class _Recording(Progress):
@@ -29,7 +29,7 @@ async def test_the_bar_reads_then_indexes_per_document(tmp_path: Path, monkeypat
     _Recording.steps = []
     console = Console(file=io.StringIO(), force_terminal=True, width=100)
     records = [SourceRecord(f"d{i}", f"Text number {i} about things.", title=f"Page {i}") for i in range(5)]
-    async with await open_store(tmp_path / "store", create=True, embedder="hashing") as store:
+    async with await aopen_store(tmp_path / "store", create=True, embedder="hashing") as store:
         report = await _index.index_records(store, records, console)
     assert report.documents == 5
     steps = _Recording.steps

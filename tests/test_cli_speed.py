@@ -14,7 +14,7 @@ from graphfuse import Document
 from graphfuse.cli import app
 from graphfuse.evaluation import evaluate, load_corpus, load_queries
 from graphfuse.multihop import CorpusCache
-from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, open_store
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, aopen_store
 
 CORPUS = [
     {
@@ -55,13 +55,13 @@ class CountingStore:
 
 
 async def _cache_is_current(store_dir: Path) -> bool:
-    store = await open_store(store_dir, create=False)
+    store = await aopen_store(store_dir, create=False)
     try:
         spy = CountingStore(store.graph)
         await CorpusCache(store_dir).indexes(spy)  # type: ignore[arg-type]
         return spy.reads == 0
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def _query(store: Path, *extra: str) -> list[str]:
@@ -97,18 +97,18 @@ def test_delete_keeps_the_corpus_indexes_current(tmp_path: Path) -> None:
 
 
 async def test_store_directory_pipeline_reads_the_cache(tmp_path: Path) -> None:
-    store = await open_store(tmp_path / "store", create=True, embedder="hashing")
+    store = await aopen_store(tmp_path / "store", create=True, embedder="hashing")
     try:
         from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
 
         indexer = Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()])
         await indexer.aindex([SourceRecord(id=r["id"], text=r["text"], title=r["title"]) for r in CORPUS])
-        assert await store.refresh_corpus_indexes() is True
-        pipeline = await store.pipeline("multihop")
+        assert await store.arefresh_corpus_indexes() is True
+        pipeline = await store.apipeline("multihop")
         results = await pipeline.aretrieve("Where does the Rhine rise?", top_k=3)
         assert results[0].id == "river"
     finally:
-        await store.close()
+        await store.aclose()
 
 
 async def test_evaluate_reports_every_step(tmp_path: Path) -> None:
@@ -153,7 +153,7 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
     from graphfuse.multihop import entity_matcher
     from graphfuse.timeaware import Timeline
 
-    store = await open_store(tmp_path / "store", create=True, embedder="hashing")
+    store = await aopen_store(tmp_path / "store", create=True, embedder="hashing")
     try:
         chats = [
             "Wolfgang Schulz booked the Harbor Hall for the spring concert.",
@@ -173,9 +173,9 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
             entity_graph=True,
         )
         await indexer.aindex(records)
-        assert await store.refresh_corpus_indexes() is True
+        assert await store.arefresh_corpus_indexes() is True
         cached = await CorpusCache(store.path).inputs(store.graph)
-        fresh_timeline = await Timeline.from_store(store.graph)
+        fresh_timeline = await Timeline.afrom_store(store.graph)
         assert repr(cached["timeline"]) == repr(fresh_timeline) == "Timeline(4 dated, 1 undated)"
         fresh_entities = await entity_matcher(store.graph)
         assert len(cached["entities"]) == len(fresh_entities) > 0
@@ -192,11 +192,11 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
             return result
 
         monkeypatch.setattr(store.graph, "iter_documents", counting)
-        pipeline = await store.pipeline("multihop")
+        pipeline = await store.apipeline("multihop")
         assert reads == 0  # BM25, titles, timeline and entity nodes all came from the file
         names = [stage.name for stage in pipeline.stages]
         assert {"time", "text_entity"} <= set(names)
         results = await pipeline.aretrieve(question, top_k=3)
         assert results[0].id in {"m0", "m1"}
     finally:
-        await store.close()
+        await store.aclose()

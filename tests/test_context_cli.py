@@ -191,10 +191,10 @@ def test_granularity_bad_value(long_store: Path, tmp_path: Path, command: str) -
 
 async def test_compare_cache_key_follows_the_granularity(long_store: Path) -> None:
     from graphfuse.compare import context_pipeline
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
-    async with await open_store(str(long_store), mode="ro") as store:
-        pipeline = await store.pipeline("minimal")
+    async with await aopen_store(str(long_store), mode="ro") as store:
+        pipeline = await store.apipeline("minimal")
         assert pipeline.passages is not None
 
         def shaped(granularity: str | None, max_per_document: int | None) -> Any:

@@ -16,7 +16,7 @@ from graphfuse.cli import app
 from graphfuse.indexing import TextEntityExtractor, entity_extractor, entity_extractors
 from graphfuse.multihop import entity_matcher
 from graphfuse.plugins import ENTITY_EXTRACTOR, get_registry
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 # A third-party extractor: every word in capitals is an entity; ``model`` is a prefix of the key,
 # so the test sees which option the spec passed.
@@ -58,11 +58,11 @@ def site(tmp_path: Path) -> Iterator[FakeSite]:
 
 def _entity_names(store: Path) -> list[str]:
     async def go() -> list[str]:
-        opened = await open_store(store, create=False)
+        opened = await aopen_store(store, create=False)
         try:
             return sorted(key for key, _ in (await entity_matcher(opened.graph)).match(" ".join(_ALL_WORDS)))
         finally:
-            await opened.close()
+            await opened.aclose()
 
     return asyncio.run(go())
 

@@ -531,7 +531,7 @@ def _refresh(store_dir: Path) -> None:
     async def run() -> None:
         store = LocalStore.open(store_dir)
         try:
-            await store.refresh_manifest()
+            await store.arefresh_manifest()
         finally:
             await store.graph.close()
             await store.vectors.close()

@@ -267,4 +267,4 @@ async def test_local_store_roundtrip_after_validation(tmp_path: Path) -> None:
         report = await Indexer(store.graph, store.vectors, HashingEmbedder(DIM)).aindex(_records(3))
         assert report.documents == 3
     finally:
-        await store.close()
+        await store.aclose()

@@ -179,13 +179,13 @@ async def test_eval_scores_each_passage_slot_by_its_page_and_says_so() -> None:
 
 
 async def test_presets_multihop_is_one_call_over_components_and_names_what_is_missing(indexed: Indexed) -> None:
-    pipeline = await presets.multihop(indexed.graph, indexed.vectors, indexed.embedder)
+    pipeline = await presets.amultihop(indexed.graph, indexed.vectors, indexed.embedder)
     assert pipeline.passages is not None
     assert "ppr" in [s.name for s in pipeline.stages]
     with pytest.raises(InvalidInput, match="without vector_store and embedder"):
-        await presets.multihop(indexed.graph)
+        await presets.amultihop(indexed.graph)
     with pytest.raises(InvalidInput, match="without embedder"):
-        await presets.multihop(indexed.graph, indexed.vectors)
+        await presets.amultihop(indexed.graph, indexed.vectors)
 
 
 def test_cli_query_returns_passages_naming_their_page_and_pages_on_request(tmp_path: Path) -> None:

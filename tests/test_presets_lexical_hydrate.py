@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from graphfuse import Document
 from graphfuse.cli import app
 from graphfuse.context import aretrieve_context
-from graphfuse.stores import LocalStore, open_store
+from graphfuse.stores import LocalStore, aopen_store
 
 runner = CliRunner()
 
@@ -40,14 +40,14 @@ async def _mark_pending(store: Path, doc_id: str) -> None:
             [Document(doc.id, doc.content, {**doc.metadata, "graphfuse_state": "pending"})]
         )
     finally:
-        await local.close()
+        await local.aclose()
 
 
 @pytest.mark.parametrize("preset", ["bm25", "hybrid"])
 async def test_lexical_presets_hydrate_and_skip_pending(store: Path, preset: str) -> None:
     await _mark_pending(store, "plums")
-    async with await open_store(store, mode="ro") as s:
-        pipeline = await s.pipeline(preset)
+    async with await aopen_store(store, mode="ro") as s:
+        pipeline = await s.apipeline(preset)
         results = await pipeline.aretrieve("orchards plum apples pears", top_k=10)
         ids = [r.id for r in results]
         assert "plums" not in ids

@@ -27,7 +27,7 @@ from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker, TokenChunker
 from graphfuse.rerankers import EmbeddingReranker
 from graphfuse.stages import Rerank
-from graphfuse.stores import LocalVectorStore, SQLiteGraphStore, open_store
+from graphfuse.stores import LocalVectorStore, SQLiteGraphStore, aopen_store
 
 LONG = " ".join(f"Paragraph {i} talks about installation and nothing else." for i in range(30))
 LONG += " Frozen models raise a validation error on assignment."
@@ -183,11 +183,11 @@ async def test_bad_input(indexed: Any, tmp_path: Path) -> None:
 
 
 async def test_a_store_directory_reranks_by_its_own_vectors(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "store", create=True, embedder="hashing") as store:
+    async with await aopen_store(tmp_path / "store", create=True, embedder="hashing") as store:
         await Indexer(store.graph, store.vectors, store.embedder, chunker=TokenChunker(32, 4)).aindex(
             [SourceRecord("models", LONG, title="Models")]
         )
-        pipeline = await store.pipeline("standard")
+        pipeline = await store.apipeline("standard")
         stage = pipeline.stages[-1]
         assert isinstance(stage, Rerank)
         page = (await store.graph.get_documents(["models"]))["models"]

@@ -25,7 +25,7 @@ from graphfuse.indexing import (
     read_sources,
     records_from_loaded,
 )
-from graphfuse.stores import LocalStore, check_store
+from graphfuse.stores import LocalStore, acheck_store
 
 runner = CliRunner()
 ENTITY = ENTITY_PREFIX + "apple"
@@ -65,7 +65,7 @@ async def test_indexer_writes_entities_but_refuses_deleting_them(tmp_path: Path)
         with pytest.raises(InvalidInput, match=f"'{entities[0]}' is reserved"):
             await indexer.adelete(["a", entities[0]])
         assert await store.graph.count_documents() == before  # nothing deleted, not even 'a'
-    assert (await check_store(tmp_path / "store")).ok
+    assert (await acheck_store(tmp_path / "store")).ok
 
 
 def test_cli_index_and_delete_refuse_it(tmp_path: Path) -> None:

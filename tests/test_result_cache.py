@@ -69,7 +69,7 @@ class Counting:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     when = datetime(2024, 5, 1, 12, 30, 15, 123456, tzinfo=timezone.utc)
     await Indexer(store.graph, store.vectors, embedder).aindex(
         [
@@ -91,7 +91,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     try:
         yield World(store, embedder, pipeline, runs)
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def _cached(w: World, cache: InMemoryCacheStore | None = None, **options: object) -> tuple[Pipeline, ResultCache]:
@@ -144,12 +144,12 @@ async def test_a_write_by_another_store_object_is_seen(world: World, tmp_path: P
     await pipeline.aretrieve("walrus", top_k=3)
     other = LocalStore.open(tmp_path / "store")
     try:
-        await other.use_embedder(world.embedder)
+        await other.ause_embedder(world.embedder)
         await Indexer(other.graph, other.vectors, world.embedder).aindex(
             [SourceRecord(id="walrus", text="walrus walrus")]
         )
     finally:
-        await other.close()
+        await other.aclose()
     assert (await pipeline.aretrieve("walrus", top_k=3))[0].id == "walrus"
     assert rc.counts["hits"] == 0
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from graphfuse import Candidate, Document, InvalidInput
 from graphfuse.cli import app
 from graphfuse.scoring import AdaptiveScorer, ReciprocalRankFusion, WeightedScorer
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 SIGNALS = [
     {"semantic": 0.9, "ppr": 0.2},
@@ -106,9 +106,9 @@ async def test_every_preset_scores_in_zero_one(tmp_path: Path) -> None:
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS))
     store_dir = tmp_path / "store"
     await _index(corpus, store_dir)
-    async with await open_store(store_dir, mode="ro") as store:
+    async with await aopen_store(store_dir, mode="ro") as store:
         for preset in ("multihop", "bm25", "hybrid", "minimal", "standard", "no_rerank"):
-            pipeline = await store.pipeline(preset)
+            pipeline = await store.apipeline(preset)
             for question in ("Who was the father of Ada Lovelace?", "Who designed the Analytical Engine?"):
                 results = await pipeline.aretrieve(question, top_k=5)
                 assert results, preset
@@ -120,9 +120,9 @@ async def test_multihop_raw_and_normalised_rank_alike(tmp_path: Path) -> None:
     corpus.write_text("".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in CORPUS))
     store_dir = tmp_path / "store"
     await _index(corpus, store_dir)
-    async with await open_store(store_dir, mode="ro") as store:
-        normalised = await store.pipeline("multihop")
-        raw = await store.pipeline("multihop", normalize=False)
+    async with await aopen_store(store_dir, mode="ro") as store:
+        normalised = await store.apipeline("multihop")
+        raw = await store.apipeline("multihop", normalize=False)
         for question in ("Who was the father of Ada Lovelace?", "Where was the Analytical Engine designed?"):
             a = await normalised.aretrieve(question, top_k=5)
             b = await raw.aretrieve(question, top_k=5)

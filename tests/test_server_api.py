@@ -266,7 +266,7 @@ async def test_hashing_store_fixture_uses_its_embedder(tmp_path: Path) -> None:
     # The served store records its embedder: a second service with another one is refused.
     async with served(tmp_path, corpus=False) as w:
         with pytest.raises(Exception, match="embedder"):
-            await w.store.use_embedder(HashingEmbedder(dimension=32))
+            await w.store.ause_embedder(HashingEmbedder(dimension=32))
 
 
 async def test_context_and_session_tokens(tmp_path: Path) -> None:

@@ -319,7 +319,7 @@ async def test_corpus_presets_see_what_graphfuse_index_wrote_to_a_served_store(t
 
     from graphfuse.multihop import CorpusCache
     from graphfuse.server import Scope, Service
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     env = {**os.environ, "GRAPHFUSE_LOAD_PLUGINS": ""}
     first = tmp_path / "first.jsonl"
@@ -334,7 +334,7 @@ async def test_corpus_presets_see_what_graphfuse_index_wrote_to_a_served_store(t
         assert done.returncode == 0, done.stderr
 
     await asyncio.to_thread(index, first)
-    store = await open_store(directory)
+    store = await aopen_store(directory)
     service = Service(store.graph, store.vectors, store.embedder, corpus_cache=CorpusCache(store.path))
     try:
         for preset in ("bm25", "hybrid", "multihop"):
@@ -355,5 +355,5 @@ async def test_corpus_presets_see_what_graphfuse_index_wrote_to_a_served_store(t
             )
             assert "zebras" in [r["id"] for r in out], f"{preset} did not see the document graphfuse index added"
     finally:
-        await service.run(store.close())
+        await service.run(store.aclose())
         await service.aclose()

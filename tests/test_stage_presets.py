@@ -89,11 +89,20 @@ def test_build_unknown_name_lists_the_known_ones() -> None:
         presets.build("fancy")
 
 
-def test_build_missing_or_unexpected_component(world: World) -> None:
+def test_build_missing_component_or_unexpected_option(world: World) -> None:
     with pytest.raises(InvalidInput, match="embedder"):
         presets.build("minimal", vector_store=world.vectors)
-    with pytest.raises(InvalidInput, match="reranker"):
-        presets.build("minimal", vector_store=world.vectors, embedder=world.embedder, reranker=object())
+    with pytest.raises(InvalidInput, match="depth"):
+        presets.build("minimal", vector_store=world.vectors, embedder=world.embedder, depth=2)
+
+
+async def test_build_passes_only_the_components_a_preset_uses(world: World) -> None:
+    # A host may pass a reranker to every preset: one that does not use it never sees it.
+    for p in (
+        presets.build("minimal", vector_store=world.vectors, embedder=world.embedder, reranker=object()),
+        await presets.abuild("minimal", vector_store=world.vectors, embedder=world.embedder, reranker=object()),
+    ):
+        assert names_of(p) == ["semantic"]
 
 
 def test_register_a_preset(world: World) -> None:

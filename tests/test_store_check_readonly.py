@@ -19,7 +19,7 @@ from graphfuse import Document, InvalidInput, NotFound, Relation, VectorRecord
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord, TitleLinker
-from graphfuse.stores import LocalStore, check_store
+from graphfuse.stores import LocalStore, acheck_store
 
 runner = CliRunner()
 GRAPHFUSE = str(Path(sys.executable).parent / "graphfuse")
@@ -69,7 +69,7 @@ async def test_read_only_open_queries_and_writes_nothing(store_dir: Path) -> Non
         await store.vectors.upsert([VectorRecord("x", [1.0] * store.vectors.dimension)])  # type: ignore[operator]
     with pytest.raises(InvalidInput, match="read-only"):
         await store.graph.create_relations([Relation("apples", "pears", "X")])
-    await store.close()
+    await store.aclose()
     assert _files(store_dir) == before
     with pytest.raises(NotFound):
         LocalStore.open(store_dir.parent / "missing", mode="ro")
@@ -143,7 +143,7 @@ async def test_check_finds_and_repairs_damage(store_dir: Path) -> None:
     assert repaired.exit_code == 1  # pending documents need their sources
     assert "repaired: deleted 1 vectors without documents" in repaired.output
     assert "run the same `graphfuse index` command again" in repaired.output
-    after = await check_store(store_dir)
+    after = await acheck_store(store_dir)
     assert (after.vectors_without_documents, after.pending) == (0, 1)
 
 
@@ -190,7 +190,7 @@ def test_indexer_on_a_read_only_store_refuses_before_writing(store_dir: Path) ->
                     extractors=[TitleLinker()],
                 ).aindex([SourceRecord("n", "new text")])
         finally:
-            await store.close()
+            await store.aclose()
 
     import asyncio
 

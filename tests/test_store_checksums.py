@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from graphfuse import StoreCorrupted
 from graphfuse.cli import app
-from graphfuse.stores import LocalStore, check_store
+from graphfuse.stores import LocalStore, acheck_store
 
 runner = CliRunner()
 
@@ -218,11 +218,11 @@ async def test_stray_vectors_of_entity_nodes_are_reported_and_repaired(tmp_path:
         # What a document id in the entity namespace left behind before ids were reserved.
         stray = [VectorRecord("graphfuse:entity:orchard", [1.0] * dimension), VectorRecord("gone", [1.0] * dimension)]
         await opened.vectors.upsert(stray)
-    report = await check_store(store)
+    report = await acheck_store(store)
     assert not report.ok
     assert report.vectors_without_documents == 2
     assert set(report.examples["vectors_without_documents"]) == {"graphfuse:entity:orchard", "gone"}
-    after = await check_store(store, repair=True)
+    after = await acheck_store(store, repair=True)
     assert after.ok
     assert after.vectors == 30
     assert any("deleted 2 vectors" in r for r in after.repairs)

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from graphfuse import PermissionDenied, StoreCorrupted
 from graphfuse.cli import app
-from graphfuse.stores import LocalStore, check_store
+from graphfuse.stores import LocalStore, acheck_store
 
 runner = CliRunner()
 GRAPHFUSE = str(Path(sys.executable).parent / "graphfuse")
@@ -272,6 +272,6 @@ async def test_a_damaged_store_raises_from_the_hierarchy(tmp_path: Path) -> None
     (store / "vectors.sqlite").write_bytes(b"")
     with pytest.raises(StoreCorrupted, match=r"vectors\.sqlite.*empty"):
         LocalStore.open(store)
-    report = await check_store(store)
+    report = await acheck_store(store)
     assert not report.ok
     assert issubclass(PermissionDenied, PermissionError)

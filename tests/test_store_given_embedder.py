@@ -14,7 +14,7 @@ from graphfuse import InvalidInput
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, SourceRecord
-from graphfuse.stores import GIVEN_EMBEDDER, InMemoryGraphStore, LocalVectorStore, open_store
+from graphfuse.stores import GIVEN_EMBEDDER, InMemoryGraphStore, LocalVectorStore, aopen_store
 
 RECORDS = [
     SourceRecord("apples", "Apples grow in orchards near the Pears.", title="Apples", links=("pears",)),
@@ -44,7 +44,7 @@ class Configured:
 
 async def test_an_embedder_object_that_a_name_rebuilds_is_recorded_by_that_name(tmp_path: Path) -> None:
     embedder = HashingEmbedder()
-    async with await open_store(tmp_path / "s", create=True, embedder=embedder) as store:
+    async with await aopen_store(tmp_path / "s", create=True, embedder=embedder) as store:
         assert store.embedder is embedder  # used as it is, not built again
         assert store.components["embedder"] == "hashing"
         await Indexer(store.graph, store.vectors, store.embedder).aindex(RECORDS)
@@ -55,29 +55,29 @@ async def test_an_embedder_object_that_a_name_rebuilds_is_recorded_by_that_name(
 
 async def test_an_embedder_object_no_name_rebuilds_opens_only_when_given_again(tmp_path: Path) -> None:
     directory = tmp_path / "s"
-    async with await open_store(directory, create=True, embedder=Configured()) as store:
+    async with await aopen_store(directory, create=True, embedder=Configured()) as store:
         assert store.components["embedder"] == GIVEN_EMBEDDER
         await Indexer(store.graph, store.vectors, store.embedder).aindex(RECORDS)
     for named in (None, "hashing", GIVEN_EMBEDDER):
         with pytest.raises(InvalidInput, match=r"given in Python \('.*Configured:configured-v1:16'\)"):
-            await open_store(directory, embedder=named)
+            await aopen_store(directory, embedder=named)
     done = CliRunner().invoke(app, ["query", "apples", "--store", str(directory)])
     assert done.exit_code != 0
     assert "given in Python" in done.output
-    async with await open_store(directory, embedder=Configured()) as again:
-        assert [r.id for r in await (await again.pipeline()).aretrieve("apples orchards", top_k=1)] == ["apples"]
+    async with await aopen_store(directory, embedder=Configured()) as again:
+        assert [r.id for r in await (await again.apipeline()).aretrieve("apples orchards", top_k=1)] == ["apples"]
     with pytest.raises(InvalidInput, match="was built with embedder"):
-        await open_store(directory, embedder=HashingEmbedder(16))
+        await aopen_store(directory, embedder=HashingEmbedder(16))
     with pytest.raises(InvalidInput, match="registered name or a graphfuse Embedder"):
-        await open_store(directory, embedder=object())  # type: ignore[arg-type]
+        await aopen_store(directory, embedder=object())  # type: ignore[arg-type]
 
 
 async def test_the_pipeline_default_is_the_stores_default_preset(tmp_path: Path) -> None:
-    async with await open_store(tmp_path / "s", create=True, embedder="hashing") as store:
+    async with await aopen_store(tmp_path / "s", create=True, embedder="hashing") as store:
         await Indexer(store.graph, store.vectors, store.embedder).aindex(RECORDS)
         assert store.default_preset == "multihop"
-        default = await store.pipeline()
-        multihop = await store.pipeline("multihop")
+        default = await store.apipeline()
+        multihop = await store.apipeline("multihop")
         assert [s.name for s in default.stages] == [s.name for s in multihop.stages]
         assert [r.id for r in await default.aretrieve("pears", top_k=2)] == [
             r.id for r in await multihop.aretrieve("pears", top_k=2)
@@ -103,12 +103,12 @@ async def test_stored_records_read_back_what_was_indexed() -> None:
 
 
 async def test_refresh_manifest_writes_the_counts_while_open(tmp_path: Path) -> None:
-    store = await open_store(tmp_path / "s", create=True, embedder="hashing")
+    store = await aopen_store(tmp_path / "s", create=True, embedder="hashing")
     try:
         await Indexer(store.graph, store.vectors, store.embedder).aindex(RECORDS)
-        manifest = await store.refresh_manifest()
+        manifest = await store.arefresh_manifest()
         on_disk = json.loads((tmp_path / "s" / "manifest.json").read_text())
         assert manifest["counts"] == on_disk["counts"]
         assert on_disk["counts"]["documents"] == await store.graph.count_documents() > 3  # chunk nodes too
     finally:
-        await store.close()
+        await store.aclose()

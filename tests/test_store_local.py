@@ -21,13 +21,13 @@ async def test_create_fill_close_reopen(tmp_path: Path) -> None:
     assert {"graph.sqlite", "manifest.json", "vectors.sqlite"} <= {p.name for p in directory.iterdir()}
     assert store.manifest["counts"] == {"documents": 0, "relations": 0, "vectors": 0}
     embedder = HashingEmbedder(32)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     await store.graph.store_documents([Document("a", "apple"), Document("b", "banana")])
     await store.graph.create_relations([Relation("a", "b")])
     vectors = await embedder.embed_documents(["apple", "banana"])
     await store.vectors.upsert([VectorRecord("a", vectors[0]), VectorRecord("b", vectors[1])])
-    await store.close()
-    await store.close()  # idempotent
+    await store.aclose()
+    await store.aclose()  # idempotent
 
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["counts"] == {"documents": 2, "relations": 1, "vectors": 2}
@@ -35,12 +35,12 @@ async def test_create_fill_close_reopen(tmp_path: Path) -> None:
     assert manifest["embedder"].startswith("graphfuse.embedders._hashing.HashingEmbedder:hashing-v1:32")
     assert manifest["version"] == 1
 
-    async with await LocalStore.open(directory, create=False) as again:
+    async with await LocalStore.aopen(directory, create=False) as again:
         assert (await again.graph.get_document("a")).content == "apple"
         assert [h.id for h in await again.vectors.search(vectors[1], limit=1)] == ["b"]
-        await again.use_embedder(HashingEmbedder(32))  # same identity: accepted
+        await again.ause_embedder(HashingEmbedder(32))  # same identity: accepted
         with pytest.raises(InvalidInput, match="was built with embedder"):
-            await again.use_embedder(HashingEmbedder(64))
+            await again.ause_embedder(HashingEmbedder(64))
 
 
 def test_missing_store_without_create(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_half_written_directory(tmp_path: Path) -> None:
 
 async def test_damaged_manifest_or_files(tmp_path: Path) -> None:
     directory = tmp_path / "store"
-    await LocalStore.open(directory).close()
+    LocalStore.open(directory).close()
     manifest = directory / "manifest.json"
     good = manifest.read_text()
 
@@ -90,7 +90,7 @@ async def test_manifest_dimension_must_match_the_vectors(tmp_path: Path) -> None
     directory = tmp_path / "store"
     store = LocalStore.open(directory)
     await store.vectors.upsert([VectorRecord("a", [1.0, 0.0, 0.0])])
-    await store.close()
+    await store.aclose()
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["dimension"] == 3
     manifest["dimension"] = 4
@@ -109,5 +109,5 @@ async def test_embedder_with_another_dimension_than_the_vectors(tmp_path: Path) 
     store = LocalStore.open(tmp_path / "s")
     await store.vectors.upsert([VectorRecord("a", [1.0, 0.0])])
     with pytest.raises(InvalidInput, match="2-d vectors"):
-        await store.use_embedder(HashingEmbedder(16))
-    await store.close()
+        await store.ause_embedder(HashingEmbedder(16))
+    await store.aclose()

@@ -183,12 +183,12 @@ async def test_timeline_from_a_store() -> None:
     graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(64)
     records = [SourceRecord("a", "dated", created_at=utc(2026, 4, 5, 10)), SourceRecord("b", "undated")]
     await Indexer(graph, vectors, embedder).aindex(records)
-    timeline = await Timeline.from_store(graph)
+    timeline = await Timeline.afrom_store(graph)
     assert (len(timeline), timeline.undated) == (1, 1)
     assert timeline.created_at("a") == utc(2026, 4, 5, 10)
     assert list(timeline.between(utc(2026, 4, 5), utc(2026, 4, 6))) == ["a"]
     with pytest.raises(InvalidInput, match="cannot list its documents"):
-        await Timeline.from_store(object())  # type: ignore[arg-type]
+        await Timeline.afrom_store(object())  # type: ignore[arg-type]
 
 
 def test_registry_builds_the_time_stage_with_a_timeline_from_a_corpus(tmp_path: Path) -> None:

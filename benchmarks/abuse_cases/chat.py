@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from graphfuse import InvalidInput
 from graphfuse.cli import app
 from graphfuse.indexing import conversation_records, read_slack, read_whatsapp
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 _runner = CliRunner()
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -44,14 +44,14 @@ def _one_line_refusal(args: list[str], store: Path, said: str) -> None:
 
 def _stored_text(store: Path, doc_id: str) -> str:
     async def go() -> str:
-        opened = await open_store(store, create=False)
+        opened = await aopen_store(store, create=False)
         try:
             doc = (await opened.graph.get_documents([doc_id])).get(doc_id)
             if doc is None:
                 raise AssertionError(f"no conversation {doc_id!r} in the store")
             return doc.content or ""
         finally:
-            await opened.close()
+            await opened.aclose()
 
     return asyncio.run(go())
 

@@ -97,7 +97,7 @@ def _served(work: Callable[[Any, Any], Awaitable[None]], tmp: Path) -> None:
     async def go() -> None:
         store = LocalStore.open(tmp / "served")
         embedder = HashingEmbedder(dimension=32)
-        await store.use_embedder(embedder)
+        await store.ause_embedder(embedder)
         service = Service(store.graph, store.vectors, embedder)
         transport = httpx.ASGITransport(app=create_app(service), raise_app_exceptions=False)
         try:
@@ -105,7 +105,7 @@ def _served(work: Callable[[Any, Any], Awaitable[None]], tmp: Path) -> None:
                 await work(client, store)
         finally:
             await service.aclose()
-            await store.close()
+            await store.aclose()
 
     asyncio.run(go())
 

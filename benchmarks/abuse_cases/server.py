@@ -57,7 +57,7 @@ async def world(
 ) -> AsyncIterator[World]:
     store = LocalStore.open(tmp / "store")
     embedder = HashingEmbedder(dimension=64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     service = Service(store.graph, store.vectors, embedder, limits=limits or Limits())
     keys = KeyFile(tmp / "keys.json")
     key = {t: keys.add(t)[1] for t in TENANTS} if with_keys else {}
@@ -72,7 +72,7 @@ async def world(
                     assert r.status_code == 200, f"ingest for {tenant} answered {r.status_code}: {r.text[:300]}"
             yield w
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def sync(fn: Callable[[Path], Coroutine[Any, Any, None]]) -> Callable[[Path], None]:

@@ -314,7 +314,7 @@ def server_store_damaged(tmp: Path) -> None:
     async def go() -> None:
         store = LocalStore.open(tmp / "store")
         embedder = HashingEmbedder(dimension=16)
-        await store.use_embedder(embedder)
+        await store.ause_embedder(embedder)
         service = Service(store.graph, store.vectors, embedder)
         transport = httpx.ASGITransport(app=create_app(service), raise_app_exceptions=False)
         try:
@@ -332,7 +332,7 @@ def server_store_damaged(tmp: Path) -> None:
                     raise AssertionError(f"a store damaged behind the server answered {r.status_code}: {r.text}")
         finally:
             with contextlib.suppress(StoreCorrupted):  # closing recounts the damaged file: it says so again
-                await store.close()
+                await store.aclose()
 
     asyncio.run(go())
 

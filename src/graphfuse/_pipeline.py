@@ -27,7 +27,7 @@ from ._observability import (
 from ._passages import Passages, cap_per_document, check_granularity, check_max_per_document
 from ._protocols import Scorer, Stage
 from ._result_cache import ResultCache
-from ._sync import run_sync
+from ._sync import sync_form
 from ._types import Candidate, Query, Result, check_signal
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
@@ -167,36 +167,6 @@ class Pipeline:
         names = " -> ".join(s.name for s in self._stages)
         return f"Pipeline({names}; scorer={type(self._scorer).__name__})"
 
-    def retrieve(
-        self,
-        query: str | Query,
-        top_k: int = 10,
-        min_score: float | None = None,
-        *,
-        filter: FilterLike | None = None,
-        options: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float | None = None,
-        granularity: str | None = None,
-        max_per_document: int | None = None,
-        max_document_tokens: int | None = None,
-        cache: bool = True,
-    ) -> list[Result]:
-        """Sync form of :meth:`aretrieve`."""
-        return run_sync(
-            self.aretrieve(
-                query,
-                top_k,
-                min_score,
-                filter=filter,
-                options=options,
-                timeout=timeout,
-                granularity=granularity,
-                max_per_document=max_per_document,
-                max_document_tokens=max_document_tokens,
-                cache=cache,
-            )
-        )
-
     async def aretrieve(
         self,
         query: str | Query,
@@ -268,6 +238,9 @@ class Pipeline:
                 raise
             except asyncio.TimeoutError as exc:
                 raise DeadlineExceeded(f"retrieval did not finish within {timeout} s") from exc
+
+    retrieve = sync_form(aretrieve)
+    """Sync form of :meth:`aretrieve`: same arguments, result and errors, no event loop needed."""
 
     async def _cached_run(
         self,

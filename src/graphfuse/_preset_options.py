@@ -1,4 +1,5 @@
-"""Per-stage keyword options of a preset factory (``graph={"depth": 1}``), checked by stage name."""
+"""Per-stage keyword options of a preset factory (``graph={"depth": 1}``), checked by stage name;
+the default preset's name."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from typing import Any
 
 from ._errors import InvalidInput
 
-__all__ = ["stage_options"]
+__all__ = ["DEFAULT_PRESET", "stage_options"]
+
+DEFAULT_PRESET = "multihop"
+"""The preset every door retrieves with when none is named (``graphfuse.presets.DEFAULT_PRESET``):
+``graphfuse query``, ``graphfuse serve``, ``StoreDirectory.pipeline`` and both hosts' vector
+stores. It needs a graph store that lists its documents (the embedded ``sqlite`` one); a store
+whose graph store cannot falls back to ``standard`` (``StoreDirectory.default_preset``)."""
 
 
 def stage_options(given: Mapping[str, Any], allowed: tuple[str, ...]) -> dict[str, dict[str, Any]]:

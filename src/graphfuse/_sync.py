@@ -1,64 +1,110 @@
-"""Run GraphFuse coroutines from synchronous code, including inside a running event loop."""
+"""The sync/async rule's machinery: one event-loop thread (an anyio portal) and the generated twins.
+
+Every entry point has one implementation; :func:`sync_form` makes the plain sync twin of an
+``a``-prefixed coroutine function (it runs on the portal, so it works with or without a running
+event loop), :func:`async_form` the ``a``-prefixed twin of a sync function (it runs in a worker
+thread). :func:`run_sync` runs one coroutine on the portal. The rule: docs/architecture.md.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
+import functools
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from concurrent.futures import Future
+from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["run_inline", "run_sync"]
+import anyio
+import anyio.to_thread
+from anyio.from_thread import BlockingPortal
 
+__all__ = ["async_form", "run_sync", "sync_form"]
+
+P = ParamSpec("P")
 T = TypeVar("T")
 
+_THREAD = "graphfuse-sync"
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
+_portal: BlockingPortal | None = None
+_thread: threading.Thread | None = None
 
 
-def _portal() -> asyncio.AbstractEventLoop:
-    # One daemon loop serves every sync call, so loop-bound clients (async drivers) that a
-    # component creates lazily stay on a single loop for the life of the process.
-    global _loop
+def _serve(ready: Future[BlockingPortal]) -> None:
+    async def main() -> None:
+        async with BlockingPortal() as portal:
+            ready.set_result(portal)
+            await portal.sleep_until_stopped()
+
+    try:
+        anyio.run(main)
+    except BaseException as exc:  # the loop never started: the caller waiting on ``ready`` hears why
+        if not ready.done():
+            ready.set_exception(exc)
+        raise
+
+
+def _get_portal() -> BlockingPortal:
+    # One portal serves every sync call, so loop-bound clients (async drivers) that a component
+    # creates lazily stay on a single event loop for the life of the process. Its thread is a
+    # daemon: a process never waits on it to exit.
+    global _portal, _thread
     with _lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="graphfuse-sync", daemon=True)
-            thread.start()
-            _loop = loop
-        return _loop
+        if _portal is None or _thread is None or not _thread.is_alive():
+            ready: Future[BlockingPortal] = Future()
+            _thread = threading.Thread(target=_serve, args=(ready,), name=_THREAD, daemon=True)
+            _thread.start()
+            _portal = ready.result()
+        return _portal
+
+
+async def _with_context(values: list[tuple[contextvars.ContextVar[Any], Any]], coro: Coroutine[Any, Any, T]) -> T:
+    for var, value in values:  # the portal's task has its own copy of the context: set there only
+        var.set(value)
+    return await coro
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` to completion and return its result, from any thread.
+    """Run ``coro`` to completion on GraphFuse's event-loop thread and return its result.
 
-    Works when the calling thread already runs an event loop (Jupyter): the coroutine runs on
-    GraphFuse's private loop thread and this call blocks the caller until it finishes.
-    Context variables (deadlines, tracing context) are carried over.
+    Callable from any thread but that one, with or without a running event loop (Jupyter): the
+    caller blocks until the coroutine finishes. Context variables (deadlines, tracing context)
+    are carried over. Public for hosts and tests; GraphFuse's entry points have sync forms
+    (:func:`sync_form`), so an application never needs it.
     """
-    loop = _portal()
-    if threading.current_thread().name == "graphfuse-sync":
+    if threading.current_thread().name == _THREAD:
         coro.close()
-        raise RuntimeError("run_sync called from GraphFuse's own loop thread; await instead")
-    ctx = contextvars.copy_context()
-    future = ctx.run(asyncio.run_coroutine_threadsafe, coro, loop)
-    return future.result()
+        raise RuntimeError("run_sync called from GraphFuse's own event-loop thread; await instead")
+    values = list(contextvars.copy_context().items())
+    result: T = _get_portal().call(_with_context, values, coro)
+    return result
 
 
-def run_inline(make: Callable[[], Coroutine[Any, Any, T]], *, inline: bool = True) -> T:
-    """Run the coroutine ``make()`` builds on the caller's thread when it finishes without suspending,
-    else on GraphFuse's loop (:func:`run_sync`).
+def _rename(twin: Callable[..., Any], of: Callable[..., Any], name: str) -> None:
+    owner, _, _ = of.__qualname__.rpartition(".")
+    twin.__name__ = name
+    twin.__qualname__ = f"{owner}.{name}" if owner else name
 
-    For a host's sync path over work that awaits nothing that suspends (in-memory stages, an
-    in-memory store): no hop to another thread. ``make`` must build a side-effect-free coroutine:
-    one that suspends after all is closed and a fresh one runs through :func:`run_sync`.
-    ``inline=False`` goes to :func:`run_sync` at once.
-    """
-    if inline:
-        coro = make()
-        try:
-            coro.send(None)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        coro.close()  # it suspended after all (nothing was written): run it again on GraphFuse's loop
-    return run_sync(make())
+
+def sync_form(afn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The sync twin of the coroutine function ``afn`` (``aname`` -> ``name``): same arguments,
+    result and docstring, run on GraphFuse's event-loop thread (:func:`run_sync`)."""
+
+    @functools.wraps(afn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(afn(*args, **kwargs))
+
+    _rename(call, afn, afn.__name__.removeprefix("a"))
+    return call
+
+
+def async_form(fn: Callable[P, T]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """The async twin of the sync function ``fn`` (``name`` -> ``aname``): same arguments, result
+    and docstring, run in a worker thread so the caller's event loop keeps serving."""
+
+    @functools.wraps(fn)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+    _rename(call, fn, f"a{fn.__name__}")
+    return call

@@ -15,7 +15,6 @@ from ._capabilities import SignalInput, SignalScorer, SignalStage, as_signal_sta
 from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 from ._pipeline import StageRunContext, run_signal_stage, run_stage, run_stages
-from ._sync import run_inline
 from ._traits import DeclaresTraits, StageTraits, stage_traits
 from ._types import Query
 
@@ -29,7 +28,6 @@ __all__ = [
     "StageTraits",
     "as_signal_stage",
     "host_query",
-    "run_inline",
     "run_signal_stage",
     "run_stage",
     "run_stages",

@@ -3,15 +3,14 @@
 The built-in presets (``standard``, ``minimal``, ``no_rerank``, ``multihop``, ``bm25``,
 ``hybrid``) are registered by the built-in plugin through the ``register_presets`` hook, like any
 plugin's, and build their stages and scorer by name through the plugin registry. Each
-:class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`); hosts build by name
-with :func:`abuild`, which supplies the corpus indexes from the graph store and names any missing
-input; :func:`build` passes keyword inputs straight to the factory; :func:`register` adds an
-application's preset. See docs/stages.md, "Presets".
+:class:`Preset` declares what it ``needs`` and ``uses`` (:data:`INPUTS`); :func:`build` builds one by
+name, supplying the corpus indexes from the graph store and naming any missing input;
+:func:`register` adds an application's preset. Every builder has an ``a``-prefixed async twin
+(docs/architecture.md, "Sync and async"). :data:`DEFAULT_PRESET` is what every door retrieves with.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -20,14 +19,21 @@ from ._capabilities import DocumentListing
 from ._errors import InvalidInput
 from ._passages import Passages
 from ._pipeline import Pipeline
+from ._preset_options import DEFAULT_PRESET
 from ._preset_options import stage_options as _options
 from ._protocols import Embedder, GraphStore, Reranker, VectorStore
+from ._sync import async_form, sync_form
 from .plugins import INPUTS, Components, Preset, get_registry
 
 __all__ = [
+    "DEFAULT_PRESET",
     "INPUTS",
     "Preset",
     "abuild",
+    "aminimal",
+    "amultihop",
+    "ano_rerank",
+    "astandard",
     "build",
     "get",
     "minimal",
@@ -45,7 +51,7 @@ class _PipelineSource(Protocol):
     """What :func:`multihop` takes as a store directory: it builds a preset over its own components
     (:meth:`graphfuse.stores.StoreDirectory.pipeline`); the store layer sits above this module."""
 
-    async def pipeline(self, preset: str = ..., **options: Any) -> Pipeline: ...
+    async def apipeline(self, preset: str | None = ..., **options: Any) -> Pipeline: ...
 
 
 PresetFactory = Callable[..., Pipeline]
@@ -134,7 +140,7 @@ def minimal(vector_store: VectorStore, embedder: Embedder, graph_store: GraphSto
     return Pipeline(stages, _weighted({"semantic": 1.0}), passages=passages)
 
 
-async def multihop(
+async def amultihop(
     store: Any,
     vector_store: VectorStore | None = None,
     embedder: Embedder | None = None,
@@ -142,12 +148,13 @@ async def multihop(
     reranker: Reranker | None = None,
     **options: Any,
 ) -> Pipeline:
-    """The ``multihop`` pipeline over a store, in one call: ``await presets.multihop(store)``.
+    """The ``multihop`` pipeline over a store, in one call: ``presets.multihop(store)`` (sync) or
+    ``await presets.amultihop(store)``.
 
     ``store`` is a store directory (:func:`graphfuse.stores.open_store`, what ``graphfuse index``
     writes; its corpus indexes are read from the directory's cache) or a graph store given with
     its ``vector_store`` and ``embedder`` (the corpus indexes, entity matcher and timeline are
-    read back from the graph store, as :func:`abuild` does). ``options`` go to
+    read back from the graph store, as :func:`build` does). ``options`` go to
     :func:`graphfuse.multihop.multihop` (weights, per-stage options). Results are passages
     (:class:`~graphfuse.Passages`). Raises :class:`~graphfuse.InvalidInput` when a graph store
     comes without its vector store and embedder.
@@ -155,7 +162,7 @@ async def multihop(
     if isinstance(store, _PipelineSource):
         if vector_store is not None or embedder is not None:
             raise InvalidInput("presets.multihop(store): a store directory brings its own vector store and embedder")
-        return await store.pipeline("multihop", reranker=reranker, **options)
+        return await store.apipeline("multihop", reranker=reranker, **options)
     if vector_store is None or embedder is None:
         raise InvalidInput(
             "presets.multihop needs a store directory (graphfuse.stores.open_store), or a graph store with its "
@@ -165,6 +172,10 @@ async def multihop(
     return await abuild(
         "multihop", graph_store=store, vector_store=vector_store, embedder=embedder, reranker=reranker, **options
     )
+
+
+multihop = sync_form(amultihop)
+"""Sync form of :func:`amultihop`: same arguments, result and errors, no event loop needed."""
 
 
 def names() -> list[str]:
@@ -191,8 +202,8 @@ def register(
 ) -> None:
     """Register ``factory(**inputs) -> Pipeline`` as preset ``name`` (an application's own).
 
-    ``needs``/``uses`` declare its inputs (:data:`INPUTS`); without them :func:`abuild` passes
-    none and :func:`build` passes whatever it is given. Plugins use the ``register_presets``
+    ``needs``/``uses`` declare its inputs (:data:`INPUTS`); without them :func:`build` passes
+    whatever it is given. Plugins use the ``register_presets``
     hook instead. Raises :class:`~graphfuse.AlreadyExists` when the name is taken (unless
     ``replace``), :class:`~graphfuse.InvalidInput` for a bad declaration.
     """
@@ -205,12 +216,7 @@ def unregister(name: str) -> None:
     get_registry().remove_preset(name)
 
 
-def build(name: str, **inputs: Any) -> Pipeline:
-    """Build preset ``name`` from keyword inputs (``graph_store=``, ``vector_store=``, ...).
-
-    Raises :class:`~graphfuse.InvalidInput` for an unknown name (listing the known ones) or a
-    missing or unexpected input (naming it).
-    """
+def _construct(name: str, **inputs: Any) -> Pipeline:
     preset = get(name)
     factory = preset.factory()
     try:
@@ -236,10 +242,12 @@ async def abuild(
     entities: Any = None,
     **options: Any,
 ) -> Pipeline:
-    """Build preset ``name`` from what a host has, supplying what the preset declares.
+    """Build preset ``name`` from the components given, supplying what the preset declares:
+    ``presets.build(name, graph_store=..., ...)`` (sync) or ``await presets.abuild(...)``.
 
     Of the given components, the preset receives those it needs or uses (a host may pass a
-    reranker to every preset; one that does not use it never sees it). When the preset needs or
+    reranker to every preset; one that does not use it never sees it); a preset registered
+    without declaring its inputs receives every component given. When the preset needs or
     uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
     store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
     :class:`~graphfuse.DocumentListing`); the title linker goes only to a factory that takes a
@@ -248,7 +256,9 @@ async def abuild(
     one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
     so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
     per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
-    naming it. The factory itself runs in a worker thread (it is synchronous and may be slow).
+    naming it, as does an option the factory does not take, or a factory that returns no
+    :class:`~graphfuse.Pipeline`. The factory itself runs in a worker thread (it is
+    synchronous and may be slow).
     """
     preset = get(name)
     have: dict[str, Any] = {
@@ -257,6 +267,9 @@ async def abuild(
         "embedder": embedder,
         "reranker": reranker,
     }
+    if not preset.inputs:  # an application's preset that declares nothing gets what it is given
+        given = {**have, "bm25": bm25, "linker": linker, "timeline": timeline, "entities": entities}
+        return await async_form(_construct)(name, **{k: v for k, v in given.items() if v is not None}, **options)
     inputs: dict[str, Any] = {k: v for k, v in have.items() if v is not None and k in preset.inputs}
     if "corpus_indexes" in preset.inputs:
         if bm25 is not None or linker is not None:
@@ -280,7 +293,7 @@ async def abuild(
             if timeline is None and isinstance(graph_store, DocumentListing):
                 from .timeaware import Timeline
 
-                timeline = await Timeline.from_store(graph_store)
+                timeline = await Timeline.afrom_store(graph_store)
             if timeline is not None:
                 inputs["timeline"] = timeline
         if "entities" in inspect.signature(preset.factory()).parameters:
@@ -295,4 +308,14 @@ async def abuild(
         raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")
     # The factory is synchronous and may be slow (a plugin's preset reading a model or a file):
     # it runs in a worker thread, so the caller's event loop keeps serving while it builds.
-    return await asyncio.to_thread(build, name, **inputs, **options)
+    return await async_form(_construct)(name, **inputs, **options)
+
+
+build = sync_form(abuild)
+"""Sync form of :func:`abuild`: same arguments, result and errors, no event loop needed."""
+astandard = async_form(standard)
+"""Async form of :func:`standard`: same arguments, result and errors, run in a worker thread."""
+ano_rerank = async_form(no_rerank)
+"""Async form of :func:`no_rerank`: same arguments, result and errors, run in a worker thread."""
+aminimal = async_form(minimal)
+"""Async form of :func:`minimal`: same arguments, result and errors, run in a worker thread."""

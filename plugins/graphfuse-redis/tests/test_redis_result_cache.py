@@ -52,7 +52,7 @@ class World:
 async def world(tmp_path: Path) -> AsyncIterator[World]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(dimension=64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     w = World(store, embedder, Pipeline([Counting([])]), [])
     await w.index(
         *(
@@ -66,7 +66,7 @@ async def world(tmp_path: Path) -> AsyncIterator[World]:
     try:
         yield w
     finally:
-        await store.close()
+        await store.aclose()
 
 
 @pytest.fixture

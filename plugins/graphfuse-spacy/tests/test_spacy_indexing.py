@@ -13,7 +13,7 @@ from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord
 from graphfuse.multihop import BM25Index, entity_matcher, multihop
-from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, open_store
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, aopen_store
 
 CHATS = [
     SourceRecord("c1", "Yesterday Angela Merkel told me her nephew studies in Heidelberg."),
@@ -46,12 +46,12 @@ def test_cli_index_entity_extractor_spacy(model: str, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
 
     async def names() -> list[str]:
-        opened = await open_store(store, create=False)
+        opened = await aopen_store(store, create=False)
         try:
             found = await opened.graph.get_documents([ENTITY_PREFIX + "angela merkel", ENTITY_PREFIX + "pizza"])
             return sorted(found)
         finally:
-            await opened.close()
+            await opened.aclose()
 
     # spaCy's entities, not the built-in's capitalised words (it would not take "pizza" either).
     assert asyncio.run(names()) == [ENTITY_PREFIX + "angela merkel"]

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from .._sync import run_sync
 from ..stores import DEFAULT_STORE
 from ._errors import reports_errors
 
@@ -32,7 +31,7 @@ def check(
     """
     from ..stores import check_store
 
-    report = run_sync(check_store(store, repair=repair))
+    report = check_store(store, repair=repair)
     if as_json:
         typer.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:

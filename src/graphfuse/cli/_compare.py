@@ -139,7 +139,7 @@ async def run_compare(
         context_pipeline,
         load_questions,
     )
-    from ..stores import open_store
+    from ..stores import aopen_store
 
     names = _check_names(pipeline_names)
     if granularity is not None:
@@ -160,8 +160,8 @@ async def run_compare(
     try:
         store = None
         if any(n != "llm_only" for n in names):
-            store = await open_store(store_dir)
-            closers.append(store.close)
+            store = await aopen_store(store_dir)
+            closers.append(store.aclose)
         pipelines: dict[str, Any] = {}
         for name in names:
             if name == "llm_only":
@@ -169,14 +169,14 @@ async def run_compare(
                 continue
             assert store is not None
             if name == "basic_rag":
-                vector = shaped(await store.pipeline("minimal"), granularity, max_per_document)
+                vector = shaped(await store.apipeline("minimal"), granularity, max_per_document)
                 pipelines[name] = builtin_pipelines([name], vector=vector, budget=budget, top_k=top_k)[name]
             elif name == "graphrag":
-                graph = shaped(await store.pipeline("multihop"), granularity, max_per_document)
+                graph = shaped(await store.apipeline("multihop"), granularity, max_per_document)
                 pipelines[name] = builtin_pipelines([name], graph=graph, budget=budget, graph_format=graph_format)[name]
             else:
                 assert name not in BUILTIN_PIPELINES
-                chosen = shaped(await store.pipeline(name), granularity, max_per_document)
+                chosen = shaped(await store.apipeline(name), granularity, max_per_document)
                 pipelines[name] = context_pipeline(chosen, budget=budget, name=name)
         if use_cache:
             cache = CompareCache(cache_path or Path(store_dir) / CACHE_FILE)

@@ -13,7 +13,7 @@ from .._filters import MetadataFilter
 from .._passages import check_granularity
 from .._sync import run_sync
 from .._types import Query
-from ..stores import DEFAULT_STORE, open_store
+from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors
 from ._options import FilterJSON, Granularity, MaxPerDocument
 from ._query import parse_filter
@@ -48,8 +48,8 @@ async def _run(
     from ..context import aretrieve_context, get_token_counter
 
     token_counter = get_token_counter(counter) if counter else None
-    async with await open_store(store_dir, mode="ro") as store:  # like `query`, writes nothing
-        pipeline = shaped(await store.pipeline(preset or store.default_preset), granularity, max_per_document)
+    async with await aopen_store(store_dir, mode="ro") as store:  # like `query`, writes nothing
+        pipeline = shaped(await store.apipeline(preset or store.default_preset), granularity, max_per_document)
         for note in store.notes:
             err_console.print(f"note: {note}", markup=False)
         return await aretrieve_context(

@@ -9,7 +9,7 @@ import typer
 
 from .._sync import run_sync
 from ..indexing import Indexer
-from ..stores import DEFAULT_STORE, open_store
+from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import reports_errors
 
 __all__ = ["delete_documents", "register"]
@@ -21,14 +21,14 @@ async def delete_documents(store_dir: str, ids: Sequence[str], *, missing_ok: bo
     Unless ``missing_ok``, an id that is not an indexed document raises
     :class:`~graphfuse.NotFound` naming it, and nothing is deleted.
     """
-    store = await open_store(store_dir, create=False)
+    store = await aopen_store(store_dir, create=False)
     try:
         indexer = Indexer(store.graph, store.vectors, store.embedder)
         deleted = await indexer.adelete(list(ids), missing_ok=missing_ok)
-        await store.refresh_corpus_indexes()
+        await store.arefresh_corpus_indexes()
         return deleted
     finally:
-        await store.close()
+        await store.aclose()
 
 
 @reports_errors

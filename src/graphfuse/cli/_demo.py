@@ -17,7 +17,7 @@ from .._sync import run_sync
 from .._types import Result
 from ..data import SampleQuestion, sample_corpus, sample_questions
 from ..indexing import IndexReport, read_sources
-from ..stores import default_embedder, open_store
+from ..stores import aopen_store, default_embedder
 from ._errors import reports_errors
 from ._index import index_records
 
@@ -57,11 +57,11 @@ async def _run(store_dir: Path, embedder: str, console: Console) -> tuple[IndexR
     # One store and one embedder for indexing and querying: the model loads once.
     with sample_corpus() as corpus:
         records = list(read_sources([corpus]))
-    store = await open_store(store_dir, create=True, embedder=embedder)
+    store = await aopen_store(store_dir, create=True, embedder=embedder)
     try:
         report = await index_records(store, records, console)
-        vector_only = await store.pipeline(VECTOR_ONLY)
-        graph_aware = await store.pipeline(GRAPH_AWARE)
+        vector_only = await store.apipeline(VECTOR_ONLY)
+        graph_aware = await store.apipeline(GRAPH_AWARE)
         answers = []
         for q in sample_questions():
             vector = await vector_only.aretrieve(q.question, top_k=4 * K)
@@ -69,7 +69,7 @@ async def _run(store_dir: Path, embedder: str, console: Console) -> tuple[IndexR
             answers.append(_Answer(q, _top_documents(vector, K), _top_documents(graph, K)))
         return report, answers
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def _comparison(answer: _Answer) -> Table:

@@ -33,7 +33,7 @@ from ..indexing import (
     read_whatsapp,
     wants_entity_graph,
 )
-from ..stores import DEFAULT_STORE, StoreDirectory, open_store
+from ..stores import DEFAULT_STORE, StoreDirectory, aopen_store
 from ._errors import reports_errors
 from ._options import byte_size
 
@@ -258,7 +258,7 @@ async def index_sources(
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
-    store = await open_store(
+    store = await aopen_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
     try:
@@ -271,12 +271,12 @@ async def index_sources(
             indexer = Indexer(store.graph, store.vectors, store.embedder)
             report.pruned = await indexer.aprune(r.id for r in records)
         with console.status("updating the BM25 and title indexes"):
-            await store.refresh_corpus_indexes()
+            await store.arefresh_corpus_indexes()
     except BaseException:
         with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
-            await store.close()
+            await store.aclose()
         raise
-    await store.close()
+    await store.aclose()
     return report
 
 

@@ -17,7 +17,7 @@ from .._passages import check_granularity
 from .._sync import run_sync
 from .._types import Query, Result
 from ..scoring import DEFAULT_WEIGHTS
-from ..stores import DEFAULT_STORE, open_store
+from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors
 from ._options import FilterJSON, Granularity, MaxPerDocument
 
@@ -118,9 +118,9 @@ async def _run(
     filter_: MetadataFilter | None,
     shape: dict[str, Any] | None = None,
 ) -> tuple[str, list[Result]]:
-    async with await open_store(store_dir, mode="ro") as store:
+    async with await aopen_store(store_dir, mode="ro") as store:
         name = preset or store.default_preset
-        pipeline = await store.pipeline(name)
+        pipeline = await store.apipeline(name)
         for note in store.notes:
             err_console.print(f"note: {note}", markup=False)
         given = {k: v for k, v in (shape or {}).items() if v is not None}

@@ -18,7 +18,7 @@ import typer
 from .. import ResultCache
 from .._errors import InvalidInput
 from ..plugins import get_registry
-from ..stores import DEFAULT_STORE, open_store
+from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors
 
 __all__ = ["is_loopback", "register"]
@@ -162,12 +162,12 @@ async def _serve(
     # Everything that touches the store runs on the service's work loop, from opening it on:
     # components whose clients belong to the loop that first used them always see that one.
     work = WorkLoop(limits.max_concurrent_runs)
-    store = await work.run(open_store(store_dir, create=False))
+    store = await work.run(aopen_store(store_dir, create=False))
     try:
 
         async def prepare() -> tuple[Service, list[str]]:
             # The embedded store keeps multihop's BM25/title indexes on disk; plugin stores are read back.
-            cache = CorpusCache(store.path) if await store.refresh_corpus_indexes() else None
+            cache = CorpusCache(store.path) if await store.arefresh_corpus_indexes() else None
             results, results_note = _result_cache(*result_cache, store)
             err_console.print(results_note, markup=False)
             service = Service(
@@ -189,7 +189,7 @@ async def _serve(
 
         service, samples = await work.run(prepare())
     except BaseException:
-        await work.run(store.close())
+        await work.run(store.aclose())
         await work.aclose()
         raise
     # The model, the token counter and the dashboard's presets load while the server listens:
@@ -201,7 +201,7 @@ async def _serve(
             if service.result_cache is not None:
                 await service.result_cache.cache_store.close()
         finally:
-            await store.close()
+            await store.aclose()
 
     app = create_app(service, keys=keys, sample_questions=samples, on_shutdown=close)
     server = http_server(

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import GraphFuseError, InvalidInput, RequestTimedOut
 from .._retry import counting_retries
-from .._sync import run_sync
+from .._sync import sync_form
 from ._bertscore import BERTScore
 from ._cache import CompareCache, cache_key
 from ._generation import Generator, describe_generator
@@ -427,6 +427,10 @@ async def acompare_pipelines(
     )
 
 
+compare_pipelines = sync_form(acompare_pipelines)
+"""Sync form of :func:`acompare_pipelines`: same arguments, result and errors, no event loop needed."""
+
+
 async def _run_all(work: list[Coroutine[Any, Any, None]], stop: asyncio.Event | None) -> None:
     """Run every task; with ``stop``, cancel what is in flight once it is set."""
     tasks = [asyncio.ensure_future(w) for w in work]
@@ -481,13 +485,3 @@ def _settings_of(pipeline: AnswerPipeline) -> dict[str, Any]:
     out = dict(settings) if isinstance(settings, Mapping) else {"kind": type(pipeline).__name__}
     out["fingerprint"] = pipeline.fingerprint
     return {k: (v if v is None or isinstance(v, (str, int, float, bool)) else str(v)) for k, v in out.items()}
-
-
-def compare_pipelines(
-    questions: Sequence[CompareQuestion],
-    pipelines: Mapping[str, AnswerPipeline],
-    generator: Generator,
-    **options: Any,
-) -> ComparisonReport:
-    """Sync form of :func:`acompare_pipelines` (also works inside a running event loop)."""
-    return run_sync(acompare_pipelines(questions, pipelines, generator, **options))

@@ -11,7 +11,7 @@ from .._errors import GraphFuseError, InvalidInput, PluginError
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, GraphStore
 from .._sentences import sentence_spans
-from .._sync import run_sync
+from .._sync import sync_form
 from .._types import Relation, Result
 from ..defaults import WHOLE_PAGE_CHUNKS
 from ..embedders import memo_for
@@ -52,36 +52,6 @@ def check_format(format: object) -> str:
     if not isinstance(format, str) or format not in FORMATS:
         raise InvalidInput(f"unknown context format {format!r}; formats are: {', '.join(FORMATS)}")
     return format
-
-
-def build_context(
-    query: str,
-    results: Sequence[Result],
-    *,
-    budget: int | TokenBudget,
-    format: str = "passages",
-    counter: TokenCounter | None = None,
-    graph_store: GraphStore | None = None,
-    filter: FilterLike | None = None,
-    caps: GraphCaps | None = None,
-    embedder: Embedder | None = None,
-    history: HistoryLike | None = None,
-) -> Context:
-    """Sync form of :func:`abuild_context`."""
-    return run_sync(
-        abuild_context(
-            query,
-            results,
-            budget=budget,
-            format=format,
-            counter=counter,
-            graph_store=graph_store,
-            filter=filter,
-            caps=caps,
-            embedder=embedder,
-            history=history,
-        )
-    )
 
 
 async def abuild_context(
@@ -197,6 +167,10 @@ async def abuild_context(
         history_tokens=kept.tokens if kept is not None else 0,
         history_dropped=kept.dropped if kept is not None else 0,
     )
+
+
+build_context = sync_form(abuild_context)
+"""Sync form of :func:`abuild_context`: same arguments, result and errors, no event loop needed."""
 
 
 def _with_history(

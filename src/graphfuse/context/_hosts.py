@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, cast
 from .._errors import GraphFuseError, InvalidInput
 from .._filters import FilterLike, MetadataFilter
 from .._protocols import GraphStore
-from .._sync import run_inline
+from .._sync import sync_form
 from .._types import Document, Result
 from ..hosts import NO_QUERY
 from ._budget import TokenBudget
@@ -195,19 +195,8 @@ class ContextAssembler:
             history=history,
         )
 
-    def build(
-        self,
-        query: str | None,
-        results: Sequence[Result],
-        *,
-        filter: FilterLike | None = None,
-        history: HistoryLike | None = None,
-    ) -> Context:
-        """Sync form of :meth:`abuild`: passages and evidence, which never wait on a store, run on
-        the caller's thread; the graph format reads its store on GraphFuse's loop (``run_sync``)."""
-        return run_inline(
-            lambda: self.abuild(query, results, filter=filter, history=history), inline=self.format != "graph"
-        )
+    build = sync_form(abuild)
+    """Sync form of :meth:`abuild`: same arguments, result and errors, no event loop needed."""
 
 
 def _both(left: MetadataFilter | None, right: MetadataFilter | None) -> MetadataFilter | None:

@@ -8,7 +8,7 @@ from typing import Any
 from .._filters import FilterLike
 from .._pipeline import Pipeline
 from .._protocols import Embedder, GraphStore, TokenCounter
-from .._sync import run_sync
+from .._sync import sync_form
 from .._types import Query, Result
 from ._budget import TokenBudget, resolve_budget
 from ._build import abuild_context, check_format
@@ -89,9 +89,8 @@ async def aretrieve_context(
     )
 
 
-def retrieve_context(pipeline: Pipeline, query: str | Query, **options: Any) -> Context:
-    """Sync form of :func:`aretrieve_context` (same arguments)."""
-    return run_sync(aretrieve_context(pipeline, query, **options))
+retrieve_context = sync_form(aretrieve_context)
+"""Sync form of :func:`aretrieve_context`: same arguments, result and errors, no event loop needed."""
 
 
 async def _hydrate(store: GraphStore, results: list[Result], q: Query) -> list[Result]:

@@ -13,7 +13,7 @@ from ..context import GraphCaps
 from ..embedders import CachingEmbedder
 from ..indexing import entity_extractors as entity_extractors_named
 from ..plugins import EMBEDDER, get_registry
-from ..stores import InMemoryGraphStore, LocalVectorStore, default_embedder, open_store
+from ..stores import InMemoryGraphStore, LocalVectorStore, aopen_store, default_embedder
 from ._data import check_gold, load_corpus, load_queries
 from ._data import strip_titles as stripped
 from ._embedding_cache import SQLiteCache
@@ -81,8 +81,8 @@ async def evaluate_files(
     embedder: Embedder
     try:
         if store_dir is not None:
-            store = await open_store(store_dir, create=True, embedder=embedder_name)
-            closers.append(store.close)
+            store = await aopen_store(store_dir, create=True, embedder=embedder_name)
+            closers.append(store.aclose)
             graph, vectors, embedder = store.graph, store.vectors, store.embedder
             if cache_path is None:
                 cache_path = Path(store_dir) / CACHE_FILE

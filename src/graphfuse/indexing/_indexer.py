@@ -17,7 +17,7 @@ import numpy as np
 from .._capabilities import PageRankRefreshing, VectorLookup
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
-from .._sync import run_sync
+from .._sync import sync_form
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
@@ -243,24 +243,6 @@ class Indexer:
 
     # -- public API ----------------------------------------------------------------------------
 
-    def index(
-        self,
-        records: Iterable[SourceRecord],
-        *,
-        progress: Callable[[int], None] | None = None,
-        reading: Callable[[int], None] | None = None,
-    ) -> IndexReport:
-        """Sync form of :meth:`aindex`."""
-        return run_sync(self.aindex(records, progress=progress, reading=reading))
-
-    def delete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
-        """Sync form of :meth:`adelete`."""
-        return run_sync(self.adelete(ids, missing_ok=missing_ok))
-
-    def prune(self, keep: Iterable[str]) -> list[str]:
-        """Sync form of :meth:`aprune`."""
-        return run_sync(self.aprune(keep))
-
     async def aindex(
         self,
         records: Iterable[SourceRecord],
@@ -364,6 +346,9 @@ class Indexer:
             await self._refresh_pagerank()
         return report
 
+    index = sync_form(aindex)
+    """Sync form of :meth:`aindex`: same arguments, result and errors, no event loop needed."""
+
     async def adelete(self, ids: Sequence[str], *, missing_ok: bool = True) -> int:
         """Delete documents with their chunks, vectors and relations; returns how many existed.
 
@@ -410,6 +395,9 @@ class Indexer:
             await self._refresh_pagerank()
         return len(existing)
 
+    delete = sync_form(adelete)
+    """Sync form of :meth:`adelete`: same arguments, result and errors, no event loop needed."""
+
     async def aindexed_ids(self) -> list[str]:
         """The ids of every document an indexer wrote to the graph store (chunks excluded), sorted.
 
@@ -423,9 +411,8 @@ class Indexer:
             )
         return sorted([d.id async for d in listing() if d.metadata.get(KIND_KEY) == "document"])
 
-    def stored_records(self) -> list[SourceRecord]:
-        """Sync form of :meth:`astored_records`."""
-        return run_sync(self.astored_records())
+    indexed_ids = sync_form(aindexed_ids)
+    """Sync form of :meth:`aindexed_ids`: same arguments, result and errors, no event loop needed."""
 
     async def astored_records(self) -> list[SourceRecord]:
         """The records of every document an indexer wrote to the graph store, read back, sorted by id.
@@ -467,6 +454,9 @@ class Indexer:
             )
         return sorted(out, key=lambda r: r.id)
 
+    stored_records = sync_form(astored_records)
+    """Sync form of :meth:`astored_records`: same arguments, result and errors, no event loop needed."""
+
     async def aprune(self, keep: Iterable[str]) -> list[str]:
         """Delete every indexed document whose id is not in ``keep`` (with its chunks, vectors
         and relations); returns the deleted ids. See :meth:`aindexed_ids` for what it needs."""
@@ -477,6 +467,9 @@ class Indexer:
         for start in range(0, len(gone), max(self._batch_size, 256)):
             await self.adelete(gone[start : start + max(self._batch_size, 256)])
         return gone
+
+    prune = sync_form(aprune)
+    """Sync form of :meth:`aprune`: same arguments, result and errors, no event loop needed."""
 
     # -- planning (pure, runs in a worker thread) ------------------------------------------------
 

@@ -110,7 +110,7 @@ class Service:
     vectors: VectorStore
     embedder: Embedder
     reranker: Reranker | None = None
-    default_preset: str = "standard"
+    default_preset: str = presets.DEFAULT_PRESET
     limits: Limits = field(default_factory=Limits)
     description: Mapping[str, str] = field(default_factory=dict)
     _generation: int = 0

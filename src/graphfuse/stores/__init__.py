@@ -13,8 +13,8 @@
 """
 
 from ._cache_store import InMemoryCacheStore
-from ._check import StoreCheck, check_store
-from ._directory import DEFAULT_STORE, GIVEN_EMBEDDER, StoreDirectory, default_embedder, open_store
+from ._check import StoreCheck, acheck_store, check_store
+from ._directory import DEFAULT_STORE, GIVEN_EMBEDDER, StoreDirectory, aopen_store, default_embedder, open_store
 from ._graph_index import pagerank_scores
 from ._local_store import LocalStore
 from ._memory_graph import InMemoryGraphStore
@@ -31,6 +31,8 @@ __all__ = [
     "SQLiteGraphStore",
     "StoreCheck",
     "StoreDirectory",
+    "acheck_store",
+    "aopen_store",
     "check_store",
     "default_embedder",
     "open_store",

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from .._errors import GraphFuseError, InvalidInput, NotFound
+from .._sync import sync_form
 from .._types import KIND_KEY
-from ._directory import _recorded, open_store
+from ._directory import _recorded, aopen_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
 from ._sqlite_graph import SQLiteGraphStore
@@ -30,7 +31,7 @@ from ._vector_file import APPLICATION_ID as VECTORS_ID
 from ._vector_file import checksum_matches
 from ._vector_store import LocalVectorStore
 
-__all__ = ["StoreCheck", "check_store"]
+__all__ = ["StoreCheck", "acheck_store", "check_store"]
 
 _SHOWN = 20
 _REFUSED = "the store cannot be opened as the other commands open it"
@@ -385,8 +386,8 @@ async def _open_like_commands(directory: Path, report: StoreCheck) -> None:
     recorded: dict[str, str] | None = None
     try:
         recorded = await asyncio.to_thread(_recorded, directory)
-        store = await open_store(directory, mode="ro")
-        await store.close()
+        store = await aopen_store(directory, mode="ro")
+        await store.aclose()
     except InvalidInput as exc:
         if recorded is None:
             # Built from Python (LocalStore) without recording its components: Python opens it,
@@ -402,7 +403,7 @@ async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> Non
     """Say whether ``corpus_index.npz`` is current (and with ``repair`` rewrite it)."""
     from ..multihop import CorpusCache
 
-    store = LocalStore.open(directory, mode="rw" if repair else "ro")
+    store = await LocalStore.aopen(directory, mode="rw" if repair else "ro")
     try:
         cache = CorpusCache(directory)
         if await cache.is_current(store.graph):
@@ -416,7 +417,7 @@ async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> Non
                 "(they write nothing); --repair or the next `graphfuse index` rewrites it"
             )
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def _delete_damaged_vectors(path: Path) -> int:
@@ -456,7 +457,7 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
     if found.damaged_vectors:
         n = await asyncio.to_thread(_delete_damaged_vectors, directory / VECTORS_FILE)
         done.append(f"deleted {n} damaged vectors (re-run the same `graphfuse index` command to embed them again)")
-    store = LocalStore.open(directory, create=False)  # a read-write open refreshes stale manifest counts
+    store = await LocalStore.aopen(directory, create=False)  # a read-write open refreshes stale manifest counts
     try:
         if found.manifest:
             done.append(f"rewrote the manifest counts ({', '.join(sorted(found.manifest))})")
@@ -474,9 +475,9 @@ async def _repair(directory: Path, found: StoreCheck) -> list[str]:
             orphans = [i for i in store.vectors._ids if i not in known]
             n = await store.vectors.delete(orphans)
             done.append(f"deleted {n} vectors without documents")
-        await store.refresh_manifest()
+        await store.arefresh_manifest()
     finally:
-        await store.close()
+        await store.aclose()
     return done
 
 
@@ -505,8 +506,9 @@ def _repairable(found: StoreCheck) -> bool:
     return empty_only and found.damaged_rows == found.damaged_vectors
 
 
-async def check_store(directory: str | os.PathLike[str], *, repair: bool = False) -> StoreCheck:
-    """Check a store directory (``LocalStore``); with ``repair``, fix what can be fixed.
+async def acheck_store(directory: str | os.PathLike[str], *, repair: bool = False) -> StoreCheck:
+    """Check a store directory (``LocalStore``); with ``repair``, fix what can be fixed:
+    ``check_store(path)`` (sync) or ``await acheck_store(path)``.
 
     Without ``repair`` nothing is written (the files are opened read-only). Every damaged,
     missing, empty or unreadable file and every damaged row is reported by name (never
@@ -556,3 +558,7 @@ async def check_store(directory: str | os.PathLike[str], *, repair: bool = False
             "vectors need their sources: run the same `graphfuse index` command again"
         )
     return after
+
+
+check_store = sync_form(acheck_store)
+"""Sync form of :func:`acheck_store`: same arguments, result and errors, no event loop needed."""

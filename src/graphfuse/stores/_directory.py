@@ -3,7 +3,7 @@
 One manifest (``manifest.json``, written atomically: fsync then rename) holds the format
 version, the embedder's identity and dimension, the counts and the registered names of the
 store's components (``components``: embedder, graph store, vector store). Python users and the
-``graphfuse`` CLI open a store the same way: :func:`open_store`.
+``graphfuse`` CLI open a store the same way: :func:`open_store` (async twin :func:`aopen_store`).
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from typing import Any
 from .._capabilities import DocumentListing
 from .._errors import InvalidInput, NotFound, StoreCorrupted
 from .._pipeline import Pipeline
+from .._preset_options import DEFAULT_PRESET
 from .._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .._sync import sync_form
 from ..embedders import embedder_identity
 from ._local_store import MANIFEST, LocalStore
 
-__all__ = ["DEFAULT_STORE", "GIVEN_EMBEDDER", "StoreDirectory", "default_embedder", "open_store"]
+__all__ = ["DEFAULT_STORE", "GIVEN_EMBEDDER", "StoreDirectory", "aopen_store", "default_embedder", "open_store"]
 
 DEFAULT_STORE = ".graphfuse"
 """The store directory the CLI uses unless told otherwise."""
@@ -123,11 +125,13 @@ def _settle(recorded: dict[str, str] | None, requested: Mapping[str, str | None]
 class StoreDirectory:
     """An opened store directory: its graph store, vector store and embedder, and its manifest.
 
-    Open one with :func:`open_store` (or ``await StoreDirectory.open(...)``); close it with
-    ``await store.close()`` or ``async with``. ``components`` are the registered names the store
-    was built with (``sqlite``/``local`` are the directory's own files; any other name is a
-    plugin's backend, created with no options: such plugins read their connection settings from
-    the environment). :meth:`pipeline` builds a preset of the catalogue over the store.
+    Open one with :func:`open_store` (or ``await aopen_store(...)``); close it with
+    ``store.close()`` or ``with`` (async: ``await store.aclose()`` or ``async with``). Each method
+    comes in both forms, the sync one plain, the async one ``a``-prefixed. ``components`` are
+    the registered names the store was built with (``sqlite``/``local`` are the directory's own
+    files; any other name is a plugin's backend, created with no options: such plugins read their
+    connection settings from the environment). :meth:`pipeline` builds a preset of the catalogue
+    over the store.
     """
 
     def __init__(
@@ -157,7 +161,7 @@ class StoreDirectory:
         self._closers = closers
 
     @classmethod
-    async def open(
+    async def _open(
         cls,
         path: str | os.PathLike[str] = DEFAULT_STORE,
         *,
@@ -167,7 +171,6 @@ class StoreDirectory:
         vector_store: str | None = None,
         mode: str = "rw",
     ) -> StoreDirectory:
-        """See :func:`open_store`."""
         if mode not in ("rw", "ro"):
             raise InvalidInput(f"mode must be 'rw' or 'ro', got {mode!r}")
         readonly = mode == "ro"
@@ -194,8 +197,8 @@ class StoreDirectory:
             # Everything but the directory's own files is built before the directory is touched,
             # so a bad name leaves nothing behind.
             built = await asyncio.to_thread(_build, components, closers, given)
-            local = await asyncio.to_thread(LocalStore.open, directory, create=create, mode=mode)
-            closers.insert(0, local.close)
+            local = await LocalStore.aopen(directory, create=create, mode=mode)
+            closers.insert(0, local.aclose)
             if recorded is None and not create and local.manifest.get("embedder") is not None:
                 raise InvalidInput(
                     f"store {str(directory)!r} was built from Python without recording its components: "
@@ -203,9 +206,9 @@ class StoreDirectory:
                 )
             built.setdefault("graph_store", local.graph)
             built.setdefault("vector_store", local.vectors)
-            await local.use_embedder(built["embedder"])
+            await local.ause_embedder(built["embedder"])
             if recorded is None and not readonly:
-                await local.record_components(components)
+                await local.arecord_components(components)
         except BaseException:
             for closer in reversed(closers):
                 await closer()
@@ -232,18 +235,16 @@ class StoreDirectory:
 
     @property
     def default_preset(self) -> str:
-        """The preset to retrieve with when none is named: ``multihop`` when the graph store can
-        list its documents and says when they changed (``iter_documents`` and ``generation``: the
-        directory keeps its corpus indexes in a file, refreshed when the generation moves), else
-        ``standard``.
+        """The preset to retrieve with when none is named: :data:`~graphfuse.presets.DEFAULT_PRESET`
+        (``multihop``), which needs a graph store that lists its documents (``iter_documents``);
+        ``standard`` for a store whose graph store cannot.
 
         ``multihop`` holds more of the gold passages and answers in milliseconds, where
         ``standard`` reranks 20 passages with the embedder (figures in ``docs/cli.md``).
         """
-        cached = isinstance(self.graph, DocumentListing) and callable(getattr(self.graph, "generation", None))
-        return "multihop" if cached else "standard"
+        return DEFAULT_PRESET if isinstance(self.graph, DocumentListing) else "standard"
 
-    async def pipeline(
+    async def apipeline(
         self, preset: str | None = None, *, reranker: Reranker | None = None, **options: Any
     ) -> Pipeline:
         """Preset ``preset`` of the catalogue over this store's components (default: :attr:`default_preset`,
@@ -290,7 +291,10 @@ class StoreDirectory:
             getattr(self.graph, "generation", None)
         )
 
-    async def refresh_corpus_indexes(self) -> bool:
+    pipeline = sync_form(apipeline)
+    """Sync form of :meth:`apipeline`: same arguments, result and errors, no event loop needed."""
+
+    async def arefresh_corpus_indexes(self) -> bool:
         """Bring the directory's persisted corpus indexes (BM25, title linker) up to date.
 
         Presets that use them (``multihop``) read them from ``corpus_index.npz`` in the
@@ -306,23 +310,38 @@ class StoreDirectory:
         await CorpusCache(self.path).refresh(self.graph)
         return True
 
-    async def refresh_manifest(self) -> dict[str, Any]:
-        """Recount documents, relations and vectors and rewrite the manifest now (atomically), as
-        :meth:`close` does: a writer that keeps the store open calls it after writing, so the
-        CLI and other processes see the store's counts. Returns the manifest."""
-        return await self._local.refresh_manifest()
+    refresh_corpus_indexes = sync_form(arefresh_corpus_indexes)
+    """Sync form of :meth:`arefresh_corpus_indexes`: same arguments, result and errors, no event loop needed."""
 
-    async def close(self) -> None:
+    async def arefresh_manifest(self) -> dict[str, Any]:
+        """Recount documents, relations and vectors and rewrite the manifest now (atomically), as
+        :meth:`aclose` does: a writer that keeps the store open calls it after writing, so the
+        CLI and other processes see the store's counts. Returns the manifest."""
+        return await self._local.arefresh_manifest()
+
+    refresh_manifest = sync_form(arefresh_manifest)
+    """Sync form of :meth:`arefresh_manifest`: same arguments, result and errors, no event loop needed."""
+
+    async def aclose(self) -> None:
         """Refresh the manifest's counts and close every component (idempotent)."""
         closers, self._closers = self._closers, []
         for closer in reversed(closers):
             await closer()
 
+    close = sync_form(aclose)
+    """Sync form of :meth:`aclose`: same arguments, result and errors, no event loop needed."""
+
+    def __enter__(self) -> StoreDirectory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     async def __aenter__(self) -> StoreDirectory:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        await self.aclose()
 
     def __repr__(self) -> str:
         return f"StoreDirectory({str(self.path)!r}, components={dict(self.components)})"
@@ -348,7 +367,7 @@ def _build(
     return built
 
 
-async def open_store(
+async def aopen_store(
     path: str | os.PathLike[str] = DEFAULT_STORE,
     *,
     create: bool = False,
@@ -357,7 +376,9 @@ async def open_store(
     vector_store: str | None = None,
     mode: str = "rw",
 ) -> StoreDirectory:
-    """Open the store directory ``path`` (with ``create``, make it when missing).
+    """Open the store directory ``path`` (with ``create``, make it when missing):
+    ``open_store(path)`` (sync) or ``await aopen_store(path)``; close it with ``close()`` /
+    ``aclose()``, or use it in a ``with`` / ``async with`` block.
 
     ``mode="ro"`` opens it for querying only (``graphfuse query`` does): nothing in the
     directory is written (a store on a read-only file system or owned by another user can be
@@ -377,6 +398,10 @@ async def open_store(
     embedder given again (the CLI, ``graphfuse serve`` and ``graphfuse eval`` refuse it, naming
     the embedder).
     """
-    return await StoreDirectory.open(
+    return await StoreDirectory._open(
         path, create=create, embedder=embedder, graph_store=graph_store, vector_store=vector_store, mode=mode
     )
+
+
+open_store = sync_form(aopen_store)
+"""Sync form of :func:`aopen_store`: same arguments, result and errors, no event loop needed."""

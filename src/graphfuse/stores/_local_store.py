@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import json
 import os
 import secrets
 import time
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 from .._protocols import Embedder
+from .._sync import run_sync, sync_form
 from ..embedders import embedder_identity
 from ._records import CHECK_HINT
 from ._sqlite_graph import SQLiteGraphStore
@@ -79,16 +80,19 @@ def _write_manifest(directory: Path, manifest: dict[str, Any], *, first: bool = 
         raise
 
 
-def _discard_new_store(directory: Path, opened: list[Any]) -> None:
-    for store in opened:
-        db = store._db
-        if db is not None:
-            db.close()
+def _discard_new_store_files(directory: Path) -> None:
+    if (directory / MANIFEST).exists():
+        return
     for name in (GRAPH_FILE, VECTORS_FILE):
         for suffix in ("", "-wal", "-shm", "-journal"):
             (directory / f"{name}{suffix}").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         directory.rmdir()  # (only when nothing else is in it)
+
+
+async def _close_all(stores: list[SQLiteGraphStore | LocalVectorStore]) -> None:
+    for store in reversed(stores):
+        await store.close()
 
 
 def _read_manifest(directory: Path) -> dict[str, Any]:
@@ -137,6 +141,34 @@ def _leftovers(path: Path) -> tuple[list[str], bool]:
         time.sleep(0.05)
 
 
+def _has_manifest(path: Path) -> bool:
+    if path.exists() and not path.is_dir():
+        raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
+    return (path / MANIFEST).exists()
+
+
+def _make_directory(path: Path, create: bool) -> bool:
+    """Make the directory of a new store (``False`` when another process created the store meanwhile)."""
+    leftovers, own = _leftovers(path)
+    if (path / MANIFEST).exists():
+        return False
+    if own:
+        raise StoreCorrupted(
+            f"store directory {str(path)!r} has no {MANIFEST} but holds {', '.join(leftovers)}: it is "
+            "half-written. Another process may still be creating it (retry in a moment), or its "
+            "creation was interrupted (then remove the directory and index again)"
+        )
+    if leftovers:
+        raise StoreCorrupted(
+            f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
+            "it is not a GraphFuse store (use another directory)"
+        )
+    if not create:
+        raise NotFound(f"no GraphFuse store at {str(path)!r}")
+    path.mkdir(parents=True, exist_ok=True)
+    return True
+
+
 def _store_file(name: str) -> bool:
     """A file a store's creation writes before its manifest."""
     base = name.removesuffix("-wal").removesuffix("-shm").removesuffix("-journal")
@@ -150,9 +182,10 @@ class LocalStore:
     - ``vectors``: a :class:`LocalVectorStore` (``vectors.sqlite``),
     - ``manifest``: format version, embedder identity, dimension and counts (``manifest.json``).
 
-    Open it with ``LocalStore.open(directory)``, which also works as ``await LocalStore.open(...)``
-    and ``async with LocalStore.open(...) as store``. Close it with ``await store.close()``,
-    which also refreshes the counts in the manifest.
+    Open it with ``LocalStore.open(directory)`` (async: ``await LocalStore.aopen(directory)``),
+    close it with ``store.close()`` (``await store.aclose()``), which also refreshes the counts in
+    the manifest, or use it in a ``with`` (``async with``) block. Each method comes in both
+    forms, the sync one plain, the async one ``a``-prefixed.
     """
 
     def __init__(self, directory: Path, graph: SQLiteGraphStore, vectors: LocalVectorStore, manifest: dict[str, Any]):
@@ -164,7 +197,7 @@ class LocalStore:
         self._readonly = False
 
     @classmethod
-    def open(
+    async def aopen(
         cls, directory: str | os.PathLike[str] = ".graphfuse", *, create: bool = True, mode: str = "rw"
     ) -> LocalStore:
         """Open the store in ``directory``, creating it when missing (unless ``create=False``).
@@ -184,62 +217,52 @@ class LocalStore:
         readonly = mode == "ro"
         create = create and not readonly
         path = Path(directory)
-        if path.exists() and not path.is_dir():
-            raise StoreCorrupted(f"store path {str(path)!r} is a file, not a store directory")
-        if not (path / MANIFEST).exists():
-            created = cls._create(path, create)
+        if not await asyncio.to_thread(_has_manifest, path):
+            created = await cls._acreate(path, create)
             if created is not None:
                 return created
-        manifest = _read_manifest(path)
+        manifest = await asyncio.to_thread(_read_manifest, path)
         # The manifest is written after both files were created: an empty file now was truncated.
-        graph = SQLiteGraphStore(path / GRAPH_FILE, readonly=readonly, create=False)
+        opened: list[SQLiteGraphStore | LocalVectorStore] = []
         try:
-            vectors = LocalVectorStore(path / VECTORS_FILE, readonly=readonly, create=False)
-        except BaseException:
-            graph._db.close()
-            raise
-        dimension = manifest.get("dimension")
-        if dimension is not None and vectors.dimension is not None and dimension != vectors.dimension:
-            graph._db.close()
-            raise StoreCorrupted(
-                f"store directory {str(path)!r}: manifest says dimension {dimension}, "
-                f"{VECTORS_FILE} holds {vectors.dimension}"
+            opened.append(
+                graph := await asyncio.to_thread(SQLiteGraphStore, path / GRAPH_FILE, readonly=readonly, create=False)
             )
-        store = cls(path, graph, vectors, manifest)
-        store._readonly = readonly
-        if not readonly:
-            try:
-                counts = store._actual_counts()
+            opened.append(
+                vectors := await asyncio.to_thread(
+                    LocalVectorStore, path / VECTORS_FILE, readonly=readonly, create=False
+                )
+            )
+            dimension = manifest.get("dimension")
+            if dimension is not None and vectors.dimension is not None and dimension != vectors.dimension:
+                raise StoreCorrupted(
+                    f"store directory {str(path)!r}: manifest says dimension {dimension}, "
+                    f"{VECTORS_FILE} holds {vectors.dimension}"
+                )
+            store = cls(path, graph, vectors, manifest)
+            store._readonly = readonly
+            if not readonly:
+                counts = await store._acounts()
                 if manifest.get("counts") != counts:
                     manifest["counts"] = counts
-                    _write_manifest(path, manifest)
-            except BaseException:
-                graph._db.close()
-                if vectors._db is not None:
-                    vectors._db.close()
-                raise
+                    await asyncio.to_thread(_write_manifest, path, manifest)
+        except BaseException:
+            await _close_all(opened)
+            raise
         return store
 
     @classmethod
-    def _create(cls, path: Path, create: bool) -> LocalStore | None:
+    def open(
+        cls, directory: str | os.PathLike[str] = ".graphfuse", *, create: bool = True, mode: str = "rw"
+    ) -> LocalStore:
+        """Sync form of :meth:`aopen` (same arguments, result and errors)."""
+        return run_sync(cls.aopen(directory, create=create, mode=mode))
+
+    @classmethod
+    async def _acreate(cls, path: Path, create: bool) -> LocalStore | None:
         """A new store in ``path``, or ``None`` when another process created it meanwhile (open that one)."""
-        leftovers, own = _leftovers(path)
-        if (path / MANIFEST).exists():
+        if not await asyncio.to_thread(_make_directory, path, create):
             return None
-        if own:
-            raise StoreCorrupted(
-                f"store directory {str(path)!r} has no {MANIFEST} but holds {', '.join(leftovers)}: it is "
-                "half-written. Another process may still be creating it (retry in a moment), or its "
-                "creation was interrupted (then remove the directory and index again)"
-            )
-        if leftovers:
-            raise StoreCorrupted(
-                f"store directory {str(path)!r} has no {MANIFEST} but contains {', '.join(leftovers)}: "
-                "it is not a GraphFuse store (use another directory)"
-            )
-        if not create:
-            raise NotFound(f"no GraphFuse store at {str(path)!r}")
-        path.mkdir(parents=True, exist_ok=True)
         opened: list[SQLiteGraphStore | LocalVectorStore] = []
         manifest: dict[str, Any] = {
             "format": FORMAT,
@@ -249,23 +272,18 @@ class LocalStore:
             "counts": {"documents": 0, "relations": 0, "vectors": 0},
         }
         try:
-            opened.append(graph := SQLiteGraphStore(path / GRAPH_FILE))
-            opened.append(vectors := LocalVectorStore(path / VECTORS_FILE))
-            written = _write_manifest(path, manifest, first=True)
+            opened.append(graph := await asyncio.to_thread(SQLiteGraphStore, path / GRAPH_FILE))
+            opened.append(vectors := await asyncio.to_thread(LocalVectorStore, path / VECTORS_FILE))
+            written = await asyncio.to_thread(_write_manifest, path, manifest, first=True)
         except BaseException as exc:
-            if isinstance(exc, DiskFull) and not (path / MANIFEST).exists():
+            await _close_all(opened)
+            if isinstance(exc, DiskFull):
                 # A creation that ran out of space leaves no half-written store behind, which the
                 # next run would refuse. (Any other failure may be a racing creator's: its files stay.)
-                _discard_new_store(path, opened)
-            else:
-                for store in opened:
-                    if store._db is not None:
-                        store._db.close()
+                await asyncio.to_thread(_discard_new_store_files, path)
             raise
         if not written:  # another process created the same store first: open theirs
-            graph._db.close()
-            if vectors._db is not None:
-                vectors._db.close()
+            await _close_all(opened)
             return None
         return cls(path, graph, vectors, manifest)
 
@@ -274,11 +292,11 @@ class LocalStore:
         """True when opened with ``mode="ro"``."""
         return self._readonly
 
-    def _actual_counts(self) -> dict[str, int]:
+    async def _acounts(self) -> dict[str, int]:
         return {
-            "documents": int(self.graph._scalar("SELECT count(*) FROM documents")),
-            "relations": int(self.graph._scalar("SELECT count(*) FROM relations")),
-            "vectors": self.vectors._count(),
+            "documents": await self.graph.count_documents(),
+            "relations": await self.graph.count_relations(),
+            "vectors": await self.vectors.count(),
         }
 
     @property
@@ -288,7 +306,7 @@ class LocalStore:
         copy: dict[str, Any] = json.loads(json.dumps(self._manifest))
         return copy
 
-    async def use_embedder(self, embedder: Embedder) -> None:
+    async def ause_embedder(self, embedder: Embedder) -> None:
         """Record ``embedder`` in the manifest, or check it is the one the store was built with.
 
         Raises ``InvalidInput`` when the store already holds vectors from another embedder
@@ -309,55 +327,61 @@ class LocalStore:
         if recorded is None and not self._readonly:
             self._manifest["embedder"] = identity
             self._manifest["dimension"] = dimension
-            await self.refresh_manifest()
+            await self.arefresh_manifest()
 
-    async def record_components(self, components: dict[str, str]) -> None:
+    use_embedder = sync_form(ause_embedder)
+    """Sync form of :meth:`ause_embedder`: same arguments, result and errors, no event loop needed."""
+
+    async def arecord_components(self, components: dict[str, str]) -> None:
         """Record the registered names of the store's components in the manifest (``components``).
 
         Written by :class:`StoreDirectory` so the store reopens with the same embedder and
         backends; the manifest is rewritten atomically (fsync, then rename).
         """
         self._manifest["components"] = dict(components)
-        await self.refresh_manifest()
+        await self.arefresh_manifest()
 
-    async def refresh_manifest(self) -> dict[str, Any]:
+    record_components = sync_form(arecord_components)
+    """Sync form of :meth:`arecord_components`: same arguments, result and errors, no event loop needed."""
+
+    async def arefresh_manifest(self) -> dict[str, Any]:
         """Recount documents, relations and vectors and rewrite the manifest atomically."""
         if self._readonly:
             raise InvalidInput(f"store {str(self.directory)!r} is opened read-only: its manifest cannot be rewritten")
-        self._manifest["counts"] = {
-            "documents": await self.graph.count_documents(),
-            "relations": await self.graph.count_relations(),
-            "vectors": await self.vectors.count(),
-        }
+        self._manifest["counts"] = await self._acounts()
         if self._manifest.get("dimension") is None and self.vectors.dimension is not None:
             self._manifest["dimension"] = self.vectors.dimension
-        _write_manifest(self.directory, self._manifest)
+        await asyncio.to_thread(_write_manifest, self.directory, self._manifest)
         return self.manifest
 
-    async def close(self) -> None:
+    refresh_manifest = sync_form(arefresh_manifest)
+    """Sync form of :meth:`arefresh_manifest`: same arguments, result and errors, no event loop needed."""
+
+    async def aclose(self) -> None:
         """Refresh the manifest counts and close both stores (idempotent)."""
         if self._closed:
             return
         self._closed = True
         try:
             if not self._readonly:
-                await self.refresh_manifest()
+                await self.arefresh_manifest()
         finally:
-            await self.graph.close()
-            await self.vectors.close()
+            await _close_all([self.graph, self.vectors])
 
-    def __await__(self) -> Generator[Any, None, LocalStore]:
-        # Lets callers write ``store = await LocalStore.open(...)``: opening is synchronous.
-        return self._self().__await__()
+    close = sync_form(aclose)
+    """Sync form of :meth:`aclose`: same arguments, result and errors, no event loop needed."""
 
-    async def _self(self) -> LocalStore:
+    def __enter__(self) -> LocalStore:
         return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     async def __aenter__(self) -> LocalStore:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        await self.aclose()
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.directory)!r})"

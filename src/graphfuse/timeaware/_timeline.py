@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore
+from .._sync import run_sync
 from .._types import KIND_KEY, check_id
 
 __all__ = ["Timeline"]
@@ -48,8 +49,9 @@ class Timeline:
         self._undated = undated
 
     @classmethod
-    async def from_store(cls, graph_store: GraphStore, *, batch_size: int = 1000) -> Timeline:
-        """The timeline of every document (chunks included, entity nodes not) a graph store holds.
+    async def afrom_store(cls, graph_store: GraphStore, *, batch_size: int = 1000) -> Timeline:
+        """The timeline of every document (chunks included, entity nodes not) a graph store holds
+        (sync form: :meth:`from_store`).
 
         The store must offer ``iter_documents`` (the embedded stores do; otherwise
         :class:`~graphfuse.InvalidInput`): build the timeline from your records instead.
@@ -66,6 +68,11 @@ class Timeline:
             if doc.metadata.get(KIND_KEY) != "entity"  # entity nodes are no passages
         ]
         return cls(items)
+
+    @classmethod
+    def from_store(cls, graph_store: GraphStore, *, batch_size: int = 1000) -> Timeline:
+        """Sync form of :meth:`afrom_store`: same arguments, result and errors, no event loop needed."""
+        return run_sync(cls.afrom_store(graph_store, batch_size=batch_size))
 
     def __len__(self) -> int:
         """The number of dated documents."""

@@ -34,15 +34,15 @@ def _queries(path: str) -> list[dict[str, Any]]:
 async def _sweep(label: str, store_dir: str, queries_path: str, cap: int | None) -> dict[str, Any]:
     from graphfuse.evaluation import ndcg_at_k, recall_at_k
     from graphfuse.multihop import MULTIHOP_WEIGHTS
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     queries = _queries(queries_path)
     shape: dict[str, Any] = {} if cap is None else {"max_per_document": cap}
     row: dict[str, list[float]] = {}
-    async with await open_store(store_dir, mode="ro") as store:
+    async with await aopen_store(store_dir, mode="ro") as store:
         for w in WEIGHTS:
             options = {} if w == "default" else {"weights": {**MULTIHOP_WEIGHTS, "fused": float(w)}}
-            pipeline = await store.pipeline("multihop", **options)
+            pipeline = await store.apipeline("multihop", **options)
             totals = [0.0, 0.0, 0.0]
             for q in queries:
                 pages = [r.document_id for r in await pipeline.aretrieve(q["question"], top_k=10, **shape)]

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from graphfuse import InvalidInput
-from graphfuse.hosts import as_signal_stage, host_query, run_inline
+from graphfuse import InvalidInput, run_sync
+from graphfuse.hosts import as_signal_stage, host_query
 from graphfuse.records import StageChain, check_known, fuse
 
 from ._documents import DocumentMapping, StageInput, combine_filters, documents_from_hits, parse_input, read_documents
@@ -109,7 +109,7 @@ class SignalChainRunnable(Runnable[StageInput, list[Document]]):
         return documents_from_hits(ranked, query=query, filter=flt, mapping=self._fusion._mapping)
 
     def _run(self, value: StageInput) -> list[Document]:
-        return run_inline(lambda: self._arun(value), inline=self._inline)
+        return run_sync(self._arun(value))
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the steps and the fusion over the documents (sync)."""

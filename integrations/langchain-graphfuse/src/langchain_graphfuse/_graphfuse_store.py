@@ -16,7 +16,7 @@ from typing_extensions import Self
 
 from graphfuse import Embedder, InvalidInput, MetadataFilter, Pipeline, Result, presets, run_sync
 from graphfuse.indexing import KIND_KEY, Indexer, SourceRecord
-from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, StoreDirectory, open_store
+from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, StoreDirectory, aopen_store, open_store
 
 from ._embedder import LangChainEmbedder
 from ._embeddings import GraphFuseEmbeddings
@@ -25,7 +25,7 @@ from ._retriever import check_k
 
 __all__ = ["DEFAULT_PRESET", "GraphFuseVectorStore"]
 
-DEFAULT_PRESET = "multihop"
+DEFAULT_PRESET = presets.DEFAULT_PRESET
 """The preset a :class:`GraphFuseVectorStore` retrieves with unless told otherwise (as the CLI does)."""
 
 _PARENT = "parent_id"  # the chunk node's document (graphfuse.indexing.Indexer)
@@ -101,7 +101,7 @@ class GraphFuseVectorStore(VectorStore):
         preset: str = DEFAULT_PRESET,
     ) -> None:
         embedder = _graphfuse_embedder(embedding)
-        directory = None if path is None else run_sync(open_store(path, create=True, embedder=embedder))
+        directory = None if path is None else open_store(path, create=True, embedder=embedder)
         self._init(embedding, embedder, directory, preset)
 
     def _init(self, embedding: Embeddings, embedder: Embedder, directory: StoreDirectory | None, preset: str) -> None:
@@ -151,7 +151,7 @@ class GraphFuseVectorStore(VectorStore):
     ) -> Self:
         """Async form of :meth:`from_path`."""
         embedder = None if embedding is None else _graphfuse_embedder(embedding)
-        directory = await open_store(path, embedder=embedder)
+        directory = await aopen_store(path, embedder=embedder)
         try:
             if embedding is None:
                 embedding = GraphFuseEmbeddings(directory.embedder)
@@ -159,7 +159,7 @@ class GraphFuseVectorStore(VectorStore):
             assert embedder is not None
             return cls._opened(embedding, embedder, directory, preset or directory.default_preset)
         except BaseException:
-            await directory.close()
+            await directory.aclose()
             raise
 
     @classmethod
@@ -222,13 +222,13 @@ class GraphFuseVectorStore(VectorStore):
     ) -> Self:
         """Async form of :meth:`from_documents`."""
         embedder = _graphfuse_embedder(embedding)
-        directory = None if path is None else await open_store(path, create=True, embedder=embedder)
+        directory = None if path is None else await aopen_store(path, create=True, embedder=embedder)
         try:
             store = cls._opened(embedding, embedder, directory, preset)
             await store.aadd_documents(documents, **kwargs)
         except BaseException:
             if directory is not None:
-                await directory.close()
+                await directory.aclose()
             raise
         return store
 
@@ -254,7 +254,7 @@ class GraphFuseVectorStore(VectorStore):
         pipeline = self._pipeline
         if pipeline is None:
             if self._directory is not None:
-                pipeline = await self._directory.pipeline(self._preset)
+                pipeline = await self._directory.apipeline(self._preset)
             else:
                 reranker = None
                 if "reranker" in presets.get(self._preset).needs:
@@ -386,8 +386,8 @@ class GraphFuseVectorStore(VectorStore):
                 await indexer.adelete(blank)
             await indexer.aindex(everything)
             if self._directory is not None:
-                await self._directory.refresh_corpus_indexes()
-                await self._directory.refresh_manifest()
+                await self._directory.arefresh_corpus_indexes()
+                await self._directory.arefresh_manifest()
         finally:
             self._pipeline = None
         self._stored = kept
@@ -478,7 +478,7 @@ class GraphFuseVectorStore(VectorStore):
     async def aclose(self) -> None:
         """Async form of :meth:`close`."""
         if self._directory is not None:
-            await self._directory.close()
+            await self._directory.aclose()
 
     def __enter__(self) -> Self:
         return self

@@ -18,8 +18,8 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableParallel, RunnablePassthrough
 
 import graphfuse.stages as gs
-from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage
-from graphfuse.hosts import run_inline, stage_traits
+from graphfuse import FilterLike, GraphStore, InvalidInput, Reranker, Scorer, Stage, run_sync
+from graphfuse.hosts import stage_traits
 from graphfuse.plugins import Components, get_registry
 from graphfuse.validation import check_half_life
 
@@ -133,8 +133,7 @@ class StageRunnable(Runnable[StageInput, list[Document]]):
         )
 
     def _run(self, value: StageInput) -> list[Document]:
-        # Nothing to wait for: run it on the caller's thread, no hop to GraphFuse's loop.
-        return run_inline(lambda: self._arun(value), inline=self._inline)
+        return run_sync(self._arun(value))
 
     def invoke(self, input: StageInput, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         """Run the stage over the documents (sync)."""

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from graphfuse import run_sync
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # langchain-community announces its sunset
@@ -29,7 +29,7 @@ TYPES = ("LINKS_TO", "MENTIONS", "PART_OF", "MENTIONED_IN", "CO_OCCURS_WITH", "C
 
 def _graph(store_dir: Path) -> tuple[dict[str, Any], dict[str, set[tuple[str, str]]]]:
     async def read() -> tuple[dict[str, Any], dict[str, set[tuple[str, str]]]]:
-        async with await open_store(store_dir, mode="ro") as store:
+        async with await aopen_store(store_dir, mode="ro") as store:
             docs = {d.id: (d.content, d.metadata.get("title")) async for d in store.graph.iter_documents()}
             relations = {}
             for kind in TYPES:

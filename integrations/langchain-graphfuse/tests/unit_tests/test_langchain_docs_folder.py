@@ -50,7 +50,7 @@ def test_format_docs_over_multihop_passages_stays_within_k_chunks(tmp_path: Path
     records = source_records(_loaded(tmp_path))
     graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=256)
     run_sync(Indexer(graph, vectors, embedder, chunker=TokenChunker(CHUNK), extractors=[TitleLinker()]).aindex(records))
-    retriever = GraphFuseRetriever(pipeline=run_sync(presets.multihop(graph, vectors, embedder)))
+    retriever = GraphFuseRetriever(pipeline=presets.multihop(graph, vectors, embedder))
     chain = retriever | RunnableLambda(format_docs)
     tokens = RegexTokenizer()
     for question in ("Which release changed the default response class?", "How do I run a background task?"):

@@ -229,7 +229,7 @@ def test_fusion_of_parallel_retrievers(backend: Any) -> None:
     assert out[0].metadata["graphfuse"]["query"] == "Alan Turing universal machine"
 
 
-def test_pagerank_over_a_store_that_never_suspends_runs_on_the_callers_thread(tmp_path: Any) -> None:
+def test_pagerank_sync_path_runs_on_graphfuses_loop(tmp_path: Any) -> None:
     from graphfuse import run_sync
     from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 
@@ -247,10 +247,10 @@ def test_pagerank_over_a_store_that_never_suspends_runs_on_the_callers_thread(tm
 
     out = PageRankRunnable(Memory()).invoke([doc("engine"), doc("ghost")])
     assert signals(out, "pagerank")[1] == 0.5
-    assert threads == [threading.current_thread().name]  # no hop to GraphFuse's loop
+    assert threads == ["graphfuse-sync"]  # the sync path runs the coroutine on GraphFuse's loop
     sqlite = SQLite(str(tmp_path / "g.db"))
     try:
         assert signals(PageRankRunnable(sqlite).invoke([doc("engine")]), "pagerank") == [0.5]
-        assert threads[1] == "graphfuse-sync"  # a store doing I/O runs on GraphFuse's loop
+        assert threads[1] == "graphfuse-sync"
     finally:
         run_sync(sqlite.close())

@@ -17,7 +17,7 @@ from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_graphfuse import GraphFuseEmbeddings, GraphFuseVectorStore
 from typer.testing import CliRunner
 
-from graphfuse import InvalidInput, run_sync
+from graphfuse import InvalidInput
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.stores import GIVEN_EMBEDDER, open_store
@@ -130,7 +130,7 @@ def test_a_langchain_store_opens_in_query_serve_and_eval(tmp_path: Path) -> None
         _loaded(folder), GraphFuseEmbeddings(HashingEmbedder()), path=store_dir
     ) as store:
         ours = [d.id for d in store.similarity_search(QUESTION, k=3)]
-    manifest = run_sync(open_store(store_dir, mode="ro")).manifest
+    manifest = open_store(store_dir, mode="ro").manifest
     assert manifest["components"]["embedder"] == "hashing"
     assert _query_ids(store_dir, QUESTION) == ours
     assert _serve_ids(store_dir, QUESTION) == ours

@@ -31,10 +31,10 @@ RECORDS = [
 async def pipeline(tmp_path: Path) -> AsyncIterator[Pipeline]:
     store = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(64)
-    await store.use_embedder(embedder)
+    await store.ause_embedder(embedder)
     await Indexer(store.graph, store.vectors, embedder).aindex(RECORDS)
     yield presets.no_rerank(store.graph, store.vectors, embedder)
-    await store.close()
+    await store.aclose()
 
 
 async def test_documents_carry_one_graphfuse_key(pipeline: Pipeline) -> None:

@@ -75,7 +75,7 @@ def test_query_engine_over_multihop_on_a_docs_folder_stays_within_two_calls(tmp_
     records = source_records(documents, id_key="file_name")
     graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(dimension=256)
     run_sync(Indexer(graph, vectors, embedder, extractors=[TitleLinker()]).aindex(records))
-    pipeline = run_sync(presets.multihop(graph, vectors, embedder))
+    pipeline = presets.multihop(graph, vectors, embedder)
     retriever = GraphFuseRetriever(pipeline)  # defaults: similarity_top_k 10, passages
     llm = CountingMockLLM()
     engine = RetrieverQueryEngine.from_args(retriever, llm=llm)

@@ -37,13 +37,13 @@ LONG = ("manual", " ".join(f"Step {i}: tighten bolt {i} on the turbine housing."
 async def store(tmp_path: Path) -> AsyncIterator[LocalStore]:
     opened = LocalStore.open(tmp_path / "store")
     embedder = HashingEmbedder(64)
-    await opened.use_embedder(embedder)
+    await opened.ause_embedder(embedder)
     records = [SourceRecord(i, text, metadata=meta) for i, (text, meta) in PASSAGES.items()]
     records.append(SourceRecord(LONG[0], LONG[1], metadata=LONG[2]))
     indexer = Indexer(opened.graph, opened.vectors, embedder, chunker=TokenChunker(max_tokens=40, overlap=0))
     await indexer.aindex(records)
     yield opened
-    await opened.close()
+    await opened.aclose()
 
 
 def graphfuse_pipeline(store: LocalStore) -> Pipeline:

@@ -17,7 +17,7 @@ from llama_index.retrievers.graphfuse.nodes import BOOKKEEPING_KEYS
 from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
 from typer.testing import CliRunner
 
-from graphfuse import presets, run_sync
+from graphfuse import presets
 from graphfuse.cli import app
 from graphfuse.stores import open_store
 
@@ -81,8 +81,8 @@ def test_graphfuse_retriever_over_a_cli_store_in_retriever_query_engine(folder: 
     (folder / "runbook.md").write_text(long_page, encoding="utf-8")  # split into chunks by the indexer
     store_dir = tmp_path / "store"
     assert runner.invoke(app, ["index", str(folder), "--store", str(store_dir), "--embedder", "hashing"]).exit_code == 0
-    directory = run_sync(open_store(store_dir, mode="ro"))
-    retriever = GraphFuseRetriever(run_sync(presets.multihop(directory)), similarity_top_k=5)
+    directory = open_store(store_dir, mode="ro")
+    retriever = GraphFuseRetriever(presets.multihop(directory), similarity_top_k=5)
     nodes = retriever.retrieve("Edge Proxy logs retries step")
     assert any("parent_id" in n.node.metadata and "chunk_index" in n.node.metadata for n in nodes)
 
@@ -93,7 +93,7 @@ def test_graphfuse_retriever_over_a_cli_store_in_retriever_query_engine(folder: 
         QUESTIONS,
     )
     assert more > tokens
-    run_sync(directory.close())
+    directory.close()
 
 
 runner = CliRunner()

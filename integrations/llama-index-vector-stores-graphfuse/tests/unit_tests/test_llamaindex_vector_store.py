@@ -60,7 +60,7 @@ async def test_the_store_answers_as_the_preset_does_on_the_same_components(
     store = GraphFuseVectorStore()
     index = _index(folder, embed_model, store)
     got = await index.as_retriever(similarity_top_k=4).aretrieve(QUESTION)
-    pipeline = await presets.multihop(store.client, store._backend.vectors, HashingEmbedder())  # type: ignore[union-attr]
+    pipeline = await presets.amultihop(store.client, store._backend.vectors, HashingEmbedder())  # type: ignore[union-attr]
     want = await pipeline.aretrieve(QUESTION, 4)
     # Each file is a page (its id the source document's), each result the node stored in its passage.
     assert [n.node.ref_doc_id for n in got] == [r.document_id for r in want]

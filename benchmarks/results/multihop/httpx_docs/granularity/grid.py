@@ -29,17 +29,17 @@ def _queries(path: str) -> list[dict[str, Any]]:
 
 async def _main(multipliers: list[str], specs: list[str]) -> None:
     from graphfuse.evaluation import ndcg_at_k, recall_at_k
-    from graphfuse.stores import open_store
+    from graphfuse.stores import aopen_store
 
     for spec in specs:
         label, _, where = spec.partition("=")
         store_dir, queries_path, *rest = where.split(":")
         queries = _queries(queries_path)
         shape = {"max_per_document": int(rest[0])} if rest else {}
-        async with await open_store(store_dir, mode="ro") as store:
+        async with await aopen_store(store_dir, mode="ro") as store:
             for m in multipliers:
                 os.environ["GF_FW"] = m
-                pipeline = await store.pipeline("multihop")
+                pipeline = await store.apipeline("multihop")
                 totals = [0.0, 0.0, 0.0]
                 for q in queries:
                     pages = [r.document_id for r in await pipeline.aretrieve(q["question"], top_k=10, **shape)]

@@ -9,8 +9,8 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import SIGNALS_KEY, NodeMapping, run_on_nodes
 
-from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage
-from graphfuse.hosts import host_query, run_inline, stage_traits
+from graphfuse import InvalidInput, MetadataFilter, NoCandidates, Query, Stage, run_sync
+from graphfuse.hosts import host_query
 from graphfuse.validation import check_keywords
 
 from ._instrumentation import get_dispatcher
@@ -23,10 +23,10 @@ dispatcher = get_dispatcher(__name__)
 class GraphFusePostprocessor(BaseNodePostprocessor):
     """Base of the GraphFuse postprocessors: how nodes map to GraphFuse records.
 
-    Subclasses implement ``_process`` (async); ``postprocess_nodes`` runs it through
-    :func:`graphfuse.hosts.run_inline` (on the caller's thread when :meth:`_in_memory_only`), ``apostprocess_nodes``
-    awaits it on the caller's loop. Pydantic validation errors surface as
-    :class:`~graphfuse.InvalidInput`. The nodes passed in are never changed: the output holds copies.
+    Subclasses implement ``_process`` (async); ``postprocess_nodes`` runs it on GraphFuse's
+    event-loop thread (:func:`graphfuse.run_sync`), ``apostprocess_nodes`` awaits it on the
+    caller's loop. Pydantic validation errors surface as :class:`~graphfuse.InvalidInput`. The
+    nodes passed in are never changed: the output holds copies.
     """
 
     id_key: str | None = Field(
@@ -75,15 +75,10 @@ class GraphFusePostprocessor(BaseNodePostprocessor):
             return []
         return await self._process(nodes, query_bundle)
 
-    def _in_memory_only(self) -> bool:
-        """True when ``_process`` awaits nothing that suspends (no I/O): the sync path then runs it on the
-        caller's thread instead of GraphFuse's loop."""
-        return False
-
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        return run_inline(lambda: self._run(nodes, query_bundle), inline=self._in_memory_only())
+        return run_sync(self._run(nodes, query_bundle))
 
     @dispatcher.span
     async def _apostprocess_nodes(
@@ -109,9 +104,6 @@ class StageRunner(GraphFusePostprocessor):
 
     def _filter(self) -> MetadataFilter | None:
         return None
-
-    def _in_memory_only(self) -> bool:
-        return stage_traits(self._stage()).in_memory_only
 
     def _query(self, query_bundle: QueryBundle | None, stage: str) -> Query:
         return host_query(

@@ -9,8 +9,8 @@ from llama_index.core.bridge.pydantic import PrivateAttr
 from llama_index.core.schema import NodeWithScore, QueryBundle
 from llama_index.retrievers.graphfuse.nodes import NodeMapping, nodes_from_hits, read_nodes
 
-from graphfuse import InvalidInput, Stage
-from graphfuse.hosts import as_signal_stage, run_inline, stage_traits
+from graphfuse import InvalidInput, Stage, run_sync
+from graphfuse.hosts import as_signal_stage
 from graphfuse.records import StageChain, fuse
 
 from ._base import GraphFusePostprocessor, StageRunner
@@ -103,16 +103,12 @@ class SignalChainPostprocessor(GraphFusePostprocessor):
                 )
         return parts[0]._mapping()
 
-    def _in_memory_only(self) -> bool:
-        return all(stage_traits(step._stage()).in_memory_only for step in self._steps)
-
     def _postprocess_nodes(
         self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None = None
     ) -> list[NodeWithScore]:
-        # The steps' stages built once for the call (from their current settings): for the inline test and the run.
+        # The steps' stages built once for the call, from their current settings.
         stages = [step._stage() for step in self._steps]
-        inline = all(stage_traits(stage).in_memory_only for stage in stages)
-        return run_inline(lambda: self._run_chain(nodes, query_bundle, stages), inline=inline)
+        return run_sync(self._run_chain(nodes, query_bundle, stages))
 
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         return await self._chain(nodes, query_bundle, [step._stage() for step in self._steps])

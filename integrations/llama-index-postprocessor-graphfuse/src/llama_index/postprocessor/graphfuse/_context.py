@@ -121,9 +121,6 @@ class ContextPostprocessor(GraphFusePostprocessor):
     def class_name(cls) -> str:
         return "ContextPostprocessor"
 
-    def _in_memory_only(self) -> bool:
-        return self.format != "graph"  # passages and evidence only compute over the nodes
-
     # -- the Context itself -------------------------------------------------------------------
 
     def context(

@@ -54,9 +54,6 @@ class WeightedFusionPostprocessor(GraphFusePostprocessor):
             return ReciprocalRankFusion(self.weights, k=self.k)
         return WeightedScorer(self.weights)
 
-    def _in_memory_only(self) -> bool:
-        return True
-
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         mapping = self._mapping()
         hits = fuse(read_nodes(nodes, mapping).hits(), self._scorer())

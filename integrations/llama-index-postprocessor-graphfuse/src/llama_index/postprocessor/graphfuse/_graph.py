@@ -65,9 +65,6 @@ class GraphExpansionPostprocessor(StageRunner):
             min_seed_score=self.min_seed_score or 0.0,
         )
 
-    def _in_memory_only(self) -> bool:
-        return False
-
     async def _process(self, nodes: list[NodeWithScore], query_bundle: QueryBundle | None) -> list[NodeWithScore]:
         return await run_on_nodes(
             [self._stage()],

@@ -22,7 +22,7 @@ from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFou
 from graphfuse import presets as catalogue
 from graphfuse.indexing import KIND_KEY, Indexer, TextEntityExtractor, TitleLinker, TokenChunker, wants_entity_graph
 from graphfuse.multihop import CorpusCache
-from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, open_store
+from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, aopen_store
 
 from ._filters import graphfuse_filter
 from ._records import (
@@ -122,7 +122,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
     flat_metadata: bool = False
 
     path: str | None = Field(default=None, description="Store directory; None keeps the store in memory.")
-    preset: str = Field(default="multihop", description="The GraphFuse preset queries run.")
+    preset: str = Field(default=catalogue.DEFAULT_PRESET, description="The GraphFuse preset queries run.")
     max_per_document: int | None = Field(
         default=1, description="Nodes of one source document in a query's results, at most (None: no cap)."
     )
@@ -137,7 +137,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         self,
         path: str | os.PathLike[str] | None = None,
         *,
-        preset: str = "multihop",
+        preset: str = catalogue.DEFAULT_PRESET,
         embedder: str | None = None,
         max_per_document: int | None = 1,
         **kwargs: Any,
@@ -163,7 +163,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         return "GraphFuseVectorStore"
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike[str], *, preset: str = "multihop") -> GraphFuseVectorStore:
+    def from_path(cls, path: str | os.PathLike[str], *, preset: str = catalogue.DEFAULT_PRESET) -> GraphFuseVectorStore:
         """Open the existing store directory ``path`` (one ``graphfuse index --store`` built, or one
         written through this class); :class:`~graphfuse.NotFound` when there is none. Pass it to
         ``VectorStoreIndex.from_vector_store(store, embed_model=...)`` with an embed_model making
@@ -196,22 +196,22 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
                     f"store {self.path!r} holds the vectors of a LlamaIndex embed_model, not of embedder "
                     f"{self.embedder!r}: open it without embedder="
                 )
-            local = LocalStore.open(directory, create=self._create)
+            local = await LocalStore.aopen(directory, create=self._create)
             if local.manifest.get("components") is None:
                 if local.manifest.get("embedder") is not None:
-                    await local.close()
+                    await local.aclose()
                     raise InvalidInput(
                         f"store {self.path!r} was built from Python without recording its components: "
                         "open it with graphfuse.stores.LocalStore"
                     )
-                await local.record_components(
+                await local.arecord_components(
                     {"embedder": HOST_EMBEDDER, "graph_store": "sqlite", "vector_store": "local"}
                 )
-            backend = _Backend(local.graph, local.vectors, None, directory, local, [local.close])
+            backend = _Backend(local.graph, local.vectors, None, directory, local, [local.aclose])
             backend.dimension = local.manifest.get("dimension")
         else:
-            store = await open_store(directory, create=self._create, embedder=self.embedder)
-            backend = _Backend(store.graph, store.vectors, store.embedder, directory, None, [store.close])
+            store = await aopen_store(directory, create=self._create, embedder=self.embedder)
+            backend = _Backend(store.graph, store.vectors, store.embedder, directory, None, [store.aclose])
             backend.dimension = store.embedder.dimension
         self._backend = backend
         return backend
@@ -328,7 +328,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         fetch = getattr(backend.vectors, "get_vectors", None)
         embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
         if backend.local is not None:
-            await backend.local.use_embedder(QueryVectors(dimension, None))
+            await backend.local.ause_embedder(QueryVectors(dimension, None))
         indexer = self._indexer(backend, embedder, wants_entity_graph(records))
         await indexer.aindex(records)
         gone = sorted({h.page for h in before.values()} - {r.id for r in records})
