@@ -460,3 +460,26 @@ def test_fast_paths_give_the_context_of_plain_exact_counting(
     fast, plain = run_sync(run(CL100K)), run_sync(run(PlainCl100k()))
     assert fast == plain
     assert fast.tokens == CL100K.count(fast.text) <= budget
+
+
+def test_normalising_line_by_line_is_normalising_the_whole() -> None:
+    import unicodedata
+
+    def whole(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text)
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+    alphabet = "ab\u00e9\u0301\n\r\u2028 \u00dfZ\u0130\u212b\u1e9e🐛"
+    import random
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert normalize(text) == whole(text), repr(text)
+
+
+def test_remembered_spans_are_copies() -> None:
+    text = "One sentence here. " * 400
+    spans = sentence_spans(text)
+    spans.clear()
+    assert len(sentence_spans(text)) == 400
