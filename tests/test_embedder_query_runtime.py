@@ -16,8 +16,8 @@ import pytest
 
 from graphfuse.embedders import LocalEmbedder
 from graphfuse.embedders._bert import bert_encoder_for
-from graphfuse.embedders._identity import embedder_identity
 from graphfuse.embedders._local import default_model_path
+from graphfuse.stores import LocalStore
 
 pytestmark = pytest.mark.slow
 
@@ -69,11 +69,14 @@ def test_a_query_imports_neither_torch_nor_sentence_transformers() -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [384, False, False]
 
 
-def test_identity_is_unchanged() -> None:
+async def test_identity_is_unchanged(tmp_path: Path) -> None:
     # Stores record this identity; a store built before the numpy runtime must still open.
-    assert embedder_identity(LocalEmbedder()) == (
+    store = LocalStore.open(tmp_path / "store")
+    await store.use_embedder(LocalEmbedder())
+    assert store.manifest["embedder"] == (
         "graphfuse.embedders._local.LocalEmbedder:sentence-transformers/all-MiniLM-L6-v2:384"
     )
+    await store.close()
 
 
 def test_models_the_runtime_cannot_run_are_left_to_sentence_transformers(tmp_path: Path) -> None:
