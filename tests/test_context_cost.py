@@ -43,6 +43,7 @@ def _results(*texts: str) -> list[Result]:
     return [Result(Document(f"d{i}", t, {"title": f"Page {i}"}), 1.0 - i / 10, {}) for i, t in enumerate(texts)]
 
 
+@pytest.mark.slow
 async def test_a_long_page_costs_the_budget_not_its_length() -> None:
     counter = RegexTokenCounter()
     e = Counting()

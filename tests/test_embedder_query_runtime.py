@@ -36,6 +36,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_numpy_vectors_equal_sentence_transformers() -> None:
     st = pytest.importorskip("sentence_transformers", reason="needs the graphfuse[local] extra")
     path = default_model_path()

@@ -81,6 +81,7 @@ def probe(env: Venv) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow
 def test_installed_into_the_throwaway_venv(env: Venv, probe: dict[str, Any]) -> None:
     assert probe["version"] == "0.1.0"
     # loaded from the venv's site-packages (a real copy), not from examples/.../src

@@ -253,6 +253,7 @@ def _series(text: str) -> set[str]:
     return {line.rsplit(" ", 1)[0] for line in text.splitlines() if line.startswith("graphfuse_http_")}
 
 
+@pytest.mark.slow
 async def test_invented_methods_and_paths_add_no_metric_series(tmp_path: Path) -> None:
     async with served(tmp_path, corpus=False) as w:
         # One of each kind first, so that "other" and "unmatched" exist.
@@ -314,6 +315,7 @@ async def test_health_shows_the_store_path_only_to_a_valid_key(tmp_path: Path) -
             await service.aclose()
 
 
+@pytest.mark.slow
 async def test_corpus_presets_see_what_graphfuse_index_wrote_to_a_served_store(tmp_path: Path) -> None:
     import os
     import subprocess

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +40,7 @@ def filters(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(metadata, max_size=12), filters())
 def test_mask_equals_reference(rows: list[dict[str, Any]], spec: dict[str, Any]) -> None:
