@@ -22,6 +22,7 @@ def test_importing_the_cli_and_opening_stores_module_loads_no_heavy_package() ->
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_heavy_import() -> None:
     assert "scipy" in _loaded_after("import graphfuse.multihop")
 

@@ -228,6 +228,7 @@ def plain_ranks(items: list[Item], in_query: list[bool]) -> list[float]:
     return rank
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     texts=st.lists(_mentions, min_size=1, max_size=10),
@@ -302,6 +303,7 @@ _cut_prone = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(text=_cut_prone | _any_text | _wordy)
 def test_cl100k_cuts_split_the_count(text: str) -> None:
@@ -322,6 +324,7 @@ def test_cuts_that_are_not_cuts_of_o200k() -> None:
     assert o200k.count(text) != o200k.count(text[:4]) + o200k.count(text[4:])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     parts=st.lists(_cut_prone | _wordy, max_size=6),

@@ -28,6 +28,9 @@ from graphfuse.plugins import Components, build_pipeline, get_registry
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "graphfuse-example-plugin"
+
+pytestmark = pytest.mark.slow  # pip installs the plugin into a throwaway venv
+
 DIST = "graphfuse-example-plugin"
 
 
@@ -81,7 +84,6 @@ def probe(env: Venv) -> dict[str, Any]:
     return result
 
 
-@pytest.mark.slow
 def test_installed_into_the_throwaway_venv(env: Venv, probe: dict[str, Any]) -> None:
     assert probe["version"] == "0.1.0"
     # loaded from the venv's site-packages (a real copy), not from examples/.../src
