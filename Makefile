@@ -1,4 +1,4 @@
-# Two commands on a fresh machine: `make demo` and `make test`.
+# Two commands on a fresh machine: `make demo` and `make test` (`make test-fast` while working).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,7 +13,7 @@ INTEGRATIONS := $(patsubst %/pyproject.toml,%,$(wildcard integrations/*/pyprojec
 PACKAGES := $(PLUGINS) $(INTEGRATIONS)
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint typecheck docs pytest bench clean
+.PHONY: install demo test test-fast lint typecheck docs pytest bench clean
 
 $(STAMP): pyproject.toml requirements-dev.txt requirements-models.txt $(wildcard plugins/*/pyproject.toml integrations/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ pytest: $(STAMP)
 	@set -e; for p in $(PACKAGES); do echo "pytest $$p"; (cd $$p && ../../$(BIN)/pytest -q tests); done
 
 test: lint typecheck docs pytest
+
+# The quick loop while working: the core's tests but those marked slow (CONTRIBUTING.md).
+# `make test` runs everything.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow" tests
 
 bench: $(STAMP)
 	$(BIN)/pip install -q -r benchmarks/requirements.txt

@@ -29,6 +29,7 @@ def _run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_fast_abuse_cases_all_hold(tmp_path: Path) -> None:
     out = tmp_path / "probe.json"
     proc = _run("--fast", "--out", str(out))
@@ -48,6 +49,7 @@ def test_fast_abuse_cases_all_hold(tmp_path: Path) -> None:
     assert f"{summary['passed']} passed, 0 failed" in proc.stdout
 
 
+@pytest.mark.slow
 def test_runner_reports_failures_crashes_and_broken_files(tmp_path: Path) -> None:
     cases = tmp_path / "cases"
     cases.mkdir()

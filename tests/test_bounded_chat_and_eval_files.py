@@ -79,6 +79,7 @@ def test_a_whatsapp_export_of_gigabytes_is_refused_from_its_size(tmp_path: Path)
     assert not store.exists()
 
 
+@pytest.mark.slow
 def test_a_whatsapp_export_over_the_source_limit_is_read_and_the_limit_is_settable(tmp_path: Path) -> None:
     export = tmp_path / "chat.txt"
     export.write_text(LINE * (MAX_FILE_BYTES // len(LINE) + 1000), encoding="utf-8")  # just over 8 MiB

@@ -280,6 +280,7 @@ def test_plugins_shows_a_broken_plugin(site: FakeSite, corpus: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_index_then_query_across_processes(tmp_path: Path, corpus: Path) -> None:
     directory = tmp_path / "store"
     env = {**os.environ, "GRAPHFUSE_LOAD_PLUGINS": ""}

@@ -37,6 +37,7 @@ def test_package_never_reads_shared_data() -> None:
         assert "shared/data" not in path.read_text(encoding="utf-8"), path
 
 
+@pytest.mark.slow
 def test_demo_compares_both_rankings(tmp_path: Path) -> None:
     store = tmp_path / "demo-store"
     result = runner.invoke(app, ["demo", "--embedder", "hashing", "--store", str(store), "--show", "2"])
@@ -60,6 +61,7 @@ def test_demo_compares_both_rankings(tmp_path: Path) -> None:
     assert [summary] == [line for line in again.stdout.splitlines() if line.startswith("Recall@5")]
 
 
+@pytest.mark.slow
 def test_demo_says_when_it_falls_back_to_hashing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from graphfuse import stores
 

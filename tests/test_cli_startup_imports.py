@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("scipy", "torch", "sentence_transformers", "tiktoken", "faiss", "fastapi", "uvicorn", "matplotlib", "docutils")
 
 
@@ -20,10 +22,12 @@ def test_importing_the_cli_and_opening_stores_module_loads_no_heavy_package() ->
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_heavy_import() -> None:
     assert "scipy" in _loaded_after("import graphfuse.multihop")
 
 
+@pytest.mark.slow
 def test_a_command_imports_its_own_module_only() -> None:
     code = (
         "import json, sys\n"

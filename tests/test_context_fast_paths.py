@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -66,12 +67,14 @@ _tricky = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=_tricky)
 def test_sentence_end_regex_matches_the_plain_alternation(text: str) -> None:
     assert [m.span() for m in _END.finditer(text)] == [m.span() for m in PLAIN_END.finditer(text)]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=_tricky.filter(lambda t: "." in t), data=st.data())
 def test_word_before_a_period_matches_the_regex_search(text: str, data: Any) -> None:
@@ -114,6 +117,7 @@ _prose = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=_tricky | _prose)
 def test_sentence_spans_match_the_splitter_as_first_written(text: str) -> None:
@@ -126,6 +130,7 @@ def test_sentence_spans_with_a_limit_is_a_prefix(text: str, limit: int) -> None:
     assert sentence_spans(text, limit) == sentence_spans(text)[:limit]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)) | _tricky, data=st.data())
 def test_words_read_without_a_regex_are_the_regex_words(text: str, data: Any) -> None:
@@ -141,6 +146,7 @@ def test_words_read_without_a_regex_are_the_regex_words(text: str, data: Any) ->
 _name_words = st.sampled_from(["a", "b", "c", "ab", "abc", "x", "é", "東京", "a_b"])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     keys=st.lists(st.lists(_name_words, min_size=1, max_size=3).map(" ".join), max_size=6),
@@ -179,12 +185,14 @@ _stem_word = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(word=_stem_word)
 def test_every_word_starts_with_a_prefix_of_its_stem(word: str) -> None:
     assert any(word.startswith(p) for p in stem_prefixes(stem(word)))
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     words=st.lists(_stem_word | st.sampled_from(["the", "of", "a", "I", "x"]), max_size=12),
@@ -220,6 +228,7 @@ def plain_ranks(items: list[Item], in_query: list[bool]) -> list[float]:
     return rank
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     texts=st.lists(_mentions, min_size=1, max_size=10),
@@ -250,6 +259,7 @@ _wordy = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(text=_any_text | _wordy)
 def test_cl100k_lower_bound_never_exceeds_the_count(text: str) -> None:
@@ -293,6 +303,7 @@ _cut_prone = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(text=_cut_prone | _any_text | _wordy)
 def test_cl100k_cuts_split_the_count(text: str) -> None:
@@ -313,6 +324,7 @@ def test_cuts_that_are_not_cuts_of_o200k() -> None:
     assert o200k.count(text) != o200k.count(text[:4]) + o200k.count(text[4:])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     parts=st.lists(_cut_prone | _wordy, max_size=6),
@@ -352,6 +364,7 @@ class Spy:
         return CL100K.count(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(text=_prose | _tricky | _wordy)
 def test_sentence_keys_are_runs_of_the_text_key(text: str) -> None:
@@ -393,6 +406,7 @@ def plain_sharing(query: str, texts: list[str]) -> list[int]:
     return [j for j in range(1, len(names)) if not first.isdisjoint(names[j])]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(texts=st.lists(_proper, max_size=12), query=st.sampled_from(["Who is Anna Berg?", "Where is Oslo?", "x"]))
 def test_shared_names_are_those_of_plain_extraction(texts: list[str], query: str) -> None:
@@ -460,3 +474,26 @@ def test_fast_paths_give_the_context_of_plain_exact_counting(
     fast, plain = run_sync(run(CL100K)), run_sync(run(PlainCl100k()))
     assert fast == plain
     assert fast.tokens == CL100K.count(fast.text) <= budget
+
+
+def test_normalising_line_by_line_is_normalising_the_whole() -> None:
+    import unicodedata
+
+    def whole(text: str) -> str:
+        decomposed = unicodedata.normalize("NFKD", text)
+        return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+    alphabet = "ab\u00e9\u0301\n\r\u2028 \u00dfZ\u0130\u212b\u1e9e🐛"
+    import random
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert normalize(text) == whole(text), repr(text)
+
+
+def test_remembered_spans_are_copies() -> None:
+    text = "One sentence here. " * 400
+    spans = sentence_spans(text)
+    spans.clear()
+    assert len(sentence_spans(text)) == 400

@@ -54,6 +54,7 @@ class TestInMemoryCacheStoreContract(CacheStoreContract):
         await store.close()
 
 
+@pytest.mark.slow
 def test_testing_page_example_passes_in_strict_mode(tmp_path: Path) -> None:
     """The first snippet of docs/testing.md is a complete test module: run it with pytest."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")

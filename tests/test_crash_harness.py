@@ -12,9 +12,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HARNESS = Path(__file__).resolve().parents[1] / "benchmarks" / "crash_harness.py"
 
 
+@pytest.mark.slow
 def test_kill_9_trials_converge_to_the_uninterrupted_run(tmp_path: Path) -> None:
     out = tmp_path / "crash.json"
     args = ["--trials", "4", "--documents", "24", "--batch-size", "4", "--seed", "3", "--out", str(out)]

@@ -25,6 +25,7 @@ def _index(records: list[SourceRecord]) -> tuple[InMemoryGraphStore, LocalVector
     return graph, vectors, embedder
 
 
+@pytest.mark.slow
 def test_a_5_mb_markdown_page_is_read_clean(tmp_path: Path) -> None:
     section = (
         "## Part { #part }\n\nThe service answers requests; see [the other page](other.md).\n\n"
@@ -46,6 +47,7 @@ def test_a_5_mb_markdown_page_is_read_clean(tmp_path: Path) -> None:
     assert all(len(c.text) < 4000 for c in chunks)
 
 
+@pytest.mark.slow
 def test_a_page_with_no_sentence_boundaries_is_indexed_and_packed_within_budget(tmp_path: Path) -> None:
     words = " ".join(f"term{i % 997}" for i in range(60_000))  # no full stop, no newline
     (tmp_path / "flat.md").write_text(words)

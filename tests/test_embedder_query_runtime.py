@@ -17,7 +17,7 @@ import pytest
 from graphfuse._local_models import default_model_path
 from graphfuse.embedders import LocalEmbedder
 from graphfuse.embedders._bert import bert_encoder_for
-from graphfuse.embedders._identity import embedder_identity
+from graphfuse.stores import LocalStore
 
 pytestmark = pytest.mark.slow
 
@@ -36,6 +36,7 @@ TEXTS = [
 ]
 
 
+@pytest.mark.slow
 def test_numpy_vectors_equal_sentence_transformers() -> None:
     st = pytest.importorskip("sentence_transformers", reason="needs the graphfuse[local] extra")
     path = default_model_path()
@@ -69,11 +70,14 @@ def test_a_query_imports_neither_torch_nor_sentence_transformers() -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [384, False, False]
 
 
-def test_identity_is_unchanged() -> None:
+async def test_identity_is_unchanged(tmp_path: Path) -> None:
     # Stores record this identity; a store built before the numpy runtime must still open.
-    assert embedder_identity(LocalEmbedder()) == (
+    store = await LocalStore.aopen(tmp_path / "store")
+    await store.ause_embedder(LocalEmbedder())
+    assert store.manifest["embedder"] == (
         "graphfuse.embedders._local.LocalEmbedder:sentence-transformers/all-MiniLM-L6-v2:384"
     )
+    await store.aclose()
 
 
 def test_models_the_runtime_cannot_run_are_left_to_sentence_transformers(tmp_path: Path) -> None:

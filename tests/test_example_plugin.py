@@ -28,6 +28,9 @@ from graphfuse.plugins import Components, build_pipeline, get_registry
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "graphfuse-example-plugin"
+
+pytestmark = pytest.mark.slow  # pip installs the plugin into a throwaway venv
+
 DIST = "graphfuse-example-plugin"
 
 

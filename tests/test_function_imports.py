@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 _CLI = "a command's own dependencies load when the command runs, not for `graphfuse --help`"
@@ -57,6 +59,7 @@ def function_level_imports(path: Path) -> set[str]:
     return found
 
 
+@pytest.mark.slow
 def test_no_new_function_level_imports_of_the_core() -> None:
     files = sorted((SRC / "graphfuse").rglob("*.py"))
     assert len(files) > 100

@@ -375,6 +375,7 @@ def shared_top() -> Iterator[Path]:
     shutil.rmtree(top)
 
 
+@pytest.mark.slow
 def test_an_unreadable_file_is_skipped_in_a_folder_and_named_itself(shared_top: Path) -> None:
     folder = shared_top / "notes"
     folder.mkdir()
@@ -449,6 +450,7 @@ def _contents(store_dir: Path) -> tuple[list[Any], list[Any]]:
     return docs, vecs
 
 
+@pytest.mark.slow
 def test_a_full_disk_in_sqlite_is_one_line_and_the_same_command_completes_later(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -556,6 +558,7 @@ def test_any_other_full_disk_error_is_one_line_in_the_cli(tmp_path: Path, monkey
     assert "indexed 20 documents" in out
 
 
+@pytest.mark.slow
 def test_a_real_full_disk_on_a_small_tmpfs(tmp_path: Path) -> None:
     """The real thing where it can be had: root, and a kernel that lets it mount a tmpfs."""
     if os.geteuid() != 0 or shutil.which("mount") is None:

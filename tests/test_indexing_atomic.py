@@ -130,6 +130,7 @@ def test_jsonl_with_a_bad_record_late_in_the_file_indexes_nothing(tmp_path: Path
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_non_utf8_source_files_name_file_and_line(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_bytes(b"first line\nsecond \xff line\n")
@@ -152,6 +153,7 @@ def test_non_utf8_source_files_name_file_and_line(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_cli_query_with_invalid_utf8_bytes_is_a_clean_error(tmp_path: Path) -> None:
     source = tmp_path / "a.txt"
     source.write_text("Apples grow in orchards.")

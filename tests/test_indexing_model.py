@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -208,4 +209,4 @@ IndexingMachine.TestCase.settings = settings(
     report_multiple_bugs=False,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
-TestIndexing = IndexingMachine.TestCase
+TestIndexing = pytest.mark.slow(IndexingMachine.TestCase)

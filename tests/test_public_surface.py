@@ -90,6 +90,7 @@ def _exports(module: griffe.Module) -> list[str]:
     return [str(e) for e in module.exports]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODULES)
 def test_all_is_complete_and_sorted(name: str, loaded: dict[str, griffe.Module]) -> None:
     module = _module(loaded, name)

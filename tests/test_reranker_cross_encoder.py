@@ -21,6 +21,7 @@ def test_missing_path_is_invalid_input(tmp_path: Path) -> None:
         CrossEncoderReranker("cross-encoder/ms-marco-MiniLM-L-6-v2")  # a hub name, not a path
 
 
+@pytest.mark.slow
 async def test_directory_without_a_model_fails_on_first_use(tmp_path: Path) -> None:
     reranker = CrossEncoderReranker(tmp_path)
     assert await reranker.rerank("q", []) == []

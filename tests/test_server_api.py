@@ -321,6 +321,7 @@ async def test_context_bad_input_names_the_field(tmp_path: Path, body: dict[str,
         _problem(await w.client.post("/v1/context", json=body, headers=w.auth("acme")), 422, field)
 
 
+@pytest.mark.slow
 async def test_compare_answers_three_ways_and_judges(tmp_path: Path) -> None:
     generator_module = pytest.importorskip("graphfuse_openai")
     from graphfuse.compare import Judge

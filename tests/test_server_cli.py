@@ -78,6 +78,7 @@ def test_keys_add_list_revoke(tmp_path: Path) -> None:
     assert "tenant name" in bad.stderr
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_public_address_without_keys(tmp_path: Path, store: Path) -> None:
     for host in ("0.0.0.0", "::", "192.168.1.10", "example.org"):
         done = runner.invoke(app, ["serve", "--store", str(store), "--host", host])
@@ -121,6 +122,7 @@ def server(tmp_path: Path, store: Path) -> Iterator[tuple[str, str, subprocess.P
             proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_real_uvicorn_serves_and_shuts_down_gracefully(
     server: tuple[str, str, subprocess.Popen[str]], store: Path
 ) -> None:
@@ -168,6 +170,7 @@ def test_real_uvicorn_serves_and_shuts_down_gracefully(
     assert manifest["counts"]["documents"] == 2 * len(DOCS)  # refreshed by the store's close
 
 
+@pytest.mark.slow
 def test_serve_names_an_unknown_result_cache_store(store: Path) -> None:
     done = runner.invoke(app, ["serve", "--store", str(store), "--result-cache", "nosuch", "--port", "0"])
     assert done.exit_code == 1

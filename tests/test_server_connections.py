@@ -76,6 +76,7 @@ def _body(answer: bytes) -> dict[str, object]:
     return body
 
 
+@pytest.mark.slow
 async def test_headers_trickled_line_by_line_are_cut_off_at_the_header_timeout(tmp_path: Path) -> None:
     async with served(tmp_path) as w, uvicorn_served(w.app, ConnectionLimits(header_timeout=1.0)) as base:
         port = _port(base)
@@ -98,6 +99,7 @@ async def test_headers_trickled_line_by_line_are_cut_off_at_the_header_timeout(t
             assert (await client.get("/health")).status_code == 200
 
 
+@pytest.mark.slow
 async def test_a_trickled_body_is_cut_off_at_the_body_timeout(tmp_path: Path) -> None:
     limits = Limits(body_timeout=1.0)
     async with served(tmp_path, limits=limits) as w, uvicorn_served(w.app) as base:
@@ -265,6 +267,7 @@ def _open_slow(port: int, n: int, into: list[socket.socket]) -> None:
             s.sendall(b"GET /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n")
 
 
+@pytest.mark.slow
 def test_300_slow_sockets_under_256_descriptors_leave_the_server_answering(
     tmp_path: Path, store: Path, open_sockets: list[socket.socket]
 ) -> None:
@@ -343,6 +346,7 @@ _FLOOD_SERVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_accept_failures_when_descriptors_run_out_write_a_few_lines(
     tmp_path: Path, open_sockets: list[socket.socket]
 ) -> None:

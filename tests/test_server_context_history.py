@@ -12,7 +12,6 @@ pytest.importorskip("fastapi")
 from _server_world import served
 
 from graphfuse.context import get_token_counter
-from graphfuse.server._schemas import MAX_HISTORY_TURNS, MAX_TURN_CHARS
 
 PROBLEM = "application/problem+json"
 
@@ -48,6 +47,10 @@ async def test_context_with_history(tmp_path: Path) -> None:
         assert "prompt_text" not in plain
 
 
+# The documented bounds (docs/server.md): at most 50 turns of at most 8,000 characters.
+MAX_HISTORY_TURNS, MAX_TURN_CHARS = 50, 8000
+
+
 @pytest.mark.parametrize(
     ("history", "field"),
     [
@@ -66,3 +69,15 @@ async def test_bad_history_is_422_naming_the_field(tmp_path: Path, history: Any,
         assert r.status_code == 422, r.text
         assert r.headers["content-type"] == PROBLEM
         assert r.json()["field"] == field
+
+
+async def test_history_at_the_bounds_is_accepted(tmp_path: Path) -> None:
+    async with served(tmp_path, corpus=False) as w:
+        # The most turns, and the longest turn (both at once would pass the request body limit).
+        for history in (
+            [{"role": "user", "content": "hi"}] * MAX_HISTORY_TURNS,
+            [{"role": "user", "content": "x" * MAX_TURN_CHARS}],
+        ):
+            body = {"query": "apple", "history": history}
+            r = await w.client.post("/v1/context", json=body, headers=w.auth("acme"))
+            assert r.status_code == 200, r.text

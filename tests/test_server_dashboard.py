@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("fastapi")
+
+pytestmark = pytest.mark.slow  # a real browser against a real server
 uvicorn = pytest.importorskip("uvicorn")
 
 from _server_world import ACME, CHUNKED, GLOBEX, served  # noqa: E402

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from graphfuse import Document
+from graphfuse.server import Scope
 from graphfuse.server._samples import headings, store_questions
-from graphfuse.server._scope import Scope
 from graphfuse.stores import InMemoryGraphStore
 
 RST = """\

@@ -17,6 +17,7 @@ OWN_IDS = {"acme": {d["id"] for d in ACME}, "globex": {d["id"] for d in GLOBEX}}
 TITLES = {"acme": {d["title"] for d in ACME}, "globex": {d["title"] for d in GLOBEX}}
 
 
+@pytest.mark.slow
 async def test_every_route_and_preset_keeps_tenants_apart(tmp_path: Path) -> None:
     async with served(tmp_path) as w:
         for me, other in (("acme", "globex"), ("globex", "acme")):

@@ -61,6 +61,7 @@ def _stages(graph: InMemoryGraphStore) -> list[SignalStage]:
     return stages
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(candidates=candidate_lists(), which=st.integers(0, 4), half_life=st.sampled_from([None, timedelta(days=3)]))
 async def test_signal_values_equal_what_run_sets(candidates: list[Candidate], which: int, half_life: Any) -> None:
@@ -75,6 +76,7 @@ async def test_signal_values_equal_what_run_sets(candidates: list[Candidate], wh
     assert all(type(v) is float for v in values)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(candidates=candidate_lists(), top=st.booleans())
 def test_scorers_score_signals_like_candidates(candidates: list[Candidate], top: bool) -> None:

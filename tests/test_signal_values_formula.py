@@ -32,6 +32,7 @@ def _same(got: list[float], expected: list[float]) -> None:
     assert all(type(v) is float for v in got)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     hours=st.lists(st.one_of(st.integers(-50, 90000), st.none()), max_size=12),

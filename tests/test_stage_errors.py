@@ -1,9 +1,10 @@
 """A GraphFuse error raised inside a stage keeps its class: catchable as itself and as ``StageFailed``.
 
-Every class of the exception tree (``graphfuse._errors``) raised by a stage, through the async and
-the sync pipeline and the hosts' seams (``run_stage``, ``run_signal_stage``); the flags a retry
-reads (``retryable``, ``retry_after``) survive; a 429 from a local HTTP server speaking a
-provider's wire format, met by a reranker inside the rerank stage, is caught as ``RateLimited``.
+Every class of the exception tree (each ``GraphFuseError`` that ``graphfuse`` exports) raised by
+a stage, through the async and the sync pipeline and the hosts' seams (``run_stage``,
+``run_signal_stage``); the flags a retry reads (``retryable``, ``retry_after``) survive; a 429 from
+a local HTTP server speaking a provider's wire format, met by a reranker inside the rerank stage,
+is caught as ``RateLimited``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import httpx
 import pytest
 from aiohttp import web
 
+import graphfuse
 from graphfuse import (
     Candidate,
     DeadlineExceeded,
@@ -27,17 +29,18 @@ from graphfuse import (
     RateLimited,
     RunContext,
     StageFailed,
-    _errors,
 )
 from graphfuse.hosts import SignalInput, run_signal_stage, run_stage
 from graphfuse.retry import RetryPolicy, call_with_retry, error_for_status
 from graphfuse.stages import Rerank
 
-# Every error class of the tree but the base and StageFailed itself.
+# Every error class of the tree (each is public in graphfuse) but the base and StageFailed itself.
 ERRORS: list[type[GraphFuseError]] = [
     cls
-    for name in _errors.__all__
-    if isinstance(cls := getattr(_errors, name), type) and cls not in (GraphFuseError, StageFailed)
+    for name in graphfuse.__all__
+    if isinstance(cls := getattr(graphfuse, name), type)
+    and issubclass(cls, GraphFuseError)
+    and cls not in (GraphFuseError, StageFailed)
 ]
 # DeadlineExceeded is the caller's deadline passing: raised as itself, never wrapped.
 WRAPPED = [cls for cls in ERRORS if cls is not DeadlineExceeded]

@@ -77,6 +77,7 @@ async def test_read_only_open_queries_and_writes_nothing(store_dir: Path) -> Non
         LocalStore.open(store_dir, mode="w")
 
 
+@pytest.mark.slow
 def test_query_works_on_a_store_the_user_cannot_write(store_dir: Path) -> None:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("needs root and setpriv to run the query as an unprivileged user")

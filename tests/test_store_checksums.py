@@ -151,6 +151,7 @@ def test_repair_deletes_damaged_vectors_and_index_embeds_them_again(tmp_path: Pa
     assert report["vectors"] == 30
 
 
+@pytest.mark.slow
 def test_random_byte_damage_that_changes_data_is_always_detected(tmp_path: Path) -> None:
     """The probe's finding (4 of 30 random byte corruptions changed rankings with `check` exit 0)."""
     base, _ = _index(tmp_path)

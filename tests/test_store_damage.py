@@ -230,6 +230,7 @@ def shared_top() -> Any:
     shutil.rmtree(top)
 
 
+@pytest.mark.slow
 def test_a_read_only_store_is_queried_without_writing_and_named_as_permission(shared_top: Path) -> None:
     store, source = _build(shared_top)
     (store / "corpus_index.npz").unlink()

@@ -98,6 +98,7 @@ def _create(path: str, start: Any, out: Any) -> None:
         out.put(f"{type(exc).__name__}: {exc}")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="fork start method")
 def test_processes_racing_to_create_one_store_all_open_it(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("fork")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +40,7 @@ def filters(draw: st.DrawFn) -> dict[str, Any]:
     return spec
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(metadata, max_size=12), filters())
 def test_mask_equals_reference(rows: list[dict[str, Any]], spec: dict[str, Any]) -> None:
@@ -55,3 +58,39 @@ def test_columns_are_reused_across_filters() -> None:
     both = index.mask(MetadataFilter.parse({"tenant": "t1", "year": {"$gte": 2015}}))  # type: ignore[arg-type]
     assert np.flatnonzero(both).tolist() == [16, 19, 22, 25, 28]
     assert set(index._columns) == {"tenant", "year"}
+
+
+def test_a_stored_value_no_filter_can_compare_never_raises() -> None:
+    class Odd:
+        def __eq__(self, other: object) -> bool:
+            raise TypeError("no")
+
+        __hash__ = object.__hash__
+
+    rows: list[dict[str, Any]] = [
+        {"year": 10**400},
+        {"year": -(10**400)},
+        {"year": 2020},
+        {"year": 2**60 + 1},
+        {"year": math.nan},
+        {"year": Odd()},
+        {},
+    ]
+    index = MetadataIndex(rows)
+    for spec in (
+        {"year": 2020},
+        {"year": {"$gte": 2000}},
+        {"year": {"$lt": 0}},
+        {"year": {"$ne": 2020}},
+        {"year": {"$in": [2020, 7]}},
+        {"year": {"$nin": [2020]}},
+        {"year": {"$exists": True}},
+        {"year": {"$gt": 1e300}},
+    ):
+        flt = MetadataFilter.parse(spec)
+        assert flt is not None
+        expected = [flt.matches(r) for r in rows]  # the reference semantics, which must not raise either
+        assert index.mask(flt).tolist() == expected, spec
+    gte = MetadataFilter.parse({"year": {"$gte": 2000}})
+    assert gte is not None
+    assert index.mask(gte).tolist() == [True, False, True, True, False, False, False]

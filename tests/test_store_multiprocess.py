@@ -15,6 +15,8 @@ import sqlite3
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
+import pytest
+
 from graphfuse import Document, Relation
 from graphfuse.stores import SQLiteGraphStore
 
@@ -80,6 +82,7 @@ def reader(path: str, done: Event, results: mp.Queue) -> None:  # type: ignore[t
         results.put([f"reader crashed: {type(exc).__name__}: {exc}"])
 
 
+@pytest.mark.slow
 def test_one_writer_many_readers(tmp_path: Path) -> None:
     path = str(tmp_path / "shared.sqlite")
     asyncio.run(SQLiteGraphStore(path).close())  # create the file before the race starts

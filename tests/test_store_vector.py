@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from graphfuse import InvalidInput, StoreCorrupted, VectorRecord
-from graphfuse.stores import LocalVectorStore
-from graphfuse.stores._sqlite_graph import APPLICATION_ID as GRAPH_STORE_ID
+from graphfuse import Document, InvalidInput, StoreCorrupted, VectorRecord
+from graphfuse.stores import LocalVectorStore, SQLiteGraphStore
 
 
 def unit_rows(n: int, d: int, seed: int = 0) -> np.ndarray:
@@ -120,17 +118,15 @@ async def test_writes_by_another_store_object_are_seen(tmp_path: Path) -> None:
     await b.close()
 
 
-def test_foreign_or_damaged_files_are_corrupted(tmp_path: Path) -> None:
+async def test_foreign_or_damaged_files_are_corrupted(tmp_path: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_bytes(b"\x00garbage" * 1000)
     with pytest.raises(StoreCorrupted):
         LocalVectorStore(junk)
-    graph_file = tmp_path / "graph.sqlite"
-    conn = sqlite3.connect(graph_file)
-    conn.execute(f"PRAGMA application_id = {GRAPH_STORE_ID}")
-    conn.execute("CREATE TABLE t (x)")
-    conn.commit()
-    conn.close()
+    graph_file = tmp_path / "graph.sqlite"  # a GraphFuse file of the other kind
+    graph = SQLiteGraphStore(graph_file)
+    await graph.store_documents([Document("a", "apple")])
+    await graph.close()
     with pytest.raises(StoreCorrupted, match="not a GraphFuse vector store"):
         LocalVectorStore(graph_file)
 

@@ -81,6 +81,7 @@ async def test_never_switches_without_a_threshold() -> None:
     assert store.index_kind == "exact"
 
 
+@pytest.mark.slow
 async def test_recall_against_exact_with_and_without_a_tenant_filter() -> None:
     store = await _filled(None)
     queries = _vectors(40, seed=7)
@@ -104,6 +105,7 @@ async def test_ef_search_can_be_changed_on_a_built_index() -> None:
     assert store.ef_search == 128  # the last valid value stays
 
 
+@pytest.mark.slow
 async def test_incremental_writes_are_searchable_and_deletes_disappear() -> None:
     store = await _filled(None)
     x = _vectors()
@@ -121,6 +123,7 @@ async def test_incremental_writes_are_searchable_and_deletes_disappear() -> None
     assert await _recall(store, _vectors(20, seed=8)) >= 0.95
 
 
+@pytest.mark.slow
 async def test_index_survives_a_restart(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "v.sqlite"
     store = await _filled(path)
@@ -135,6 +138,7 @@ async def test_index_survives_a_restart(tmp_path: Path, caplog: pytest.LogCaptur
     await reopened.close()
 
 
+@pytest.mark.slow
 async def test_own_writes_are_saved_at_close(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "v.sqlite"
     store = await _filled(path)
@@ -150,6 +154,7 @@ async def test_own_writes_are_saved_at_close(tmp_path: Path, caplog: pytest.LogC
     await reopened.close()
 
 
+@pytest.mark.slow
 async def test_stale_index_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "v.sqlite"
     store = await _filled(path)
@@ -171,6 +176,7 @@ async def test_stale_index_is_rebuilt(tmp_path: Path, caplog: pytest.LogCaptureF
     assert len(_index_files(path)) == 2  # the old index file is gone
 
 
+@pytest.mark.slow
 async def test_concurrent_writer_makes_a_live_index_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "v.sqlite"
     reader = await _filled(path)
@@ -189,6 +195,7 @@ def _remove_index_files(directory: Path) -> None:
         p.unlink()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["missing", "garbage", "index file gone", "wrong dimension"])
 async def test_missing_or_damaged_index_is_rebuilt(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "v.sqlite"
@@ -255,6 +262,7 @@ def _leftovers(directory: Path) -> list[Path]:
     return [p for p in directory.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_kill_during_rebuild_leaves_the_store_usable(tmp_path: Path) -> None:
     path = tmp_path / "v.sqlite"
     big = np.random.default_rng(1).normal(size=(8_000, 96)).astype(np.float32)

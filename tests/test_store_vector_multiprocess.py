@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from graphfuse import VectorRecord
 from graphfuse.stores import LocalVectorStore
@@ -58,6 +59,7 @@ def worker(path: str, name: str, barrier: Barrier, results: Any) -> None:
     results[name] = asyncio.run(_work(path, name, barrier))
 
 
+@pytest.mark.slow
 def test_two_processes_writing_one_file_each_see_every_vector(tmp_path: Path) -> None:
     path = str(tmp_path / "vectors.sqlite")
     LocalVectorStore(path, dimension=DIM)  # created before the race
