@@ -248,7 +248,10 @@ class LLMGraphExtractor:
         self._max_relations = _positive_int(max_relations, "max_relations")
         self._grounded = bool(grounded)
         self._concurrency = None if concurrency is None else _positive_int(concurrency, "concurrency")
-        self._cache = ExtractionCache(cache) if cache is not None else None
+        if cache is not None and (not isinstance(cache, (str, Path)) or not str(cache)):
+            raise InvalidInput(f"cache must be a file path, got {cache!r}")
+        self._cache_path = None if cache is None else Path(cache)
+        self._cache: ExtractionCache | None = None  # opened on first use
         self._memo: dict[str, TextGraph] = {}
         self._lock = threading.Lock()
         self.stats = ExtractionStats()
@@ -275,7 +278,7 @@ class LLMGraphExtractor:
         )
 
     def __repr__(self) -> str:
-        cache = f", cache={str(self._cache.path)!r}" if self._cache is not None else ""
+        cache = f", cache={str(self._cache_path)!r}" if self._cache_path is not None else ""
         return f"LLMGraphExtractor(model={self.model!r}{cache})"
 
     # -- the prompt and the reply ---------------------------------------------------------------
@@ -420,6 +423,8 @@ class LLMGraphExtractor:
         if not wanted:
             return
         keys = {t: extraction_key(self.identity, t) for t in wanted}
+        if self._cache is None and self._cache_path is not None:
+            self._cache = ExtractionCache(self._cache_path)
         held = self._cache.get_many(list(keys.values())) if self._cache is not None else {}
         todo: list[str] = []
         for t in wanted:
@@ -480,6 +485,7 @@ class LLMGraphExtractor:
         """Close the cache file (idempotent)."""
         if self._cache is not None:
             self._cache.close()
+            self._cache = None
 
 
 def _clip(text: str, limit: int) -> str:
