@@ -185,10 +185,11 @@ async def test_malformed_replies_are_asked_again_once_then_the_passage_has_no_ll
     # The passage that failed twice (Ada's) has no LLM graph; the engine's second answer counted.
     assert sorted(d.id.removeprefix(ENTITY_PREFIX) for d in entities) == ["analytical engine", "charles babbage"]
     ex.close()
-    # The failure was not cached: the next run asks for that passage again (and only for it).
+    # The failure is cached with the rest: the same model and prompt would fail again.
     again = LLMGraphExtractor(generator(server), cache=tmp_path / "cache.sqlite")
     again.prefetch([r.text for r in RECORDS])
-    assert (again.stats.calls, again.stats.cached) == (1, 2)
+    assert (again.stats.calls, again.stats.cached) == (0, 3)
+    assert again.graph(RECORDS[0].text).entities == ()
 
 
 async def test_graph_context_shows_types_descriptions_and_relations(

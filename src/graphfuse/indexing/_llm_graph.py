@@ -2,11 +2,11 @@
 
 Any :class:`~graphfuse.compare.Generator` answers (OpenAI, a local OpenAI-compatible server, a
 test double). Replies are JSON checked by a pydantic model; a malformed one is asked again once,
-then the passage is indexed without an LLM graph and counted. Replies are cached by the passage
-text and the extractor's identity (model, prompt version, type lists), so a re-index asks the
-model only for changed passages. The :class:`~graphfuse.indexing.Indexer` turns the mentions into
-entity nodes (``entity_type``, ``description``), ``MENTIONED_IN`` edges weighted by frequency and
-``RELATED_TO`` edges (``relation_type``, ``confidence``, ``context``); see ``docs/llm-graph.md``.
+then the passage is indexed without an LLM graph and counted (cached so: it would fail again).
+Replies are cached by passage text and extractor identity (model, prompt version, types), so a
+re-index asks the model only for changed passages. The :class:`~graphfuse.indexing.Indexer`
+makes entity nodes (``entity_type``, ``description``), ``MENTIONED_IN`` edges weighted by
+frequency and ``RELATED_TO`` edges (``relation_type``, ``confidence``, ``context``).
 """
 
 from __future__ import annotations
@@ -85,17 +85,6 @@ _SYSTEM = (
     "names); type one of {relation_types}; confidence between 0 and 1; context: the passage's words "
     "that state it (at most {context_chars} characters).\n"
     "Name each entity once."
-)
-# Shown when the configured types include the ones it uses.
-_EXAMPLE_TYPES = ({"PERSON", "LOCATION", "PRODUCT"}, {"BORN_IN"})
-_EXAMPLE = (
-    " Example, for the passage 'Ada Lovelace, born in London, wrote notes on the "
-    "Analytical Engine.':\n"
-    '{"entities": [{"name": "Ada Lovelace", "type": "PERSON", "description": "A writer of notes on the '
-    'Analytical Engine."}, {"name": "London", "type": "LOCATION", "description": "Where Ada Lovelace was '
-    'born."}, {"name": "Analytical Engine", "type": "PRODUCT", "description": "A machine Ada Lovelace wrote '
-    'notes on."}], "relations": [{"source": "Ada Lovelace", "target": "London", "type": "BORN_IN", '
-    '"confidence": 0.95, "context": "Ada Lovelace, born in London"}]}'
 )
 
 
@@ -290,8 +279,6 @@ class LLMGraphExtractor:
             .replace("{relation_types}", ", ".join(self.relation_types))
             .replace("{context_chars}", str(self._context_chars))
         )
-        if _EXAMPLE_TYPES[0] <= set(self.entity_types) and _EXAMPLE_TYPES[1] <= set(self.relation_types):
-            system += _EXAMPLE
         return [
             {"role": "system", "content": system},
             {"role": "user", "content": f"Passage:\n{text[: self._max_chars]}"},
@@ -442,11 +429,10 @@ class LLMGraphExtractor:
         async def one(text: str) -> None:
             async with gate:
                 graph, pt, ct = await self._ask(text)
-            if graph is None:
-                self._memo[text] = TextGraph()  # (not cached: the next run asks again)
-                return
-            self._memo[text] = graph
-            rows.append((keys[text], self.identity, _encode(graph), pt, ct))
+            # A failure is cached too: the same model and prompt would fail the same way (temperature 0).
+            self._memo[text] = graph or TextGraph()
+            blob = _encode(graph) if graph is not None else _FAILED
+            rows.append((keys[text], self.identity, blob, pt, ct))
 
         try:
             await asyncio.gather(*(one(t) for t in todo))
@@ -491,6 +477,9 @@ class LLMGraphExtractor:
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+_FAILED = json.dumps({"entities": [], "relations": [], "failed": True})
 
 
 def _encode(graph: TextGraph) -> str:
