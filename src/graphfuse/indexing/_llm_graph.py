@@ -404,9 +404,15 @@ class LLMGraphExtractor:
                 return n
         return 4
 
-    async def aprefetch(self, texts: Iterable[str]) -> None:
-        """Extract every text not yet known: from the cache, else asking the model (concurrently)."""
-        wanted = [t for t in dict.fromkeys(texts) if t not in self._memo]
+    async def aprefetch(self, texts: Iterable[str], *, keep: bool = False) -> None:
+        """Extract every text not yet known: from the cache, else asking the model (concurrently).
+
+        Only these texts' graphs stay in memory (the indexer prefetches each call's passages), unless
+        ``keep``: then they are added to those already there."""
+        texts = list(dict.fromkeys(texts))
+        if not keep:
+            self._memo = {t: self._memo[t] for t in texts if t in self._memo}
+        wanted = [t for t in texts if t not in self._memo]
         if not wanted:
             return
         keys = {t: extraction_key(self.identity, t) for t in wanted}
@@ -449,7 +455,7 @@ class LLMGraphExtractor:
         """The graph of ``text`` (asked for now unless prefetched or cached)."""
         found = self._memo.get(text)
         if found is None:
-            self.prefetch([text])
+            run_sync(self.aprefetch([text], keep=True))
             found = self._memo[text]
         return found
 
