@@ -25,6 +25,7 @@ from graphfuse.indexing import (
     Indexer,
     LLMGraphExtractor,
     SourceRecord,
+    entity_extractor,
 )
 from graphfuse.stores import LocalVectorStore, SQLiteGraphStore
 from graphfuse.testing import ChatCompletionsServer
@@ -230,3 +231,15 @@ def test_cli_index_with_the_llm_graph_extractor(tmp_path: Path, server: ChatComp
     lone = CliRunner().invoke(app, ["index", str(corpus), "--store", str(store), "--llm-base-url", server.url])
     assert lone.exit_code != 0
     assert "--entity-extractor llm" in lone.output
+
+
+def test_the_registered_llm_extractor_builds_its_generator(
+    server: ChatCompletionsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+    built = entity_extractor("llm", model="openai:test-model", base_url=server.url, max_entities=3)
+    assert isinstance(built, LLMGraphExtractor)
+    assert built.model == "test-model"
+    assert built.graph(RECORDS[1].text).entities[0].name == "Analytical Engine"
+    with pytest.raises(InvalidInput, match="names its model"):
+        entity_extractor("llm:openai:a", model="openai:b")
