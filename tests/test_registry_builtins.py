@@ -46,7 +46,7 @@ BUILTIN_NAMES = {
     "cache_store": ["memory"],
     "token_counter": ["cl100k_base", "o200k_base", "regex"],
     "generator": [],  # generators call a model: plugins provide them (graphfuse-openai: openai)
-    "entity_extractor": ["text"],  # graphfuse-spacy adds spacy
+    "entity_extractor": ["llm", "text"],  # graphfuse-spacy adds spacy
 }
 
 

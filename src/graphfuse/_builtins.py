@@ -356,7 +356,26 @@ def _text_entities(**options: Any) -> Any:
     return TextEntityExtractor(**options)
 
 
+def _llm_graph(*, model: str | None = None, generator: Any = None, base_url: str | None = None, **options: Any) -> Any:
+    from .indexing import LLMGraphExtractor
+    from .plugins import get_registry
+
+    if generator is None:
+        # ``model`` is a registered generator and its model, NAME:MODEL (default openai:gpt-4o-mini).
+        name, _, chosen = (model or "openai:gpt-4o-mini").partition(":")
+        settings: dict[str, Any] = {"model": chosen} if chosen else {}
+        if base_url is not None:
+            settings["base_url"] = base_url
+        generator = get_registry().create("generator", name, **settings)
+    elif model is not None or base_url is not None:
+        raise InvalidInput("give the llm extractor a generator, or model= and base_url=, not both")
+    return LLMGraphExtractor(generator, **options)
+
+
 @hookimpl
 def register_entity_extractors(register: Register) -> None:
-    """text: proper-noun phrases (:class:`~graphfuse.indexing.TextEntityExtractor`, offline, no model)."""
+    """text: proper-noun phrases (:class:`~graphfuse.indexing.TextEntityExtractor`, offline, no model);
+    llm: typed entities and relations asked of a generator (:class:`~graphfuse.indexing.LLMGraphExtractor`;
+    ``model`` is NAME:MODEL of a registered generator, e.g. ``openai:gpt-4o-mini``)."""
     register("text", _text_entities)
+    register("llm", _llm_graph)

@@ -17,6 +17,7 @@ from ._filters import FilterLike, MetadataFilter
 __all__ = [
     "ENTITY_PREFIX",
     "KIND_KEY",
+    "RELATED_TO",
     "Candidate",
     "Document",
     "Generation",
@@ -37,6 +38,9 @@ ENTITY_PREFIX = "graphfuse:entity:"
 
 KIND_KEY = "graphfuse_kind"
 """The metadata key the indexer marks every stored node's kind under: ``"document"``, ``"chunk"`` or ``"entity"``."""
+
+RELATED_TO = "RELATED_TO"
+"""Relation type between entity nodes an LLM related (metadata ``relation_type``, ``confidence``, ``context``)."""
 
 _RELATION_TYPE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _SIGNAL_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")

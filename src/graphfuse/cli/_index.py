@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from datetime import timezone as dt_timezone
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import typer
@@ -25,6 +25,7 @@ from ..indexing import (
     EntityExtractor,
     Indexer,
     IndexReport,
+    LLMGraphExtractor,
     SourceRecord,
     conversation_records,
     entity_extractors,
@@ -40,6 +41,7 @@ from ._options import byte_size
 __all__ = [
     "CHAT_FORMATS",
     "CHAT_GAP_MINUTES",
+    "LLM_GRAPH_CACHE",
     "chat_sources",
     "index_records",
     "index_sources",
@@ -48,6 +50,8 @@ __all__ = [
     "text_graph_extractors",
 ]
 
+LLM_GRAPH_CACHE = "llm-graph-cache.sqlite"
+"""The file in the store directory that keeps ``--entity-extractor llm``'s replies across runs."""
 CHAT_FORMATS = ("whatsapp", "slack")
 """The chat exports ``graphfuse index --chat`` reads."""
 
@@ -104,20 +108,23 @@ def chat_sources(
 
 
 def text_graph_extractors(
-    records: Sequence[SourceRecord], entity_graph: bool | None, names: Sequence[str] | None
+    records: Sequence[SourceRecord],
+    entity_graph: bool | None,
+    names: Sequence[str] | None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[EntityExtractor] | None:
     """The extractors that build the text graph, or ``None`` for no text graph.
 
     ``names`` are ``--entity-extractor`` values (:func:`~graphfuse.indexing.entity_extractors`;
     default ``text``); naming one turns the entity graph on. ``entity_graph`` ``None`` decides by
     :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled records, or titles that link
-    almost none of them).
+    almost none of them). ``options`` go to the named extractors' factories (``{"llm": {...}}``).
     """
     if names and entity_graph is False:
         raise InvalidInput("--entity-extractor builds the entity graph from the text: drop --no-entity-graph")
     if entity_graph is None:
         entity_graph = bool(names) or wants_entity_graph(records)
-    return entity_extractors(names) if entity_graph else None
+    return entity_extractors(names, options) if entity_graph else None
 
 
 async def index_records(
@@ -191,6 +198,8 @@ async def index_sources(
     chat_timezone: str | None = None,
     chat_day_first: bool | None = None,
     on_unsupported: Callable[[str], None] | None = None,
+    llm: str | None = None,
+    llm_base_url: str | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
@@ -209,7 +218,9 @@ async def index_sources(
     (built, so a pipeline that is not installed fails, before the store is opened). ``chat``
     reads the paths as chat exports instead (:func:`chat_sources`, with ``chat_gap`` minutes (default
     :data:`CHAT_GAP_MINUTES`) and
-    ``chat_timezone``, ``chat_day_first``).
+    ``chat_timezone``, ``chat_day_first``). ``llm`` (``NAME:MODEL``) and ``llm_base_url`` set up
+    the ``llm`` entity extractor (:class:`~graphfuse.indexing.LLMGraphExtractor`), whose replies
+    are cached in the store directory (:data:`LLM_GRAPH_CACHE`); its counts are printed on ``console``.
     """
 
     def skipped(path: str, why: str) -> None:
@@ -257,7 +268,15 @@ async def index_sources(
             raise InvalidInput(f"no document to index in {where}: {why}; nothing was changed")
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
-    text_extractors = text_graph_extractors(records, entity_graph, entity_extractor)
+    uses_llm = any(name.strip().partition(":")[0] == "llm" for name in entity_extractor or ())
+    if (llm is not None or llm_base_url is not None) and not uses_llm:
+        raise InvalidInput("--llm and --llm-base-url set up the LLM graph: add --entity-extractor llm")
+    llm_options: dict[str, Any] = {"cache": Path(store_dir) / LLM_GRAPH_CACHE}
+    if llm is not None:
+        llm_options["model"] = llm
+    if llm_base_url is not None:
+        llm_options["base_url"] = llm_base_url
+    text_extractors = text_graph_extractors(records, entity_graph, entity_extractor, {"llm": llm_options})
     store = await aopen_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
     )
@@ -272,11 +291,24 @@ async def index_sources(
             report.pruned = await indexer.aprune(r.id for r in records)
         with console.status("updating the BM25 and title indexes"):
             await store.arefresh_corpus_indexes()
+        for ex in text_extractors or ():
+            if isinstance(ex, LLMGraphExtractor):
+                n = ex.stats
+                console.print(
+                    f"llm graph ({ex.model}): {n.calls} model calls ({n.retries} retried), {n.cached} passages "
+                    f"from the cache, {n.failed} without an LLM graph (malformed replies), {n.dropped} items "
+                    f"dropped; {n.prompt_tokens} prompt + {n.completion_tokens} completion tokens",
+                    highlight=False,
+                    markup=False,
+                )
     except BaseException:
         with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
             await store.aclose()
         raise
     await store.aclose()
+    for ex in text_extractors or ():
+        if isinstance(ex, LLMGraphExtractor):
+            ex.close()
     return report
 
 
@@ -350,8 +382,25 @@ def index(
             "--entity-extractor",
             help=(
                 "Registered entity extractor for the entity graph, NAME or NAME:MODEL (repeatable; default: "
-                "text; e.g. spacy:en_core_web_sm with graphfuse-spacy). Turns --entity-graph on."
+                "text; e.g. spacy:en_core_web_sm with graphfuse-spacy; llm: typed entities and relations "
+                "asked of --llm). Turns --entity-graph on."
             ),
+            show_default=False,
+        ),
+    ] = None,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            help="The model of --entity-extractor llm, NAME:MODEL (default openai:gpt-4o-mini).",
+            show_default=False,
+        ),
+    ] = None,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-base-url",
+            help="API root of an OpenAI-compatible server (llama.cpp, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
             show_default=False,
         ),
     ] = None,
@@ -413,6 +462,8 @@ def index(
             chat_timezone=chat_timezone,
             chat_day_first=chat_day_first,
             on_unsupported=lambda path: types.update([Path(path).suffix.lower() or "(no extension)"]),
+            llm=llm,
+            llm_base_url=llm_base_url,
         )
     )
     typer.echo(

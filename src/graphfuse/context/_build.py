@@ -12,7 +12,7 @@ from .._filters import FilterLike, MetadataFilter
 from .._protocols import Embedder, GraphStore
 from .._sentences import sentence_spans
 from .._sync import sync_form
-from .._types import Relation, Result
+from .._types import KIND_KEY, RELATED_TO, Relation, Result
 from ..defaults import WHOLE_PAGE_CHUNKS
 from ..embedders import memo_for
 from ._budget import Allocation, TokenBudget, resolve_budget
@@ -346,11 +346,24 @@ async def fetch_neighbourhood(
         own[doc.id] = key
         title = item_label(doc)
         neighbours.append(Item(key, title, item_body(doc.content, title), 0.0, doc.metadata, (doc.id,)))
+    entity_ids = [n.id for n in neighbours if n.metadata.get(KIND_KEY) == "entity"]
+    if callable(reader) and len(entity_ids) > 1:
+        # An LLM graph relates its entity nodes to each other (RELATED_TO): those among the neighbours.
+        got = reader(entity_ids)
+        known = {(r.source, r.target, r.type) for r in relations}
+        relations += [
+            r
+            for r in (await got if inspect.isawaitable(got) else got)
+            if r.type == RELATED_TO
+            and r.source in own
+            and r.target in own
+            and (r.source, r.target, r.type) not in known
+        ]
     kept = [
         # (A relation between documents, not chunks, is kept as it is: no new Relation to validate.)
         r
         if own[r.source] == r.source and own[r.target] == r.target
-        else Relation(own[r.source], own[r.target], r.type, r.weight)
+        else Relation(own[r.source], own[r.target], r.type, r.weight, r.metadata)
         for r in relations
         if r.source in own and r.target in own and own[r.source] != own[r.target]
     ]

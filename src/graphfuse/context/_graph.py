@@ -59,6 +59,12 @@ def _type(metadata: Mapping[str, object]) -> str | None:
     return None
 
 
+def _number(value: object, default: float) -> float:
+    """A confidence in [0, 1]: ``value`` when it is a number, else ``default``."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    return min(1.0, max(0.0, float(number)))
+
+
 def _first_sentence(line: str) -> tuple[int, int] | None:
     spans = sentence_spans(line, 1)
     return spans[0] if spans else None
@@ -155,7 +161,10 @@ def serialize_graph(
         first = read.first(e.text)
         description = _clip(first, caps.description_chars) if first is not None else ""
         if description.casefold() == names[i].casefold():
-            description = ""  # (an entity node's text is its name)
+            description = ""  # (an entity node's text is its name: an LLM graph's node has a description)
+            given = e.metadata.get("description")
+            if isinstance(given, str) and given.strip():
+                description = _clip(given, caps.description_chars)
         if first is not None:
             used.add(read.key(first))
         kind = _type(e.metadata)
@@ -184,10 +193,18 @@ def serialize_graph(
         seen_pairs.add(pair)
         n_edges += 1
         context = ""
-        if t not in padded:
-            name_key = _name_key(names[t])
-            padded[t] = f" {name_key} " if name_key else None
-        target = padded[t]
+        given = rel.metadata.get("context")
+        if isinstance(given, str) and given.strip():
+            # An LLM graph's relation carries the words that state it (indexing's RELATED_TO).
+            if read.key(given) not in used:
+                used.add(read.key(given))
+                context = _clip(given, caps.context_chars)
+            target = None
+        else:
+            if t not in padded:
+                name_key = _name_key(names[t])
+                padded[t] = f" {name_key} " if name_key else None
+            target = padded[t]
         # (A sentence's words are a run of its text's words: a text whose key lacks the name has no
         # sentence naming it, and is not split.)
         if target is not None and target in read.padded_key(entities[s].text):
@@ -197,8 +214,9 @@ def serialize_graph(
                     used.add(key)
                     context = _clip(sentence, caps.context_chars)
                     break
-        conf = min(1.0, max(0.0, float(rel.weight)))
-        text = f"- {names[s]} -[{rel.type}]-> {names[t]} ({conf:.2f})" + (f" | {context}" if context else "")
+        conf = _number(rel.metadata.get("confidence"), rel.weight)
+        kind = _type({"type": rel.metadata.get("relation_type")}) or rel.type
+        text = f"- {names[s]} -[{kind}]-> {names[t]} ({conf:.2f})" + (f" | {context}" if context else "")
         lines.append(_Line(1, (float(order[0]), 1, n_edges), text, -1))
 
     # SUPPORTING TEXT: the query-relevant sentences of the best documents, capped in characters.

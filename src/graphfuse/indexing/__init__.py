@@ -26,6 +26,17 @@ from ._indexer import (
     IndexReport,
 )
 from ._llm_extractor import LLMEntityExtractor
+from ._llm_graph import (
+    DEFAULT_ENTITY_TYPES,
+    DEFAULT_RELATION_TYPES,
+    PROMPT_VERSION,
+    RELATED_TO,
+    ExtractedEntity,
+    ExtractedRelation,
+    ExtractionStats,
+    LLMGraphExtractor,
+    TextGraph,
+)
 from ._loaded import records_from_loaded
 from ._markdown import links_as_text
 from ._reading import MAX_CHAT_FILE_BYTES, MAX_FILE_BYTES
@@ -38,6 +49,8 @@ from ._whatsapp import read_whatsapp
 __all__ = [
     "CO_MENTION",
     "CO_OCCURS_WITH",
+    "DEFAULT_ENTITY_TYPES",
+    "DEFAULT_RELATION_TYPES",
     "DEFAULT_TEXT_EXTRACTOR",
     "ENTITY_PREFIX",
     "EXCLUDED_KEYS",
@@ -50,18 +63,25 @@ __all__ = [
     "MENTIONED_IN",
     "MENTIONS",
     "PART_OF",
+    "PROMPT_VERSION",
+    "RELATED_TO",
     "ChatMessage",
     "Chunk",
     "EntityExtractor",
     "EntityMatcher",
+    "ExtractedEntity",
+    "ExtractedRelation",
+    "ExtractionStats",
     "HeuristicNameExtractor",
     "IndexReport",
     "Indexer",
     "LLMEntityExtractor",
+    "LLMGraphExtractor",
     "Mention",
     "RegexTokenizer",
     "SourceRecord",
     "TextEntityExtractor",
+    "TextGraph",
     "TitleLinker",
     "TokenChunker",
     "Tokenizer",

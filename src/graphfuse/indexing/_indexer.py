@@ -21,6 +21,7 @@ from .._sync import sync_form
 from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
+from ._llm_graph import RELATED_TO, typed_facts
 from ._records import EXCLUDED_KEYS, SourceRecord, check_record_id, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
 
@@ -194,6 +195,7 @@ class Indexer:
             raise InvalidInput(f"entity_metadata may not set {reserved}: the indexer writes them")
         self._entity_metadata = extra
         self._entity_nodes: dict[str, Document] = {}
+        self._relation_meta: dict[_Rel, Mapping[str, Any]] = {}  # typed relations' metadata (LLM graph)
 
     @classmethod
     def for_records(
@@ -524,6 +526,10 @@ class Indexer:
         by_doc = {p.record.id: p for p in plans}
         holders: dict[str, list[str]] = defaultdict(list)
         mentioned: dict[str, Counter[str]] = {}
+        for ex in self._extractors:  # an LLM extractor asks for every passage at once (and its cache)
+            prefetch = getattr(ex, "prefetch", None)
+            if callable(prefetch):
+                prefetch([text for p in plans for _, text in p.units])
         for read, p in enumerate(plans, 1):
             for link in p.record.links:
                 if link != p.record.id:
@@ -573,7 +579,8 @@ class Indexer:
             report.warnings.append(
                 f"{hubs} entities are mentioned by more than {self._co_cap} passages: no CO_MENTION relations for them"
             )
-        config = f"{self._chunker.fingerprint}|{[type(e).__name__ for e in self._extractors]}|{self._embed_title}"
+        names = [getattr(e, "identity", None) or type(e).__name__ for e in self._extractors]
+        config = f"{self._chunker.fingerprint}|{names}|{self._embed_title}"
         if self._entity_graph:
             config += "|entity_graph"
         for p in plans:
@@ -633,10 +640,19 @@ class Indexer:
                 for b in central[i + 1 :]:
                     pairs[(a, b)] += 1
                     owners[(a, b)].add(doc_of[unit])
+        facts = typed_facts(self._extractors, [u for p in by_doc.values() for u in p.units], canonical)
         for key, n in total.items():
             node = self._entity_namespace + key
-            meta = {**self._entity_metadata, KIND_KEY: "entity", "name": key, "mentions": n}
-            nodes[node] = Document(node, key, meta)
+            meta = {**facts.entities.get(key, {}), **self._entity_metadata, KIND_KEY: "entity", "name": key}
+            nodes[node] = Document(node, key, {**meta, "mentions": n})
+        self._relation_meta = {}
+        for (a, b), (weight, rel_meta, units) in facts.relations.items():
+            if a in total and b in total:
+                rel = (self._entity_namespace + a, self._entity_namespace + b, RELATED_TO)
+                self._relation_meta[rel] = rel_meta
+                for unit in units:
+                    by_doc[doc_of[unit]].owned.add(rel)
+                    by_doc[doc_of[unit]].weights[rel] = weight
         for (a, b), n in pairs.items():
             rel = (self._entity_namespace + a, self._entity_namespace + b, CO_OCCURS_WITH)
             for doc in owners[(a, b)]:
@@ -844,7 +860,12 @@ class Indexer:
         rels.update(rel for p in batch for rel in p.owned if rel[0] in present and rel[1] in present)
         if rels:
             await self._graph.create_relations(
-                [Relation(s, t, k, weight=weights.get((s, t, k), 1.0)) for s, t, k in sorted(rels)]
+                [
+                    Relation(
+                        s, t, k, weight=weights.get((s, t, k), 1.0), metadata=self._relation_meta.get((s, t, k), {})
+                    )
+                    for s, t, k in sorted(rels)
+                ]
             )
         report.relations += len(rels)
 
