@@ -23,6 +23,7 @@ from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
 from ._records import EXCLUDED_KEYS, SourceRecord, check_record_id, reserved_key
 from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
+from ._titles import metadata_aliases
 
 __all__ = [
     "CO_MENTION",
@@ -300,7 +301,7 @@ class Indexer:
                 for r in recs:
                     if r.title:
                         add(r.title, r.id)
-                    for alias in aliases_of(r):
+                    for alias in metadata_aliases(r.metadata):
                         add(alias, r.id)
         on_read: Callable[[int], None] | None = None
         if reading is not None:
@@ -869,17 +870,3 @@ class Indexer:
         result: Any = self._graph.refresh_pagerank()
         if inspect.isawaitable(result):
             await result
-
-
-ALIASES_KEY = "aliases"
-
-
-def aliases_of(record: SourceRecord) -> list[str]:
-    """The other names of a record: its ``metadata["aliases"]`` (a name or a list of names, as in
-    Obsidian's front matter). A title linker links a mention of any of them, as of the title."""
-    raw = record.metadata.get(ALIASES_KEY)
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list | tuple):
-        return []
-    return [a.strip() for a in raw if isinstance(a, str) and a.strip()]

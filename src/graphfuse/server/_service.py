@@ -44,7 +44,7 @@ from ..indexing import (
     TextEntityExtractor,
     TitleLinker,
 )
-from ..multihop import CorpusCache
+from ..multihop import CorpusCache, corpus_inputs
 from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
 from ._options import check_filter_size, check_scorer, check_stages
@@ -290,7 +290,7 @@ class Service:
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
-            options.update(await self.corpus_cache.inputs(self.graph))
+            options.update(await corpus_inputs(self.graph, cache=self.corpus_cache))
         pipeline = await presets.abuild(
             name,
             graph_store=self.graph,
