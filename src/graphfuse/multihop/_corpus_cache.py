@@ -223,8 +223,8 @@ class CorpusCache:
             rows = [i for i, (parent, doc_id) in pairs if parent is not None or doc_id not in split]
             bm25 = bm25.with_passages(self._index(snapshot, np.asarray(rows, dtype=np.int64)))
         titles: dict[str, list[str]] = {}
-        rows = zip(snapshot.ids, snapshot.titles, snapshot.names, snapshot.parents, snapshot.metadata, strict=True)
-        for doc_id, title, name, parent, own in rows:
+        named = zip(snapshot.ids, snapshot.titles, snapshot.names, snapshot.parents, snapshot.metadata, strict=True)
+        for doc_id, title, name, parent, own in named:
             # A title as it is; a subject's name in each of its forms; a page's aliases (as corpus_inputs names them).
             forms = () if name is None else (name,) if title is not None else name_forms(name)
             for form in (*forms, *(metadata_aliases(own) if parent is None else ())):
