@@ -186,6 +186,7 @@ class Indexer:
         chunker: TokenChunker | None = None,
         batch_size: int = 64,
         text_extractors: Sequence[EntityExtractor] | None = None,
+        embed_title: bool = True,
     ) -> Indexer:
         """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
 
@@ -198,6 +199,11 @@ class Indexer:
         (``Indexer.for_records(records, graph, vectors, embedder).index(records)``).
         ``text_extractors`` find the entities instead of the ``TextEntityExtractor`` (e.g.
         ``[entity_extractor("spacy:en_core_web_sm")]``); giving them turns the entity graph on.
+
+        This is the one way GraphFuse sets up an indexer: ``graphfuse index``, ``graphfuse eval``
+        (with a ``chunker`` keeping passages whole) and the host integrations (their own
+        ``chunker``, ``embed_title=False`` when the host embeds) call it. Pass ``entity_graph``
+        to decide without ``records`` (an empty list then does).
         """
         if text_extractors is not None and entity_graph is False:
             raise InvalidInput("text_extractors build the entity graph: they cannot go with entity_graph=False")
@@ -213,6 +219,7 @@ class Indexer:
             chunker=chunker,
             extractors=extractors,
             batch_size=batch_size,
+            embed_title=embed_title,
             entity_graph=entity_graph,
         )
 
