@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _server_world import served
 from typer.testing import CliRunner
 
 from graphfuse import Pipeline, presets
@@ -149,3 +150,20 @@ def test_eval_and_the_cli_build_the_same_store_and_corpus_inputs(tmp_path: Path,
     assert report.index.documents == len(CORPUS)
     assert len(spy.built) == 1
     asyncio.run(_compare(tmp_path / "cli", tmp_path / "eval", spy))
+
+
+async def test_a_restarted_server_links_new_documents_to_stored_aliases(tmp_path: Path) -> None:
+    # The server's ingest learns the titles and aliases the store holds, as one index call would.
+    page = {
+        "id": "pomology",
+        "title": "Pomology",
+        "text": "The study of fruit.",
+        "metadata": {"aliases": ["Fruit Lore"]},
+    }
+    async with served(tmp_path, corpus=False) as w:
+        assert (await w.ingest("acme", [page])).status_code == 200
+    async with served(tmp_path, corpus=False) as w:  # a new service: its title linker is read from the store
+        note = {"id": "note", "title": "Orchard Note", "text": "Our Fruit Lore class met in the orchard."}
+        assert (await w.ingest("acme", [note])).status_code == 200
+        relations = await w.store.graph.relations(["acme/note"])
+        assert ("acme/note", "acme/pomology", "MENTIONS") in {(r.source, r.target, r.type) for r in relations}

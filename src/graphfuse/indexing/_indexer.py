@@ -187,6 +187,9 @@ class Indexer:
         batch_size: int = 64,
         text_extractors: Sequence[EntityExtractor] | None = None,
         embed_title: bool = True,
+        linker: TitleLinker | None = None,
+        entity_namespace: str = "",
+        entity_metadata: Mapping[str, Any] | None = None,
     ) -> Indexer:
         """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
 
@@ -203,13 +206,15 @@ class Indexer:
         This is the one way GraphFuse sets up an indexer: ``graphfuse index``, ``graphfuse eval``
         (with a ``chunker`` keeping passages whole) and the host integrations (their own
         ``chunker``, ``embed_title=False`` when the host embeds) call it. Pass ``entity_graph``
-        to decide without ``records`` (an empty list then does).
+        to decide without ``records`` (an empty list then does). ``linker`` is the title linker
+        to use (default a new one; a server keeps one per tenant, preloaded with the titles the
+        store holds); ``entity_namespace`` and ``entity_metadata`` go to the indexer as they are.
         """
         if text_extractors is not None and entity_graph is False:
             raise InvalidInput("text_extractors build the entity graph: they cannot go with entity_graph=False")
         if entity_graph is None:
             entity_graph = text_extractors is not None or wants_entity_graph(records)
-        extractors: list[EntityExtractor] = [TitleLinker()]
+        extractors: list[EntityExtractor] = [TitleLinker() if linker is None else linker]
         if entity_graph:
             extractors.extend([TextEntityExtractor()] if text_extractors is None else text_extractors)
         return cls(
@@ -221,6 +226,8 @@ class Indexer:
             batch_size=batch_size,
             embed_title=embed_title,
             entity_graph=entity_graph,
+            entity_namespace=entity_namespace,
+            entity_metadata=entity_metadata,
         )
 
     def __repr__(self) -> str:
