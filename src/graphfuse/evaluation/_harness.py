@@ -198,6 +198,11 @@ async def evaluate(
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
 
+    The corpus is indexed with :meth:`~graphfuse.indexing.Indexer.for_records`, and each pipeline
+    is built from what the store then holds (:func:`~graphfuse.multihop.corpus_inputs`), as a
+    query builds it: presets that read the whole corpus (``bm25``, ``hybrid``, ``multihop``)
+    need a graph store that lists its documents (:class:`~graphfuse.DocumentListing`).
+
     ``progress`` receives one line per step; ``advance(step, done, total)`` is called as each
     step moves on (indexing: documents; embedding queries; each pipeline: queries), for a
     progress bar.
