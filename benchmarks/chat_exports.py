@@ -35,7 +35,6 @@ from typing import Any
 
 from _common import RESULTS, write_results
 
-from graphfuse import presets
 from graphfuse.indexing import Indexer, SourceRecord, conversation_records, read_whatsapp
 from graphfuse.stores import aopen_store
 
@@ -98,9 +97,7 @@ async def score(
 ) -> dict[str, float]:
     store = await aopen_store(path)
     try:
-        built = await presets.abuild(
-            pipeline, graph_store=store.graph, vector_store=store.vectors, embedder=store.embedder
-        )
+        built = await store.apipeline(pipeline)
         recall: dict[int, list[float]] = {2: [], top_k: []}
         for q in queries:
             results = await built.aretrieve(q["question"], top_k=top_k)

@@ -31,7 +31,7 @@ from graphfuse_openai import OpenAIGenerator
 from graphfuse import presets
 from graphfuse.evaluation import load_corpus, recall_at_k, strip_titles
 from graphfuse.indexing import ENTITY_PREFIX, RELATED_TO, Indexer, LLMGraphExtractor, SourceRecord, TextEntityExtractor
-from graphfuse.stores import open_store
+from graphfuse.stores import aopen_store
 from graphfuse.testing import LlamaCppServer, gguf_in_package
 
 
@@ -47,7 +47,7 @@ def dev_subset(root: Path, questions: int, distractors: int) -> tuple[list[Sourc
 async def run_arm(
     name: str, records: list[SourceRecord], asked: list[dict[str, Any]], work: Path, extractor: Any = None
 ) -> dict[str, Any]:
-    store = await open_store(work / name, create=True, embedder="local")
+    store = await aopen_store(work / name, create=True, embedder="local")
     try:
         if name == "auto":
             indexer = Indexer.for_records(records, store.graph, store.vectors, store.embedder)
@@ -57,8 +57,8 @@ async def run_arm(
         started = time.perf_counter()
         report = await indexer.aindex(records)
         index_s = time.perf_counter() - started
-        await store.refresh_corpus_indexes()
-        pipeline = await presets.multihop(store)
+        await store.arefresh_corpus_indexes()
+        pipeline = await presets.amultihop(store)
         r2 = r5 = 0.0
         for q in asked:
             ids = [r.document_id for r in await pipeline.aretrieve(q["question"], top_k=5)]
@@ -76,7 +76,7 @@ async def run_arm(
             entity_ids = [d.id async for d in store.graph.iter_documents() if d.id.startswith(ENTITY_PREFIX)]
             related = sum(1 for r in await store.graph.relations(entity_ids) if r.type == RELATED_TO)
     finally:
-        await store.close()
+        await store.aclose()
     row: dict[str, Any] = {
         "arm": name,
         "R@2": round(r2 / len(asked), 3),
@@ -130,12 +130,12 @@ async def main() -> None:
         extractor.close()
         again = LLMGraphExtractor(generator, cache=cache, **options)
         started = time.perf_counter()
-        store = await open_store(work / "llm", embedder="local")
+        store = await aopen_store(work / "llm", embedder="local")
         try:
             indexer = Indexer.for_records(records, store.graph, store.vectors, store.embedder, text_extractors=[again])
             report = await indexer.aindex(records)
         finally:
-            await store.close()
+            await store.aclose()
         row["reindex"] = {
             "llm_calls": again.stats.calls,
             "cached_passages": again.stats.cached,

@@ -40,7 +40,7 @@ import httpx
 from _common import RESULTS, write_results
 
 from graphfuse.data import sample_corpus, sample_questions
-from graphfuse.indexing import Indexer, TitleLinker, read_sources
+from graphfuse.indexing import Indexer, read_sources
 from graphfuse.stores import aopen_store, default_embedder
 
 PHASES = ("retrieve", "ingest", "context")
@@ -60,7 +60,7 @@ async def _build_demo_store(directory: Path) -> str:
         records = list(read_sources([corpus]))
     store = await aopen_store(directory, create=True, embedder=embedder)
     try:
-        await Indexer(store.graph, store.vectors, store.embedder, extractors=[TitleLinker()]).aindex(records)
+        await Indexer.for_records(records, store.graph, store.vectors, store.embedder).aindex(records)
     finally:
         await store.aclose()
     return embedder

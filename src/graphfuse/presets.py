@@ -248,13 +248,12 @@ async def abuild(
     Of the given components, the preset receives those it needs or uses (a host may pass a
     reranker to every preset; one that does not use it never sees it); a preset registered
     without declaring its inputs receives every component given. When the preset needs or
-    uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are built from the graph
-    store (:func:`graphfuse.multihop.corpus_indexes`; the store must be a
-    :class:`~graphfuse.DocumentListing`); the title linker goes only to a factory that takes a
-    ``linker`` (``multihop``, not ``bm25`` or ``hybrid``). A factory that takes a ``timeline`` gets
-    one too, given or read from the store (:meth:`graphfuse.timeaware.Timeline.from_store`), and
-    one that takes ``entities`` the store's entity nodes (:func:`graphfuse.multihop.entity_matcher`),
-    so it adapts to a dated or title-less store. ``options`` go to the factory as they are (weights,
+    uses ``corpus_indexes`` and ``bm25``/``linker`` are not given, they are read from the graph
+    store with :func:`graphfuse.multihop.corpus_inputs` (the store must be a
+    :class:`~graphfuse.DocumentListing`), and so are a ``timeline`` and the ``entities`` for a
+    factory that takes them (``multihop``), so it adapts to a dated or title-less store; given
+    ones are used as they are. The title linker goes only to a factory that takes a ``linker``
+    (``multihop``, not ``bm25`` or ``hybrid``). ``options`` go to the factory as they are (weights,
     per-stage options). A needed input that is missing raises :class:`~graphfuse.InvalidInput`
     naming it, as does an option the factory does not take, or a factory that returns no
     :class:`~graphfuse.Pipeline`. The factory itself runs in a worker thread (it is
@@ -272,37 +271,34 @@ async def abuild(
         return await async_form(_construct)(name, **{k: v for k, v in given.items() if v is not None}, **options)
     inputs: dict[str, Any] = {k: v for k, v in have.items() if v is not None and k in preset.inputs}
     if "corpus_indexes" in preset.inputs:
-        if bm25 is not None or linker is not None:
-            inputs.update({k: v for k, v in (("bm25", bm25), ("linker", linker)) if v is not None})
-        elif isinstance(graph_store, DocumentListing):
-            from .multihop import corpus_indexes
+        takes = inspect.signature(preset.factory()).parameters
+        given = {"bm25": bm25, "linker": linker, "timeline": timeline, "entities": entities}
+        # The title linker comes with the BM25 index: given to a factory that names it (as the
+        # timeline and the entities are), not to one that ranks by words only.
+        wanted = [k for k in given if k == "bm25" or k in takes]
+        if bm25 is None and linker is None:
+            if isinstance(graph_store, DocumentListing):
+                from .multihop import corpus_inputs
 
-            inputs["bm25"], inputs["linker"] = await corpus_indexes(graph_store)
-        elif "corpus_indexes" in preset.needs:
-            which = "none was given" if graph_store is None else f"{type(graph_store).__name__} cannot list them"
-            raise InvalidInput(
-                f"preset {name!r} needs the corpus indexes (BM25, title linker), read back from the graph store's "
-                f"documents, but {which}: use a graph store that lists its documents (the embedded 'sqlite' one), "
-                "or pass bm25= and linker="
-            )
-        if "linker" not in inspect.signature(preset.factory()).parameters:
-            # The title linker comes with the BM25 index: given to a factory that names it (as the
-            # timeline and the entities are), not to one that ranks by words only.
-            inputs.pop("linker", None)
-        if "timeline" in inspect.signature(preset.factory()).parameters:
-            if timeline is None and isinstance(graph_store, DocumentListing):
+                read = await corpus_inputs(graph_store)
+                given = {k: read[k] if v is None else v for k, v in given.items()}
+            elif "corpus_indexes" in preset.needs:
+                which = "none was given" if graph_store is None else f"{type(graph_store).__name__} cannot list them"
+                raise InvalidInput(
+                    f"preset {name!r} needs the corpus indexes (BM25, title linker), read back from the graph "
+                    f"store's documents, but {which}: use a graph store that lists its documents (the embedded "
+                    "'sqlite' one), or pass bm25= and linker="
+                )
+        elif isinstance(graph_store, DocumentListing):
+            if given["timeline"] is None and "timeline" in takes:
                 from .timeaware import Timeline
 
-                timeline = await Timeline.afrom_store(graph_store)
-            if timeline is not None:
-                inputs["timeline"] = timeline
-        if "entities" in inspect.signature(preset.factory()).parameters:
-            if entities is None and isinstance(graph_store, DocumentListing):
+                given["timeline"] = await Timeline.afrom_store(graph_store)
+            if given["entities"] is None and "entities" in takes:
                 from .multihop import entity_matcher
 
-                entities = await entity_matcher(graph_store)
-            if entities is not None:
-                inputs["entities"] = entities
+                given["entities"] = await entity_matcher(graph_store)
+        inputs.update({k: given[k] for k in wanted if given[k] is not None})
     missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
     if missing:
         raise InvalidInput(f"preset {name!r} needs {', '.join(missing)}, which the caller did not give")

@@ -17,13 +17,10 @@ from ..context import GraphCaps, get_token_counter
 from ..defaults import MAX_PER_DOCUMENT
 from ..indexing import (
     EntityExtractor,
-    EntityMatcher,
     Indexer,
     IndexReport,
     RegexTokenizer,
     SourceRecord,
-    TextEntityExtractor,
-    TitleLinker,
     TokenChunker,
     wants_entity_graph,
 )
@@ -174,11 +171,6 @@ def _whole(record: SourceRecord, score: float) -> Result:
     return Result(Document(record.id, record.text, meta), score, {})
 
 
-def _index_metadata(record: SourceRecord) -> Mapping[str, Any]:
-    # What the store's corpus index holds for a document (its metadata with its title).
-    return {**record.metadata, "title": record.title} if record.title else record.metadata
-
-
 def _embed_text(record: SourceRecord) -> str:
     t = record.title
     return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
@@ -205,6 +197,11 @@ async def evaluate(
     graph_caps: GraphCaps | None = None,
 ) -> EvalReport:
     """Index ``corpus`` (unchanged documents are skipped), then run every pipeline on ``queries``.
+
+    The corpus is indexed with :meth:`~graphfuse.indexing.Indexer.for_records`, and each pipeline
+    is built from what the store then holds (:func:`~graphfuse.multihop.corpus_inputs`), as a
+    query builds it: presets that read the whole corpus (``bm25``, ``hybrid``, ``multihop``)
+    need a graph store that lists its documents (:class:`~graphfuse.DocumentListing`).
 
     ``progress`` receives one line per step; ``advance(step, done, total)`` is called as each
     step moves on (indexing: documents; embedding queries; each pipeline: queries), for a
@@ -238,8 +235,7 @@ async def evaluate(
     report holds the weights each signal got per query (:attr:`PipelineMetrics.fusion`).
     """
     # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
-    from ..multihop import BM25Index, corpus_indexes, entity_matcher, linked_names, subject_span
-    from ..timeaware import Timeline
+    from ..multihop import corpus_inputs
 
     names = check_pipelines(pipelines)
     if adaptive is not None and not isinstance(adaptive, bool):
@@ -248,15 +244,19 @@ async def evaluate(
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
     step = advance or (lambda _step, _done, _total: None)
-    linker = TitleLinker()
+    # Built as `graphfuse index` builds it (Indexer.for_records), with passages of up to
+    # ``max_tokens`` kept whole; the corpus inputs are then read back from the store as a
+    # query reads them (corpus_inputs), so the pipelines measured are the ones users run.
     chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
-    # Titles that name entities give the graph; without them (chats, title-stripped sets) the
-    # graph comes from the proper nouns of the text: entity nodes.
     text_graph = text_extractors is not None or wants_entity_graph(corpus)
-    found = list(text_extractors) if text_extractors is not None else [TextEntityExtractor()]
-    extractors: list[Any] = [linker, *found] if text_graph else [linker]
-    indexer = Indexer(
-        graph_store, vector_store, embedder, chunker=chunker, extractors=extractors, entity_graph=text_graph
+    indexer = Indexer.for_records(
+        corpus,
+        graph_store,
+        vector_store,
+        embedder,
+        entity_graph=text_graph,
+        chunker=chunker,
+        text_extractors=text_extractors,
     )
     say(f"indexing {len(corpus)} documents" + (" (entity graph from the text)" if text_graph else ""))
     step("reading", 0, len(corpus))
@@ -267,21 +267,7 @@ async def evaluate(
         progress=lambda done: step("indexing", done, len(corpus)),
     )
     index_seconds = time.perf_counter() - started
-    entities = await entity_matcher(graph_store) if text_graph else EntityMatcher({})
-    # A record without a title is named by its subject, as corpus_indexes names it (the indexer's
-    # linker has the titles only: a subject name links nothing in the graph, it finds the document).
-    for r in corpus:
-        if not r.title:
-            for name in linked_names(None, r.text):
-                linker.add(name, r.id)
-    texts = {r.id: f"{r.title} {r.text}" if r.title else r.text for r in corpus}
-    subjects = ((r.id, subject, r.metadata) for r in corpus if (subject := subject_span(r.text)) is not None)
-    bm25 = BM25Index(((r.id, texts[r.id], _index_metadata(r)) for r in corpus), subjects=subjects)
-    if isinstance(graph_store, DocumentListing):
-        # The pages the indexer split (now or in an earlier run into the same store) are searched
-        # by passage in ``multihop`` (BM25Index.passages): their chunks are read back from the store.
-        bm25 = bm25.with_passages((await corpus_indexes(graph_store))[0].passages)
-    timeline = Timeline((r.id, r.created_at) for r in corpus)
+    inputs = await corpus_inputs(graph_store) if isinstance(graph_store, DocumentListing) else {}
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}
     step("embedding queries", 0, len(queries))
@@ -301,10 +287,7 @@ async def evaluate(
             graph_store,
             vector_store,
             fixed,
-            bm25,
-            linker,
-            timeline,
-            entities,
+            inputs,
             query_vectors,
             {"max_per_document": max_per_document, "granularity": granularity},
             # The raw weighted sums (same order as the normalised scores): the fusion report
@@ -401,10 +384,7 @@ async def _retriever(
     graph_store: GraphStore,
     vector_store: VectorStore,
     embedder: Embedder,
-    bm25: Any,
-    linker: TitleLinker,
-    timeline: Any,
-    entities: Any,
+    inputs: Mapping[str, Any],
     query_vectors: Mapping[str, list[float]],
     shape: Mapping[str, Any],
     options: Mapping[str, Any],
@@ -423,10 +403,7 @@ async def _retriever(
         vector_store=vector_store,
         embedder=embedder,
         reranker=reranker,
-        bm25=bm25,
-        linker=linker,
-        timeline=timeline,
-        entities=entities,
+        **inputs,
         **options,
     )
 

@@ -44,9 +44,11 @@ from ._records import EXCLUDED_KEYS, SourceRecord, excluded_keys, read_sources, 
 from ._selection import DEFAULT_TEXT_EXTRACTOR, entity_extractor, entity_extractors
 from ._slack import read_slack
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
+from ._titles import ALIASES_KEY, metadata_aliases
 from ._whatsapp import read_whatsapp
 
 __all__ = [
+    "ALIASES_KEY",
     "CO_MENTION",
     "CO_OCCURS_WITH",
     "DEFAULT_ENTITY_TYPES",
@@ -93,6 +95,7 @@ __all__ = [
     "excluded_keys",
     "links_as_text",
     "merge_variants",
+    "metadata_aliases",
     "read_slack",
     "read_sources",
     "read_whatsapp",

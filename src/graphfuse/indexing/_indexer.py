@@ -1,29 +1,39 @@
-"""The indexer: source records -> chunks -> embeddings and a graph of documents and relations."""
+"""The indexer: source records -> chunks -> embeddings and a graph of documents and relations.
+
+The :class:`Indexer` runs an index call; what it plans is in ``_plan`` and ``_entity_graph``,
+what it keeps on stored documents in ``_stored_state``, and its reads and writes in ``_writes``.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import inspect
-import json
 import logging
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .._capabilities import PageRankRefreshing, VectorLookup
 from .._errors import InvalidInput, NotFound
 from .._protocols import Embedder, GraphStore, VectorStore
 from .._sync import sync_form
-from .._types import ENTITY_PREFIX, KIND_KEY, Document, Relation, VectorRecord
+from .._types import ENTITY_PREFIX, KIND_KEY, Document
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
-from ._llm_graph import RELATED_TO, typed_facts
+from ._plan import Plan, PlanSettings, plan_records
 from ._records import EXCLUDED_KEYS, SourceRecord, check_record_id, reserved_key
-from ._text_entities import TextEntityExtractor, merge_variants, wants_entity_graph
+from ._relation_types import (
+    CO_MENTION,
+    CO_OCCURS_WITH,
+    LINKS_TO,
+    MENTIONED_IN,
+    MENTIONS,
+    PART_OF,
+    Rel,
+)
+from ._stored_state import LINKS, STATE, owned_relations, unchanged, unit_ids
+from ._text_entities import TextEntityExtractor, wants_entity_graph
+from ._titles import metadata_aliases
+from ._writes import Writer
 
 __all__ = [
     "CO_MENTION",
@@ -37,29 +47,6 @@ __all__ = [
     "IndexReport",
     "Indexer",
 ]
-
-LINKS_TO = "LINKS_TO"
-"""Relation type from a document to each id in its ``links``."""
-MENTIONS = "MENTIONS"
-"""Relation type from a unit to a document one of its mentions names as a target."""
-CO_MENTION = "CO_MENTION"
-"""Relation type between units of different documents mentioning the same entity (no entity graph)."""
-PART_OF = "PART_OF"
-"""Relation type from a chunk node to its document."""
-MENTIONED_IN = "MENTIONED_IN"
-"""Relation type from an entity node to each unit that mentions it (``entity_graph=True``)."""
-CO_OCCURS_WITH = "CO_OCCURS_WITH"
-"""Relation type between entity nodes mentioned in one unit (``entity_graph=True``)."""
-
-# Reserved metadata keys on stored documents (the rest is the record's own metadata).
-_HASH = "graphfuse_hash"
-_STATE = "graphfuse_state"
-_CHUNKS = "graphfuse_chunks"
-_OWNED = "graphfuse_relations"
-_STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
-_LINKS = "graphfuse_links"  # the record's links as given (those to absent documents are not relations)
-
-_Rel = tuple[str, str, str]
 
 _log = logging.getLogger("graphfuse.indexing")
 # A run of at least this many documents without one relation between them is warned about.
@@ -83,16 +70,6 @@ class IndexReport:
     skipped: int = 0
     warnings: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
-
-
-@dataclass
-class _Plan:
-    record: SourceRecord
-    units: list[tuple[str, str]]  # (unit id, unit text); a one-chunk document is its own unit
-    unit_meta: list[Mapping[str, Any]] = field(default_factory=list)  # each chunk's own metadata (given chunks)
-    owned: set[_Rel] = field(default_factory=set)
-    weights: dict[_Rel, float] = field(default_factory=dict)
-    digest: str = ""
 
 
 class Indexer:
@@ -172,30 +149,30 @@ class Indexer:
         for what, value in caps.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidInput(f"{what} must be a positive integer, got {value!r}")
-        self._graph = graph_store
-        self._vectors = vector_store
-        self._embedder = embedder
-        self._chunker = chunker if chunker is not None else TokenChunker()
-        self._extractors = tuple(extractors)
-        self._batch_size = batch_size
-        self._co_cap = co_mention_cap
-        self._target_cap = mention_target_cap
-        self._embed_title = embed_title
         if not isinstance(entity_graph, bool):
             raise InvalidInput(f"entity_graph must be a bool, got {entity_graph!r}")
-        self._entity_graph = entity_graph
         if not isinstance(entity_namespace, str) or "\n" in entity_namespace or len(entity_namespace) > 128:
             raise InvalidInput(f"entity_namespace must be a string of at most 128 characters, got {entity_namespace!r}")
-        self._entity_namespace = ENTITY_PREFIX + entity_namespace
         extra = dict(entity_metadata or {})
         reserved = sorted(
             str(k) for k in extra if not isinstance(k, str) or k in ("name", "mentions") or reserved_key(k)
         )
         if reserved:
             raise InvalidInput(f"entity_metadata may not set {reserved}: the indexer writes them")
-        self._entity_metadata = extra
-        self._entity_nodes: dict[str, Document] = {}
-        self._relation_meta: dict[_Rel, Mapping[str, Any]] = {}  # typed relations' metadata (LLM graph)
+        self._graph = graph_store
+        self._extractors = tuple(extractors)
+        self._batch_size = batch_size
+        self._settings = PlanSettings(
+            chunker=chunker if chunker is not None else TokenChunker(),
+            extractors=self._extractors,
+            co_cap=co_mention_cap,
+            target_cap=mention_target_cap,
+            embed_title=embed_title,
+            entity_graph=entity_graph,
+            entity_namespace=ENTITY_PREFIX + entity_namespace,
+            entity_metadata=extra,
+        )
+        self._writer = Writer(graph_store, vector_store, embedder, batch_size=batch_size, embed_title=embed_title)
 
     @classmethod
     def for_records(
@@ -209,6 +186,10 @@ class Indexer:
         chunker: TokenChunker | None = None,
         batch_size: int = 64,
         text_extractors: Sequence[EntityExtractor] | None = None,
+        embed_title: bool = True,
+        linker: TitleLinker | None = None,
+        entity_namespace: str = "",
+        entity_metadata: Mapping[str, Any] | None = None,
     ) -> Indexer:
         """An indexer set up for ``records`` as ``graphfuse index`` sets one up.
 
@@ -221,12 +202,19 @@ class Indexer:
         (``Indexer.for_records(records, graph, vectors, embedder).index(records)``).
         ``text_extractors`` find the entities instead of the ``TextEntityExtractor`` (e.g.
         ``[entity_extractor("spacy:en_core_web_sm")]``); giving them turns the entity graph on.
+
+        This is the one way GraphFuse sets up an indexer: ``graphfuse index``, ``graphfuse eval``
+        (with a ``chunker`` keeping passages whole) and the host integrations (their own
+        ``chunker``, ``embed_title=False`` when the host embeds) call it. Pass ``entity_graph``
+        to decide without ``records`` (an empty list then does). ``linker`` is the title linker
+        to use (default a new one; a server keeps one per tenant, preloaded with the titles the
+        store holds); ``entity_namespace`` and ``entity_metadata`` go to the indexer as they are.
         """
         if text_extractors is not None and entity_graph is False:
             raise InvalidInput("text_extractors build the entity graph: they cannot go with entity_graph=False")
         if entity_graph is None:
             entity_graph = text_extractors is not None or wants_entity_graph(records)
-        extractors: list[EntityExtractor] = [TitleLinker()]
+        extractors: list[EntityExtractor] = [TitleLinker() if linker is None else linker]
         if entity_graph:
             extractors.extend([TextEntityExtractor()] if text_extractors is None else text_extractors)
         return cls(
@@ -236,12 +224,16 @@ class Indexer:
             chunker=chunker,
             extractors=extractors,
             batch_size=batch_size,
+            embed_title=embed_title,
             entity_graph=entity_graph,
+            entity_namespace=entity_namespace,
+            entity_metadata=entity_metadata,
         )
 
     def __repr__(self) -> str:
         extractors = list(self._extractors)
-        return f"Indexer(chunker={self._chunker!r}, extractors={extractors!r}, batch_size={self._batch_size})"
+        chunker = self._settings.chunker
+        return f"Indexer(chunker={chunker!r}, extractors={extractors!r}, batch_size={self._batch_size})"
 
     # -- public API ----------------------------------------------------------------------------
 
@@ -273,8 +265,9 @@ class Indexer:
         offers ``refresh_pagerank()``.
         """
         recs = list(records)
-        self._validate(recs)
-        self._check_dimension()
+        _validate(recs)
+        writer = self._writer
+        writer.check_dimension()
         report = IndexReport()
         if not recs:
             return report
@@ -284,7 +277,7 @@ class Indexer:
                 for r in recs:
                     if r.title:
                         add(r.title, r.id)
-                    for alias in aliases_of(r):
+                    for alias in metadata_aliases(r.metadata):
                         add(alias, r.id)
         on_read: Callable[[int], None] | None = None
         if reading is not None:
@@ -293,8 +286,8 @@ class Indexer:
             def on_read(n: int) -> None:
                 loop.call_soon_threadsafe(callback, n)
 
-        plans = await asyncio.to_thread(self._plan, recs, report, on_read)
-        external = await self._check_links(plans, report)
+        plans, entity_nodes = await asyncio.to_thread(plan_records, recs, self._settings, report.warnings, on_read)
+        external = await writer.check_links(plans, report.warnings)
         if len(plans) >= _UNRELATED_RUN and all(rel[2] == PART_OF for p in plans for rel in p.owned):
             warning = (
                 f"no relation between the {len(plans)} documents (no links, no title mentions, no entities): "
@@ -305,33 +298,28 @@ class Indexer:
             )
             report.warnings.append(warning)
             _log.warning("%s", warning)
-        existing = await self._existing([p.record.id for p in plans])
-        intact = await self._intact(plans, existing)
+        existing = await writer.existing([p.record.id for p in plans])
+        intact = await writer.intact(plans, existing)
         present: set[str] = set()
-        todo: list[_Plan] = []
+        todo: list[Plan] = []
         for p in plans:
-            meta = existing.get(p.record.id)
-            if (
-                meta is not None
-                and meta.get(_STATE) == "indexed"
-                and meta.get(_HASH) == p.digest
-                and p.record.id in intact
-            ):
+            if unchanged(p, existing.get(p.record.id)) and p.record.id in intact:
                 report.skipped += 1
                 present.add(p.record.id)
                 present.update(u for u, _ in p.units)
             else:
                 todo.append(p)
         present.update(external)
-        if self._entity_nodes:
-            nodes = list(self._entity_nodes.values())
+        if entity_nodes:
+            nodes = list(entity_nodes.values())
             for i in range(0, len(nodes), 500):
                 await self._graph.store_documents(nodes[i : i + 500])
-            present.update(self._entity_nodes)
+            present.update(entity_nodes)
         # Relations of every planned document, skipped ones included: an earlier interrupted run
         # may have committed a document before the other end of one of its relations was written.
-        touching: dict[str, set[_Rel]] = defaultdict(set)
+        touching: dict[str, set[Rel]] = defaultdict(set)
         weights = {rel: w for p in plans for rel, w in p.weights.items()}
+        rel_meta = {rel: m for p in plans for rel, m in p.rel_meta.items()}
         for p in plans:
             for rel in p.owned:
                 touching[rel[0]].add(rel)
@@ -339,13 +327,16 @@ class Indexer:
         done = report.skipped
         if progress is not None:
             progress(done)  # the records to skip, at once (0 when there are none)
-        for batch in self._write_batches(todo, grow=progress is not None):
-            await self._write_batch(batch, existing, present, touching, weights, report)
+        for batch in writer.batches(todo, grow=progress is not None):
+            relations, units = await writer.write_batch(batch, existing, present, touching, weights, rel_meta)
+            report.relations += relations
+            report.documents += len(batch)
+            report.chunks += units
             done += len(batch)
             if progress is not None:
                 progress(done)
         if todo:
-            await self._refresh_pagerank()
+            await writer.refresh_pagerank()
         return report
 
     index = sync_form(aindex)
@@ -364,7 +355,7 @@ class Indexer:
         """
         if isinstance(ids, str):
             raise InvalidInput("ids must be a sequence of document ids, not a string")
-        found = await self._existing_documents(list(ids))
+        found = await self._writer.existing_documents(list(ids))
         existing = {k: d.metadata for k, d in found.items()}
         for doc_id in ids:
             check_record_id(doc_id, "document id")
@@ -373,18 +364,18 @@ class Indexer:
             if wrong:
                 shown = ", ".join(map(repr, wrong[:20])) + (" ..." if len(wrong) > 20 else "")
                 raise NotFound(f"{len(wrong)} id(s) are not indexed documents (unknown, or chunk ids): {shown}")
-        unit_ids: list[str] = []
+        units: list[str] = []
         for doc_id, meta in existing.items():
-            unit_ids.extend(self._unit_ids(doc_id, meta))
+            units.extend(unit_ids(doc_id, meta))
         if found:
             await self._graph.store_documents(
                 [
-                    Document(d.id, d.content, {**d.metadata, _STATE: "pending"}, created_at=d.created_at)
+                    Document(d.id, d.content, {**d.metadata, STATE: "pending"}, created_at=d.created_at)
                     for d in found.values()
                 ]
             )
-        node_ids = sorted(set(unit_ids) | set(existing))
-        await self._vectors.delete(sorted(set(unit_ids) | set(existing)))
+        node_ids = sorted(set(units) | set(existing))
+        await self._writer.vectors.delete(node_ids)
         await self._graph.delete_documents(node_ids)
         for ex in self._extractors:
             remove = getattr(ex, "remove", None)
@@ -394,7 +385,7 @@ class Indexer:
                 for doc_id in dict.fromkeys([*existing, *ids]):
                     remove(doc_id)
         if existing:
-            await self._refresh_pagerank()
+            await self._writer.refresh_pagerank()
         return len(existing)
 
     delete = sync_form(adelete)
@@ -439,11 +430,11 @@ class Indexer:
                 continue
             kept = {k: v for k, v in meta.items() if not reserved_key(k) or k == EXCLUDED_KEYS}
             title = kept.pop("title", None)
-            given = meta.get(_LINKS)
+            given = meta.get(LINKS)
             if isinstance(given, list) and all(isinstance(x, str) for x in given):
                 links = list(given)
             else:
-                links = sorted({t for s, t, k in self._owned(meta) if k == LINKS_TO and s == d.id})
+                links = sorted({t for s, t, k in owned_relations(meta) if k == LINKS_TO and s == d.id})
             out.append(
                 SourceRecord(
                     d.id,
@@ -473,424 +464,16 @@ class Indexer:
     prune = sync_form(aprune)
     """Sync form of :meth:`aprune`: same arguments, result and errors, no event loop needed."""
 
-    # -- planning (pure, runs in a worker thread) ------------------------------------------------
 
-    def _validate(self, recs: Sequence[SourceRecord]) -> None:
-        seen: set[str] = set()
-        dup: set[str] = set()
-        for r in recs:
-            if not isinstance(r, SourceRecord):
-                raise InvalidInput(f"records must be SourceRecord instances, got {type(r).__name__}")
-            if "#" in r.id and r.id.rsplit("#", 1)[1].isdigit():
-                raise InvalidInput(f"record id {r.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
-            (dup if r.id in seen else seen).add(r.id)
-        if dup:
-            shown = ", ".join(map(repr, sorted(dup)[:20]))
-            raise InvalidInput(f"{len(dup)} duplicate document id(s) in one index call: {shown}")
-
-    def _check_dimension(self) -> None:
-        stored = getattr(self._vectors, "dimension", None)
-        made = getattr(self._embedder, "dimension", None)
-        if isinstance(stored, int) and isinstance(made, int) and stored != made:
-            raise InvalidInput(
-                f"the embedder makes {made}-d vectors but the vector store holds {stored}-d ones: "
-                "use the embedder the store was built with (or a new store)"
-            )
-
-    def _check_vectors(self, vectors: list[list[float]], units: list[str]) -> None:
-        expected = getattr(self._vectors, "dimension", None)
-        if not isinstance(expected, int):
-            expected = getattr(self._embedder, "dimension", None)
-        for unit, vector in zip(units, vectors, strict=False):
-            if isinstance(expected, int) and len(vector) != expected:
-                raise InvalidInput(
-                    f"embedder returned {len(vector)}-d vectors (for {unit!r}); the store needs {expected}-d ones"
-                )
-        if len({len(v) for v in vectors}) > 1:
-            raise InvalidInput("embedder returned vectors of different lengths")
-        matrix = np.asarray(vectors, dtype=np.float64) if vectors else np.zeros((0, 0))
-        bad = np.flatnonzero(~np.isfinite(matrix).all(axis=1) | (np.abs(matrix).sum(axis=1) == 0))
-        if bad.size:
-            raise InvalidInput(f"embedder returned a zero or non-finite vector for {units[int(bad[0])]!r}")
-
-    def _plan(
-        self, recs: Sequence[SourceRecord], report: IndexReport, on_read: Callable[[int], None] | None = None
-    ) -> list[_Plan]:
-        plans: list[_Plan] = []
-        for r in recs:
-            chunks = list(r.chunks) or self._chunker.split(r.text)  # a host's own chunks are kept as given
-            units = [(r.id, r.text)] if len(chunks) == 1 else [(f"{r.id}#{c.index}", c.text) for c in chunks]
-            meta = [c.metadata for c in chunks] if len(chunks) > 1 else [{}]
-            plans.append(_Plan(r, units, meta))
-        doc_of = {u: p.record.id for p in plans for u, _ in p.units}
-        by_doc = {p.record.id: p for p in plans}
-        holders: dict[str, list[str]] = defaultdict(list)
-        mentioned: dict[str, Counter[str]] = {}
-        for ex in self._extractors:  # an LLM extractor asks for every passage at once (and its cache)
-            prefetch = getattr(ex, "prefetch", None)
-            if callable(prefetch):
-                prefetch([text for p in plans for _, text in p.units])
-        for read, p in enumerate(plans, 1):
-            for link in p.record.links:
-                if link != p.record.id:
-                    p.owned.add((p.record.id, link, LINKS_TO))
-            if len(p.units) > 1:
-                p.owned.update((u, p.record.id, PART_OF) for u, _ in p.units)
-            for unit, text in p.units:
-                entities: set[str] = set()
-                counts: Counter[str] = Counter()
-                named: list[str] = []
-                for ex in self._extractors:
-                    for m in ex.extract(text):
-                        if not m.targets:
-                            # Passages naming a document are already two hops apart through it.
-                            entities.add(m.entity)
-                            counts[m.entity] += 1
-                        for target in m.targets[: self._target_cap]:
-                            if target != p.record.id and target not in named:
-                                named.append(target)
-                for rank, target in enumerate(named):
-                    rel = (unit, target, MENTIONS)
-                    p.owned.add(rel)
-                    # Earlier mentions are more central to a passage (its subject's director,
-                    # author, country come first): weight 1, 1/2, 1/3, ... in order of mention.
-                    p.weights[rel] = 1.0 / (1 + rank)
-                if self._entity_graph:
-                    mentioned[unit] = counts
-                    continue
-                for e in entities:
-                    holders[e].append(unit)
-            if on_read is not None:
-                on_read(read)
-        if self._entity_graph:
-            self._plan_entities(doc_of, by_doc, mentioned)
-        hubs = 0
-        for mentioning in holders.values():
-            if len(mentioning) > self._co_cap:
-                hubs += 1
-                continue
-            for i, a in enumerate(mentioning):
-                for b in mentioning[i + 1 :]:
-                    if doc_of[a] != doc_of[b]:
-                        s, t = sorted((a, b))
-                        by_doc[doc_of[a]].owned.add((s, t, CO_MENTION))
-                        by_doc[doc_of[b]].owned.add((s, t, CO_MENTION))
-        if hubs:
-            report.warnings.append(
-                f"{hubs} entities are mentioned by more than {self._co_cap} passages: no CO_MENTION relations for them"
-            )
-        names = [getattr(e, "identity", None) or type(e).__name__ for e in self._extractors]
-        config = f"{self._chunker.fingerprint}|{names}|{self._embed_title}"
-        if self._entity_graph:
-            config += "|entity_graph"
-        for p in plans:
-            r = p.record
-            parts: list[Any] = [
-                r.text,
-                r.title,
-                dict(r.metadata),
-                r.created_at and r.created_at.isoformat(),
-                sorted((*rel, p.weights.get(rel, 1.0)) for rel in p.owned),
-                config,
-            ]
-            if r.chunks:  # a host's own chunks (left out otherwise: existing stores keep their digests)
-                parts.append([[c.text, dict(c.metadata)] for c in r.chunks])
-            payload = json.dumps(
-                parts,
-                sort_keys=True,
-                default=str,
-            )
-            p.digest = hashlib.sha256(payload.encode()).hexdigest()
-        return plans
-
-    def _plan_entities(
-        self,
-        doc_of: Mapping[str, str],
-        by_doc: Mapping[str, _Plan],
-        mentioned: Mapping[str, Counter[str]],
-    ) -> None:
-        units_with: Counter[str] = Counter()
-        for counts in mentioned.values():
-            units_with.update(counts.keys())
-        canonical = merge_variants(units_with)
-        nodes: dict[str, Document] = {}
-        pairs: Counter[tuple[str, str]] = Counter()
-        owners: dict[tuple[str, str], set[str]] = defaultdict(set)
-        merged: dict[str, Counter[str]] = {}
-        for unit, counts in mentioned.items():
-            own: Counter[str] = Counter()
-            for key, n in counts.items():
-                own[canonical.get(key, key)] += n
-            merged[unit] = own
-        total: Counter[str] = Counter()
-        for own in merged.values():
-            total.update(own.keys())
-        for unit, own in merged.items():
-            plan = by_doc[doc_of[unit]]
-            keys = sorted(own)
-            for key in keys:
-                node = self._entity_namespace + key
-                rel = (node, unit, MENTIONED_IN)
-                plan.owned.add(rel)
-                plan.weights[rel] = float(own[key])
-            # Pairs among the unit's ``co_mention_cap`` most-mentioned entities only: a list of
-            # twenty names would otherwise make 190 relations for one passage.
-            central = sorted(sorted(own, key=lambda k: (-own[k], k))[: self._co_cap])
-            for i, a in enumerate(central):
-                for b in central[i + 1 :]:
-                    pairs[(a, b)] += 1
-                    owners[(a, b)].add(doc_of[unit])
-        facts = typed_facts(self._extractors, [u for p in by_doc.values() for u in p.units], canonical)
-        for key, n in total.items():
-            node = self._entity_namespace + key
-            meta = {**facts.entities.get(key, {}), **self._entity_metadata, KIND_KEY: "entity", "name": key}
-            nodes[node] = Document(node, key, {**meta, "mentions": n})
-        self._relation_meta = {}
-        for (a, b), (weight, rel_meta, units) in facts.relations.items():
-            if a in total and b in total:
-                rel = (self._entity_namespace + a, self._entity_namespace + b, RELATED_TO)
-                self._relation_meta[rel] = rel_meta
-                for unit in units:
-                    by_doc[doc_of[unit]].owned.add(rel)
-                    by_doc[doc_of[unit]].weights[rel] = weight
-        for (a, b), n in pairs.items():
-            rel = (self._entity_namespace + a, self._entity_namespace + b, CO_OCCURS_WITH)
-            for doc in owners[(a, b)]:
-                by_doc[doc].owned.add(rel)
-                by_doc[doc].weights[rel] = float(n)
-        self._entity_nodes = nodes
-
-    async def _check_links(self, plans: list[_Plan], report: IndexReport) -> set[str]:
-        # Relations may end at documents outside this call (links, and mentions of titles the
-        # linker learnt earlier): those in the store count as present. Links to ids that are
-        # not there become warnings; mentions of them are simply not created.
-        local = {p.record.id for p in plans} | {u for p in plans for u, _ in p.units}
-        ends = sorted({e for p in plans for rel in p.owned for e in rel[:2] if e not in local})
-        found = set(await self._existing(ends)) if ends else set()
-        outside = sorted({t for p in plans for s, t, k in p.owned if k == LINKS_TO and t not in local})
-        missing = [t for t in outside if t not in found]
-        if missing:
-            unknown = set(missing)
-            n = 0
-            for p in plans:
-                bad = {rel for rel in p.owned if rel[2] == LINKS_TO and rel[1] in unknown}
-                n += len(bad)
-                p.owned -= bad
-            shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
-            report.warnings.append(f"{n} link(s) to {len(missing)} unknown document id(s) skipped: {shown}")
-        return found
-
-    # -- writing ------------------------------------------------------------------------------
-
-    async def _intact(self, plans: Sequence[_Plan], existing: Mapping[str, Mapping[str, Any]]) -> set[str]:
-        """Ids of the unchanged documents whose units (chunk documents and vectors) all exist.
-
-        A skip trusts what an earlier run wrote; a vector file truncated or replaced since (or a
-        graph file that lost chunks) must make the document be written again, not orphan it.
-        """
-        candidates = [
-            p
-            for p in plans
-            if (meta := existing.get(p.record.id)) is not None
-            and meta.get(_STATE) == "indexed"
-            and meta.get(_HASH) == p.digest
-        ]
-        if not candidates:
-            return set()
-        units = [u for p in candidates for u, _ in p.units]
-        chunk_ids = [u for p in candidates for u, _ in p.units if u != p.record.id]
-        step = max(self._batch_size, 256)
-        have_chunks: set[str] = set()
-        for i in range(0, len(chunk_ids), step):
-            have_chunks.update(await self._graph.get_documents(chunk_ids[i : i + step]))
-        have_vectors: set[str] | None = None
-        if isinstance(self._vectors, VectorLookup):
-            have_vectors = set()
-            for i in range(0, len(units), step):
-                have_vectors |= await self._vectors.existing_ids(units[i : i + step])
-        return {
-            p.record.id
-            for p in candidates
-            if all(u == p.record.id or u in have_chunks for u, _ in p.units)
-            and (have_vectors is None or all(u in have_vectors for u, _ in p.units))
-        }
-
-    async def _existing(self, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
-        return {k: d.metadata for k, d in (await self._existing_documents(ids)).items()}
-
-    async def _existing_documents(self, ids: Sequence[str]) -> dict[str, Document]:
-        out: dict[str, Document] = {}
-        step = max(self._batch_size, 256)
-        for i in range(0, len(ids), step):
-            out.update(await self._graph.get_documents(list(ids[i : i + step])))
-        return out
-
-    @staticmethod
-    def _unit_ids(doc_id: str, meta: Mapping[str, Any]) -> list[str]:
-        n = meta.get(_CHUNKS, 1)
-        units = [doc_id] if not isinstance(n, int) or n <= 1 else [f"{doc_id}#{i}" for i in range(n)]
-        stale = meta.get(_STALE, ())
-        if isinstance(stale, list):
-            units.extend(u for u in stale if isinstance(u, str) and u not in units)
-        return units
-
-    @staticmethod
-    def _owned(meta: Mapping[str, Any]) -> set[_Rel]:
-        return {
-            (x[0], x[1], x[2])
-            for x in meta.get(_OWNED, ())
-            if isinstance(x, (list, tuple)) and len(x) == 3 and all(isinstance(e, str) for e in x)
-        }
-
-    def _write_batches(self, todo: list[_Plan], *, grow: bool) -> Iterator[list[_Plan]]:
-        """``todo`` in batches of up to ``batch_size`` records (growing 1, 2, 4, ... with ``grow``),
-        each closed before its units would exceed ``batch_size`` (a record is never split)."""
-        cap, start = (1 if grow else self._batch_size), 0
-        while start < len(todo):
-            batch, units = [todo[start]], len(todo[start].units)
-            start += 1
-            while start < len(todo) and len(batch) < cap and units + len(todo[start].units) <= self._batch_size:
-                units += len(todo[start].units)
-                batch.append(todo[start])
-                start += 1
-            cap = min(cap * 2, self._batch_size)
-            yield batch
-
-    async def _embed(self, texts: list[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for i in range(0, len(texts), self._batch_size):
-            part = texts[i : i + self._batch_size]
-            got = await self._embedder.embed_documents(part)
-            if len(got) != len(part):
-                raise InvalidInput(f"embedder returned {len(got)} vectors for {len(part)} texts")
-            vectors.extend(list(v) for v in got)
-        return vectors
-
-    def _documents(
-        self, p: _Plan, state: str, owned: set[_Rel] | None = None, stale_units: Sequence[str] = ()
-    ) -> list[Document]:
-        r = p.record
-        base: dict[str, Any] = dict(r.metadata)
-        if r.title is not None:
-            base["title"] = r.title
-        meta = {
-            **base,
-            KIND_KEY: "document",
-            _STATE: state,
-            _HASH: p.digest,
-            _CHUNKS: len(p.units),
-            _OWNED: sorted([list(rel) for rel in (p.owned if owned is None else owned)]),
-        }
-        if r.links:
-            meta[_LINKS] = list(r.links)
-        if stale_units:
-            meta[_STALE] = sorted(stale_units)
-        docs = [Document(r.id, r.text, meta, created_at=r.created_at)]
-        if len(p.units) > 1:
-            for i, (unit, text) in enumerate(p.units):
-                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
-                chunk_meta = {**base, **own, KIND_KEY: "chunk", _STATE: state, "parent_id": r.id, "chunk_index": i}
-                docs.append(Document(unit, text, chunk_meta, created_at=r.created_at))
-        return docs
-
-    async def _write_batch(
-        self,
-        batch: list[_Plan],
-        existing: Mapping[str, Mapping[str, Any]],
-        present: set[str],
-        touching: Mapping[str, set[_Rel]],
-        weights: Mapping[_Rel, float],
-        report: IndexReport,
-    ) -> None:
-        # Embed first: a failing embedder leaves this batch untouched.
-        texts: list[str] = []
-        for p in batch:
-            for _, text in p.units:
-                title = p.record.title
-                texts.append(f"{title}\n{text}" if self._embed_title and title and not text.startswith(title) else text)
-        vectors = await self._embed(texts)
-        self._check_vectors(vectors, [u for p in batch for u, _ in p.units])
-
-        # Mark the batch pending before removing anything: the marker remembers everything
-        # the previous version (finished or interrupted) owned, so a run that stops anywhere
-        # after this point is redone, and cleaned up, by the next one.
-        stale_rel: set[_Rel] = set()
-        stale_units: set[str] = set()
-        new_units = {u for p in batch for u, _ in p.units}
-        markers: list[Document] = []
-        for p in batch:
-            meta = existing.get(p.record.id)
-            old_rel = self._owned(meta) if meta is not None else set()
-            old_units = set(self._unit_ids(p.record.id, meta)) if meta is not None else set()
-            stale_rel |= old_rel
-            stale_units |= old_units
-            units = {u for u, _ in p.units}
-            markers.extend(self._documents(p, "pending", p.owned | old_rel, sorted(old_units - units))[:1])
-        await self._graph.store_documents(markers)
-
-        # Undo what earlier versions of these documents wrote.
-        if stale_rel:
-            await self._graph.delete_relations([Relation(s, t, k) for s, t, k in sorted(stale_rel)])
-        gone = sorted(stale_units - new_units - {p.record.id for p in batch})
-        if gone:
-            await self._graph.delete_documents(gone)
-        if stale_units - new_units:
-            await self._vectors.delete(sorted(stale_units - new_units))
-
-        docs = [d for p in batch for d in self._documents(p, "pending")]
-        await self._graph.store_documents(docs)
-        vector_meta: dict[str, dict[str, Any]] = {}
-        for p in batch:
-            base: dict[str, Any] = dict(p.record.metadata)
-            if p.record.title is not None:
-                base["title"] = p.record.title
-            for i, (unit, _) in enumerate(p.units):
-                own = p.unit_meta[i] if i < len(p.unit_meta) else {}
-                vector_meta[unit] = base if unit == p.record.id else {**base, **own, "parent_id": p.record.id}
-        unit_order = [u for p in batch for u, _ in p.units]
-        records = [VectorRecord(u, v, vector_meta[u]) for u, v in zip(unit_order, vectors, strict=True)]
-        await self._vectors.upsert(records)
-        present.update(new_units)
-        present.update(p.record.id for p in batch)
-
-        # A relation is created by the batch that writes its later endpoint.
-        batch_ids = {p.record.id for p in batch} | new_units
-        rels = {rel for i in batch_ids for rel in touching.get(i, ()) if rel[0] in present and rel[1] in present}
-        # Relations between two entity nodes touch no unit: their owners create them.
-        rels.update(rel for p in batch for rel in p.owned if rel[0] in present and rel[1] in present)
-        if rels:
-            await self._graph.create_relations(
-                [
-                    Relation(
-                        s, t, k, weight=weights.get((s, t, k), 1.0), metadata=self._relation_meta.get((s, t, k), {})
-                    )
-                    for s, t, k in sorted(rels)
-                ]
-            )
-        report.relations += len(rels)
-
-        # Commit: the document (and its chunks) is "indexed" only once everything it owns is written.
-        await self._graph.store_documents([d for p in batch for d in self._documents(p, "indexed")])
-        report.documents += len(batch)
-        report.chunks += len(new_units)
-
-    async def _refresh_pagerank(self) -> None:
-        if not isinstance(self._graph, PageRankRefreshing):
-            return
-        result: Any = self._graph.refresh_pagerank()
-        if inspect.isawaitable(result):
-            await result
-
-
-ALIASES_KEY = "aliases"
-
-
-def aliases_of(record: SourceRecord) -> list[str]:
-    """The other names of a record: its ``metadata["aliases"]`` (a name or a list of names, as in
-    Obsidian's front matter). A title linker links a mention of any of them, as of the title."""
-    raw = record.metadata.get(ALIASES_KEY)
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list | tuple):
-        return []
-    return [a.strip() for a in raw if isinstance(a, str) and a.strip()]
+def _validate(recs: Sequence[SourceRecord]) -> None:
+    seen: set[str] = set()
+    dup: set[str] = set()
+    for r in recs:
+        if not isinstance(r, SourceRecord):
+            raise InvalidInput(f"records must be SourceRecord instances, got {type(r).__name__}")
+        if "#" in r.id and r.id.rsplit("#", 1)[1].isdigit():
+            raise InvalidInput(f"record id {r.id!r} looks like a chunk id ('<id>#<n>' is reserved)")
+        (dup if r.id in seen else seen).add(r.id)
+    if dup:
+        shown = ", ".join(map(repr, sorted(dup)[:20]))
+        raise InvalidInput(f"{len(dup)} duplicate document id(s) in one index call: {shown}")

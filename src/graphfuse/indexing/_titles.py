@@ -5,7 +5,8 @@ with ``===`` / ``---``), a plain text page's first heading written at the margin
 a line under- and maybe overlined as reStructuredText and Sphinx's text output write them),
 never a line of code; a file name only when the page has none, made readable
 (``quick_start.md`` as ``quick start``, ``deploying/index.rst`` as ``deploying``), and a title
-several pages share qualified by their folders (``Deploying: overview``).
+several pages share qualified by their folders (``Deploying: overview``). Its other names are
+its ``metadata["aliases"]`` (:func:`metadata_aliases`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
+from typing import Any
 
 from ._markup import clean_title
 
-__all__ = ["file_title", "heading_title", "qualified_titles"]
+__all__ = ["ALIASES_KEY", "file_title", "heading_title", "metadata_aliases", "qualified_titles"]
+
+ALIASES_KEY = "aliases"
+"""The metadata key of a document's other names (a name or a list of names, as in Obsidian's front matter)."""
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
@@ -136,3 +141,17 @@ def qualified_titles(titles: Mapping[str, str]) -> dict[str, str]:
             if folder:
                 out[path] = f"{_readable(folder)}: {titles[path]}"
     return out
+
+
+def metadata_aliases(metadata: Mapping[str, Any]) -> list[str]:
+    """A document's other names: its ``metadata["aliases"]`` (a name or a list of names), stripped.
+
+    The :class:`~graphfuse.indexing.Indexer`'s title linker links a mention of any of them as of
+    the title, and the corpus indexes a query reads name the document by them too.
+    """
+    raw = metadata.get(ALIASES_KEY)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, list | tuple):
+        return []
+    return [a.strip() for a in raw if isinstance(a, str) and a.strip()]

@@ -3,8 +3,8 @@
 :class:`BM25Search`, :class:`EntitySeeds`, :class:`BridgeSearch` and
 :class:`PersonalizedPageRank` find the passage a question does not name through the indexer's
 graph; :func:`multihop` is the preset ``"multihop"`` of :mod:`graphfuse.presets` over them,
-:func:`corpus_indexes` rebuilds its BM25 index and title linker from a store and
-:class:`CorpusCache` keeps them in a store directory. Stages, options and measurements:
+:func:`corpus_inputs` builds its corpus-wide inputs (BM25 index, title linker, timeline,
+entities) from a store, and :class:`CorpusCache` keeps them in a store directory. Stages, options and measurements:
 ``docs/multihop.md``.
 """
 
@@ -12,7 +12,7 @@ from ..defaults import DOCUMENT_WEIGHT, FUSED_WEIGHT, MULTIHOP_WEIGHTS
 from ._bm25 import BM25Index, PassageLexicon, bm25_tokens
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
-from ._corpus import corpus_indexes
+from ._corpus import CORPUS_INPUTS, corpus_indexes, corpus_inputs
 from ._corpus_cache import CorpusCache
 from ._document_evidence import DocumentEvidence
 from ._entity_seeds import EntitySeeds
@@ -23,6 +23,7 @@ from ._subjects import linked_names, name_forms, subject_name, subject_span
 from ._text_entity_seeds import TextEntitySeeds, entity_matcher
 
 __all__ = [
+    "CORPUS_INPUTS",
     "DOCUMENT_WEIGHT",
     "FUSED_WEIGHT",
     "MULTIHOP_WEIGHTS",
@@ -39,6 +40,7 @@ __all__ = [
     "adaptive_strength",
     "bm25_tokens",
     "corpus_indexes",
+    "corpus_inputs",
     "entity_matcher",
     "hybrid",
     "lexical",

@@ -1,20 +1,25 @@
-"""The corpus-wide indexes of the ``multihop`` preset, rebuilt from what a graph store holds."""
+"""The corpus-wide inputs of the ``multihop`` preset (BM25, titles, timeline, entities), read from a store."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from .._capabilities import DocumentListing
 from .._errors import InvalidInput
 from .._protocols import GraphStore
 from .._types import Document
-from ..indexing import KIND_KEY, TitleLinker
+from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
+from ..timeaware import Timeline
 from ._bm25 import BM25Index
 from ._subjects import linked_names, subject_span
 
-__all__ = ["corpus_indexes", "passage_index"]
+if TYPE_CHECKING:
+    from ._corpus_cache import CorpusCache
+
+__all__ = ["CORPUS_INPUTS", "corpus_indexes", "corpus_inputs", "page_names", "passage_index"]
 
 _RESERVED = "graphfuse_"  # the indexer's bookkeeping keys in document metadata
 PARENT_KEY = "parent_id"  # the indexer's link from a chunk node to its document
@@ -76,24 +81,45 @@ def passage_index(
     )
 
 
-async def corpus_indexes(
-    graph_store: GraphStore, *, k1: float = 1.2, b: float = 0.75, batch_size: int = 1000
-) -> tuple[BM25Index, TitleLinker]:
-    """A :class:`BM25Index` and a :class:`~graphfuse.indexing.TitleLinker` over the store's documents.
+CORPUS_INPUTS = ("bm25", "linker", "timeline", "entities")
+"""The keys of :func:`corpus_inputs`: the keyword inputs of a preset that reads the corpus."""
 
-    What the ``multihop`` preset's ``bm25`` and ``linker`` need, for a store filled by the
-    :class:`~graphfuse.indexing.Indexer` (or ``graphfuse index``): every document except the
-    indexer's chunk nodes, its text prefixed with its title (metadata ``"title"``), its
-    metadata without the indexer's ``graphfuse_*`` keys for filters, and the subjects their
-    texts state (:attr:`BM25Index.subjects`, :func:`subject_span`); the linker maps each title
-    to its documents, and a document without a title by the name its subject gives
-    (:func:`~graphfuse.multihop.subject_name`, in each of its
-    :func:`~graphfuse.multihop.name_forms`). When the indexer split documents into chunks, the
-    index also holds the corpus by passage (:attr:`BM25Index.passages`, :func:`passage_index`).
-    The store must offer ``iter_documents`` (the embedded stores do; otherwise
-    ``InvalidInput``): build both from your source records instead. The documents
-    are read in batches of ``batch_size``; the indexes are built in a worker thread.
+
+async def corpus_inputs(
+    graph_store: GraphStore,
+    *,
+    cache: CorpusCache | None = None,
+    save: bool = True,
+    k1: float = 1.2,
+    b: float = 0.75,
+    batch_size: int = 1000,
+) -> dict[str, Any]:
+    """What a preset that reads the whole corpus (``multihop``) is built with, read from a store.
+
+    The one building path of the corpus-wide indexes: ``graphfuse query`` and ``graphfuse serve``
+    (:meth:`~graphfuse.stores.StoreDirectory.pipeline`), ``graphfuse eval``, the hosts' stores and
+    :func:`graphfuse.presets.abuild` all call it. Returns ``{"bm25", "linker", "timeline",
+    "entities"}`` (:data:`CORPUS_INPUTS`), keyword inputs of :func:`graphfuse.presets.abuild`:
+
+    - ``bm25``: a :class:`BM25Index` of every document except the indexer's chunk and entity
+      nodes, its text prefixed with its title (metadata ``"title"``), its metadata without the
+      indexer's ``graphfuse_*`` keys for filters, the subjects the texts state
+      (:attr:`BM25Index.subjects`) and, when the indexer split documents, the corpus by passage
+      (:attr:`BM25Index.passages`, :func:`passage_index`);
+    - ``linker``: a :class:`~graphfuse.indexing.TitleLinker` of each document's title, a title-less
+      one's subject name (:func:`~graphfuse.multihop.linked_names`) and its aliases
+      (:func:`~graphfuse.indexing.metadata_aliases`);
+    - ``timeline``: a :class:`~graphfuse.timeaware.Timeline` of every node but the entity nodes;
+    - ``entities``: an :class:`~graphfuse.indexing.EntityMatcher` of the entity nodes.
+
+    With ``cache`` (a :class:`CorpusCache` of the store's directory) they come from its file,
+    refreshed first when stale (in memory only with ``save=False``); without, the store's
+    documents are read once, in batches of ``batch_size``. The store must list its documents
+    (:class:`~graphfuse.DocumentListing`; otherwise ``InvalidInput``): build the inputs from your
+    source records instead.
     """
+    if cache is not None:
+        return await cache.inputs(graph_store, save=save)
     if not isinstance(graph_store, DocumentListing):
         raise InvalidInput(
             f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "
@@ -104,7 +130,14 @@ async def corpus_indexes(
     titles: list[tuple[str, str]] = []
     pages: list[PassageRow] = []
     chunks: list[tuple[PassageRow, str]] = []
+    dated: list[tuple[str, datetime | None]] = []
+    entities: dict[str, str] = {}
     async for doc in graph_store.iter_documents(batch_size=batch_size):
+        if doc.metadata.get(KIND_KEY) == "entity":
+            if doc.id.startswith(ENTITY_PREFIX):
+                entities[doc.id[len(ENTITY_PREFIX) :]] = doc.id
+        else:
+            dated.append((doc.id, doc.created_at))
         piece = chunk_item(doc)
         if piece is not None:
             text, own, parent, opening = piece
@@ -122,13 +155,32 @@ async def corpus_indexes(
             subjects.append((doc.id, subject, own))
         # A document without a title is named by its subject ("Frank Launder (1906 - 1997) was ..."),
         # so that a question naming it finds it as a titled corpus's would (docs/multihop.md).
-        titles.extend((name, doc.id) for name in linked_names(title, doc.content or ""))
+        titles.extend((name, doc.id) for name in page_names(title, doc.content or "", own))
 
-    def build() -> tuple[BM25Index, TitleLinker]:
+    def build() -> dict[str, Any]:
         linker = TitleLinker()
         for title, doc_id in titles:
             linker.add(title, doc_id)
         bm25 = BM25Index(items, k1=k1, b=b, subjects=subjects)
-        return bm25.with_passages(passage_index(pages, chunks, k1=k1, b=b)), linker
+        return {
+            "bm25": bm25.with_passages(passage_index(pages, chunks, k1=k1, b=b)),
+            "linker": linker,
+            "timeline": Timeline(dated),
+            "entities": EntityMatcher(entities),
+        }
 
     return await asyncio.to_thread(build)
+
+
+def page_names(title: str | None, text: str, metadata: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the corpus's title linker names a page by: :func:`linked_names` and its aliases."""
+    return (*linked_names(title, text), *metadata_aliases(metadata))
+
+
+async def corpus_indexes(
+    graph_store: GraphStore, *, k1: float = 1.2, b: float = 0.75, batch_size: int = 1000
+) -> tuple[BM25Index, TitleLinker]:
+    """The ``bm25`` and ``linker`` of :func:`corpus_inputs` (a :class:`BM25Index` and a
+    :class:`~graphfuse.indexing.TitleLinker` over the store's documents)."""
+    inputs = await corpus_inputs(graph_store, k1=k1, b=b, batch_size=batch_size)
+    return inputs["bm25"], inputs["linker"]

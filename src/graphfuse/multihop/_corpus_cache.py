@@ -1,6 +1,6 @@
 """The ``multihop`` corpus indexes persisted in a store directory, refreshed incrementally.
 
-:func:`corpus_indexes` reads and tokenises every document of the store on each call;
+:func:`corpus_inputs` reads and tokenises every document of the store on each call;
 :class:`CorpusCache` keeps what that costs (BM25 term counts, filter metadata, titles, each
 document's ``created_at`` and the entity nodes) in one file stamped with the graph store's
 write generation, re-tokenises only new or changed documents when the stamp moved, and replaces
@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from .._errors import InvalidInput
 from .._protocols import GraphStore
-from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker
+from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
 from ._corpus import chunk_item, corpus_item
@@ -171,7 +171,7 @@ class CorpusCache:
 
     ``CorpusCache(directory)`` names the file ``corpus_index.npz`` in it. :meth:`indexes`
     returns the :class:`BM25Index` and :class:`~graphfuse.indexing.TitleLinker` the
-    ``multihop`` preset uses, equal to :func:`~graphfuse.multihop.corpus_indexes`'s, reading
+    ``multihop`` preset uses, equal to :func:`~graphfuse.multihop.corpus_inputs`'s, reading
     and tokenising only what changed since the file was written. :meth:`refresh` brings the
     file up to date (``graphfuse index`` and ``graphfuse delete`` call it, so the next query
     finds it warm). The graph store must offer ``iter_documents`` and ``generation`` (the
@@ -217,15 +217,17 @@ class CorpusCache:
         pages = np.asarray([p is None for p in snapshot.parents], dtype=np.bool_)
         bm25 = self._index(snapshot, np.flatnonzero(pages))
         if not pages.all():
-            # By passage: the chunks, and each document that has none (as corpus_indexes does).
+            # By passage: the chunks, and each document that has none (as corpus_inputs does).
             split = {p for p in snapshot.parents if p is not None}
             pairs = enumerate(zip(snapshot.parents, snapshot.ids, strict=True))
             rows = [i for i, (parent, doc_id) in pairs if parent is not None or doc_id not in split]
             bm25 = bm25.with_passages(self._index(snapshot, np.asarray(rows, dtype=np.int64)))
         titles: dict[str, list[str]] = {}
-        for doc_id, title, name in zip(snapshot.ids, snapshot.titles, snapshot.names, strict=True):
-            # A title as it is; a subject's name in each of its forms (as corpus_indexes names them).
-            for form in () if name is None else (name,) if title is not None else name_forms(name):
+        named = zip(snapshot.ids, snapshot.titles, snapshot.names, snapshot.parents, snapshot.metadata, strict=True)
+        for doc_id, title, name, parent, own in named:
+            # A title as it is; a subject's name in each of its forms; a page's aliases (as corpus_inputs names them).
+            forms = () if name is None else (name,) if title is not None else name_forms(name)
+            for form in (*forms, *(metadata_aliases(own) if parent is None else ())):
                 titles.setdefault(form, []).append(doc_id)
         return bm25, TitleLinker(titles)
 
@@ -267,7 +269,7 @@ class CorpusCache:
         if not callable(generation_of) or not callable(iterate):
             raise InvalidInput(
                 f"graph store {graph_store!r} cannot be cached (it needs iter_documents and generation): "
-                "use corpus_indexes() or build the indexes from your source records"
+                "use corpus_inputs() without a cache, or build the indexes from your source records"
             )
         generation = await generation_of()
         stored = await asyncio.to_thread(self._load)
@@ -325,7 +327,7 @@ class CorpusCache:
                 text_rows.add(bm25_tokens(text), out.vocabulary)
                 subject = None if content is None else subject_span(content)
                 subject_rows.add(None if subject is None else bm25_tokens(subject), out.vocabulary)
-                # A page without a title is named by its subject (as corpus_indexes names it); a chunk is no page.
+                # A page without a title is named by its subject (as corpus_inputs names it); a chunk is no page.
                 named = title if title is not None or parent is not None or content is None else subject_name(content)
                 out.names.append(named)
             out.ids.append(doc_id)

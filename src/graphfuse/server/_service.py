@@ -30,13 +30,12 @@ from .._types import KIND_KEY, Result
 from ..compare import basic_rag, graphrag, llm_only
 from ..context import FORMATS, aretrieve_context, get_token_counter
 from ..indexing import (
-    EntityExtractor,
     Indexer,
     SourceRecord,
-    TextEntityExtractor,
     TitleLinker,
+    metadata_aliases,
 )
-from ..multihop import CorpusCache
+from ..multihop import CorpusCache, corpus_inputs
 from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
 from ._graph_view import GraphView
@@ -220,7 +219,7 @@ class Service:
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
-            options.update(await self.corpus_cache.inputs(self.graph))
+            options.update(await corpus_inputs(self.graph, cache=self.corpus_cache))
         pipeline = await presets.abuild(
             name,
             graph_store=self.graph,
@@ -506,21 +505,22 @@ class Service:
                 async for doc in self.graph.iter_documents(filter=scope.base_filter):
                     if not scope.visible(doc.id, doc.metadata):
                         continue
-                    kind = doc.metadata.get(KIND_KEY)
+                    if doc.metadata.get(KIND_KEY) in ("chunk", "entity"):
+                        continue
                     title = doc.metadata.get("title")
-                    if kind not in ("chunk", "entity") and isinstance(title, str) and title.strip():
-                        linker.add(title, doc.id)
+                    titles = [title] if isinstance(title, str) and title.strip() else []
+                    for name in (*titles, *metadata_aliases(doc.metadata)):  # as the indexer learns them
+                        linker.add(name, doc.id)
             # A store built with an entity graph keeps one: new documents get their entity nodes
             # too, inside the tenant's scope (ids under the tenant, its tenant metadata), so the
             # same name in two tenants is two nodes that the tenant filter keeps apart.
-            entity_graph = await self._store_has_entity_graph()
-            extractors: list[EntityExtractor] = [linker, TextEntityExtractor()] if entity_graph else [linker]
-            indexer = Indexer(
+            indexer = Indexer.for_records(
+                [],
                 self.graph,
                 self.vectors,
                 self.embedder,
-                extractors=extractors,
-                entity_graph=entity_graph,
+                entity_graph=await self._store_has_entity_graph(),
+                linker=linker,
                 entity_namespace=scope.prefix,
                 entity_metadata=None if scope.tenant is None else {TENANT_KEY: scope.tenant},
             )

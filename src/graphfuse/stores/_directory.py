@@ -251,8 +251,10 @@ class StoreDirectory:
         as for ``graphfuse query`` and ``graphfuse serve``).
 
         A preset that needs a reranker and is given none reranks with the store's own embedder
-        (:class:`~graphfuse.rerankers.EmbeddingReranker`, offline); corpus indexes are read back
-        from the graph store. ``options`` go to the preset factory (weights, stage options).
+        (:class:`~graphfuse.rerankers.EmbeddingReranker`, offline); the corpus inputs (BM25, title
+        linker, timeline, entities) come from :func:`~graphfuse.multihop.corpus_inputs`, through the
+        directory's :class:`~graphfuse.multihop.CorpusCache` for the embedded graph store.
+        ``options`` go to the preset factory (weights, stage options).
         """
         # The registry (entry points, pluggy: tens of ms) loads when a store builds something, not
         # with `graphfuse.stores`, whose backends are imported alone.
@@ -265,12 +267,12 @@ class StoreDirectory:
             reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         wants = "corpus_indexes" in presets.get(preset).inputs and not ({"bm25", "linker"} & options.keys())
         if wants and self._cacheable():
-            from ..multihop import CorpusCache
+            from ..multihop import CorpusCache, corpus_inputs
 
             cache = CorpusCache(self.path)
             # A read-only store is never written (a query writes nothing): a missing or stale
             # file is rebuilt in memory for this pipeline, and the user is told how to refresh it.
-            options = {**await cache.inputs(self.graph, save=not self._local.readonly), **options}
+            options = {**await corpus_inputs(self.graph, cache=cache, save=not self._local.readonly), **options}
             if cache.rebuilt and self._local.readonly:
                 self.notes = (
                     *self.notes,

@@ -20,8 +20,8 @@ from llama_index.core.vector_stores.types import (
 
 from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, run_sync
 from graphfuse import presets as catalogue
-from graphfuse.indexing import KIND_KEY, Indexer, TextEntityExtractor, TitleLinker, TokenChunker, wants_entity_graph
-from graphfuse.multihop import CorpusCache
+from graphfuse.indexing import KIND_KEY, Indexer, TokenChunker, wants_entity_graph
+from graphfuse.multihop import CorpusCache, corpus_inputs
 from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, aopen_store
 
 from ._filters import graphfuse_filter
@@ -258,17 +258,8 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         return found
 
     def _indexer(self, backend: _Backend, embedder: Embedder, entity_graph: bool) -> Indexer:
-        extractors: list[Any] = [TitleLinker()]
-        if entity_graph:
-            extractors.append(TextEntityExtractor())
-        return Indexer(
-            backend.graph,
-            backend.vectors,
-            embedder,
-            chunker=_WHOLE,
-            extractors=extractors,
-            entity_graph=entity_graph,
-            embed_title=False,
+        return Indexer.for_records(
+            [], backend.graph, backend.vectors, embedder, entity_graph=entity_graph, chunker=_WHOLE, embed_title=False
         )
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
@@ -467,7 +458,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         inputs: dict[str, Any] = {}
         preset = catalogue.get(self.preset)
         if backend.directory is not None and "corpus_indexes" in preset.inputs:
-            inputs = await CorpusCache(backend.directory).inputs(backend.graph)
+            inputs = await corpus_inputs(backend.graph, cache=CorpusCache(backend.directory))
         reranker = None
         if "reranker" in preset.needs:
             from graphfuse.rerankers import EmbeddingReranker
