@@ -79,8 +79,9 @@ class GraphFuseVectorStore(VectorStore):
     closes its files.
 
     Each add or delete indexes the whole corpus again as one call (unchanged documents are
-    skipped, not embedded again; those whose relations changed are written again), so the graph
-    is the same whether the documents came in one batch or many.
+    skipped; those whose relations changed are written again, with the vectors this object made
+    for their texts), so the graph is the same whether the documents came in one batch or many
+    and the embeddings get each text once.
     Ids: the ``ids`` given, else ``Document.id``, else the loader's ``metadata["source"]`` (with
     ``#page=N``), else a new UUID; adding an id again replaces that document.
 

@@ -110,14 +110,18 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
 
     The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse
     index`` makes of a file (its text rebuilt from the nodes' spans, its title and links read
-    from it), with the nodes as its chunks (each holding its node, its vector the embedding
-    LlamaIndex computed), so the preset folds passages into pages as on a store the CLI built;
-    a source document of one node is that node. The graph (title mentions, markdown links,
-    entities from the text) is built over all the nodes of the store at each ``add``, so it is
-    the same whether the nodes came in one batch or many; an ``add`` costs a pass over the
-    store's nodes (pages unchanged are not written again). Queries use ``query_str`` and ``query_embedding`` as
-    LlamaIndex passes them, ``similarity_top_k``, ``filters`` (``MetadataFilters``, AND) and
-    ``doc_ids``, and return the nodes as they were added, with the preset's score and its
+    from it), with the nodes' passages as its chunks: a node longer than ``graphfuse index``'s
+    chunks (256 tokens) is cut as the CLI cuts a page, each passage holding the node and, as its
+    vector, the embedding LlamaIndex computed for the node; so BM25, the graph and the fusion
+    see passages as on a store the CLI built, and a query returns each node once. A source
+    document of one short node is that node. The graph (title mentions, markdown links,
+    entities from the text) is resolved over all the pages of the store at each ``add``, so it
+    is the same whether the nodes came in one batch or many; an ``add`` serialises and writes
+    only its own nodes and the pages whose relations they change (their vectors reused), plus a
+    planning pass over the pages' texts (the first write of a store object reads its nodes once).
+    Queries use ``query_str`` and ``query_embedding`` as LlamaIndex passes them,
+    ``similarity_top_k``, ``filters`` (``MetadataFilters``, AND) and ``doc_ids``, and return
+    the nodes as they were added, with the preset's score and its
     signals under ``graphfuse_signals`` (hidden from the LLM and the embedder, as are
     ``file_path``, ``parent_id`` and ``chunk_index``). Writes from two processes at once are not
     supported (as with ``graphfuse index``).
