@@ -159,3 +159,20 @@ async def test_a_write_reads_and_writes_only_what_it_brings(folder: Path, embed_
     one = GraphFuseVectorStore()
     await one.async_add([*nodes, extra])
     assert await _graph(store) == await _graph(one)
+
+
+async def test_a_write_sees_what_another_store_object_wrote(
+    folder: Path, embed_model: GraphFuseEmbedding, tmp_path: Path
+) -> None:
+    nodes = await _nodes(folder, embed_model)
+    first, second = GraphFuseVectorStore(tmp_path / "s"), GraphFuseVectorStore(tmp_path / "s")
+    third = len(nodes) // 3
+    await first.async_add(nodes[:third])
+    await second.async_add(nodes[third : 2 * third])  # the store changed under `first`
+    await first.async_add(nodes[2 * third :])
+    one = GraphFuseVectorStore()
+    await one.async_add(nodes)
+    assert await _graph(first) == await _graph(one)
+    assert {n.node_id for n in await first.aget_nodes()} == {n.node_id for n in nodes}
+    await first.aclose()
+    await second.aclose()
