@@ -15,8 +15,16 @@ from langchain_core.vectorstores import VectorStore
 from typing_extensions import Self
 
 from graphfuse import Embedder, InvalidInput, MetadataFilter, Pipeline, Result, presets, run_sync
+from graphfuse.embedders import CachingEmbedder
 from graphfuse.indexing import KIND_KEY, Indexer, SourceRecord
-from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, StoreDirectory, aopen_store, open_store
+from graphfuse.stores import (
+    InMemoryCacheStore,
+    InMemoryGraphStore,
+    LocalVectorStore,
+    StoreDirectory,
+    aopen_store,
+    open_store,
+)
 
 from ._embedder import LangChainEmbedder
 from ._embeddings import GraphFuseEmbeddings
@@ -78,8 +86,9 @@ class GraphFuseVectorStore(VectorStore):
     closes its files.
 
     Each add or delete indexes the whole corpus again as one call (unchanged documents are
-    skipped, not embedded again; those whose relations changed are written again), so the graph
-    is the same whether the documents came in one batch or many.
+    skipped; those whose relations changed are written again, with the vectors this object made
+    for their texts), so the graph is the same whether the documents came in one batch or many
+    and the embeddings get each text once.
     Ids: the ``ids`` given, else ``Document.id``, else the loader's ``metadata["source"]`` (with
     ``#page=N``), else a new UUID; adding an id again replaces that document.
 
@@ -108,6 +117,9 @@ class GraphFuseVectorStore(VectorStore):
         presets.get(preset)  # an unknown name fails here, listing the known ones
         self._embedding = embedding
         self._embedder = embedder
+        # What the indexer embeds, by text: a write re-reads the documents whose relations it
+        # changes (a page naming a new title), whose texts are embedded once per store object.
+        self._indexing: Embedder = CachingEmbedder(embedder, InMemoryCacheStore(), namespace="indexing")
         self._directory = directory
         if directory is None:
             self._graph: Any = InMemoryGraphStore()
@@ -374,7 +386,7 @@ class GraphFuseVectorStore(VectorStore):
         stored = await self._stored_records()
         kept = {k: r for k, r in stored.items() if k not in corpus and k not in deleted}
         everything = [*kept.values(), *records]
-        indexer = Indexer.for_records(everything, self._graph, self._vectors, self._embedder)
+        indexer = Indexer.for_records(everything, self._graph, self._vectors, self._indexing)
         self._pipeline = None
         try:
             if deleted:

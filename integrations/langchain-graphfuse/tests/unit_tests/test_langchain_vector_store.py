@@ -186,3 +186,27 @@ def test_langchain_embeddings_are_used_as_they_are(tmp_path: Path) -> None:
     texts = [f"Note {i} about the Edge Proxy and Project Falcon number {i}." for i in range(100)]
     GraphFuseVectorStore.from_texts(texts, fake)
     assert fake.calls == [64, 36]  # embedded in batches, not one call per text
+
+
+class _Counting(DeterministicFakeEmbedding):
+    """LangChain's fake embeddings, counting the texts it is asked to embed."""
+
+    embedded: list[str] = []  # noqa: RUF012 - set per instance below
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded.extend(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.mark.parametrize("corpus", [DOCS, UNTITLED], ids=["titled-markdown", "entity-graph"])
+def test_a_write_embeds_only_the_texts_it_brings(corpus: list[Document]) -> None:
+    # Later documents change the relations (and so the records) of earlier ones: those are indexed
+    # again, with the vectors already made; each text goes to the embeddings once.
+    one_batch, batches = _Counting(size=32), _Counting(size=32)
+    one_batch.embedded, batches.embedded = [], []
+    one = GraphFuseVectorStore.from_documents(corpus, one_batch)
+    many = GraphFuseVectorStore(batches)
+    for start in range(0, len(corpus), 2):
+        many.add_documents(corpus[start : start + 2])
+    assert sorted(batches.embedded) == sorted(one_batch.embedded)
+    assert _graph_state(one) == _graph_state(many)

@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from llama_index.core import SimpleDirectoryReader
 from llama_index.core.node_parser import SentenceSplitter
-from llama_index.core.schema import BaseNode
+from llama_index.core.schema import BaseNode, TextNode
 from llama_index.core.vector_stores.types import VectorStoreQuery
 from llama_index.retrievers.graphfuse import GraphFuseEmbedding
 from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
 
+from graphfuse import Document
 from graphfuse.indexing import KIND_KEY, PART_OF
 
 QUESTION = "How often does the Edge Proxy retry a request?"
@@ -116,3 +118,61 @@ async def test_deleting_nodes_of_a_page_keeps_its_other_nodes(folder: Path, embe
     kinds, _ = await _graph(store)
     assert page_id not in kinds
     assert not any(k.startswith(page_id + "#") for k in kinds)
+
+
+async def test_a_long_node_is_searched_by_passages_and_comes_back_once(
+    folder: Path, embed_model: GraphFuseEmbedding
+) -> None:
+    # One node of about 600 tokens: its passages are graphfuse index's (256 tokens), each holding it.
+    node = TextNode(text=LONG, id_="proxy-whole", metadata={"file_path": str(folder / "proxy.md")})
+    node.embedding = await embed_model.aget_text_embedding(LONG)
+    store = GraphFuseVectorStore(max_per_document=None)
+    await store.async_add([node])
+    kinds, rels = await _graph(store)
+    chunks = [i for i, kind in kinds.items() if kind == "chunk"]
+    assert len(chunks) > 1
+    assert sum(1 for r in rels if r[2] == PART_OF) == len(chunks)
+    assert [n.node_id for n in await store.aget_nodes()] == ["proxy-whole"]
+    query = VectorStoreQuery(
+        query_str=QUESTION, query_embedding=await embed_model.aget_query_embedding(QUESTION), similarity_top_k=3
+    )
+    assert (await store.aquery(query)).ids == ["proxy-whole"]  # the node once, not once per passage
+
+
+async def test_a_write_reads_and_writes_only_what_it_brings(folder: Path, embed_model: GraphFuseEmbedding) -> None:
+    nodes = await _nodes(folder, embed_model)
+    store = GraphFuseVectorStore()
+    await store.async_add(nodes)
+    written: list[str] = []
+    graph = store.client
+    store_documents = graph.store_documents
+
+    async def spy(documents: Sequence[Document]) -> None:
+        written.extend(d.id for d in documents)
+        await store_documents(documents)
+
+    graph.store_documents = spy  # the real store, its writes counted
+    extra = TextNode(text="Invoices name no other page.", id_="extra", metadata={"file_path": str(folder / "x.md")})
+    extra.embedding = await embed_model.aget_text_embedding(extra.text)
+    await store.async_add([extra])
+    assert set(written) == {extra.ref_doc_id or "extra"}  # no other page written again
+    one = GraphFuseVectorStore()
+    await one.async_add([*nodes, extra])
+    assert await _graph(store) == await _graph(one)
+
+
+async def test_a_write_sees_what_another_store_object_wrote(
+    folder: Path, embed_model: GraphFuseEmbedding, tmp_path: Path
+) -> None:
+    nodes = await _nodes(folder, embed_model)
+    first, second = GraphFuseVectorStore(tmp_path / "s"), GraphFuseVectorStore(tmp_path / "s")
+    third = len(nodes) // 3
+    await first.async_add(nodes[:third])
+    await second.async_add(nodes[third : 2 * third])  # the store changed under `first`
+    await first.async_add(nodes[2 * third :])
+    one = GraphFuseVectorStore()
+    await one.async_add(nodes)
+    assert await _graph(first) == await _graph(one)
+    assert {n.node_id for n in await first.aget_nodes()} == {n.node_id for n in nodes}
+    await first.aclose()
+    await second.aclose()

@@ -28,15 +28,18 @@ from llama_index.retrievers.graphfuse.nodes import (
 )
 
 from graphfuse import Document, InvalidInput, Result
-from graphfuse.indexing import EXCLUDED_KEYS, Chunk, SourceRecord, records_from_loaded
+from graphfuse.indexing import EXCLUDED_KEYS, Chunk, SourceRecord, TokenChunker, records_from_loaded
 
 __all__ = [
     "NODE_CONTENT",
     "NODE_TYPE",
+    "PASSAGES",
+    "canonical",
     "is_host_document",
     "is_host_page",
     "node_of",
     "pages_of",
+    "parts_of",
     "records_of",
     "scored_node",
     "source_of",
@@ -117,18 +120,62 @@ def pages_of(nodes: Iterable[BaseNode]) -> dict[str, list[BaseNode]]:
     return groups
 
 
-def records_of(nodes: Iterable[BaseNode]) -> list[SourceRecord]:
+PASSAGES = TokenChunker()
+"""How a node's text is cut into passages for the graph and BM25: ``graphfuse index``'s chunker
+(256 tokens, 32 shared), so a node is searched by words as a CLI-built store's passages are."""
+
+
+def _pieces(node: BaseNode, chunker: TokenChunker) -> list[tuple[str, int, int]]:
+    """``node``'s passages: (text, start, end) in its source document (its own offsets when it has none)."""
+    text = node.get_content(metadata_mode=MetadataMode.NONE)
+    start, end = _span(node)
+    base = start if isinstance(start, int) and isinstance(end, int) and end - start == len(text) else None
+    out = []
+    for c in chunker.split(text):
+        offset = base if base is not None else 0
+        out.append((c.text, offset + c.start, offset + c.end))
+    return out
+
+
+Parts = tuple[dict[str, Any], list[tuple[str, int, int]]]
+"""What a page takes from one node: its metadata as stored, and its passages."""
+
+
+def parts_of(node: BaseNode, chunker: TokenChunker = PASSAGES) -> Parts:
+    """``node``'s metadata as stored (LlamaIndex's serialisation included) and its passages."""
+    return _metadata(node), _pieces(node, chunker)
+
+
+def _parts(node: BaseNode, chunker: TokenChunker, memo: dict[str, Parts] | None) -> Parts:
+    if memo is None:
+        return parts_of(node, chunker)
+    found = memo.get(node.node_id)
+    if found is None:
+        found = memo[node.node_id] = parts_of(node, chunker)
+    return found
+
+
+def records_of(
+    nodes: Iterable[BaseNode], chunker: TokenChunker = PASSAGES, memo: dict[str, Parts] | None = None
+) -> list[tuple[SourceRecord, list[str]]]:
     """The nodes as GraphFuse pages, in a canonical order (the same records whatever batches
-    they came in): one page per source document (``ref_doc_id``), read as ``graphfuse index``
-    reads its file (title, links, front matter: :func:`~graphfuse.indexing.records_from_loaded`)
-    from the text its nodes span; a page of several nodes has them as its chunks (each chunk
-    holding its node, the page the metadata its nodes share), a page of one node is that node."""
+    they came in), each with the node id of each of its units (its chunks', or its own).
+
+    One page per source document (``ref_doc_id``), read as ``graphfuse index`` reads its file
+    (title, links, front matter: :func:`~graphfuse.indexing.records_from_loaded`) from the text
+    its nodes span. Each node is cut into passages by ``chunker`` (a node no longer than its
+    ``max_tokens`` is one); a page of several passages has them as its chunks (each holding its
+    node, whose embedding stands for each of its passages; the page the metadata its nodes
+    share), a page of one passage is that node. ``memo`` keeps each node's :func:`parts_of` by
+    node id, so that a write reads again only the nodes it brings."""
     groups = pages_of(nodes)
-    own: dict[str, list[dict[str, Any]]] = {}
+    own: dict[str, list[tuple[BaseNode, dict[str, Any], list[tuple[str, int, int]]]]] = {}
     triples: list[tuple[str, str, dict[str, Any]]] = []
     for source, members in groups.items():
-        metas = [_metadata(m) for m in members]
-        if len(members) == 1:
+        parts = [_parts(m, chunker, memo) for m in members]
+        metas = [meta for meta, _ in parts]
+        pieces = [p for _, p in parts]
+        if len(members) == 1 and len(pieces[0]) == 1:
             triples.append((source, members[0].get_content(metadata_mode=MetadataMode.NONE), metas[0]))
             continue
         first = metas[0]
@@ -137,29 +184,24 @@ def records_of(nodes: Iterable[BaseNode]) -> list[SourceRecord]:
             for k, v in first.items()
             if k not in (NODE_CONTENT, NODE_TYPE) and all(k in m and m[k] == v for m in metas[1:])
         }
-        own[source] = [{k: v for k, v in m.items() if k not in shared} for m in metas]
+        own[source] = [
+            (node, {k: v for k, v in m.items() if k not in shared}, p)
+            for node, m, p in zip(members, metas, pieces, strict=True)
+        ]
         triples.append((source, _page_text(members), shared))
-    out: list[SourceRecord] = []
+    out: list[tuple[SourceRecord, list[str]]] = []
     for record in records_from_loaded(triples, path_key="file_path"):
-        parts = own.get(record.id)
-        if parts is None:
-            out.append(record)
+        mine = own.get(record.id)
+        if mine is None:
+            out.append((record, [groups[record.id][0].node_id]))
             continue
-        members = groups[record.id]
-        chunks = []
-        for i, (node, meta) in enumerate(zip(members, parts, strict=True)):
-            start, end = _span(node)
-            text = node.get_content(metadata_mode=MetadataMode.NONE)
-            chunks.append(
-                Chunk(
-                    i,
-                    text,
-                    start if isinstance(start, int) else 0,
-                    end if isinstance(end, int) else len(text),
-                    metadata=meta,
-                )
-            )
-        out.append(dataclasses.replace(record, chunks=tuple(chunks)))
+        chunks: list[Chunk] = []
+        ids: list[str] = []
+        for node, meta, node_pieces in mine:
+            for text, start, end in node_pieces:
+                chunks.append(Chunk(len(chunks), text, start, end, metadata=meta))
+                ids.append(node.node_id)
+        out.append((dataclasses.replace(record, chunks=tuple(chunks)), ids))
     return out
 
 
@@ -177,6 +219,12 @@ def node_of(document: Document) -> BaseNode:
         node = metadata_dict_to_node(dict(document.metadata))
     except ValueError as exc:
         raise InvalidInput(f"document {document.id!r}: its stored LlamaIndex node does not parse ({exc})") from exc
+    return canonical(node)
+
+
+def canonical(node: BaseNode) -> BaseNode:
+    """``node`` as the store reads it back (its bookkeeping keys hidden from the LLM and the
+    embedder): a page reads the same from a node just added and from one stored before."""
     return _hide(node, [k for k in BOOKKEEPING_KEYS if k in node.metadata])
 
 

@@ -27,10 +27,11 @@ from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, a
 from ._filters import graphfuse_filter
 from ._records import (
     NODE_TYPE,
+    Parts,
+    canonical,
     is_host_document,
     is_host_page,
     node_of,
-    pages_of,
     records_of,
     scored_node,
     unit_texts,
@@ -72,6 +73,11 @@ class _Backend:
     dimension: int | None = None
     pipeline: Pipeline | None = None
     stamp: object = None
+    # The nodes written through this class as the last write left them (with the graph store's
+    # generation then), and each node's page parts: a write reads only its own nodes again.
+    held: dict[str, _Held] | None = None
+    held_stamp: object = None
+    parts: dict[str, Parts] = field(default_factory=dict)
 
 
 def _recorded_embedder(directory: Path) -> str | None:
@@ -104,14 +110,18 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
 
     The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse
     index`` makes of a file (its text rebuilt from the nodes' spans, its title and links read
-    from it), with the nodes as its chunks (each holding its node, its vector the embedding
-    LlamaIndex computed), so the preset folds passages into pages as on a store the CLI built;
-    a source document of one node is that node. The graph (title mentions, markdown links,
-    entities from the text) is built over all the nodes of the store at each ``add``, so it is
-    the same whether the nodes came in one batch or many; an ``add`` costs a pass over the
-    store's nodes (pages unchanged are not written again). Queries use ``query_str`` and ``query_embedding`` as
-    LlamaIndex passes them, ``similarity_top_k``, ``filters`` (``MetadataFilters``, AND) and
-    ``doc_ids``, and return the nodes as they were added, with the preset's score and its
+    from it), with the nodes' passages as its chunks: a node longer than ``graphfuse index``'s
+    chunks (256 tokens) is cut as the CLI cuts a page, each passage holding the node and, as its
+    vector, the embedding LlamaIndex computed for the node; so BM25, the graph and the fusion
+    see passages as on a store the CLI built, and a query returns each node once. A source
+    document of one short node is that node. The graph (title mentions, markdown links,
+    entities from the text) is resolved over all the pages of the store at each ``add``, so it
+    is the same whether the nodes came in one batch or many; an ``add`` serialises and writes
+    only its own nodes and the pages whose relations they change (their vectors reused), plus a
+    planning pass over the pages' texts (the first write of a store object reads its nodes once).
+    Queries use ``query_str`` and ``query_embedding`` as LlamaIndex passes them,
+    ``similarity_top_k``, ``filters`` (``MetadataFilters``, AND) and ``doc_ids``, and return
+    the nodes as they were added, with the preset's score and its
     signals under ``graphfuse_signals`` (hidden from the LLM and the embedder, as are
     ``file_path``, ``parent_id`` and ``chunk_index``). Writes from two processes at once are not
     supported (as with ``graphfuse index``).
@@ -257,6 +267,19 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
                 found[node.node_id] = _Held(node, doc.id, page)
         return found
 
+    async def _generation(self, backend: _Backend) -> object:
+        generation = getattr(backend.graph, "generation", None)
+        return await generation() if callable(generation) else None
+
+    async def _stored(self, backend: _Backend) -> dict[str, _Held]:
+        """Every node written through this class: as the last write of this object left them while
+        the graph store has not changed since (its ``generation``), else read again."""
+        stamp = await self._generation(backend)
+        if backend.held is None or stamp is None or stamp != backend.held_stamp:
+            backend.held = await self._host_nodes(backend)
+            backend.parts = {}
+        return backend.held
+
     def _indexer(self, backend: _Backend, embedder: Embedder, entity_graph: bool) -> Indexer:
         return Indexer.for_records(
             [], backend.graph, backend.vectors, embedder, entity_graph=entity_graph, chunker=_WHOLE, embed_title=False
@@ -281,9 +304,9 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
                     "with your embed_model) or set node.embedding"
                 )
             self._dimension(backend, len(node.embedding), f"node {node.node_id!r}'s embedding")
-            given[node.node_id] = node
+            given[node.node_id] = canonical(node.model_copy())
         dimension = len(next(iter(given.values())).embedding or ())
-        stored = await self._host_nodes(backend)
+        stored = await self._stored(backend)
         held = {i: h for i, h in stored.items() if i not in given}
         await self._sync(backend, dimension, {**{i: h.node for i, h in held.items()}, **given}, given, held, stored)
         backend.dimension = dimension
@@ -306,16 +329,18 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         """Index ``nodes`` (every node the store is to hold) as pages, then delete the pages that
         no longer hold a node; ``given`` are new (with their embeddings), ``held`` are stored
         (their vectors re-read), ``before`` is every node the store held."""
-        records = records_of(nodes.values())
-        pages = pages_of(nodes.values())
+        for node_id in given:
+            backend.parts.pop(node_id, None)
+        planned = records_of(nodes.values(), memo=backend.parts)
+        records = [record for record, _ in planned]
         vectors: dict[str, Sequence[float]] = {}
         kept: dict[str, str] = {}
-        for record in records:
-            for node, text in zip(pages[record.id], unit_texts(record), strict=True):
-                if node.node_id in given:
-                    vectors[text] = node.embedding or []
-                elif node.node_id in held:
-                    kept.setdefault(text, held[node.node_id].unit)
+        for record, owners in planned:
+            for node_id, text in zip(owners, unit_texts(record), strict=True):
+                if node_id in given:
+                    vectors[text] = given[node_id].embedding or []
+                elif node_id in held:
+                    kept.setdefault(text, held[node_id].unit)
         fetch = getattr(backend.vectors, "get_vectors", None)
         embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
         if backend.local is not None:
@@ -326,11 +351,20 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         if gone:
             await indexer.adelete(gone)
         backend.dimension = dimension
+        now: dict[str, _Held] = {}
+        for record, owners in planned:
+            units = [f"{record.id}#{c.index}" for c in record.chunks] if record.chunks else [record.id]
+            for node_id, unit in zip(owners, units, strict=True):
+                if node_id not in now:
+                    now[node_id] = _Held(nodes[node_id], unit, record.id)
+        backend.parts = {i: p for i, p in backend.parts.items() if i in now}
+        backend.held = now
 
     async def _changed(self, backend: _Backend) -> None:
         backend.pipeline = None
         if backend.directory is not None:
             await CorpusCache(backend.directory).refresh(backend.graph)
+        backend.held_stamp = await self._generation(backend)
 
     async def _ids(self, backend: _Backend, flt: MetadataFilter | None) -> list[str]:
         listing = getattr(backend.graph, "iter_documents", None)
@@ -343,6 +377,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             return
         dimension = backend.dimension or 1
         await self._indexer(backend, QueryVectors(dimension, backend.embedder), False).adelete(list(ids))
+        backend.held = None  # (read again at the next write)
         await self._changed(backend)
 
     async def adelete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
@@ -375,7 +410,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         doomed = set(matching) if node_ids is None else set(node_ids) & set(matching)
         others = await self._other_documents(backend, flt, None if node_ids is None else set(node_ids))
         if doomed:
-            stored = await self._host_nodes(backend)
+            stored = await self._stored(backend)
             held = {i: h for i, h in stored.items() if i not in doomed}
             dimension = backend.dimension or len(next(iter(stored.values())).node.embedding or ()) or 1
             await self._sync(backend, dimension, {i: h.node for i, h in held.items()}, {}, held, stored)
@@ -411,6 +446,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         if rest:  # entity nodes, which outlive their documents
             await backend.graph.delete_documents(rest)
             await backend.vectors.delete(rest)
+            backend.held = None
             await self._changed(backend)
 
     def clear(self) -> None:
@@ -499,10 +535,22 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         token = given_query.set(None if query.query_embedding is None else (text, list(query.query_embedding)))
         try:
             cap = top_k if self.max_per_document is None else self.max_per_document
-            results = await pipeline.aretrieve(text, top_k, filter=flt, max_per_document=cap)
+            # A long node is several passages: the first of them that ranks stands for it.
+            wanted = top_k
+            while True:
+                results = await pipeline.aretrieve(text, wanted, filter=flt, max_per_document=cap)
+                scored, seen = [], set()
+                for result in results:
+                    one = scored_node(result)
+                    if one.node.node_id not in seen:
+                        seen.add(one.node.node_id)
+                        scored.append(one)
+                if len(scored) >= top_k or len(results) < wanted:
+                    break
+                wanted, cap = wanted * 2, cap * 2 if self.max_per_document is None else cap
         finally:
             given_query.reset(token)
-        scored = [scored_node(r) for r in results]
+        scored = scored[:top_k]
         return VectorStoreQueryResult(
             nodes=[s.node for s in scored],
             similarities=[float(s.score or 0.0) for s in scored],
