@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from graphfuse import Document, Result, run_sync
-from graphfuse._sentences import sentence_spans
+from graphfuse._core._sentences import sentence_spans
 from graphfuse.context import build_context
 from graphfuse.context._dialogue import speaker_turns
 from graphfuse.stores import InMemoryGraphStore

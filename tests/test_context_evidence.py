@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from graphfuse import Document, Result
-from graphfuse._sentences import content_terms
+from graphfuse._core._sentences import content_terms
 from graphfuse.context import RegexTokenCounter, _evidence, build_context
 from graphfuse.context._evidence import SentenceScorer, relation_query
 from graphfuse.context._items import Item, items_from_results

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from graphfuse import Document, Relation, Result, run_sync
-from graphfuse._sentences import _ABBREVIATIONS as ABBREVIATIONS
-from graphfuse._sentences import (
+from graphfuse._core._sentences import _ABBREVIATIONS as ABBREVIATIONS
+from graphfuse._core._sentences import (
     _END,
     _RELATION_STEMS,
     _SUFFIXES,

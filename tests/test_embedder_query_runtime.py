@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from graphfuse._local_models import default_model_path
+from graphfuse._providers._local_models import default_model_path
 from graphfuse.embedders import LocalEmbedder
 from graphfuse.embedders._bert import bert_encoder_for
 from graphfuse.stores import LocalStore

@@ -23,11 +23,11 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
         "each built-in factory imports its component when the registry builds it",
     ),
     "graphfuse/_console.py": ({".cli"}, "a missing `cli` extra is reported without a traceback"),
-    "graphfuse/_passages.py": (
-        {"._text"},
+    "graphfuse/_retrieval/_passages.py": (
+        {".._core._text"},
         "the CJK patterns compile on first use, not with `import graphfuse`",
     ),
-    "graphfuse/_pipeline.py": ({".scoring"}, "the default scorer loads with the first pipeline"),
+    "graphfuse/_retrieval/_pipeline.py": ({"..scoring"}, "the default scorer loads with the first pipeline"),
     "graphfuse/presets.py": ({".multihop", ".timeaware"}, "scipy loads with the first multi-hop or time-aware preset"),
     "graphfuse/stores/_check.py": ({"..multihop"}, "scipy loads only when a store's corpus cache is checked"),
     "graphfuse/stores/_directory.py": (

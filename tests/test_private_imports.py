@@ -2,7 +2,7 @@
 
 A private module (a name part starting with ``_``) belongs to the package that holds it: its
 neighbours and their subpackages may import it, nothing else. ``graphfuse.stages._named`` is
-for ``graphfuse.stages.*`` only; ``graphfuse._types`` is for any module of ``graphfuse``. What
+for ``graphfuse.stages.*`` only; ``graphfuse._core._types`` is for any module of ``graphfuse``. What
 another package needs is made public in its ``__init__`` (``__all__``, documented) or moved to a
 lower layer. Function-level and relative imports count like the others.
 """

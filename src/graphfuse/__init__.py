@@ -7,7 +7,7 @@ rerankers in :mod:`graphfuse.embedders` and :mod:`graphfuse.rerankers`, presets 
 build on is in :mod:`graphfuse.records` and :mod:`graphfuse.hosts`.
 """
 
-from ._capabilities import (
+from ._core._capabilities import (
     AdjacencySource,
     ChecksOptions,
     DocumentListing,
@@ -18,8 +18,8 @@ from ._capabilities import (
     VectorSource,
     Versioned,
 )
-from ._deadline import deadline
-from ._errors import (
+from ._core._deadline import deadline
+from ._core._errors import (
     AlreadyExists,
     AuthenticationFailed,
     ConnectionFailed,
@@ -37,14 +37,14 @@ from ._errors import (
     StageFailed,
     StoreCorrupted,
 )
-from ._filters import Condition, FilterLike, MetadataFilter
-from ._passages import Passages, PassageTerms
-from ._pipeline import Pipeline
-from ._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
-from ._result_cache import ResultCache
-from ._sync import run_sync
-from ._timestamps import parse_timestamp
-from ._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
+from ._core._filters import Condition, FilterLike, MetadataFilter
+from ._core._protocols import CacheStore, Embedder, GraphStore, Reranker, RunContext, Scorer, Stage, VectorStore
+from ._core._sync import run_sync
+from ._core._timestamps import parse_timestamp
+from ._core._types import Candidate, Document, Query, RelatedDocument, Relation, Result, VectorHit, VectorRecord
+from ._retrieval._passages import Passages, PassageTerms
+from ._retrieval._pipeline import Pipeline
+from ._retrieval._result_cache import ResultCache
 
 __version__ = "0.1.0"
 

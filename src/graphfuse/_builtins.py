@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from ._errors import InvalidInput
+from ._core._errors import InvalidInput
 from .plugins import Components, hookimpl
 from .plugins.hookspecs import Register, RegisterPreset
 

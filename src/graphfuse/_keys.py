@@ -27,7 +27,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from ._errors import ConnectionFailed, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+from ._core._errors import ConnectionFailed, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
 
 __all__ = ["TENANT_PATTERN", "KeyFile", "KeyFileDamaged", "KeyRecord", "check_tenant"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._capabilities import SignalInput, SignalScorer, SignalStage, as_signal_stage
-from ._errors import InvalidInput
-from ._filters import FilterLike, MetadataFilter
-from ._pipeline import StageRunContext, run_signal_stage, run_stage, run_stages
-from ._traits import DeclaresTraits, StageTraits, stage_traits
-from ._types import Query
+from ._core._capabilities import SignalInput, SignalScorer, SignalStage, as_signal_stage
+from ._core._errors import InvalidInput
+from ._core._filters import FilterLike, MetadataFilter
+from ._core._traits import DeclaresTraits, StageTraits, stage_traits
+from ._core._types import Query
+from ._retrieval._pipeline import StageRunContext, run_signal_stage, run_stage, run_stages
 
 __all__ = [
     "NO_QUERY",

@@ -15,14 +15,14 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from ._capabilities import DocumentListing
-from ._errors import InvalidInput
-from ._passages import Passages
-from ._pipeline import Pipeline
-from ._preset_options import DEFAULT_PRESET
-from ._preset_options import stage_options as _options
-from ._protocols import Embedder, GraphStore, Reranker, VectorStore
-from ._sync import async_form, sync_form
+from ._core._capabilities import DocumentListing
+from ._core._errors import InvalidInput
+from ._core._preset_options import DEFAULT_PRESET
+from ._core._preset_options import stage_options as _options
+from ._core._protocols import Embedder, GraphStore, Reranker, VectorStore
+from ._core._sync import async_form, sync_form
+from ._retrieval._passages import Passages
+from ._retrieval._pipeline import Pipeline
 from .plugins import INPUTS, Components, Preset, get_registry
 
 __all__ = [

@@ -8,6 +8,6 @@ splits inputs into batches and checks every answer. Wrap the request in
 environment. GraphFuse's Cohere, Voyage AI and OpenAI plugins are built this way.
 """
 
-from ._remote import RemoteEmbedder, RemoteReranker, api_key
+from ._providers._remote import RemoteEmbedder, RemoteReranker, api_key
 
 __all__ = ["RemoteEmbedder", "RemoteReranker", "api_key"]

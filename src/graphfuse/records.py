@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-from ._capabilities import ExplainsScores, SignalScorer, SignalStage, as_signal_stage
-from ._errors import InvalidInput, NotFound
-from ._pipeline import StageRunContext, run_signal_stage
-from ._pipeline import run_stages as _run_stages
-from ._protocols import GraphStore, Scorer, Stage
-from ._timestamps import parse_timestamp
-from ._types import Candidate, Document, Query, check_id, check_signal
+from ._core._capabilities import ExplainsScores, SignalScorer, SignalStage, as_signal_stage
+from ._core._errors import InvalidInput, NotFound
+from ._core._protocols import GraphStore, Scorer, Stage
+from ._core._timestamps import parse_timestamp
+from ._core._types import Candidate, Document, Query, check_id, check_signal
+from ._retrieval._pipeline import StageRunContext, run_signal_stage
+from ._retrieval._pipeline import run_stages as _run_stages
 from .scoring import reciprocal_rank_fusion
 from .validation import check_choice, check_positive_int
 

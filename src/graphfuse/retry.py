@@ -8,8 +8,8 @@ with jitter, waits at least a provider's Retry-After and never runs past the dea
 docs/backends/providers.md, "Retries and deadlines".
 """
 
-from ._provider_errors import error_for_status, retry_after
-from ._retry import RetryCount, RetryPolicy, attempt_timeout, call_with_retry, counting_retries
+from ._providers._provider_errors import error_for_status, retry_after
+from ._providers._retry import RetryCount, RetryPolicy, attempt_timeout, call_with_retry, counting_retries
 
 __all__ = [
     "RetryCount",

@@ -15,9 +15,9 @@ from datetime import timedelta
 from types import MappingProxyType
 from typing import Any
 
-from ._errors import InvalidInput
-from ._filters import FilterLike, MetadataFilter
-from ._types import Candidate, VectorRecord, check_id, check_signal
+from ._core._errors import InvalidInput
+from ._core._filters import FilterLike, MetadataFilter
+from ._core._types import Candidate, VectorRecord, check_id, check_signal
 
 __all__ = [
     "check_choice",

@@ -24,9 +24,9 @@ from rich.progress import (
 from rich.table import Table
 
 from .. import presets
-from .._errors import InvalidInput, NotFound
-from .._passages import check_granularity, check_max_per_document
-from .._sync import run_sync
+from .._core._errors import InvalidInput, NotFound
+from .._core._sync import run_sync
+from .._retrieval._passages import check_granularity, check_max_per_document
 from ..stores import DEFAULT_STORE
 from ._context import shaped
 from ._errors import err_console, reports_errors

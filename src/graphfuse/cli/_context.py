@@ -8,11 +8,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
-from .._passages import check_granularity
-from .._sync import run_sync
-from .._types import Query
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._sync import run_sync
+from .._core._types import Query
+from .._retrieval._passages import check_granularity
 from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors
 from ._options import FilterJSON, Granularity, MaxPerDocument

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .._sync import run_sync
+from .._core._sync import run_sync
 from ..indexing import Indexer
 from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import reports_errors

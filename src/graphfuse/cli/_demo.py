@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._sync import run_sync
-from .._types import Result
+from .._core._sync import run_sync
+from .._core._types import Result
 from ..data import SampleQuestion, sample_corpus, sample_questions
 from ..indexing import IndexReport, read_sources
 from ..stores import aopen_store, default_embedder

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from .._errors import GraphFuseError, PermissionDenied, StageFailed, StoreCorrupted
+from .._core._errors import GraphFuseError, PermissionDenied, StageFailed, StoreCorrupted
 
 __all__ = ["err_console", "reports_errors"]
 

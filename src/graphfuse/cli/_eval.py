@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._sync import run_sync
+from .._core._sync import run_sync
 from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, fusion_rows, multihop_gaps
 from ._errors import reports_errors
 from ._progress import StepBars

@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from .._errors import InvalidInput
-from .._sync import run_sync
+from .._core._errors import InvalidInput
+from .._core._sync import run_sync
 from ..indexing import (
     MAX_CHAT_FILE_BYTES,
     MAX_FILE_BYTES,

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from .._errors import InvalidInput
-from .._passages import DEFAULT_MAX_DOCUMENT_TOKENS
+from .._core._errors import InvalidInput
+from .._retrieval._passages import DEFAULT_MAX_DOCUMENT_TOKENS
 from ..defaults import MAX_PER_DOCUMENT
 
 __all__ = ["FilterJSON", "Granularity", "MaxPerDocument", "byte_size"]

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
-from .._passages import check_granularity
-from .._sync import run_sync
-from .._types import Query, Result
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._sync import run_sync
+from .._core._types import Query, Result
+from .._retrieval._passages import check_granularity
 from ..scoring import DEFAULT_WEIGHTS
 from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from .. import ResultCache
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ..plugins import get_registry
 from ..stores import DEFAULT_STORE, aopen_store
 from ._errors import err_console, reports_errors

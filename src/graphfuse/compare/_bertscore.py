@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import InvalidInput, PluginError
-from .._local_models import DEFAULT_MODEL_ID, INSTALL_HINT, default_model_path
+from .._core._errors import InvalidInput, PluginError
+from .._providers._local_models import DEFAULT_MODEL_ID, INSTALL_HINT, default_model_path
 
 __all__ = ["BERTScore", "BERTScoreResult"]
 

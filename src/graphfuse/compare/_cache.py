@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, StoreCorrupted
+from .._core._errors import InvalidInput, StoreCorrupted
 
 __all__ = ["CompareCache", "cache_key"]
 

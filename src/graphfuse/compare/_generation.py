@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .._errors import InvalidInput
-from .._protocols import Generator
-from .._types import Generation, UsageSource
+from .._core._errors import InvalidInput
+from .._core._protocols import Generator
+from .._core._types import Generation, UsageSource
 
 __all__ = ["ContextWindowExceeded", "Generation", "Generator", "UsageSource", "check_messages", "describe_generator"]
 

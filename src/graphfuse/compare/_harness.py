@@ -12,9 +12,9 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput, RequestTimedOut
-from .._retry import counting_retries
-from .._sync import sync_form
+from .._core._errors import GraphFuseError, InvalidInput, RequestTimedOut
+from .._core._sync import sync_form
+from .._providers._retry import counting_retries
 from ._bertscore import BERTScore
 from ._cache import CompareCache, cache_key
 from ._generation import Generator, describe_generator

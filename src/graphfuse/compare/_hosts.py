@@ -9,8 +9,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._types import Document, Result
+from .._core._errors import InvalidInput
+from .._core._types import Document, Result
 from ..context import abuild_context
 from ._generation import Generation, Generator
 from ._pipelines import CONTEXT_PROMPT, Answer, ContextPipeline, EmptyAnswer, Retrieved

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput
+from .._core._errors import GraphFuseError, InvalidInput
 from ._generation import Generation, Generator, describe_generator
 
 __all__ = ["CRITERIA", "JUDGE_PROMPT", "VERDICT_SCHEMA", "Judge", "JudgeFailed", "Verdict", "parse_verdict"]

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
-from .._errors import InvalidInput, NotFound
-from .._pipeline import Pipeline
+from .._core._errors import InvalidInput, NotFound
+from .._retrieval._pipeline import Pipeline
 from ..context import aretrieve_context
 from ._generation import ContextWindowExceeded, Generator, describe_generator
 from ._tokens import count_messages, default_counter

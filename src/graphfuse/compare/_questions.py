@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import InvalidInput
-from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
+from .._core._errors import InvalidInput
+from .._core._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects
 
 __all__ = ["CompareQuestion", "check_questions", "load_questions"]
 

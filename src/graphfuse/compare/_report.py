@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._harness import ComparisonReport
 from ._judge import CRITERIA
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["Allocation", "TokenBudget"]
 

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._errors import GraphFuseError, InvalidInput, PluginError
-from .._filters import FilterLike, MetadataFilter
-from .._protocols import Embedder, GraphStore
-from .._sentences import sentence_spans
-from .._sync import sync_form
-from .._types import KIND_KEY, RELATED_TO, Relation, Result
+from .._core._errors import GraphFuseError, InvalidInput, PluginError
+from .._core._filters import FilterLike, MetadataFilter
+from .._core._protocols import Embedder, GraphStore
+from .._core._sentences import sentence_spans
+from .._core._sync import sync_form
+from .._core._types import KIND_KEY, RELATED_TO, Relation, Result
 from ..defaults import WHOLE_PAGE_CHUNKS
 from ..embedders import memo_for
 from ._budget import Allocation, TokenBudget, resolve_budget

@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
-from .._protocols import TokenCounter
+from .._core._errors import GraphFuseError, InvalidInput, NotFound, PluginError
+from .._core._protocols import TokenCounter
 from ..plugins import get_registry
 
 __all__ = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .._text import has_cjk
+from .._core._text import has_cjk
 
 __all__ = ["Turns", "is_dialogue", "speaker_turns", "starts_turn"]
 

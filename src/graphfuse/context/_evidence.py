@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from .._sentences import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
-from .._text import normalize
+from .._core._sentences import ascii_word_map, content_terms, holds_term, sentence_spans, terms_of, words_of
+from .._core._text import normalize
 from ..defaults import EVIDENCE_WEIGHTS
 from ..indexing import TextEntityExtractor
 from ._dialogue import speaker_turns

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .._errors import InvalidInput
-from .._sentences import sentence_spans
-from .._types import Relation
+from .._core._errors import InvalidInput
+from .._core._sentences import sentence_spans
+from .._core._types import Relation
 from ._evidence import SentenceScorer, _key, _name_key, joined_texts
 from ._items import Item
 from ._packing import Budgeter, empty_text

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, cast
 
-from .._errors import InvalidInput
-from .._sentences import cut_to
+from .._core._errors import InvalidInput
+from .._core._sentences import cut_to
 from ._counters import TokenCounter
 
 __all__ = [

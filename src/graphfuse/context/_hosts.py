@@ -13,11 +13,11 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
-from .._errors import GraphFuseError, InvalidInput
-from .._filters import FilterLike, MetadataFilter
-from .._protocols import GraphStore
-from .._sync import sync_form
-from .._types import Document, Result
+from .._core._errors import GraphFuseError, InvalidInput
+from .._core._filters import FilterLike, MetadataFilter
+from .._core._protocols import GraphStore
+from .._core._sync import sync_form
+from .._core._types import Document, Result
 from ..hosts import NO_QUERY
 from ._budget import TokenBudget
 from ._build import abuild_context, check_format

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import timezone
 from typing import Any
 
-from .._errors import InvalidInput
-from .._types import KIND_KEY, Document, Result
+from .._core._errors import InvalidInput
+from .._core._types import KIND_KEY, Document, Result
 from ._paragraphs import join_paragraphs, title_lines
 
 __all__ = ["Item", "chunked_pages", "item_body", "item_label", "item_title", "items_from_results"]

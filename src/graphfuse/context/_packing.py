@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
-from .._sentences import cut_to, sentence_spans
+from .._core._sentences import cut_to, sentence_spans
 from ..defaults import COVERAGE, DENSITY, DENSITY_OFFSET
 from ._counters import TiktokenCounter, TokenCounter, checked_count
 from ._cuts import seam

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from .._sentences import is_heading
+from .._core._sentences import is_heading
 from ..defaults import ASSUMED_SIMILARITY, MAX_POOL, MIN_POOL, POOL_PER_BUDGET
 from ._evidence import Sentence, SentenceScorer, relation_query
 from ._graph import GraphCaps

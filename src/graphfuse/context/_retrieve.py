@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._filters import FilterLike
-from .._pipeline import Pipeline
-from .._protocols import Embedder, GraphStore, TokenCounter
-from .._sync import sync_form
-from .._types import Query, Result
+from .._core._filters import FilterLike
+from .._core._protocols import Embedder, GraphStore, TokenCounter
+from .._core._sync import sync_form
+from .._core._types import Query, Result
+from .._retrieval._pipeline import Pipeline
 from ._budget import TokenBudget, resolve_budget
 from ._build import abuild_context, check_format
 from ._graph import GraphCaps

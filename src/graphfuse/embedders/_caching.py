@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._errors import InvalidInput
-from .._protocols import CacheStore, Embedder
+from .._core._errors import InvalidInput
+from .._core._protocols import CacheStore, Embedder
 from ._identity import embedder_identity
 from ._texts import check_texts
 

@@ -9,7 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._texts import check_texts
 
 __all__ = ["HashingEmbedder"]

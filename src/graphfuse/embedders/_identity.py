@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._protocols import Embedder
+from .._core._protocols import Embedder
 
 __all__ = ["embedder_identity"]
 

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._local_models import DEFAULT_MODEL_ID, default_model_path, load_sentence_transformers
+from .._core._errors import InvalidInput
+from .._providers._local_models import DEFAULT_MODEL_ID, default_model_path, load_sentence_transformers
 from ._bert import BertEncoder, bert_encoder_for
 from ._texts import check_texts
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import GraphFuseError, PluginError
-from .._protocols import Embedder
+from .._core._errors import GraphFuseError, PluginError
+from .._core._protocols import Embedder
 
 __all__ = ["DEFAULT_MAX_VECTORS", "VectorMemo", "memo_for"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["check_texts"]
 

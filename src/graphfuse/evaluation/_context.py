@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import InvalidInput
-from .._protocols import Embedder, GraphStore
-from .._types import Document, Result
+from .._core._errors import InvalidInput
+from .._core._protocols import Embedder, GraphStore
+from .._core._types import Document, Result
 from ..context import GraphCaps, TokenCounter, abuild_context
 from ..indexing import SourceRecord
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._errors import InvalidInput
-from .._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects, shown_size
+from .._core._errors import InvalidInput
+from .._core._jsonl import MAX_JSONL_FILE_BYTES, MAX_JSONL_LINE_BYTES, read_json_objects, shown_size
 from ..indexing import SourceRecord, read_sources
 
 __all__ = [

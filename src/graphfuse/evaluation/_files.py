@@ -6,9 +6,9 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
-from .._errors import InvalidInput
-from .._passages import check_granularity, check_max_per_document
-from .._protocols import Embedder, GraphStore, VectorStore
+from .._core._errors import InvalidInput
+from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._retrieval._passages import check_granularity, check_max_per_document
 from ..context import GraphCaps
 from ..embedders import CachingEmbedder
 from ..indexing import entity_extractors as entity_extractors_named

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._types import Result
+from .._core._types import Result
 from ..scoring import AdaptiveScorer, WeightedScorer
 
 __all__ = ["FusionSummary", "FusionTally", "SignalWeight", "query_weights"]

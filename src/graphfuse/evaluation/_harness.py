@@ -9,10 +9,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import presets
-from .._capabilities import DocumentListing
-from .._errors import InvalidInput
-from .._protocols import Embedder, GraphStore, VectorStore
-from .._types import Document, Result
+from .._core._capabilities import DocumentListing
+from .._core._errors import InvalidInput
+from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._types import Document, Result
 from ..context import GraphCaps, get_token_counter
 from ..defaults import MAX_PER_DOCUMENT
 from ..indexing import (

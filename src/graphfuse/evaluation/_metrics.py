@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["ndcg_at_k", "percentile", "recall_at_k", "reciprocal_rank"]
 

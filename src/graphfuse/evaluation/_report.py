@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._gaps import GAP_METRICS, multihop_gaps
 from ._harness import EvalReport
 

@@ -9,7 +9,7 @@
 See ``docs/indexing.md`` for the relation types, re-indexing and resume semantics.
 """
 
-from .._encoding import MAX_METADATA_BYTES, MAX_METADATA_VALUES
+from .._core._encoding import MAX_METADATA_BYTES, MAX_METADATA_VALUES
 from ._chunking import Chunk, RegexTokenizer, TokenChunker, Tokenizer, WordPieceTokenizer
 from ._conversations import ChatMessage, conversation_records
 from ._extractors import EntityExtractor, HeuristicNameExtractor, Mention, TitleLinker

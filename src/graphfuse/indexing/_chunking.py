@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["Chunk", "RegexTokenizer", "TokenChunker", "Tokenizer", "WordPieceTokenizer"]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._chunking import RegexTokenizer, Tokenizer
 from ._records import SourceRecord
 

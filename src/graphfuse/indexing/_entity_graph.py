@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._types import KIND_KEY, Document
+from .._core._types import KIND_KEY, Document
 from ._llm_graph import RELATED_TO, typed_facts
 from ._relation_types import CO_OCCURS_WITH, MENTIONED_IN
 from ._text_entities import merge_variants

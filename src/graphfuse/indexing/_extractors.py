@@ -8,10 +8,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
-from .._errors import InvalidInput
-from .._protocols import EntityExtractor
-from .._text import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, cjk_bigrams, has_cjk, normalize
-from .._types import Mention
+from .._core._errors import InvalidInput
+from .._core._protocols import EntityExtractor
+from .._core._text import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, cjk_bigrams, has_cjk, normalize
+from .._core._types import Mention
 
 __all__ = [
     "CJK_SPEAKER",

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import InvalidInput, NotFound
-from .._protocols import Embedder, GraphStore, VectorStore
-from .._sync import sync_form
-from .._types import ENTITY_PREFIX, KIND_KEY, Document
+from .._core._errors import InvalidInput, NotFound
+from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._sync import sync_form
+from .._core._types import ENTITY_PREFIX, KIND_KEY, Document
 from ._chunking import TokenChunker
 from ._extractors import EntityExtractor, TitleLinker
 from ._plan import Plan, PlanSettings, plan_records

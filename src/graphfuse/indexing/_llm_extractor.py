@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._extractors import Mention, normalize
 
 __all__ = ["LLMEntityExtractor"]

@@ -23,10 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._errors import InvalidInput
-from .._protocols import Generator
-from .._sync import run_sync
-from .._types import RELATED_TO, Mention
+from .._core._errors import InvalidInput
+from .._core._protocols import Generator
+from .._core._sync import run_sync
+from .._core._types import RELATED_TO, Mention
 from ._llm_graph_cache import ExtractionCache, extraction_key
 from ._text_entities import entity_key
 

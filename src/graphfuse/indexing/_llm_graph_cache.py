@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["ExtractionCache", "extraction_key"]
 

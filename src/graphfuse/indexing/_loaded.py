@@ -11,9 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._encoding import as_json_data, check_metadata_size
-from .._errors import InvalidInput
-from .._timestamps import parse_timestamp
+from .._core._encoding import as_json_data, check_metadata_size
+from .._core._errors import InvalidInput
+from .._core._timestamps import parse_timestamp
 from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, Note, NoteLinks, note_text, read_note
 from ._records import SourceRecord

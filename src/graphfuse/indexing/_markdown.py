@@ -20,8 +20,8 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from .._encoding import as_json_data
-from .._errors import InvalidInput
+from .._core._encoding import as_json_data
+from .._core._errors import InvalidInput
 from ._markup import clean_markup, clean_title, outside
 from ._reading import SourceReader, Unreadable
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._types import Document
+from .._core._types import Document
 from ._chunking import TokenChunker
 from ._entity_graph import plan_entities
 from ._extractors import EntityExtractor

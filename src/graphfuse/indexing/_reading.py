@@ -17,8 +17,8 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path, PurePath
 from typing import BinaryIO
 
-from .._errors import InvalidInput, PermissionDenied
-from .._jsonl import shown_size
+from .._core._errors import InvalidInput, PermissionDenied
+from .._core._jsonl import shown_size
 
 __all__ = [
     "MAX_CHAT_FILE_BYTES",

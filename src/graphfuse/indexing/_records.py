@@ -11,10 +11,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from .._encoding import check_json_data, check_metadata_size, check_text
-from .._errors import InvalidInput
-from .._jsonl import read_json_objects
-from .._types import ENTITY_PREFIX, check_id
+from .._core._encoding import check_json_data, check_metadata_size, check_text
+from .._core._errors import InvalidInput
+from .._core._jsonl import read_json_objects
+from .._core._types import ENTITY_PREFIX, check_id
 from ._chunking import Chunk
 from ._formats import RST_SUFFIXES, SPHINX_MACHINERY
 from ._markdown import MARKDOWN_SUFFIXES, EmptyNote, NoteLinks, note_text, read_note

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ..plugins import ENTITY_EXTRACTOR, get_registry
 from ._extractors import EntityExtractor
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._conversations import ChatMessage
 from ._reading import MAX_CHAT_FILE_BYTES, SourceReader, Unreadable, not_a_file
 

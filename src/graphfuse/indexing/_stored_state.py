@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._types import KIND_KEY, Document
+from .._core._types import KIND_KEY, Document
 from ._plan import Plan
 from ._relation_types import Rel
 

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InvalidInput
-from .._text import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, has_cjk, normalize
+from .._core._errors import InvalidInput
+from .._core._text import _CJK, _TOKEN, CJK_SPEAKER, STOPWORDS, has_cjk, normalize
 from ._extractors import Mention, TitleLinker, _joined
 
 if TYPE_CHECKING:

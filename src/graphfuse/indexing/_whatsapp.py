@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._conversations import ChatMessage
 from ._reading import MAX_CHAT_FILE_BYTES, SourceReader, Unreadable, not_a_file
 

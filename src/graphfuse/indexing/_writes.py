@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .._capabilities import PageRankRefreshing, VectorLookup
-from .._errors import InvalidInput
-from .._protocols import Embedder, GraphStore, VectorStore
-from .._types import Document, Relation, VectorRecord
+from .._core._capabilities import PageRankRefreshing, VectorLookup
+from .._core._errors import InvalidInput
+from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._types import Document, Relation, VectorRecord
 from ._plan import Plan
 from ._relation_types import LINKS_TO, Rel
 from ._stored_state import owned_relations, stored_documents, unchanged, unit_ids

@@ -12,10 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
-from .._text import bm25_tokens
-from .._types import check_id
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._text import bm25_tokens
+from .._core._types import check_id
 
 __all__ = ["BM25Index", "PassageLexicon", "bm25_tokens"]
 

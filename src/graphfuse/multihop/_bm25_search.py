@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._protocols import RunContext
-from .._traits import StageTraits
-from .._types import Candidate, Document, Query
+from .._core._errors import InvalidInput
+from .._core._protocols import RunContext
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Document, Query
 from ..stages import NamedStage
 from ..validation import check_options, check_positive_int
 from ._bm25 import BM25Index

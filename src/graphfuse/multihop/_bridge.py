@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._protocols import RunContext
-from .._sentences import content_terms, sentence_spans
-from .._traits import StageTraits
-from .._types import Candidate, Document, Query
+from .._core._errors import InvalidInput
+from .._core._protocols import RunContext
+from .._core._sentences import content_terms, sentence_spans
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Document, Query
 from ..defaults import BRIDGE_SEEDS
 from ..indexing import TextEntityExtractor
 from ..stages import NamedStage

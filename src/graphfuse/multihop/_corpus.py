@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .._capabilities import DocumentListing
-from .._errors import InvalidInput
-from .._protocols import GraphStore
-from .._types import Document
+from .._core._capabilities import DocumentListing
+from .._core._errors import InvalidInput
+from .._core._protocols import GraphStore
+from .._core._types import Document
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
 from ..timeaware import Timeline
 from ._bm25 import BM25Index

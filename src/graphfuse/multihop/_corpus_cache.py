@@ -25,8 +25,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._errors import InvalidInput
-from .._protocols import GraphStore
+from .._core._errors import InvalidInput
+from .._core._protocols import GraphStore
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens

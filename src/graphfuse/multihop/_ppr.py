@@ -14,13 +14,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from .._capabilities import AdjacencySource
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
+from .._core._capabilities import AdjacencySource
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._protocols import GraphStore, RunContext
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Document, Query
 from .._pagerank import power_iteration, walk_matrix
-from .._protocols import GraphStore, RunContext
-from .._traits import StageTraits
-from .._types import Candidate, Document, Query
 from ..defaults import SEED_SIGNALS
 from ..stages import NamedStage
 from ..validation import check_name, check_options, check_positive_int, check_relation_types, check_unit

@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sized
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import InvalidInput
-from .._passages import Passages
-from .._pipeline import Pipeline
-from .._preset_options import stage_options as split_options
-from .._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
+from .._core._errors import InvalidInput
+from .._core._preset_options import stage_options as split_options
+from .._core._protocols import Embedder, GraphStore, Reranker, Stage, VectorStore
+from .._retrieval._passages import Passages
+from .._retrieval._pipeline import Pipeline
 from ..defaults import (
     ADAPTIVE_VECTOR_BOOST,
     DOCUMENT_WEIGHT,

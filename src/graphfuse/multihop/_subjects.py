@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from .._sentences import sentence_spans
-from .._text import CJK_SPEAKER, STOPWORDS, normalize
+from .._core._sentences import sentence_spans
+from .._core._text import CJK_SPEAKER, STOPWORDS, normalize
 
 __all__ = ["linked_names", "name_forms", "subject_name", "subject_span"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._capabilities import DocumentListing
-from .._errors import InvalidInput
-from .._protocols import GraphStore, RunContext
-from .._types import Candidate, Query
+from .._core._capabilities import DocumentListing
+from .._core._errors import InvalidInput
+from .._core._protocols import GraphStore, RunContext
+from .._core._types import Candidate, Query
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher
 from ..stages import NamedStage
 from ..validation import check_options, check_unit

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, overload
 
-from .._errors import InvalidInput
-from .._protocols import CacheStore, Embedder, GraphStore, Reranker, VectorStore
+from .._core._errors import InvalidInput
+from .._core._protocols import CacheStore, Embedder, GraphStore, Reranker, VectorStore
 
 __all__ = ["ComponentName", "Components"]
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pluggy
 
-from .._errors import PluginError
+from .._core._errors import PluginError
 from .hookspecs import hookimpl
 
 __all__ = ["Attribution", "attributed"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .._protocols import (
+from .._core._protocols import (
     CacheStore,
     Embedder,
     EntityExtractor,

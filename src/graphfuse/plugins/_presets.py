@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import InvalidInput, PluginError
+from .._core._errors import InvalidInput, PluginError
 
 __all__ = ["INPUTS", "Preset"]
 

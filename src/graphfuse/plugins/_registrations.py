@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InvalidInput, PluginError
+from .._core._errors import InvalidInput, PluginError
 from ._presets import Preset
 
 if TYPE_CHECKING:

@@ -24,8 +24,8 @@ from typing import Any, TypeVar, overload
 import pluggy
 
 from .. import __version__
-from .._errors import AlreadyExists, GraphFuseError, InvalidInput, NotFound, PluginError
-from .._protocols import Stage
+from .._core._errors import AlreadyExists, GraphFuseError, InvalidInput, NotFound, PluginError
+from .._core._protocols import Stage
 from . import hookspecs
 from ._components import Components
 from ._hookcall import Attribution, attributed

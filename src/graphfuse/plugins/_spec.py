@@ -9,8 +9,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._errors import GraphFuseError, InvalidInput, NotFound, PluginError
-from .._pipeline import Pipeline
+from .._core._errors import GraphFuseError, InvalidInput, NotFound, PluginError
+from .._retrieval._pipeline import Pipeline
 from ._components import Components
 from ._registry import Registry, get_registry
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InvalidInput
-from .._local_models import load_sentence_transformers
+from .._core._errors import InvalidInput
+from .._providers._local_models import load_sentence_transformers
 from ..embedders import check_texts
 
 __all__ = ["CrossEncoderReranker"]

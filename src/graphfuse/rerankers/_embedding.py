@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._capabilities import VectorSource
-from .._errors import InvalidInput
-from .._protocols import Embedder, VectorStore
-from .._types import Document
+from .._core._capabilities import VectorSource
+from .._core._errors import InvalidInput
+from .._core._protocols import Embedder, VectorStore
+from .._core._types import Document
 from ..embedders import check_texts, memo_for
 
 __all__ = ["EmbeddingReranker"]

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from .._errors import InvalidInput
-from .._types import Candidate
+from .._core._errors import InvalidInput
+from .._core._types import Candidate
 from ..defaults import ADAPTIVE_LEXICAL_WEIGHT, ADAPTIVE_REFERENCE, ADAPTIVE_TIME_BOOST, ADAPTIVE_VECTOR_BOOST
 from ._weights import check_normalize, check_weights, present_weight, scaled
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from .._errors import InvalidInput
-from .._protocols import Scorer
-from .._types import Candidate
+from .._core._errors import InvalidInput
+from .._core._protocols import Scorer
+from .._core._types import Candidate
 
 __all__ = ["CallableScorer", "as_scorer"]
 

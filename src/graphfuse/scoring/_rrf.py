@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TypeVar
 
-from .._errors import InvalidInput
-from .._types import Candidate
+from .._core._errors import InvalidInput
+from .._core._types import Candidate
 from ._weights import check_normalize, check_weights, scaled
 
 __all__ = ["ReciprocalRankFusion", "reciprocal_rank_fusion"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from .._types import Candidate
+from .._core._types import Candidate
 from ._weights import check_normalize, check_weights, present_weight, scaled
 
 __all__ = ["DEFAULT_WEIGHTS", "WeightedScorer"]

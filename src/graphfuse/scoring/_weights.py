@@ -6,8 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from .._errors import InvalidInput
-from .._types import check_signal
+from .._core._errors import InvalidInput
+from .._core._types import check_signal
 
 
 def check_weights(weights: Mapping[str, float]) -> Mapping[str, float]:

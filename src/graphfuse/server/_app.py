@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from .. import __version__
-from .._errors import (
+from .._core._errors import (
     AuthenticationFailed,
     ConnectionFailed,
     DeadlineExceeded,
@@ -36,7 +36,7 @@ from .._errors import (
     StoreCorrupted,
 )
 from .._keys import KeyFile, KeyFileDamaged
-from .._pipeline import Pipeline
+from .._retrieval._pipeline import Pipeline
 from ..indexing import SourceRecord, reserved_key
 from ._metrics import HttpMetrics, render
 from ._problems import PROBLEM_JSON, Problem

@@ -24,7 +24,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 from ._problems import PROBLEM_JSON, Problem
 
 __all__ = ["ConnectionLimits", "LogThrottle", "http_server"]

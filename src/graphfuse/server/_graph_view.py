@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._capabilities import AdjacencySource, DocumentListing
-from .._protocols import GraphStore
-from .._types import KIND_KEY, Result
+from .._core._capabilities import AdjacencySource, DocumentListing
+from .._core._protocols import GraphStore
+from .._core._types import KIND_KEY, Result
 from ..indexing import CO_MENTION, CO_OCCURS_WITH, LINKS_TO, MENTIONED_IN, MENTIONS, PART_OF
 from ._problems import Problem
 from ._scope import Scope

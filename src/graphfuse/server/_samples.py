@@ -6,8 +6,8 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-from .._capabilities import DocumentListing
-from .._types import KIND_KEY
+from .._core._capabilities import DocumentListing
+from .._core._types import KIND_KEY
 from ._scope import Scope
 
 __all__ = ["headings", "store_questions"]

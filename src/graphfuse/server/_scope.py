@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
-from .._types import ENTITY_PREFIX, check_id
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._types import ENTITY_PREFIX, check_id
 from ..indexing import SourceRecord
 from ._problems import Problem
 

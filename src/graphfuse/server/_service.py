@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .. import __version__, presets
-from .._capabilities import DocumentListing
-from .._errors import GraphFuseError, InvalidInput, StageFailed
-from .._filters import MetadataFilter
-from .._pipeline import Pipeline
-from .._protocols import Embedder, GraphStore, Reranker, VectorStore
-from .._result_cache import ResultCache
-from .._types import KIND_KEY, Result
+from .._core._capabilities import DocumentListing
+from .._core._errors import GraphFuseError, InvalidInput, StageFailed
+from .._core._filters import MetadataFilter
+from .._core._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .._core._types import KIND_KEY, Result
+from .._retrieval._pipeline import Pipeline
+from .._retrieval._result_cache import ResultCache
 from ..compare import basic_rag, graphrag, llm_only
 from ..context import FORMATS, aretrieve_context, get_token_counter
 from ..indexing import (

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["WorkLoop"]
 

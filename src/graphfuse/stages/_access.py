@@ -7,11 +7,11 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from .._capabilities import SignalInput
-from .._errors import InvalidInput
-from .._protocols import RunContext
-from .._traits import StageTraits
-from .._types import Candidate, Query
+from .._core._capabilities import SignalInput
+from .._core._errors import InvalidInput
+from .._core._protocols import RunContext
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Query
 from ..validation import check_choice, check_options, check_unit, require_hydrated
 from ._named import NamedStage
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._protocols import GraphStore, RunContext
-from .._traits import StageTraits
-from .._types import Candidate, Query
+from .._core._errors import InvalidInput
+from .._core._protocols import GraphStore, RunContext
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Query
 from ..validation import check_options
 from ._named import NamedStage
 

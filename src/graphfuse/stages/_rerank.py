@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._capabilities import RanksDocuments
-from .._errors import InvalidInput
-from .._protocols import Reranker, RunContext, Scorer
-from .._traits import StageTraits
-from .._types import Candidate, Query
+from .._core._capabilities import RanksDocuments
+from .._core._errors import InvalidInput
+from .._core._protocols import Reranker, RunContext, Scorer
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Query
 from ..scoring import WeightedScorer, as_scorer
 from ..validation import check_options, check_positive_int, require_hydrated
 from ._named import NamedStage

@@ -7,12 +7,12 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._errors import InvalidInput
-from .._filters import FilterLike, MetadataFilter
-from .._passages import QUERY_VECTOR
-from .._protocols import Embedder, RunContext, VectorStore
-from .._traits import StageTraits
-from .._types import Candidate, Document, Query
+from .._core._errors import InvalidInput
+from .._core._filters import FilterLike, MetadataFilter
+from .._core._protocols import Embedder, RunContext, VectorStore
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Document, Query
+from .._retrieval._passages import QUERY_VECTOR
 from ..validation import check_options, check_positive_int, check_unit, combine_filters
 from ._named import NamedStage
 

@@ -6,11 +6,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from .._capabilities import SignalInput
-from .._errors import InvalidInput
-from .._protocols import RunContext
-from .._traits import StageTraits
-from .._types import Candidate, Query
+from .._core._capabilities import SignalInput
+from .._core._errors import InvalidInput
+from .._core._protocols import RunContext
+from .._core._traits import StageTraits
+from .._core._types import Candidate, Query
 from ..validation import (
     check_choice,
     check_options,

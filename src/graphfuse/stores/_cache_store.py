@@ -8,7 +8,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["InMemoryCacheStore"]
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import GraphFuseError, InvalidInput, NotFound
-from .._sync import sync_form
-from .._types import KIND_KEY
+from .._core._errors import GraphFuseError, InvalidInput, NotFound
+from .._core._sync import sync_form
+from .._core._types import KIND_KEY
 from ._directory import _recorded, aopen_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID

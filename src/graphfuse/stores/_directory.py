@@ -18,12 +18,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .._capabilities import DocumentListing
-from .._errors import InvalidInput, NotFound, StoreCorrupted
-from .._pipeline import Pipeline
-from .._preset_options import DEFAULT_PRESET
-from .._protocols import Embedder, GraphStore, Reranker, VectorStore
-from .._sync import sync_form
+from .._core._capabilities import DocumentListing
+from .._core._errors import InvalidInput, NotFound, StoreCorrupted
+from .._core._preset_options import DEFAULT_PRESET
+from .._core._protocols import Embedder, GraphStore, Reranker, VectorStore
+from .._core._sync import sync_form
+from .._retrieval._pipeline import Pipeline
 from ..embedders import embedder_identity
 from ._local_store import MANIFEST, LocalStore
 

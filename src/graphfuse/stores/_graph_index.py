@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._filters import MetadataFilter
+from .._core._filters import MetadataFilter
+from .._core._types import RelatedDocument
 from .._pagerank import power_iteration, walk_matrix
-from .._types import RelatedDocument
 from ._metadata_index import MetadataIndex
 
 if TYPE_CHECKING:

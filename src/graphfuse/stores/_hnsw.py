@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["HNSWIndex", "faiss_available"]
 

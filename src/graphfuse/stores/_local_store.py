@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
-from .._protocols import Embedder
-from .._sync import run_sync, sync_form
+from .._core._errors import DiskFull, InvalidInput, NotFound, PermissionDenied, StoreCorrupted
+from .._core._protocols import Embedder
+from .._core._sync import run_sync, sync_form
 from ..embedders import embedder_identity
 from ._records import CHECK_HINT
 from ._sqlite_graph import SQLiteGraphStore

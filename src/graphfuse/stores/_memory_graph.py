@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import InvalidInput, NotFound
-from .._filters import FilterLike
-from .._types import Document, RelatedDocument, Relation, check_id
+from .._core._errors import InvalidInput, NotFound
+from .._core._filters import FilterLike
+from .._core._types import Document, RelatedDocument, Relation, check_id
 from ._graph_index import GraphIndex
 from ._records import (
     check_depth,

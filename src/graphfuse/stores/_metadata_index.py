@@ -21,7 +21,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._filters import Condition, MetadataFilter
+from .._core._filters import Condition, MetadataFilter
 
 __all__ = ["MetadataIndex"]
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .._encoding import check_numbers, check_text, first_surrogate
-from .._errors import InvalidInput, StoreCorrupted
-from .._filters import FilterLike, MetadataFilter
-from .._types import Document, Relation
+from .._core._encoding import check_numbers, check_text, first_surrogate
+from .._core._errors import InvalidInput, StoreCorrupted
+from .._core._filters import FilterLike, MetadataFilter
+from .._core._types import Document, Relation
 
 __all__ = [
     "CHECK_HINT",

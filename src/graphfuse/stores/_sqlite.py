@@ -17,7 +17,7 @@ from typing import Any
 
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_random
 
-from .._errors import ConnectionFailed, DiskFull, InvalidInput, PermissionDenied, StoreCorrupted
+from .._core._errors import ConnectionFailed, DiskFull, InvalidInput, PermissionDenied, StoreCorrupted
 from ._records import CHECK_HINT
 
 __all__ = ["Database", "chunks", "scalar"]

@@ -12,7 +12,7 @@ import logging
 import numpy as np
 import numpy.typing as npt
 
-from .._types import VectorHit
+from .._core._types import VectorHit
 from . import _hnsw
 from ._sqlite import Database
 from ._vector_matrix import Matrix

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import InvalidInput, StoreCorrupted
+from .._core._errors import InvalidInput, StoreCorrupted
 from ._records import CHECK_HINT, decode_metadata
 from ._sqlite import Database, chunks, scalar
 from ._vector_matrix import Matrix

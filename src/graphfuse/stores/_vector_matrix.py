@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import InvalidInput
-from .._types import VectorHit
+from .._core._errors import InvalidInput
+from .._core._types import VectorHit
 
 __all__ = ["Matrix", "exact_search", "unit_vector"]
 

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._errors import InvalidInput
-from .._filters import FilterLike, MetadataFilter
-from .._types import VectorHit, VectorRecord
+from .._core._errors import InvalidInput
+from .._core._filters import FilterLike, MetadataFilter
+from .._core._types import VectorHit, VectorRecord
 from . import _hnsw
 from ._metadata_index import MetadataIndex
 from ._records import check_ids, decode_metadata, encode_metadata

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from .._errors import InvalidInput
-from .._protocols import CacheStore
+from .._core._errors import InvalidInput
+from .._core._protocols import CacheStore
 
 __all__ = ["CacheStoreContract"]
 

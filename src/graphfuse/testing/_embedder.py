@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import pytest
 
-from .._protocols import Embedder
+from .._core._protocols import Embedder
 
 __all__ = ["EmbedderContract"]
 

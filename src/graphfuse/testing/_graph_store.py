@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from .._capabilities import DocumentListing
-from .._errors import InvalidInput, NotFound
-from .._filters import MetadataFilter
-from .._protocols import GraphStore
-from .._types import Document, RelatedDocument, Relation
+from .._core._capabilities import DocumentListing
+from .._core._errors import InvalidInput, NotFound
+from .._core._filters import MetadataFilter
+from .._core._protocols import GraphStore
+from .._core._types import Document, RelatedDocument, Relation
 from ._filter_cases import random_filter, random_metadata
 
 __all__ = ["GraphStoreContract"]

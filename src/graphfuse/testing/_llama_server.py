@@ -11,7 +11,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from .._errors import InvalidInput, NotFound
+from .._core._errors import InvalidInput, NotFound
 
 __all__ = ["LlamaCppServer", "gguf_in_package"]
 

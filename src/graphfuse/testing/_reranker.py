@@ -8,7 +8,7 @@ from typing import ClassVar
 
 import pytest
 
-from .._protocols import Reranker
+from .._core._protocols import Reranker
 
 __all__ = ["RerankerContract"]
 

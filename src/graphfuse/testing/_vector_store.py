@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from .._capabilities import VectorSource
-from .._errors import InvalidInput
-from .._filters import MetadataFilter
-from .._protocols import VectorStore
-from .._types import VectorHit, VectorRecord
+from .._core._capabilities import VectorSource
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._protocols import VectorStore
+from .._core._types import VectorHit, VectorRecord
 from ._filter_cases import random_filter, random_metadata
 
 __all__ = ["VectorStoreContract"]

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from .._errors import InvalidInput
+from .._core._errors import InvalidInput
 
 __all__ = ["TimeQuery", "TimeWindow", "parse_time"]
 

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .._errors import InvalidInput
-from .._protocols import RunContext
-from .._types import Candidate, Document, Query
+from .._core._errors import InvalidInput
+from .._core._protocols import RunContext
+from .._core._types import Candidate, Document, Query
 from ..stages import NamedStage
 from ..validation import check_name, check_options, check_positive_int
 from ._expressions import TimeWindow, parse_time

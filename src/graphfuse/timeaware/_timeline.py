@@ -6,10 +6,10 @@ import bisect
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
-from .._errors import InvalidInput
-from .._protocols import GraphStore
-from .._sync import run_sync
-from .._types import KIND_KEY, check_id
+from .._core._errors import InvalidInput
+from .._core._protocols import GraphStore
+from .._core._sync import run_sync
+from .._core._types import KIND_KEY, check_id
 
 __all__ = ["Timeline"]
 

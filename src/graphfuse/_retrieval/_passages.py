@@ -18,11 +18,11 @@ from typing import Any, Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
-from ._errors import InvalidInput
-from ._filters import MetadataFilter
-from ._protocols import Embedder, GraphStore, VectorStore
-from ._types import Document, Query, Result
-from .defaults import HUB_SHARE, MAX_PER_DOCUMENT, PASSAGE_LEXICAL
+from .._core._errors import InvalidInput
+from .._core._filters import MetadataFilter
+from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._types import Document, Query, Result
+from ..defaults import HUB_SHARE, MAX_PER_DOCUMENT, PASSAGE_LEXICAL
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_TOKENS",
@@ -114,7 +114,7 @@ def _token_counts(
     texts: Sequence[str], terms: Sequence[str]
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """:meth:`PassageTerms.term_counts` of ``texts``, by tokenising them."""
-    from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
+    from .._core._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
     column = {t: j for j, t in enumerate(terms)}
     counts = np.zeros((len(texts), len(terms)))
@@ -414,7 +414,7 @@ class Passages:
 
         ``cosines``: the pages whose chunks were searched already, and their chunks' cosines.
         """
-        from ._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
+        from .._core._text import bm25_tokens  # compiles its CJK patterns: on first use, not at import
 
         terms = sorted(set(bm25_tokens(query.text)))
         held: list[tuple[list[str], list[float]] | None] = [None] * len(results)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._errors import PluginError
+from .._core._errors import PluginError
 
 __all__ = ["DEFAULT_MODEL_ID", "INSTALL_HINT", "default_model_path", "load_sentence_transformers"]
 

@@ -12,11 +12,11 @@ from typing import Any, TypeVar
 
 from opentelemetry.trace import ProxyTracerProvider, Status, StatusCode, get_tracer_provider
 
-from . import _deadline
-from ._capabilities import ChecksOptions, ExplainsScores, SignalStage
-from ._errors import DeadlineExceeded, EmptyPipeline, GraphFuseError, InvalidInput, NoCandidates, StageFailed
-from ._filters import FilterLike
-from ._observability import (
+from .._core import _deadline
+from .._core._capabilities import ChecksOptions, ExplainsScores, SignalStage
+from .._core._errors import DeadlineExceeded, EmptyPipeline, GraphFuseError, InvalidInput, NoCandidates, StageFailed
+from .._core._filters import FilterLike
+from .._core._observability import (
     PIPELINE_DURATION,
     PIPELINE_RESULTS,
     STAGE_CANDIDATES,
@@ -24,11 +24,11 @@ from ._observability import (
     logger,
     tracer,
 )
+from .._core._protocols import Scorer, Stage
+from .._core._sync import sync_form
+from .._core._types import Candidate, Query, Result, check_signal
 from ._passages import Passages, cap_per_document, check_granularity, check_max_per_document
-from ._protocols import Scorer, Stage
 from ._result_cache import ResultCache
-from ._sync import sync_form
-from ._types import Candidate, Query, Result, check_signal
 
 __all__ = ["Pipeline", "StageRunContext", "run_signal_stage", "run_stage", "run_stages"]
 
@@ -83,7 +83,7 @@ class Pipeline:
         passages: Passages | None = None,
     ) -> None:
         # The default scorer, loaded with the first pipeline: `import graphfuse` stays at its cost.
-        from .scoring import WeightedScorer, as_scorer
+        from ..scoring import WeightedScorer, as_scorer
 
         if passages is not None and not isinstance(passages, Passages):
             raise InvalidInput(f"passages must be a graphfuse.Passages, got {type(passages).__name__}")

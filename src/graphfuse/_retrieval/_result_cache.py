@@ -22,11 +22,11 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from ._capabilities import Versioned
-from ._errors import DeadlineExceeded, InvalidInput
-from ._observability import RESULT_CACHE_ERRORS, RESULT_CACHE_HITS, RESULT_CACHE_MISSES, logger, tracer
-from ._protocols import CacheStore
-from ._types import Document, Query, Result
+from .._core._capabilities import Versioned
+from .._core._errors import DeadlineExceeded, InvalidInput
+from .._core._observability import RESULT_CACHE_ERRORS, RESULT_CACHE_HITS, RESULT_CACHE_MISSES, logger, tracer
+from .._core._protocols import CacheStore
+from .._core._types import Document, Query, Result
 
 __all__ = ["DEFAULT_RESULT_TTL", "ResultCache"]
 

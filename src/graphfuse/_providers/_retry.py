@@ -18,8 +18,8 @@ from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_exponential_jitter
 
-from ._deadline import remaining
-from ._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited, RequestTimedOut
+from .._core._deadline import remaining
+from .._core._errors import DeadlineExceeded, GraphFuseError, InvalidInput, RateLimited, RequestTimedOut
 
 __all__ = ["RetryCount", "RetryPolicy", "attempt_timeout", "call_with_retry", "counting_retries"]
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
-from ._errors import AuthenticationFailed, ConnectionFailed, GraphFuseError, InvalidInput, RateLimited
+from .._core._errors import AuthenticationFailed, ConnectionFailed, GraphFuseError, InvalidInput, RateLimited
 
 __all__ = ["error_for_status", "retry_after"]
 

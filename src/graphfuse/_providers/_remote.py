@@ -14,7 +14,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
-from ._errors import AuthenticationFailed, InvalidInput
+from .._core._errors import AuthenticationFailed, InvalidInput
 from ._retry import RetryPolicy
 
 __all__ = ["RemoteEmbedder", "RemoteReranker", "api_key"]

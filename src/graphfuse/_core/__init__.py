@@ -1,0 +1,1 @@
+"""The core every layer stands on: errors, types, protocols, filters, text and time."""

@@ -1,0 +1,1 @@
+"""Provider plumbing: remote HTTP calls, retries, provider errors, local model files."""

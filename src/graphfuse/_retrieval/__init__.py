@@ -1,0 +1,1 @@
+"""Retrieval: the pipeline, its result cache and passage selection."""
