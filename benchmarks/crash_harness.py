@@ -13,7 +13,7 @@ to a query.
     python benchmarks/crash_harness.py                       # 20 trials -> results/crash_harness.json
     python benchmarks/crash_harness.py --trials 200 --documents 300
 
-The test suite runs a small form (``tests/test_crash_harness.py``). The harness reports and
+The test suite runs a small form (``tests/stores/test_crash_harness.py``). The harness reports and
 exits 1 when a trial diverges.
 """
 

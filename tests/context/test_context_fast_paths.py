@@ -54,7 +54,7 @@ from graphfuse.indexing._extractors import has_cjk, normalize
 from graphfuse.stores import InMemoryGraphStore
 
 CL100K = TiktokenCounter("cl100k_base")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # The splitter's regex as it was first written (a plain alternation): the faster one must match the same.
 PLAIN_END = re.compile(r"""(?:[.!?]+["')\]\u201d\u2019]*(?=\s))|[\u3002\uff01\uff1f]+|\n+""")

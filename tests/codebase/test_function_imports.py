@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 _CLI = "a command's own dependencies load when the command runs, not for `graphfuse --help`"
 ALLOWED: dict[str, tuple[set[str], str]] = {

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # Where the project's own prose lives. CHANGELOG.md is the release history and keeps its references.
 TREES = ("src", "plugins", "integrations", "tests", "benchmarks", "docs", "examples")
 SKIP_PARTS = {".venv", "node_modules", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "site"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphfuse.plugins import COMPONENT_KINDS, hookspecs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ROW = re.compile(r"^\| `(register_\w+)` \| `?([\w ]+?)`? \| `([^`]+)`", re.MULTILINE)
 
 

@@ -15,7 +15,7 @@ from graphfuse import InvalidInput, Relation, run_sync
 from graphfuse.indexing import ENTITY_PREFIX
 from graphfuse.stores import InMemoryGraphStore
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "write-an-integration.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "write-an-integration.md"
 
 
 def page_namespace() -> dict[str, Any]:

@@ -248,7 +248,7 @@ def test_plugins_page_lists_every_builtin_name() -> None:
     # docs/plugins.md's table of built-in names must list every name the registry holds.
     import re
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "plugins.md").read_text(encoding="utf-8")
     rows = dict(re.findall(r"^\| (\w+) \| (.+) \|$", page.split("## Built-in names", 1)[1], re.MULTILINE))
     builtins = next(p for p in get_registry().plugins() if p.name == "builtins")
     for kind, names in builtins.registers.items():

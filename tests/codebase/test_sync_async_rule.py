@@ -15,7 +15,7 @@ from graphfuse.indexing import Indexer
 from graphfuse.stores import LocalStore, StoreDirectory
 from graphfuse.timeaware import Timeline
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Modules whose functions a user calls to open, build or run something.
 ENTRY_MODULES = (

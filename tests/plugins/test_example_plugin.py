@@ -27,7 +27,7 @@ from graphfuse import Document, VectorRecord
 from graphfuse.plugins import Components, build_pipeline, get_registry
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
-PLUGIN = Path(__file__).resolve().parents[1] / "examples" / "graphfuse-example-plugin"
+PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "graphfuse-example-plugin"
 
 pytestmark = pytest.mark.slow  # pip installs the plugin into a throwaway venv
 

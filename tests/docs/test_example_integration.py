@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "minimal_integration.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "minimal_integration.py"
 
 
 def test_minimal_integration_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,7 +57,7 @@ class TestInMemoryCacheStoreContract(CacheStoreContract):
 @pytest.mark.slow
 def test_testing_page_example_passes_in_strict_mode(tmp_path: Path) -> None:
     """The first snippet of docs/testing.md is a complete test module: run it with pytest."""
-    page = (Path(__file__).resolve().parents[1] / "docs" / "testing.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text(encoding="utf-8")
     snippet = re.search(r"^```python\n(.*?)^```", page, re.S | re.M)
     assert snippet is not None
     (tmp_path / "test_docs_example.py").write_text(snippet.group(1), encoding="utf-8")

@@ -24,7 +24,7 @@ from graphfuse.stores import LocalStore, acheck_store
 runner = CliRunner()
 GRAPHFUSE = str(Path(sys.executable).parent / "graphfuse")
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-HARNESS = Path(__file__).resolve().parents[1] / "benchmarks" / "crash_harness.py"
+HARNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "crash_harness.py"
 
 
 def _files(directory: Path) -> dict[str, str]:

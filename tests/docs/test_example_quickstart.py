@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "quickstart.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "quickstart.py"
 
 
 def test_quickstart_runs(capsys: pytest.CaptureFixture[str]) -> None:

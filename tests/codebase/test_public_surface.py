@@ -16,7 +16,7 @@ from pathlib import Path
 import griffe
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [ROOT / "src", *sorted(ROOT.glob("plugins/*/src")), *sorted(ROOT.glob("integrations/*/src"))]
 REFERENCE = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs" / "reference").glob("*.md")))
 DOCUMENTED = set(re.findall(r"^::: ([\w.]+)$", REFERENCE, re.MULTILINE))

@@ -15,7 +15,7 @@ from types import CodeType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
 SKIP = "<!-- snippet: skip"

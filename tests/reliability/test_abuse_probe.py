@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("fastapi")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "benchmarks" / "abuse_probe.py"
 
 # Fast cases per case file today.

@@ -24,7 +24,7 @@ from graphfuse.multihop import (
 from graphfuse.scoring import AdaptiveScorer
 from graphfuse.stores import InMemoryGraphStore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(inspect.getfile(defaults)).read_text(encoding="utf-8")
 LINK = re.compile(r"docs/([\w/-]+\.md)#([\w-]+)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-HARNESS = Path(__file__).resolve().parents[1] / "benchmarks" / "crash_harness.py"
+HARNESS = Path(__file__).resolve().parents[2] / "benchmarks" / "crash_harness.py"
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from graphfuse.cli import app
 from graphfuse.server import Service
 from graphfuse.stores import open_store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
 
