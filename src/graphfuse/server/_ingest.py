@@ -43,34 +43,24 @@ class _Writer:
 class Writers:
     """Ingest and delete for every tenant of one store, under one lock.
 
-    ``entity_graph`` says whether new documents get entity nodes; ``on_write`` is called after
-    every write, in the lock, whether it finished or failed.
+    Each call names the store's components as the service holds them then; a tenant's indexer
+    keeps those of its first write. ``entity_graph`` says whether new documents get entity nodes;
+    ``on_write`` is called after every write, in the lock, whether it finished or failed.
     """
 
-    def __init__(
-        self,
-        graph: GraphStore,
-        vectors: VectorStore,
-        embedder: Embedder,
-        *,
-        entity_graph: Callable[[], Awaitable[bool]],
-        on_write: Callable[[], None],
-    ) -> None:
-        self._graph = graph
-        self._vectors = vectors
-        self._embedder = embedder
+    def __init__(self, *, entity_graph: Callable[[], Awaitable[bool]], on_write: Callable[[], None]) -> None:
         self._entity_graph = entity_graph
         self._on_write = on_write
         self._lock = asyncio.Lock()
         self._writers: dict[str | None, _Writer] = {}
 
-    async def _writer(self, scope: Scope) -> _Writer:
+    async def _writer(self, scope: Scope, graph: GraphStore, vectors: VectorStore, embedder: Embedder) -> _Writer:
         writer = self._writers.get(scope.tenant)
         if writer is None:
             # One title linker per tenant: a document only ever mentions its own tenant's titles.
             linker = TitleLinker()
-            if isinstance(self._graph, DocumentListing):
-                async for doc in self._graph.iter_documents(filter=scope.base_filter):
+            if isinstance(graph, DocumentListing):
+                async for doc in graph.iter_documents(filter=scope.base_filter):
                     if not scope.visible(doc.id, doc.metadata):
                         continue
                     if doc.metadata.get(KIND_KEY) in ("chunk", "entity"):
@@ -84,9 +74,9 @@ class Writers:
             # same name in two tenants is two nodes that the tenant filter keeps apart.
             indexer = Indexer.for_records(
                 [],
-                self._graph,
-                self._vectors,
-                self._embedder,
+                graph,
+                vectors,
+                embedder,
                 entity_graph=await self._entity_graph(),
                 linker=linker,
                 entity_namespace=scope.prefix,
@@ -95,12 +85,20 @@ class Writers:
             writer = self._writers[scope.tenant] = _Writer(indexer, linker)
         return writer
 
-    async def ingest(self, scope: Scope, records: Sequence[SourceRecord]) -> dict[str, Any]:
+    async def ingest(
+        self,
+        scope: Scope,
+        records: Sequence[SourceRecord],
+        *,
+        graph: GraphStore,
+        vectors: VectorStore,
+        embedder: Embedder,
+    ) -> dict[str, Any]:
         """Index ``records`` (already stamped for ``scope``); durable once this returns."""
         async with self._lock:
             local = {r.id for r in records}
             outside = sorted({x for r in records for x in r.links if x not in local})
-            found = await self._graph.get_documents(outside, filter=scope.base_filter) if outside else {}
+            found = await graph.get_documents(outside, filter=scope.base_filter) if outside else {}
             unknown = [x for x in outside if x not in found]
             warnings: list[str] = []
             if unknown:
@@ -109,7 +107,7 @@ class Writers:
                 warnings.append(f"links to {len(unknown)} unknown document id(s) skipped: {shown}{more}")
                 gone = set(unknown)
                 records = [dataclasses.replace(r, links=tuple(x for x in r.links if x not in gone)) for r in records]
-            writer = await self._writer(scope)
+            writer = await self._writer(scope, graph, vectors, embedder)
             try:
                 report = await writer.indexer.aindex(records)
             finally:
@@ -122,15 +120,17 @@ class Writers:
             "warnings": warnings + [w for w in report.warnings if scope.prefix not in w or not scope.prefix],
         }
 
-    async def delete(self, scope: Scope, doc_id: str) -> dict[str, Any]:
+    async def delete(
+        self, scope: Scope, doc_id: str, *, graph: GraphStore, vectors: VectorStore, embedder: Embedder
+    ) -> dict[str, Any]:
         """Delete one of the scope's documents (with its chunks and relations); 404 otherwise."""
         stored = scope.internal(doc_id)
         async with self._lock:
-            found = await self._graph.get_documents([stored], filter=scope.base_filter)
+            found = await graph.get_documents([stored], filter=scope.base_filter)
             doc = found.get(stored)
             if doc is None or not scope.visible(doc.id, doc.metadata) or doc.metadata.get(KIND_KEY) == "chunk":
                 raise Problem(404, f"no document {doc_id!r}")
-            writer = await self._writer(scope)
+            writer = await self._writer(scope, graph, vectors, embedder)
             try:
                 await writer.indexer.adelete([stored])
             finally:

@@ -83,13 +83,7 @@ class Service:
     def __post_init__(self) -> None:
         self._graph_view = GraphView(self.graph)
         self._presets = PresetPipelines()
-        self._writers = Writers(
-            self.graph,
-            self.vectors,
-            self.embedder,
-            entity_graph=self._entity_graph,
-            on_write=self._presets.written,
-        )
+        self._writers = Writers(entity_graph=self._entity_graph, on_write=self._presets.written)
         self._warm_up = WarmUp()
         if self.work is None:
             self.work = WorkLoop(self.limits.max_concurrent_runs)
@@ -271,11 +265,13 @@ class Service:
 
     async def ingest(self, scope: Scope, records: Sequence[SourceRecord]) -> dict[str, Any]:
         """Index ``records`` (already stamped for ``scope``); durable once this returns."""
-        return await self._writers.ingest(scope, records)
+        return await self._writers.ingest(
+            scope, records, graph=self.graph, vectors=self.vectors, embedder=self.embedder
+        )
 
     async def delete(self, scope: Scope, doc_id: str) -> dict[str, Any]:
         """Delete one of the scope's documents (with its chunks and relations); 404 otherwise."""
-        return await self._writers.delete(scope, doc_id)
+        return await self._writers.delete(scope, doc_id, graph=self.graph, vectors=self.vectors, embedder=self.embedder)
 
     # -- graph -----------------------------------------------------------------------------
 
