@@ -10,7 +10,7 @@ import pytest
 
 import graphfuse.multihop._corpus_cache as corpus_cache_module
 from graphfuse import Document, InvalidInput
-from graphfuse.multihop import BM25Index, CorpusCache, corpus_indexes
+from graphfuse.multihop import BM25Index, CorpusCache, acorpus_indexes
 from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 
 QUERIES = ["river bridge", "Ada Lovelace engine", "the old mill", "zürich café", "nothing matches xyzzy"]
@@ -47,7 +47,7 @@ class CountingStore:
 
 
 async def _same(cached: tuple[BM25Index, Any], graph: SQLiteGraphStore) -> None:
-    bm25, linker = await corpus_indexes(graph)
+    bm25, linker = await acorpus_indexes(graph)
     assert sorted(cached[0].ids) == sorted(bm25.ids)
     for q in QUERIES:
         got, want = cached[0].search(q, 10), bm25.search(q, 10)

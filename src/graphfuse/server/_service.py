@@ -35,7 +35,7 @@ from ..indexing import (
     TitleLinker,
     metadata_aliases,
 )
-from ..multihop import CorpusCache, corpus_inputs
+from ..multihop import CorpusCache, acorpus_inputs
 from ..plugins import Components, build_pipeline
 from ..rerankers import EmbeddingReranker
 from ._graph_view import GraphView
@@ -219,7 +219,7 @@ class Service:
         reranker = self._reranker() if "reranker" in preset.inputs else None
         options: dict[str, Any] = {}
         if reads_corpus and self.corpus_cache is not None:
-            options.update(await corpus_inputs(self.graph, cache=self.corpus_cache))
+            options.update(await acorpus_inputs(self.graph, cache=self.corpus_cache))
         pipeline = await presets.abuild(
             name,
             graph_store=self.graph,
