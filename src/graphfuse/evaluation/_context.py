@@ -247,3 +247,4 @@ async def aevaluate_contexts(
 
 
 evaluate_contexts = sync_form(aevaluate_contexts)
+"""Sync form of :func:`aevaluate_contexts`: same arguments, result and errors, no event loop needed."""

@@ -119,3 +119,4 @@ async def aevaluate_files(
 
 
 evaluate_files = sync_form(aevaluate_files)
+"""Sync form of :func:`aevaluate_files`: same arguments, result and errors, no event loop needed."""

@@ -376,6 +376,7 @@ async def aevaluate(
 
 
 evaluate = sync_form(aevaluate)
+"""Sync form of :func:`aevaluate`: same arguments, result and errors, no event loop needed."""
 
 
 def scoring_note(granularity: str | None, max_per_document: int | None) -> str:

@@ -182,6 +182,7 @@ async def acorpus_inputs(
 
 
 corpus_inputs = sync_form(acorpus_inputs)
+"""Sync form of :func:`acorpus_inputs`: same arguments, result and errors, no event loop needed."""
 
 
 def page_names(title: str | None, text: str, metadata: Mapping[str, Any]) -> tuple[str, ...]:
@@ -199,3 +200,4 @@ async def acorpus_indexes(
 
 
 corpus_indexes = sync_form(acorpus_indexes)
+"""Sync form of :func:`acorpus_indexes`: same arguments, result and errors, no event loop needed."""

@@ -34,6 +34,7 @@ async def aentity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) ->
 
 
 entity_matcher = sync_form(aentity_matcher)
+"""Sync form of :func:`aentity_matcher`: same arguments, result and errors, no event loop needed."""
 
 
 class TextEntitySeeds(NamedStage):
