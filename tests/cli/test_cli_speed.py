@@ -58,7 +58,7 @@ async def _cache_is_current(store_dir: Path) -> bool:
     store = await aopen_store(store_dir, create=False)
     try:
         spy = CountingStore(store.graph)
-        await CorpusCache(store_dir).indexes(spy)  # type: ignore[arg-type]
+        await CorpusCache(store_dir).aindexes(spy)  # type: ignore[arg-type]
         return spy.reads == 0
     finally:
         await store.aclose()
@@ -174,7 +174,7 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
         )
         await indexer.aindex(records)
         assert await store.arefresh_corpus_indexes() is True
-        cached = await CorpusCache(store.path).inputs(store.graph)
+        cached = await CorpusCache(store.path).ainputs(store.graph)
         fresh_timeline = await Timeline.afrom_store(store.graph)
         assert repr(cached["timeline"]) == repr(fresh_timeline) == "Timeline(4 dated, 1 undated)"
         fresh_entities = await aentity_matcher(store.graph)

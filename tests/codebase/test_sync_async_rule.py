@@ -12,6 +12,7 @@ import pytest
 
 import graphfuse
 from graphfuse.indexing import Indexer
+from graphfuse.multihop import CorpusCache
 from graphfuse.stores import LocalStore, StoreDirectory
 from graphfuse.timeaware import Timeline
 
@@ -29,7 +30,7 @@ ENTRY_MODULES = (
     "graphfuse.stores",
 )
 # The objects a user holds once something is open or built.
-ENTRY_CLASSES = (Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory, Timeline)
+ENTRY_CLASSES = (CorpusCache, Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory, Timeline)
 BUILDER_PREFIXES = ("open", "build")
 # Builders and runners not named open*/build* (other check_* functions validate an argument: no I/O).
 BUILDERS = {

@@ -71,7 +71,7 @@ async def test_the_corpus_index_holds_the_pages_by_passage(tmp_path: Path) -> No
         assert sorted(bm25.passages.subjects.ids) == ["guide#0", "strict"]
         # The store's persisted cache gives the same passages, also when loaded back warm.
         for _ in range(2):
-            cached, _ = await CorpusCache(tmp_path).indexes(graph)
+            cached, _ = await CorpusCache(tmp_path).aindexes(graph)
             assert cached.passages is not None
             assert sorted(cached.passages.ids) == sorted(bm25.passages.ids)
             got, want = cached.passages.search(QUESTION, 5), bm25.passages.search(QUESTION, 5)
@@ -86,7 +86,7 @@ async def test_an_unsplit_corpus_has_no_passage_index(tmp_path: Path) -> None:
     try:
         await graph.store_documents([Document("a", "Ada wrote notes.", {"title": "Ada"}), Document("b", "Bob.")])
         assert (await acorpus_indexes(graph))[0].passages is None
-        assert (await CorpusCache(tmp_path).indexes(graph))[0].passages is None
+        assert (await CorpusCache(tmp_path).aindexes(graph))[0].passages is None
     finally:
         await graph.close()
 
@@ -160,9 +160,9 @@ async def test_a_one_word_title_most_pages_use_weighs_less() -> None:
 async def test_a_changed_chunk_is_picked_up_by_the_cache(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        await CorpusCache(tmp_path).refresh(graph)
+        await CorpusCache(tmp_path).arefresh(graph)
         await graph.store_documents([_chunk("guide", 1, "Zebra crossings only.", "Guide")])
-        cached, _ = await CorpusCache(tmp_path).indexes(graph)
+        cached, _ = await CorpusCache(tmp_path).aindexes(graph)
         assert cached.passages is not None
         assert cached.passages.search("zebra", 5)[0][0] == "guide#1"
         assert cached.passages.search("hold", 5) == []  # the old text of that chunk is gone

@@ -65,7 +65,7 @@ async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_p
     # The store's corpus cache names them alike, also when read back from its file.
     cache = CorpusCache(tmp_path)
     for _ in range(2):
-        _, cached = await cache.indexes(graph)
+        _, cached = await cache.aindexes(graph)
         assert cached.lookup("The Last Coupon") == ("film",)
         assert cached.lookup("Last Coupon") == ()  # a whole-name match
         assert cached.lookup("Frank Launder") == ("launder",)

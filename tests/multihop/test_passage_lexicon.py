@@ -47,7 +47,7 @@ async def test_counts_are_those_of_the_chunk_texts_without_their_titles(tmp_path
     graph, _, _ = await _stores(tmp_path)
     try:
         bm25, _ = await acorpus_indexes(graph)
-        cached, _ = await CorpusCache(tmp_path).indexes(graph)
+        cached, _ = await CorpusCache(tmp_path).aindexes(graph)
         for index in (bm25.passages, cached.passages):
             assert index is not None
             lexicon = PassageLexicon(index)

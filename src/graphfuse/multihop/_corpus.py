@@ -128,7 +128,7 @@ async def acorpus_inputs(
     source records instead.
     """
     if cache is not None:
-        return await cache.inputs(graph_store, save=save)
+        return await cache.ainputs(graph_store, save=save)
     if not isinstance(graph_store, DocumentListing):
         raise InvalidInput(
             f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "

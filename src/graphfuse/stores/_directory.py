@@ -309,7 +309,7 @@ class StoreDirectory:
             return False
         from ..multihop import CorpusCache
 
-        await CorpusCache(self.path).refresh(self.graph)
+        await CorpusCache(self.path).arefresh(self.graph)
         return True
 
     refresh_corpus_indexes = sync_form(arefresh_corpus_indexes)

@@ -363,7 +363,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
     async def _changed(self, backend: _Backend) -> None:
         backend.pipeline = None
         if backend.directory is not None:
-            await CorpusCache(backend.directory).refresh(backend.graph)
+            await CorpusCache(backend.directory).arefresh(backend.graph)
         backend.held_stamp = await self._generation(backend)
 
     async def _ids(self, backend: _Backend, flt: MetadataFilter | None) -> list[str]:
