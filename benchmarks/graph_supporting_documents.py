@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from graphfuse.context import GraphCaps
-from graphfuse.evaluation import evaluate_files, parse_context_budgets
+from graphfuse.evaluation import aevaluate_files, parse_context_budgets
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # ../shared/data from the repository
 
@@ -31,7 +31,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     budgets = parse_context_budgets(args.budgets)
     out: dict[str, Any] = {"set": args.set, "budgets": args.budgets, "embedder": args.embedder, "runs": {}}
     for n in [int(x) for x in args.max_documents.split(",")]:
-        report = await evaluate_files(
+        report = await aevaluate_files(
             corpus,
             queries,
             ["vector", "multihop"],

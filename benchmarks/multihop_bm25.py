@@ -67,7 +67,7 @@ async def _store_passages(store: str) -> tuple[list[tuple[str, str]], BM25Index]
 
     directory = await aopen_store(store, mode="ro")
     try:
-        bm25, _ = await CorpusCache(directory.path).indexes(directory.graph, save=False)
+        bm25, _ = await CorpusCache(directory.path).aindexes(directory.graph, save=False)
         index = bm25.passages if bm25.passages is not None else bm25
         texts = {}
         async for doc in directory.graph.iter_documents():

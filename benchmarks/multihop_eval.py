@@ -19,7 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-from graphfuse import run_sync
 from graphfuse.evaluation import evaluate_files, markdown_table, write_report
 
 RESULTS = Path(__file__).parent / "results" / "multihop"
@@ -37,14 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.sets.split(","):
         root = Path(args.data) / name
         started = time.perf_counter()
-        report = run_sync(
-            evaluate_files(
-                root / "corpus.jsonl",
-                root / "queries.jsonl",
-                args.pipelines.split(","),
-                store_dir=Path(args.stores) / name,
-                embedder_name=args.embedder,
-            )
+        report = evaluate_files(
+            root / "corpus.jsonl",
+            root / "queries.jsonl",
+            args.pipelines.split(","),
+            store_dir=Path(args.stores) / name,
+            embedder_name=args.embedder,
         )
         data = report.as_json()
         data["set"] = name

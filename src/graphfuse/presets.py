@@ -278,9 +278,9 @@ async def abuild(
         wanted = [k for k in given if k == "bm25" or k in takes]
         if bm25 is None and linker is None:
             if isinstance(graph_store, DocumentListing):
-                from .multihop import corpus_inputs
+                from .multihop import acorpus_inputs
 
-                read = await corpus_inputs(graph_store)
+                read = await acorpus_inputs(graph_store)
                 given = {k: read[k] if v is None else v for k, v in given.items()}
             elif "corpus_indexes" in preset.needs:
                 which = "none was given" if graph_store is None else f"{type(graph_store).__name__} cannot list them"
@@ -295,9 +295,9 @@ async def abuild(
 
                 given["timeline"] = await Timeline.afrom_store(graph_store)
             if given["entities"] is None and "entities" in takes:
-                from .multihop import entity_matcher
+                from .multihop import aentity_matcher
 
-                given["entities"] = await entity_matcher(graph_store)
+                given["entities"] = await aentity_matcher(graph_store)
         inputs.update({k: given[k] for k in wanted if given[k] is not None})
     missing = [k for k in sorted(preset.needs) if k != "corpus_indexes" and k not in inputs]
     if missing:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from graphfuse.cli import app
 from graphfuse.indexing import ENTITY_PREFIX, SourceRecord, wants_entity_graph
-from graphfuse.multihop import entity_matcher
+from graphfuse.multihop import aentity_matcher
 from graphfuse.stores import aopen_store
 
 CHATS = [
@@ -29,7 +29,7 @@ def _entities(store: Path) -> int:
     async def go() -> int:
         opened = await aopen_store(store, create=False)
         try:
-            return len(await entity_matcher(opened.graph))
+            return len(await aentity_matcher(opened.graph))
         finally:
             await opened.aclose()
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from graphfuse import Document
 from graphfuse.cli import app
-from graphfuse.evaluation import evaluate, load_corpus, load_queries
+from graphfuse.evaluation import aevaluate, load_corpus, load_queries
 from graphfuse.multihop import CorpusCache
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, aopen_store
 
@@ -58,7 +58,7 @@ async def _cache_is_current(store_dir: Path) -> bool:
     store = await aopen_store(store_dir, create=False)
     try:
         spy = CountingStore(store.graph)
-        await CorpusCache(store_dir).indexes(spy)  # type: ignore[arg-type]
+        await CorpusCache(store_dir).aindexes(spy)  # type: ignore[arg-type]
         return spy.reads == 0
     finally:
         await store.aclose()
@@ -117,7 +117,7 @@ async def test_evaluate_reports_every_step(tmp_path: Path) -> None:
     corpus = load_corpus(_write(tmp_path / "c.jsonl", CORPUS))
     queries = load_queries(_write(tmp_path / "q.jsonl", QUERIES))
     seen: dict[str, list[tuple[int, int]]] = {}
-    await evaluate(
+    await aevaluate(
         corpus,
         queries,
         ["vector", "bm25"],
@@ -150,7 +150,7 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
     from datetime import datetime, timezone
 
     from graphfuse.indexing import Indexer, SourceRecord, TextEntityExtractor, TitleLinker
-    from graphfuse.multihop import entity_matcher
+    from graphfuse.multihop import aentity_matcher
     from graphfuse.timeaware import Timeline
 
     store = await aopen_store(tmp_path / "store", create=True, embedder="hashing")
@@ -174,10 +174,10 @@ async def test_warm_multihop_build_reads_no_document_and_keeps_timeline_and_enti
         )
         await indexer.aindex(records)
         assert await store.arefresh_corpus_indexes() is True
-        cached = await CorpusCache(store.path).inputs(store.graph)
+        cached = await CorpusCache(store.path).ainputs(store.graph)
         fresh_timeline = await Timeline.afrom_store(store.graph)
         assert repr(cached["timeline"]) == repr(fresh_timeline) == "Timeline(4 dated, 1 undated)"
-        fresh_entities = await entity_matcher(store.graph)
+        fresh_entities = await aentity_matcher(store.graph)
         assert len(cached["entities"]) == len(fresh_entities) > 0
         question = "What did wolfgang schulz book at the Harbor Hall?"
         assert cached["entities"].match(question) == fresh_entities.match(question) != []

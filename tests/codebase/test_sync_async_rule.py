@@ -12,6 +12,7 @@ import pytest
 
 import graphfuse
 from graphfuse.indexing import Indexer
+from graphfuse.multihop import CorpusCache
 from graphfuse.stores import LocalStore, StoreDirectory
 from graphfuse.timeaware import Timeline
 
@@ -22,14 +23,25 @@ ENTRY_MODULES = (
     "graphfuse",
     "graphfuse.compare",
     "graphfuse.context",
+    "graphfuse.evaluation",
     "graphfuse.indexing",
+    "graphfuse.multihop",
     "graphfuse.presets",
     "graphfuse.stores",
 )
 # The objects a user holds once something is open or built.
-ENTRY_CLASSES = (Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory, Timeline)
+ENTRY_CLASSES = (CorpusCache, Indexer, LocalStore, graphfuse.Pipeline, StoreDirectory, Timeline)
 BUILDER_PREFIXES = ("open", "build")
-BUILDERS = {"check_store"}  # (other check_* functions validate an argument: no I/O)
+# Builders and runners not named open*/build* (other check_* functions validate an argument: no I/O).
+BUILDERS = {
+    "check_store",
+    "corpus_indexes",
+    "corpus_inputs",
+    "entity_matcher",
+    "evaluate",
+    "evaluate_contexts",
+    "evaluate_files",
+}
 
 
 def _public_modules() -> list[Any]:

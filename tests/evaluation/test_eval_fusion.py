@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from graphfuse import Document, InvalidInput, Result
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.evaluation import EvalQuery, EvalReport, evaluate, fusion_rows, markdown_table, query_weights
+from graphfuse.evaluation import EvalQuery, EvalReport, aevaluate, fusion_rows, markdown_table, query_weights
 from graphfuse.indexing import SourceRecord
 from graphfuse.multihop import MULTIHOP_WEIGHTS
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
@@ -46,7 +46,7 @@ def test_query_weights_are_contribution_over_value() -> None:
 
 
 async def _report(adaptive: bool | None) -> EvalReport:
-    return await evaluate(
+    return await aevaluate(
         [SourceRecord(i, text) for i, text in CORPUS],
         [EvalQuery(i, q, tuple(gold)) for i, q, gold in QUERIES],
         ["bm25", "hybrid", "multihop"],

@@ -15,7 +15,7 @@ from graphfuse.evaluation import (
     EvalQuery,
     EvalReport,
     PipelineMetrics,
-    evaluate,
+    aevaluate,
     gaps_json,
     markdown_table,
     multihop_gaps,
@@ -44,7 +44,7 @@ def _metrics(r2: float, r5: float, ndcg: float, mrr: float) -> PipelineMetrics:
 
 
 async def _report() -> EvalReport:
-    return await evaluate(
+    return await aevaluate(
         [SourceRecord(i, text, title=title) for i, title, text in CORPUS],
         [EvalQuery(i, q, tuple(gold)) for i, q, gold in QUERIES],
         PIPELINES,

@@ -15,9 +15,9 @@ from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.evaluation import (
     EvalQuery,
+    aevaluate,
     check_gold,
     check_pipelines,
-    evaluate,
     load_corpus,
     load_queries,
     markdown_table,
@@ -125,7 +125,7 @@ async def test_evaluate_every_pipeline_on_a_tiny_corpus(tmp_path: Path) -> None:
     corpus = load_corpus(_write(tmp_path / "c.jsonl", CORPUS))
     queries = load_queries(_write(tmp_path / "q.jsonl", QUERIES))
     names = ["vector", "bm25", "hybrid", "standard", "multihop", "llamaindex-fusion"]
-    report = await evaluate(
+    report = await aevaluate(
         corpus,
         queries,
         names,
@@ -161,7 +161,7 @@ async def test_evaluate_every_pipeline_on_a_tiny_corpus(tmp_path: Path) -> None:
 async def test_incomplete_runs_say_so(tmp_path: Path) -> None:
     corpus = load_corpus(_write(tmp_path / "c.jsonl", CORPUS))
     queries = [EvalQuery("q2", "Where does the Rhine rise?", ("river",))]
-    report = await evaluate(
+    report = await aevaluate(
         corpus,
         queries,
         ["bm25"],
@@ -331,7 +331,7 @@ async def test_contexts_are_built_from_the_passages_the_pipelines_return(tmp_pat
         )
     )
     counter = get_token_counter("regex")
-    report = await evaluate(
+    report = await aevaluate(
         corpus,
         queries,
         ["minimal", "multihop"],
@@ -377,7 +377,7 @@ async def test_graph_caps_reach_the_graph_contexts(tmp_path: Path) -> None:
     )
     tokens = {}
     for n in (0, 3):
-        report = await evaluate(
+        report = await aevaluate(
             corpus,
             queries,
             ["multihop"],

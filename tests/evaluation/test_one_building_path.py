@@ -135,16 +135,14 @@ def test_eval_and_the_cli_build_the_same_store_and_corpus_inputs(tmp_path: Path,
     args = ["index", str(corpus), "--store", str(tmp_path / "cli"), "--embedder", "hashing", flag]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    report = asyncio.run(
-        evaluate_files(
-            corpus,
-            queries,
-            ["spy"],
-            store_dir=tmp_path / "eval",
-            embedder_name="hashing",
-            max_tokens=256,  # graphfuse index's chunk size
-            entity_extractors=["text"] if entity_graph else None,
-        )
+    report = evaluate_files(
+        corpus,
+        queries,
+        ["spy"],
+        store_dir=tmp_path / "eval",
+        embedder_name="hashing",
+        max_tokens=256,  # graphfuse index's chunk size
+        entity_extractors=["text"] if entity_graph else None,
     )
     assert report.index is not None
     assert report.index.documents == len(CORPUS)

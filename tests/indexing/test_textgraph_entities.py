@@ -21,7 +21,7 @@ from graphfuse.indexing import (
     entity_key,
     merge_variants,
 )
-from graphfuse.multihop import BM25Index, corpus_indexes, entity_matcher, multihop
+from graphfuse.multihop import BM25Index, acorpus_indexes, aentity_matcher, multihop
 from graphfuse.stages import GraphExpansion
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, SQLiteGraphStore
 
@@ -144,13 +144,13 @@ async def test_entity_graph_nodes_and_counted_relations() -> None:
     assert co[position[li], position[wolfgang]] + co[position[wolfgang], position[li]] == 1.0
     vector_hits = await vectors.search(list(np.ones(64)), limit=20)
     assert not any(h.id.startswith(ENTITY_PREFIX) for h in vector_hits)  # entity nodes are not embedded
-    bm25, _ = await corpus_indexes(graph)
+    bm25, _ = await acorpus_indexes(graph)
     assert sorted(bm25.ids) == ["chat1", "chat2", "chat3", "chat4"]
 
 
 async def test_multihop_walks_through_entities_the_question_names() -> None:
     graph, vectors, embedder = await indexed()
-    matcher = await entity_matcher(graph)
+    matcher = await aentity_matcher(graph)
     assert len(matcher) >= 6
     pipeline = multihop(graph, vectors, embedder, bm25=BM25Index((r.id, r.text) for r in RECORDS), entities=matcher)
     assert "text_entity" in [s.name for s in pipeline.stages]

@@ -10,7 +10,7 @@ import pytest
 
 import graphfuse.multihop._corpus_cache as corpus_cache_module
 from graphfuse import Document, InvalidInput
-from graphfuse.multihop import BM25Index, CorpusCache, corpus_indexes
+from graphfuse.multihop import BM25Index, CorpusCache, acorpus_indexes
 from graphfuse.stores import InMemoryGraphStore, SQLiteGraphStore
 
 QUERIES = ["river bridge", "Ada Lovelace engine", "the old mill", "zürich café", "nothing matches xyzzy"]
@@ -47,7 +47,7 @@ class CountingStore:
 
 
 async def _same(cached: tuple[BM25Index, Any], graph: SQLiteGraphStore) -> None:
-    bm25, linker = await corpus_indexes(graph)
+    bm25, linker = await acorpus_indexes(graph)
     assert sorted(cached[0].ids) == sorted(bm25.ids)
     for q in QUERIES:
         got, want = cached[0].search(q, 10), bm25.search(q, 10)
@@ -75,15 +75,15 @@ async def graph(tmp_path: Path) -> AsyncIterator[SQLiteGraphStore]:
 
 async def test_equals_the_indexes_built_from_the_store(graph: SQLiteGraphStore, tmp_path: Path) -> None:
     cache = CorpusCache(tmp_path)
-    await _same(await cache.indexes(graph), graph)
+    await _same(await cache.aindexes(graph), graph)
     assert (tmp_path / "corpus_index.npz").is_file()
 
 
 async def test_warm_load_reads_no_document(graph: SQLiteGraphStore, tmp_path: Path) -> None:
     spy = CountingStore(graph)
-    await CorpusCache(tmp_path).refresh(spy)  # type: ignore[arg-type]
+    await CorpusCache(tmp_path).arefresh(spy)  # type: ignore[arg-type]
     assert spy.reads == 1
-    bm25, _ = await CorpusCache(tmp_path).indexes(spy)  # type: ignore[arg-type]
+    bm25, _ = await CorpusCache(tmp_path).aindexes(spy)  # type: ignore[arg-type]
     assert spy.reads == 1
     assert bm25.search("stone bridge", 1)[0][0] == "bridge"
 
@@ -92,7 +92,7 @@ async def test_changes_are_applied_incrementally(
     graph: SQLiteGraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = CorpusCache(tmp_path)
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     tokenised: list[str] = []
     real = corpus_cache_module.bm25_tokens
 
@@ -109,7 +109,7 @@ async def test_changes_are_applied_incrementally(
         ]
     )
     await graph.delete_documents(["babbage"])
-    cached = await cache.indexes(graph)
+    cached = await cache.aindexes(graph)
     # The changed and the new document only: each one's text (with its title) and its subject.
     assert sorted(tokenised) == [
         "A laboratory by the river tests bridges.",
@@ -126,7 +126,7 @@ async def test_metadata_change_alone_is_picked_up_for_filters(graph: SQLiteGraph
     from graphfuse import MetadataFilter
 
     cache = CorpusCache(tmp_path)
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     await graph.store_documents(
         [
             Document(
@@ -134,7 +134,7 @@ async def test_metadata_change_alone_is_picked_up_for_filters(graph: SQLiteGraph
             )
         ]
     )
-    bm25, _ = await cache.indexes(graph)
+    bm25, _ = await cache.aindexes(graph)
     hits = bm25.search("bridge", 5, filter=MetadataFilter.parse({"lang": "fr"}))
     assert [h[0] for h in hits] == ["bridge"]
 
@@ -142,11 +142,11 @@ async def test_metadata_change_alone_is_picked_up_for_filters(graph: SQLiteGraph
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 async def test_damaged_file_is_rebuilt(graph: SQLiteGraphStore, tmp_path: Path, damage: str) -> None:
     cache = CorpusCache(tmp_path)
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     path = tmp_path / "corpus_index.npz"
     raw = path.read_bytes()
     path.write_bytes({"garbage": b"not a zip file", "truncated": raw[: len(raw) // 2], "empty": b""}[damage])
-    await _same(await cache.indexes(graph), graph)
+    await _same(await cache.aindexes(graph), graph)
     assert path.read_bytes() != b""
 
 
@@ -154,10 +154,10 @@ async def test_another_tokeniser_rebuilds_in_full(
     graph: SQLiteGraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = CorpusCache(tmp_path)
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     monkeypatch.setattr(corpus_cache_module, "_probe", lambda: ["a", "different", "tokeniser"])
     spy = CountingStore(graph)
-    await cache.indexes(spy)  # type: ignore[arg-type]
+    await cache.aindexes(spy)  # type: ignore[arg-type]
     assert spy.reads == 1
 
 
@@ -169,14 +169,14 @@ class _Unversioned(InMemoryGraphStore):
 
 async def test_a_store_without_generation_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="iter_documents and generation"):
-        await CorpusCache(tmp_path).indexes(_Unversioned())
+        await CorpusCache(tmp_path).aindexes(_Unversioned())
 
 
 async def test_no_temporary_file_is_left(graph: SQLiteGraphStore, tmp_path: Path) -> None:
     cache = CorpusCache(tmp_path)
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     await graph.delete_documents(["ada"])
-    await cache.refresh(graph)
+    await cache.arefresh(graph)
     assert _corpus_files(tmp_path) == ["corpus_index.npz"]
 
 

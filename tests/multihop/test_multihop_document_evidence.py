@@ -6,10 +6,10 @@ import pytest
 
 from graphfuse import Candidate, Document, InvalidInput, MetadataFilter, Query
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.evaluation import EvalQuery, evaluate
+from graphfuse.evaluation import EvalQuery, aevaluate
 from graphfuse.hosts import StageRunContext
 from graphfuse.indexing import EntityMatcher, Indexer, SourceRecord, TextEntityExtractor, TitleLinker
-from graphfuse.multihop import DOCUMENT_WEIGHT, BM25Index, DocumentEvidence, entity_matcher, multihop
+from graphfuse.multihop import DOCUMENT_WEIGHT, BM25Index, DocumentEvidence, aentity_matcher, multihop
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
 # A chat log cut into chunks, titled by the conversation's time as a chat export names it: the
@@ -86,7 +86,7 @@ async def _chat_store() -> tuple[InMemoryGraphStore, LocalVectorStore, HashingEm
     graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(64)
     records = [SourceRecord(i, text, title=title) for i, title, text in CHATS]
     await Indexer(graph, vectors, embedder, extractors=[TextEntityExtractor()], entity_graph=True).aindex(records)
-    return graph, vectors, embedder, await entity_matcher(graph)
+    return graph, vectors, embedder, await aentity_matcher(graph)
 
 
 async def test_multihop_adds_document_evidence_where_passages_share_a_title() -> None:
@@ -118,7 +118,7 @@ async def test_multihop_adds_document_evidence_where_passages_share_a_title() ->
 
 
 async def test_evaluate_indexes_titles_so_that_multihop_weighs_documents() -> None:
-    report = await evaluate(
+    report = await aevaluate(
         [SourceRecord(i, text, title=title) for i, title, text in CHATS],
         [EvalQuery("q", QUESTION, ("c1-2",))],
         ["multihop"],

@@ -16,7 +16,7 @@ from graphfuse.multihop import (
     BridgeSearch,
     CorpusCache,
     EntitySeeds,
-    corpus_indexes,
+    acorpus_indexes,
     hybrid,
     lexical,
     multihop,
@@ -59,7 +59,7 @@ async def _graph(tmp_path: Path) -> SQLiteGraphStore:
 async def test_the_corpus_index_holds_the_pages_by_passage(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        bm25, _ = await corpus_indexes(graph)
+        bm25, _ = await acorpus_indexes(graph)
         assert sorted(bm25.ids) == ["guide", "strict"]  # the page index is unchanged
         assert bm25.search(QUESTION, 1)[0][0] == "guide"  # every word of the question, across sections
         assert bm25.passages is not None
@@ -71,7 +71,7 @@ async def test_the_corpus_index_holds_the_pages_by_passage(tmp_path: Path) -> No
         assert sorted(bm25.passages.subjects.ids) == ["guide#0", "strict"]
         # The store's persisted cache gives the same passages, also when loaded back warm.
         for _ in range(2):
-            cached, _ = await CorpusCache(tmp_path).indexes(graph)
+            cached, _ = await CorpusCache(tmp_path).aindexes(graph)
             assert cached.passages is not None
             assert sorted(cached.passages.ids) == sorted(bm25.passages.ids)
             got, want = cached.passages.search(QUESTION, 5), bm25.passages.search(QUESTION, 5)
@@ -85,8 +85,8 @@ async def test_an_unsplit_corpus_has_no_passage_index(tmp_path: Path) -> None:
     graph = SQLiteGraphStore(tmp_path / "graph.sqlite")
     try:
         await graph.store_documents([Document("a", "Ada wrote notes.", {"title": "Ada"}), Document("b", "Bob.")])
-        assert (await corpus_indexes(graph))[0].passages is None
-        assert (await CorpusCache(tmp_path).indexes(graph))[0].passages is None
+        assert (await acorpus_indexes(graph))[0].passages is None
+        assert (await CorpusCache(tmp_path).aindexes(graph))[0].passages is None
     finally:
         await graph.close()
 
@@ -94,7 +94,7 @@ async def test_an_unsplit_corpus_has_no_passage_index(tmp_path: Path) -> None:
 async def test_multihop_searches_words_by_passage(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        bm25, linker = await corpus_indexes(graph)
+        bm25, linker = await acorpus_indexes(graph)
         pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
         search = next(s for s in pipeline.stages if isinstance(s, BM25Search))
         out = await search.run(Query(QUESTION), [], StageRunContext())
@@ -111,7 +111,7 @@ async def test_multihop_searches_words_by_passage(tmp_path: Path) -> None:
 async def test_the_bm25_and_hybrid_presets_search_by_passage_too(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        bm25, _ = await corpus_indexes(graph)
+        bm25, _ = await acorpus_indexes(graph)
         # Results are passages that name their page: the short page that says the words together
         # comes first, the long page after it by its best chunk.
         results = await lexical(bm25=bm25, graph_store=graph).aretrieve(QUESTION, top_k=2)
@@ -160,9 +160,9 @@ async def test_a_one_word_title_most_pages_use_weighs_less() -> None:
 async def test_a_changed_chunk_is_picked_up_by_the_cache(tmp_path: Path) -> None:
     graph = await _graph(tmp_path)
     try:
-        await CorpusCache(tmp_path).refresh(graph)
+        await CorpusCache(tmp_path).arefresh(graph)
         await graph.store_documents([_chunk("guide", 1, "Zebra crossings only.", "Guide")])
-        cached, _ = await CorpusCache(tmp_path).indexes(graph)
+        cached, _ = await CorpusCache(tmp_path).aindexes(graph)
         assert cached.passages is not None
         assert cached.passages.search("zebra", 5)[0][0] == "guide#1"
         assert cached.passages.search("hold", 5) == []  # the old text of that chunk is gone

@@ -13,8 +13,8 @@ from graphfuse.multihop import (
     FUSED_WEIGHT,
     MULTIHOP_WEIGHTS,
     RankFusion,
+    acorpus_indexes,
     adaptive_strength,
-    corpus_indexes,
     multihop,
     split_share,
 )
@@ -75,7 +75,7 @@ async def test_rank_fusion_orders_as_reciprocal_rank_fusion() -> None:
 async def test_multihop_fuses_first_stage_ranks_on_a_store_of_split_pages(tmp_path: Path) -> None:
     graph = await _graph(tmp_path, chunks=4)
     try:
-        bm25, linker = await corpus_indexes(graph)
+        bm25, linker = await acorpus_indexes(graph)
         assert split_share(bm25) == pytest.approx(1 - 3 / 6)  # 3 pages, 6 passages
         pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
         names = [s.name for s in pipeline.stages]
@@ -101,7 +101,7 @@ async def test_multihop_fuses_first_stage_ranks_on_a_store_of_split_pages(tmp_pa
 async def test_a_corpus_with_few_split_pages_is_left_as_it_was(tmp_path: Path) -> None:
     graph = await _graph(tmp_path, chunks=2)  # 3 pages, 4 passages: a quarter added by the split
     try:
-        bm25, linker = await corpus_indexes(graph)
+        bm25, linker = await acorpus_indexes(graph)
         assert split_share(bm25) == pytest.approx(0.25)
         pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
         assert "fused" not in [s.name for s in pipeline.stages]
@@ -117,7 +117,7 @@ async def test_a_page_ranks_by_its_best_passage_in_both_rankings(tmp_path: Path)
     ranked first)."""
     graph = await _graph(tmp_path, chunks=4)
     try:
-        bm25, linker = await corpus_indexes(graph)
+        bm25, linker = await acorpus_indexes(graph)
         pipeline = multihop(InMemoryGraphStore(), LocalVectorStore(), HashingEmbedder(16), bm25=bm25, linker=linker)
         stages = {s.name: s for s in pipeline.stages}
         order = [s.name for s in pipeline.stages if s.name in ("fused", "aggregate_seeds")]

@@ -273,7 +273,7 @@ async def test_ppr_uses_the_public_adjacency_and_falls_back_to_related() -> None
 
 async def test_corpus_indexes_rebuild_bm25_and_titles_from_a_store(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from graphfuse.indexing import TokenChunker
-    from graphfuse.multihop import corpus_indexes
+    from graphfuse.multihop import acorpus_indexes
     from graphfuse.stores import SQLiteGraphStore
 
     graph, vectors, embedder = SQLiteGraphStore(tmp_path / "g.sqlite"), LocalVectorStore(), HashingEmbedder(32)
@@ -287,7 +287,7 @@ async def test_corpus_indexes_rebuild_bm25_and_titles_from_a_store(tmp_path) -> 
     await Indexer(graph, vectors, embedder, chunker=chunker, extractors=[TitleLinker()]).aindex(records)
     assert await graph.count_documents() > 3  # the long passage was chunked
 
-    bm25, linker = await corpus_indexes(graph, batch_size=2)
+    bm25, linker = await acorpus_indexes(graph, batch_size=2)
     assert sorted(bm25.ids) == ["film", "mandoki", "untitled"]  # documents, not their chunks
     assert bm25.search("zebras") == [("untitled", pytest.approx(bm25.search("zebras")[0][1]))]
     assert bm25.search("Gaby True Story", limit=1)[0][0] == "film"  # the title is searchable
@@ -299,7 +299,7 @@ async def test_corpus_indexes_rebuild_bm25_and_titles_from_a_store(tmp_path) -> 
     await graph.close()
 
     with pytest.raises(InvalidInput, match="cannot list its documents"):
-        await corpus_indexes(_RelatedOnly(InMemoryGraphStore()))  # type: ignore[arg-type]
+        await acorpus_indexes(_RelatedOnly(InMemoryGraphStore()))  # type: ignore[arg-type]
 
 
 def test_multihop_preset_is_built_in_and_lazy() -> None:

@@ -11,8 +11,8 @@ from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord, TitleLinker
 from graphfuse.multihop import (
     CorpusCache,
     PersonalizedPageRank,
-    corpus_indexes,
-    entity_matcher,
+    acorpus_indexes,
+    aentity_matcher,
     multihop,
     name_forms,
     subject_name,
@@ -53,7 +53,7 @@ def test_name_forms_add_the_short_form_of_a_full_personal_name() -> None:
 async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_path) -> None:  # type: ignore[no-untyped-def]
     graph = SQLiteGraphStore(tmp_path / "g.sqlite")
     await Indexer(graph, LocalVectorStore(), HashingEmbedder(32), extractors=[TitleLinker()]).aindex(_RECORDS)
-    _, linker = await corpus_indexes(graph)
+    _, linker = await acorpus_indexes(graph)
     found = linker.extract("Which film has the director born first, The Last Coupon or one by Frank Launder?")
     assert {t for m in found for t in m.targets} == {"film", "launder"}
     # A titled document keeps its title only; a chat line names nothing.
@@ -65,7 +65,7 @@ async def test_corpus_indexes_name_a_document_without_title_by_its_subject(tmp_p
     # The store's corpus cache names them alike, also when read back from its file.
     cache = CorpusCache(tmp_path)
     for _ in range(2):
-        _, cached = await cache.indexes(graph)
+        _, cached = await cache.aindexes(graph)
         assert cached.lookup("The Last Coupon") == ("film",)
         assert cached.lookup("Last Coupon") == ()  # a whole-name match
         assert cached.lookup("Frank Launder") == ("launder",)
@@ -111,8 +111,8 @@ async def test_ppr_names_lead_a_mention_to_the_passage_about_the_name() -> None:
 async def test_multihop_seeds_and_walks_by_subject_names_on_a_text_graph(tmp_path) -> None:  # type: ignore[no-untyped-def]
     graph, vectors, embedder = SQLiteGraphStore(tmp_path / "g.sqlite"), LocalVectorStore(), HashingEmbedder(64)
     await Indexer.for_records(_RECORDS, graph, vectors, embedder).aindex(_RECORDS)
-    bm25, linker = await corpus_indexes(graph)
-    text = multihop(graph, vectors, embedder, bm25=bm25, linker=linker, entities=await entity_matcher(graph))
+    bm25, linker = await acorpus_indexes(graph)
+    text = multihop(graph, vectors, embedder, bm25=bm25, linker=linker, entities=await aentity_matcher(graph))
     results = await text.aretrieve("Where was the director of The Last Coupon born?", top_k=3)
     by_id = {r.id: r for r in results}
     assert by_id["film"].signals.get("entity") == 1.0  # the question names the film, found by its subject
@@ -121,11 +121,11 @@ async def test_multihop_seeds_and_walks_by_subject_names_on_a_text_graph(tmp_pat
 
 
 async def test_eval_names_untitled_records_by_their_subjects() -> None:
-    from graphfuse.evaluation import EvalQuery, evaluate
+    from graphfuse.evaluation import EvalQuery, aevaluate
 
     records = [r for r in _RECORDS if r.title is None]
     question = EvalQuery("q", "Where was the director of The Last Coupon born?", ("film", "launder"))
-    report = await evaluate(
+    report = await aevaluate(
         records,
         [question],
         ["multihop"],

@@ -9,7 +9,7 @@ import pytest
 
 from graphfuse import Document, InvalidInput, Passages, Query, Result, VectorRecord
 from graphfuse.embedders import HashingEmbedder
-from graphfuse.multihop import BM25Index, CorpusCache, PassageLexicon, bm25_tokens, corpus_indexes
+from graphfuse.multihop import BM25Index, CorpusCache, PassageLexicon, acorpus_indexes, bm25_tokens
 from graphfuse.stores import LocalVectorStore, SQLiteGraphStore
 
 SECTIONS = [
@@ -46,8 +46,8 @@ async def _stores(tmp_path: Path) -> tuple[SQLiteGraphStore, LocalVectorStore, H
 async def test_counts_are_those_of_the_chunk_texts_without_their_titles(tmp_path: Path) -> None:
     graph, _, _ = await _stores(tmp_path)
     try:
-        bm25, _ = await corpus_indexes(graph)
-        cached, _ = await CorpusCache(tmp_path).indexes(graph)
+        bm25, _ = await acorpus_indexes(graph)
+        cached, _ = await CorpusCache(tmp_path).aindexes(graph)
         for index in (bm25.passages, cached.passages):
             assert index is not None
             lexicon = PassageLexicon(index)
@@ -87,7 +87,7 @@ async def _selected(passages: Passages, question: str) -> list[tuple[str, float,
 async def test_passages_from_the_index_equal_passages_from_the_texts(tmp_path: Path) -> None:
     graph, vectors, embedder = await _stores(tmp_path)
     try:
-        bm25, _ = await corpus_indexes(graph)
+        bm25, _ = await acorpus_indexes(graph)
         assert bm25.passages is not None
         terms = PassageLexicon(bm25.passages)
         for lexical in (1.0, 0.5):
@@ -102,7 +102,7 @@ async def test_passages_from_the_index_equal_passages_from_the_texts(tmp_path: P
         # the index of the new generation (what a rebuilt pipeline holds) gives the texts' results again.
         await graph.delete_documents(["guide#1"])
         plain, stale = Passages(graph), Passages(graph, terms=terms)
-        rebuilt, _ = await corpus_indexes(graph)
+        rebuilt, _ = await acorpus_indexes(graph)
         assert rebuilt.passages is not None
         fresh = Passages(graph, terms=PassageLexicon(rebuilt.passages))
         for question in QUESTIONS:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from graphfuse import InvalidInput, NotFound
 from graphfuse.cli import app
 from graphfuse.indexing import TextEntityExtractor, entity_extractor, entity_extractors
-from graphfuse.multihop import entity_matcher
+from graphfuse.multihop import aentity_matcher
 from graphfuse.plugins import ENTITY_EXTRACTOR, get_registry
 from graphfuse.stores import aopen_store
 
@@ -60,7 +60,7 @@ def _entity_names(store: Path) -> list[str]:
     async def go() -> list[str]:
         opened = await aopen_store(store, create=False)
         try:
-            return sorted(key for key, _ in (await entity_matcher(opened.graph)).match(" ".join(_ALL_WORDS)))
+            return sorted(key for key, _ in (await aentity_matcher(opened.graph)).match(" ".join(_ALL_WORDS)))
         finally:
             await opened.aclose()
 

@@ -11,7 +11,7 @@ import pytest
 from graphfuse import InvalidInput, Passages, Pipeline, presets
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import Indexer, RegexTokenizer, SourceRecord, TitleLinker, TokenChunker
-from graphfuse.multihop import corpus_indexes
+from graphfuse.multihop import acorpus_indexes
 from graphfuse.stages import SemanticSearch
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore
 
@@ -70,7 +70,7 @@ async def test_every_preset_returns_passages_naming_their_page(indexed: Indexed,
 
 
 async def test_a_ranked_page_is_replaced_by_its_passage_that_answers(indexed: Indexed) -> None:
-    bm25, _ = await corpus_indexes(indexed.graph)
+    bm25, _ = await acorpus_indexes(indexed.graph)
     pipeline = presets.build("bm25", bm25=bm25, graph_store=indexed.graph)
     results = await pipeline.aretrieve("frozen option ValidationError assigning", top_k=3)
     guide = next(r for r in results if r.document_id == "guide")
@@ -151,14 +151,14 @@ def test_passages_arguments_are_checked(indexed: Indexed) -> None:
 
 
 async def test_eval_scores_each_passage_slot_by_its_page_and_says_so() -> None:
-    from graphfuse.evaluation import EvalQuery, evaluate
+    from graphfuse.evaluation import EvalQuery, aevaluate
 
     query = EvalQuery("q1", "Release frozen models immutable instances improved", ("hub", "guide"))
     shapes = {"default": None, "three": 3}
     recall: dict[str, float] = {}
     for label, cap in shapes.items():
         graph, vectors, embedder = InMemoryGraphStore(), LocalVectorStore(None), HashingEmbedder(64)
-        report = await evaluate(
+        report = await aevaluate(
             RECORDS,
             [query],
             ["minimal"],

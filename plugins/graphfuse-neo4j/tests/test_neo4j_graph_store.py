@@ -334,7 +334,7 @@ async def test_iter_documents_reads_pages_after_the_last_id(scripted: tuple[Neo4
 
 
 async def test_multihop_corpus_indexes_are_built_from_the_store(scripted: tuple[Neo4jGraphStore, _Driver]) -> None:
-    from graphfuse.multihop import corpus_indexes
+    from graphfuse.multihop import acorpus_indexes
 
     store, driver = scripted
     rows = [
@@ -350,7 +350,7 @@ async def test_multihop_corpus_indexes_are_built_from_the_store(scripted: tuple[
         return [{**r, "created_at": None, "updated_at": None} for r in page]
 
     driver.answer = answer
-    bm25, linker = await corpus_indexes(store, batch_size=2)
+    bm25, linker = await acorpus_indexes(store, batch_size=2)
     assert bm25.search("Who directed The Quiet Harbour?", 1)[0][0] == "film"
     assert [m.targets for m in linker.extract("a film by Anna Berg")] == [("berg",)]
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from graphfuse.cli import app
 from graphfuse.embedders import HashingEmbedder
 from graphfuse.indexing import ENTITY_PREFIX, Indexer, SourceRecord
-from graphfuse.multihop import BM25Index, entity_matcher, multihop
+from graphfuse.multihop import BM25Index, aentity_matcher, multihop
 from graphfuse.stores import InMemoryGraphStore, LocalVectorStore, aopen_store
 
 CHATS = [
@@ -29,7 +29,7 @@ async def test_indexer_builds_entity_nodes_from_spacy_entities(extractor: SpacyE
     nodes = await graph.get_documents([ENTITY_PREFIX + "angela merkel", ENTITY_PREFIX + "heidelberg"])
     assert sorted(nodes) == [ENTITY_PREFIX + "angela merkel", ENTITY_PREFIX + "heidelberg"]
     assert nodes[ENTITY_PREFIX + "heidelberg"].metadata["mentions"] == 2
-    entities = await entity_matcher(graph)
+    entities = await aentity_matcher(graph)
     assert [k for k, _ in entities.match("Where does Angela Merkel's nephew study?")] == ["angela merkel"]
     pipeline = multihop(graph, vectors, embedder, bm25=BM25Index((r.id, r.text) for r in CHATS), entities=entities)
     results = await pipeline.aretrieve("What prize did Angela Merkel's nephew get?", top_k=2)

@@ -10,7 +10,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .._core._sync import run_sync
 from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, fusion_rows, multihop_gaps
 from ._errors import reports_errors
 from ._progress import StepBars
@@ -94,25 +93,23 @@ def eval_command(
 
         budgets = parse_context_budgets(context_budget)
     with StepBars(console) as bars:
-        result = run_sync(
-            evaluate_files(
-                corpus,
-                queries,
-                pipeline.split(","),
-                store_dir=store,
-                embedder_name=embedder,
-                cache_path=cache,
-                allow_missing_gold=allow_missing_gold,
-                max_tokens=max_tokens,
-                strip_titles=strip_titles,
-                progress=lambda msg: console.print(msg, highlight=False, markup=False),
-                advance=bars.advance,
-                context_budgets=budgets or (),
-                max_per_document=max_per_document,
-                granularity=granularity,
-                entity_extractors=entity_extractor,
-                adaptive=adaptive,
-            )
+        result = evaluate_files(
+            corpus,
+            queries,
+            pipeline.split(","),
+            store_dir=store,
+            embedder_name=embedder,
+            cache_path=cache,
+            allow_missing_gold=allow_missing_gold,
+            max_tokens=max_tokens,
+            strip_titles=strip_titles,
+            progress=lambda msg: console.print(msg, highlight=False, markup=False),
+            advance=bars.advance,
+            context_budgets=budgets or (),
+            max_per_document=max_per_document,
+            granularity=granularity,
+            entity_extractors=entity_extractor,
+            adaptive=adaptive,
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))
     columns = (

@@ -5,12 +5,13 @@
     corpus = load_corpus("corpus.jsonl")
     queries = load_queries("queries.jsonl")
     queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=False)
-    report = await evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
+    report = evaluate(corpus, queries, ["vector", "multihop"], graph_store=g, vector_store=v, embedder=e)
 """
 
 from ._context import (
     ContextMetrics,
     ContextReport,
+    aevaluate_contexts,
     answer_in_text,
     evaluate_contexts,
     normalize_answer,
@@ -26,10 +27,18 @@ from ._data import (
     strip_titles,
 )
 from ._embedding_cache import SQLiteCache
-from ._files import CACHE_FILE, evaluate_files
+from ._files import CACHE_FILE, aevaluate_files, evaluate_files
 from ._fusion import FusionSummary, SignalWeight, query_weights
 from ._gaps import GAP_METRICS, MetricGap, gaps_json, multihop_gaps
-from ._harness import PIPELINES, EvalReport, PipelineMetrics, check_pipelines, evaluate, pipeline_names
+from ._harness import (
+    PIPELINES,
+    EvalReport,
+    PipelineMetrics,
+    aevaluate,
+    check_pipelines,
+    evaluate,
+    pipeline_names,
+)
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 from ._report import context_table, fusion_rows, fusion_table, gap_table, markdown_table, write_report
 
@@ -48,6 +57,9 @@ __all__ = [
     "PipelineMetrics",
     "SQLiteCache",
     "SignalWeight",
+    "aevaluate",
+    "aevaluate_contexts",
+    "aevaluate_files",
     "answer_in_text",
     "check_gold",
     "check_pipelines",

@@ -10,6 +10,7 @@ from typing import Any
 
 from .._core._errors import InvalidInput
 from .._core._protocols import Embedder, GraphStore
+from .._core._sync import sync_form
 from .._core._types import Document, Result
 from ..context import GraphCaps, TokenCounter, abuild_context
 from ..indexing import SourceRecord
@@ -18,6 +19,7 @@ __all__ = [
     "CONTEXT_FORMATS",
     "ContextMetrics",
     "ContextReport",
+    "aevaluate_contexts",
     "answer_in_text",
     "evaluate_contexts",
     "normalize_answer",
@@ -160,7 +162,7 @@ def _results(ranked: Sequence[str | Result], records: Mapping[str, SourceRecord]
     return out
 
 
-async def evaluate_contexts(
+async def aevaluate_contexts(
     ranked: Mapping[str, Mapping[str, Sequence[str | Result]]],
     questions: Mapping[str, tuple[str, str | None]],
     records: Mapping[str, SourceRecord],
@@ -242,3 +244,7 @@ async def evaluate_contexts(
                 )
             entries[key] = curve[key][0]
     return ContextReport(counter.name, resolved[0], resolved, entries, curve, yes_no, no_answer)
+
+
+evaluate_contexts = sync_form(aevaluate_contexts)
+"""Sync form of :func:`aevaluate_contexts`: same arguments, result and errors, no event loop needed."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .._core._errors import InvalidInput
 from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._sync import sync_form
 from .._retrieval._passages import check_granularity, check_max_per_document
 from ..context import GraphCaps
 from ..embedders import CachingEmbedder
@@ -17,15 +18,15 @@ from ..stores import InMemoryGraphStore, LocalVectorStore, aopen_store, default_
 from ._data import check_gold, load_corpus, load_queries
 from ._data import strip_titles as stripped
 from ._embedding_cache import SQLiteCache
-from ._harness import EvalReport, check_pipelines, evaluate
+from ._harness import EvalReport, aevaluate, check_pipelines
 
-__all__ = ["CACHE_FILE", "evaluate_files"]
+__all__ = ["CACHE_FILE", "aevaluate_files", "evaluate_files"]
 
 CACHE_FILE = "eval-embeddings.sqlite"
 """The embedding cache's file name inside a store directory."""
 
 
-async def evaluate_files(
+async def aevaluate_files(
     corpus_path: str | os.PathLike[str],
     queries_path: str | os.PathLike[str],
     pipelines: list[str],
@@ -94,7 +95,7 @@ async def evaluate_files(
             cache = SQLiteCache(cache_path)
             closers.append(cache.close)
             embedder = CachingEmbedder(embedder, cache)
-        return await evaluate(
+        return await aevaluate(
             corpus,
             queries,
             names,
@@ -115,3 +116,7 @@ async def evaluate_files(
     finally:
         for close in reversed(closers):
             await close()
+
+
+evaluate_files = sync_form(aevaluate_files)
+"""Sync form of :func:`aevaluate_files`: same arguments, result and errors, no event loop needed."""

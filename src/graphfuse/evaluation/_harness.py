@@ -12,6 +12,7 @@ from .. import presets
 from .._core._capabilities import DocumentListing
 from .._core._errors import InvalidInput
 from .._core._protocols import Embedder, GraphStore, VectorStore
+from .._core._sync import sync_form
 from .._core._types import Document, Result
 from ..context import GraphCaps, get_token_counter
 from ..defaults import MAX_PER_DOCUMENT
@@ -25,14 +26,22 @@ from ..indexing import (
     wants_entity_graph,
 )
 from ..rerankers import EmbeddingReranker
-from ._context import ContextReport, evaluate_contexts
+from ._context import ContextReport, aevaluate_contexts
 from ._data import EvalQuery
 from ._fusion import FusionSummary, FusionTally
 from ._gaps import gaps_json
 from ._metrics import ndcg_at_k, percentile, recall_at_k, reciprocal_rank
 from ._peer import llamaindex_fusion
 
-__all__ = ["PIPELINES", "EvalReport", "PipelineMetrics", "check_pipelines", "evaluate", "pipeline_names"]
+__all__ = [
+    "PIPELINES",
+    "EvalReport",
+    "PipelineMetrics",
+    "aevaluate",
+    "check_pipelines",
+    "evaluate",
+    "pipeline_names",
+]
 
 PIPELINES = ("vector", "bm25", "hybrid", "standard", "multihop", "llamaindex-fusion")
 """The built-in pipeline names ``evaluate`` knows; any preset of the catalogue is accepted too
@@ -176,7 +185,7 @@ def _embed_text(record: SourceRecord) -> str:
     return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
 
 
-async def evaluate(
+async def aevaluate(
     corpus: Sequence[SourceRecord],
     queries: Sequence[EvalQuery],
     pipelines: Sequence[str],
@@ -235,7 +244,7 @@ async def evaluate(
     report holds the weights each signal got per query (:attr:`PipelineMetrics.fusion`).
     """
     # scipy (BM25) loads when an evaluation runs, not with `graphfuse --help` (cli imports this package).
-    from ..multihop import corpus_inputs
+    from ..multihop import acorpus_inputs
 
     names = check_pipelines(pipelines)
     if adaptive is not None and not isinstance(adaptive, bool):
@@ -267,7 +276,7 @@ async def evaluate(
         progress=lambda done: step("indexing", done, len(corpus)),
     )
     index_seconds = time.perf_counter() - started
-    inputs = await corpus_inputs(graph_store) if isinstance(graph_store, DocumentListing) else {}
+    inputs = await acorpus_inputs(graph_store) if isinstance(graph_store, DocumentListing) else {}
     say(f"embedding {len(queries)} queries")
     query_vectors: dict[str, list[float]] = {}
     step("embedding queries", 0, len(queries))
@@ -344,7 +353,7 @@ async def evaluate(
     context = None
     if context_budgets:
         say("measuring contexts")
-        context = await evaluate_contexts(
+        context = await aevaluate_contexts(
             returned,
             {q.id: (q.question, q.answer) for q in queries},
             {r.id: r for r in corpus},
@@ -364,6 +373,10 @@ async def evaluate(
         scoring=scoring_note(granularity, max_per_document),
         index_seconds=index_seconds,
     )
+
+
+evaluate = sync_form(aevaluate)
+"""Sync form of :func:`aevaluate`: same arguments, result and errors, no event loop needed."""
 
 
 def scoring_note(granularity: str | None, max_per_document: int | None) -> str:

@@ -12,7 +12,7 @@ from ..defaults import DOCUMENT_WEIGHT, FUSED_WEIGHT, MULTIHOP_WEIGHTS
 from ._bm25 import BM25Index, PassageLexicon, bm25_tokens
 from ._bm25_search import BM25Search
 from ._bridge import BridgeSearch
-from ._corpus import CORPUS_INPUTS, corpus_indexes, corpus_inputs
+from ._corpus import CORPUS_INPUTS, acorpus_indexes, acorpus_inputs, corpus_indexes, corpus_inputs
 from ._corpus_cache import CorpusCache
 from ._document_evidence import DocumentEvidence
 from ._entity_seeds import EntitySeeds
@@ -20,7 +20,7 @@ from ._ppr import PersonalizedPageRank, personalized_pagerank
 from ._preset import adaptive_strength, hybrid, lexical, multihop, split_share
 from ._rank_fusion import RankFusion
 from ._subjects import linked_names, name_forms, subject_name, subject_span
-from ._text_entity_seeds import TextEntitySeeds, entity_matcher
+from ._text_entity_seeds import TextEntitySeeds, aentity_matcher, entity_matcher
 
 __all__ = [
     "CORPUS_INPUTS",
@@ -37,7 +37,10 @@ __all__ = [
     "PersonalizedPageRank",
     "RankFusion",
     "TextEntitySeeds",
+    "acorpus_indexes",
+    "acorpus_inputs",
     "adaptive_strength",
+    "aentity_matcher",
     "bm25_tokens",
     "corpus_indexes",
     "corpus_inputs",

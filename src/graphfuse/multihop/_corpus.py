@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._core._capabilities import DocumentListing
 from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore
+from .._core._sync import sync_form
 from .._core._types import Document
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
 from ..timeaware import Timeline
@@ -19,7 +20,15 @@ from ._subjects import linked_names, subject_span
 if TYPE_CHECKING:
     from ._corpus_cache import CorpusCache
 
-__all__ = ["CORPUS_INPUTS", "corpus_indexes", "corpus_inputs", "page_names", "passage_index"]
+__all__ = [
+    "CORPUS_INPUTS",
+    "acorpus_indexes",
+    "acorpus_inputs",
+    "corpus_indexes",
+    "corpus_inputs",
+    "page_names",
+    "passage_index",
+]
 
 _RESERVED = "graphfuse_"  # the indexer's bookkeeping keys in document metadata
 PARENT_KEY = "parent_id"  # the indexer's link from a chunk node to its document
@@ -85,7 +94,7 @@ CORPUS_INPUTS = ("bm25", "linker", "timeline", "entities")
 """The keys of :func:`corpus_inputs`: the keyword inputs of a preset that reads the corpus."""
 
 
-async def corpus_inputs(
+async def acorpus_inputs(
     graph_store: GraphStore,
     *,
     cache: CorpusCache | None = None,
@@ -119,7 +128,7 @@ async def corpus_inputs(
     source records instead.
     """
     if cache is not None:
-        return await cache.inputs(graph_store, save=save)
+        return await cache.ainputs(graph_store, save=save)
     if not isinstance(graph_store, DocumentListing):
         raise InvalidInput(
             f"graph store {graph_store!r} cannot list its documents (it has no iter_documents): "
@@ -172,15 +181,23 @@ async def corpus_inputs(
     return await asyncio.to_thread(build)
 
 
+corpus_inputs = sync_form(acorpus_inputs)
+"""Sync form of :func:`acorpus_inputs`: same arguments, result and errors, no event loop needed."""
+
+
 def page_names(title: str | None, text: str, metadata: Mapping[str, Any]) -> tuple[str, ...]:
     """What the corpus's title linker names a page by: :func:`linked_names` and its aliases."""
     return (*linked_names(title, text), *metadata_aliases(metadata))
 
 
-async def corpus_indexes(
+async def acorpus_indexes(
     graph_store: GraphStore, *, k1: float = 1.2, b: float = 0.75, batch_size: int = 1000
 ) -> tuple[BM25Index, TitleLinker]:
     """The ``bm25`` and ``linker`` of :func:`corpus_inputs` (a :class:`BM25Index` and a
     :class:`~graphfuse.indexing.TitleLinker` over the store's documents)."""
-    inputs = await corpus_inputs(graph_store, k1=k1, b=b, batch_size=batch_size)
+    inputs = await acorpus_inputs(graph_store, k1=k1, b=b, batch_size=batch_size)
     return inputs["bm25"], inputs["linker"]
+
+
+corpus_indexes = sync_form(acorpus_indexes)
+"""Sync form of :func:`acorpus_indexes`: same arguments, result and errors, no event loop needed."""

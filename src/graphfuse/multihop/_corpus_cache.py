@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore
+from .._core._sync import sync_form
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher, TitleLinker, metadata_aliases
 from ..timeaware import Timeline
 from ._bm25 import BM25Index, bm25_tokens
@@ -169,10 +170,10 @@ class _Rows:
 class CorpusCache:
     """The persisted BM25 term counts and titles of a store directory's corpus.
 
-    ``CorpusCache(directory)`` names the file ``corpus_index.npz`` in it. :meth:`indexes`
+    ``CorpusCache(directory)`` names the file ``corpus_index.npz`` in it. :meth:`indexes` (async: :meth:`aindexes`)
     returns the :class:`BM25Index` and :class:`~graphfuse.indexing.TitleLinker` the
     ``multihop`` preset uses, equal to :func:`~graphfuse.multihop.corpus_inputs`'s, reading
-    and tokenising only what changed since the file was written. :meth:`refresh` brings the
+    and tokenising only what changed since the file was written. :meth:`refresh` (:meth:`arefresh`) brings the
     file up to date (``graphfuse index`` and ``graphfuse delete`` call it, so the next query
     finds it warm). The graph store must offer ``iter_documents`` and ``generation`` (the
     embedded SQLite store does); otherwise ``InvalidInput``.
@@ -187,7 +188,7 @@ class CorpusCache:
     def __repr__(self) -> str:
         return f"CorpusCache({str(self.path)!r})"
 
-    async def indexes(self, graph_store: GraphStore, *, save: bool = True) -> tuple[BM25Index, TitleLinker]:
+    async def aindexes(self, graph_store: GraphStore, *, save: bool = True) -> tuple[BM25Index, TitleLinker]:
         """The corpus's BM25 index and title linker, refreshing the file first if it is stale.
 
         ``save=False`` never writes: a missing or stale file is rebuilt in memory only (what a
@@ -196,7 +197,10 @@ class CorpusCache:
         snapshot = await self._current(graph_store, save=save)
         return await asyncio.to_thread(self._indexes, snapshot)
 
-    async def inputs(self, graph_store: GraphStore, *, save: bool = True) -> dict[str, Any]:
+    indexes = sync_form(aindexes)
+    """Sync form of :meth:`aindexes`: same arguments, result and errors, no event loop needed."""
+
+    async def ainputs(self, graph_store: GraphStore, *, save: bool = True) -> dict[str, Any]:
         """What ``multihop`` reads from the whole store: ``bm25``, ``linker``, ``timeline``, ``entities``.
 
         Pass them to :func:`graphfuse.presets.abuild` (or the preset factory) as keyword
@@ -209,9 +213,15 @@ class CorpusCache:
         )
         return {"bm25": bm25, "linker": linker, "timeline": timeline, "entities": EntityMatcher(snapshot.entities)}
 
-    async def refresh(self, graph_store: GraphStore) -> None:
+    inputs = sync_form(ainputs)
+    """Sync form of :meth:`ainputs`: same arguments, result and errors, no event loop needed."""
+
+    async def arefresh(self, graph_store: GraphStore) -> None:
         """Bring the file up to date with the store (a no-op when it already is)."""
         await self._current(graph_store)
+
+    refresh = sync_form(arefresh)
+    """Sync form of :meth:`arefresh`: same arguments, result and errors, no event loop needed."""
 
     def _indexes(self, snapshot: _Snapshot) -> tuple[BM25Index, TitleLinker]:
         pages = np.asarray([p is None for p in snapshot.parents], dtype=np.bool_)
@@ -254,7 +264,7 @@ class CorpusCache:
             subjects=subjects,
         )
 
-    async def is_current(self, graph_store: GraphStore) -> bool:
+    async def ais_current(self, graph_store: GraphStore) -> bool:
         """Whether the file exists and matches the store's current write generation (reads nothing else)."""
         generation_of = getattr(graph_store, "generation", None)
         if not callable(generation_of):
@@ -262,6 +272,9 @@ class CorpusCache:
         generation = await generation_of()
         stored = await asyncio.to_thread(self._load)
         return stored is not None and stored[0] == generation
+
+    is_current = sync_form(ais_current)
+    """Sync form of :meth:`ais_current`: same arguments, result and errors, no event loop needed."""
 
     async def _current(self, graph_store: GraphStore, *, save: bool = True) -> _Snapshot:
         generation_of = getattr(graph_store, "generation", None)

@@ -8,16 +8,17 @@ from typing import Any
 from .._core._capabilities import DocumentListing
 from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore, RunContext
+from .._core._sync import sync_form
 from .._core._types import Candidate, Query
 from ..indexing import ENTITY_PREFIX, KIND_KEY, EntityMatcher
 from ..stages import NamedStage
 from ..validation import check_options, check_unit
 from ._ppr import GRAPH_SEEDS
 
-__all__ = ["TextEntitySeeds", "entity_matcher"]
+__all__ = ["TextEntitySeeds", "aentity_matcher", "entity_matcher"]
 
 
-async def entity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) -> EntityMatcher:
+async def aentity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) -> EntityMatcher:
     """An :class:`~graphfuse.indexing.EntityMatcher` of the entity nodes a store holds (name -> node id).
 
     The store must list its documents (:class:`~graphfuse.DocumentListing`); an index built
@@ -30,6 +31,10 @@ async def entity_matcher(graph_store: GraphStore, *, batch_size: int = 1000) -> 
         if doc.metadata.get(KIND_KEY) == "entity" and doc.id.startswith(ENTITY_PREFIX):
             names[doc.id[len(ENTITY_PREFIX) :]] = doc.id
     return EntityMatcher(names)
+
+
+entity_matcher = sync_form(aentity_matcher)
+"""Sync form of :func:`aentity_matcher`: same arguments, result and errors, no event loop needed."""
 
 
 class TextEntitySeeds(NamedStage):

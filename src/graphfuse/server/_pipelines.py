@@ -18,7 +18,7 @@ from .._core._errors import GraphFuseError, InvalidInput
 from .._core._protocols import Embedder, GraphStore, Reranker, VectorStore
 from .._retrieval._pipeline import Pipeline
 from .._retrieval._result_cache import ResultCache
-from ..multihop import CorpusCache, corpus_inputs
+from ..multihop import CorpusCache, acorpus_inputs
 from ..plugins import Components, build_pipeline
 from ._options import check_scorer, check_stages
 from ._problems import Problem
@@ -57,7 +57,7 @@ async def _build_preset(name: str, sources: PipelineSources) -> Pipeline:
     reranker = sources.make_reranker() if "reranker" in preset.inputs else None
     options: dict[str, Any] = {}
     if reads_corpus and sources.corpus_cache is not None:
-        options.update(await corpus_inputs(sources.graph, cache=sources.corpus_cache))
+        options.update(await acorpus_inputs(sources.graph, cache=sources.corpus_cache))
     pipeline = await presets.abuild(
         name,
         graph_store=sources.graph,

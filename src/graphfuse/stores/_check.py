@@ -406,10 +406,10 @@ async def _corpus_note(directory: Path, report: StoreCheck, repair: bool) -> Non
     store = await LocalStore.aopen(directory, mode="rw" if repair else "ro")
     try:
         cache = CorpusCache(directory)
-        if await cache.is_current(store.graph):
+        if await cache.ais_current(store.graph):
             return
         if repair:
-            await cache.refresh(store.graph)
+            await cache.arefresh(store.graph)
             report.repairs.append(f"rewrote {cache.path.name} (it was missing or older than the store)")
         else:
             report.notes.append(

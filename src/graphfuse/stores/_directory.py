@@ -267,12 +267,12 @@ class StoreDirectory:
             reranker = EmbeddingReranker(self.embedder, vector_store=self.vectors)
         wants = "corpus_indexes" in presets.get(preset).inputs and not ({"bm25", "linker"} & options.keys())
         if wants and self._cacheable():
-            from ..multihop import CorpusCache, corpus_inputs
+            from ..multihop import CorpusCache, acorpus_inputs
 
             cache = CorpusCache(self.path)
             # A read-only store is never written (a query writes nothing): a missing or stale
             # file is rebuilt in memory for this pipeline, and the user is told how to refresh it.
-            options = {**await corpus_inputs(self.graph, cache=cache, save=not self._local.readonly), **options}
+            options = {**await acorpus_inputs(self.graph, cache=cache, save=not self._local.readonly), **options}
             if cache.rebuilt and self._local.readonly:
                 self.notes = (
                     *self.notes,
@@ -309,7 +309,7 @@ class StoreDirectory:
             return False
         from ..multihop import CorpusCache
 
-        await CorpusCache(self.path).refresh(self.graph)
+        await CorpusCache(self.path).arefresh(self.graph)
         return True
 
     refresh_corpus_indexes = sync_form(arefresh_corpus_indexes)

@@ -21,7 +21,7 @@ from llama_index.core.vector_stores.types import (
 from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, run_sync
 from graphfuse import presets as catalogue
 from graphfuse.indexing import KIND_KEY, Indexer, TokenChunker, wants_entity_graph
-from graphfuse.multihop import CorpusCache, corpus_inputs
+from graphfuse.multihop import CorpusCache, acorpus_inputs
 from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, aopen_store
 
 from ._filters import graphfuse_filter
@@ -363,7 +363,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
     async def _changed(self, backend: _Backend) -> None:
         backend.pipeline = None
         if backend.directory is not None:
-            await CorpusCache(backend.directory).refresh(backend.graph)
+            await CorpusCache(backend.directory).arefresh(backend.graph)
         backend.held_stamp = await self._generation(backend)
 
     async def _ids(self, backend: _Backend, flt: MetadataFilter | None) -> list[str]:
@@ -494,7 +494,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         inputs: dict[str, Any] = {}
         preset = catalogue.get(self.preset)
         if backend.directory is not None and "corpus_indexes" in preset.inputs:
-            inputs = await corpus_inputs(backend.graph, cache=CorpusCache(backend.directory))
+            inputs = await acorpus_inputs(backend.graph, cache=CorpusCache(backend.directory))
         reranker = None
         if "reranker" in preset.needs:
             from graphfuse.rerankers import EmbeddingReranker
