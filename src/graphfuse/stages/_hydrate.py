@@ -9,6 +9,7 @@ from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore, RunContext
 from .._core._traits import StageTraits
 from .._core._types import Candidate, Query
+from .._retrieval._run_documents import load_documents
 from ..validation import check_options
 from ._named import NamedStage
 
@@ -20,7 +21,9 @@ PENDING_KEY = "graphfuse_state"
 class Hydrate(NamedStage):
     """Replace id-only candidates by their full documents from the graph store, keeping signals.
 
-    One ``get_documents`` call per run, with the query's filter. Candidates that already
+    At most one ``get_documents`` call per run, with the query's filter, for the documents not
+    loaded earlier in the same pipeline run (the run context's ``graphfuse.documents``: a
+    document read by an earlier hydrate stage is not read again). Candidates that already
     have content are not fetched again, but the query's filter is still checked against their
     metadata. Candidates whose document no longer exists, fails the filter, or is marked
     ``pending`` by an unfinished index run (metadata ``graphfuse_state``) are dropped.
@@ -53,7 +56,7 @@ class Hydrate(NamedStage):
     async def run(self, query: Query, candidates: Sequence[Candidate], context: RunContext) -> list[Candidate]:
         self.check_options(query.options.get(self._name, {}))
         wanted = [c.id for c in candidates if c.document.content is None]
-        loaded = await self._graph_store.get_documents(wanted, filter=query.filter) if wanted else {}
+        loaded = await load_documents(self._graph_store, wanted, context, filter=query.filter) if wanted else {}
         out: list[Candidate] = []
         for c in candidates:
             if c.document.content is not None:
