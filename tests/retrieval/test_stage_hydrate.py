@@ -100,3 +100,21 @@ async def test_another_stores_documents_are_not_taken() -> None:
     out = await Hydrate(second).run(Query("q"), bare("a"), context)
     assert second.calls == [("get_documents", ("a",))]
     assert out[0].document.content == "the second store's a"
+
+
+async def test_parents_are_read_ahead_in_the_same_call() -> None:
+    store = FakeGraphStore()
+    page = Document("page", "the whole page", {"graphfuse_chunks": 2})
+    chunk = Document("page#0", "its first part", {"parent_id": "page"})
+    await store.store_documents([page, chunk, *corpus_documents()])
+    context = StageRunContext()
+    stage = Hydrate(store, name="walk", parents="parent_id")
+    out = await stage.run(Query("q"), [Candidate(chunk, {"ppr": 0.5}), *bare("a")], context)
+    assert [c.id for c in out] == ["page#0", "a"]  # the page is read, not returned
+    assert store.calls == [("get_documents", ("a", "page"))]
+    folded = await Hydrate(store).run(Query("q"), [Candidate(Document("page"), {"ppr": 0.5})], context)
+    assert folded[0].document.content == "the whole page"
+    assert len(store.calls) == 1
+    assert repr(stage) == "Hydrate(name='walk', parents='parent_id')"
+    with pytest.raises(InvalidInput, match="parents"):
+        Hydrate(store, parents="")

@@ -326,7 +326,10 @@ def _walk_stages(
         )
         stages.append(BridgeSearch(shape.lexical, **{"hop_signal": NEXT_HOP, **bridge_options}))
     stages.append(PersonalizedPageRank(graph_store, **_walk_options(shape, linker, scorer, opts["ppr"])))
-    stages.append(Hydrate(graph_store, name="hydrate_ppr"))
+    # It also reads the pages `aggregate` folds the hydrated chunks into, so the last hydrate reads
+    # only those of the chunks the walk added: one read fewer on most queries.
+    parents = opts["aggregate"].get("key", "parent_id")
+    stages.append(Hydrate(graph_store, name="hydrate_ppr", parents=parents))
     stages.append(ParentAggregation(**opts["aggregate"]))
     stages.append(Hydrate(graph_store))
     return stages
