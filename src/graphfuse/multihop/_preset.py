@@ -128,7 +128,8 @@ def multihop(
     """semantic, bm25 (, document), entity, aggregate_seeds, bridge, ppr, aggregate (, rerank): MULTIHOP_WEIGHTS.
 
     Three :class:`~graphfuse.stages.Hydrate` stages (``hydrate_seeds``, ``hydrate_ppr``,
-    ``hydrate``) load what the next stage reads. For chunked documents (the
+    ``hydrate``) load what the next stage reads, each document once per run (``hydrate_ppr``
+    also reads the pages ``aggregate`` folds the hydrated chunks into). For chunked documents (the
     :class:`~graphfuse.indexing.Indexer`'s ``parent_id``), ``aggregate_seeds`` (a
     :class:`~graphfuse.stages.ParentAggregation` with ``keep="best_chunk"``) folds a document
     and its chunks into its best chunk before the walk, so the document's entity/BM25 signals
