@@ -66,3 +66,55 @@ def test_constructor_validation() -> None:
 async def test_has_no_per_call_options() -> None:
     with pytest.raises(InvalidInput, match="hydrate"):
         Hydrate(FakeGraphStore()).check_options({"limit": 3})
+
+
+async def test_a_document_is_read_once_per_run() -> None:
+    store = FakeGraphStore()
+    await store.store_documents(corpus_documents())
+    context = StageRunContext()
+    await Hydrate(store, name="first").run(Query("q"), bare("a", "b"), context)
+    out = await Hydrate(store).run(Query("q"), bare("b", "c", "a"), context)
+    assert store.calls == [("get_documents", ("a", "b")), ("get_documents", ("c",))]
+    assert [c.id for c in out] == ["b", "c", "a"]
+    assert out[0].document.content is not None
+    await Hydrate(store, name="again").run(Query("q"), bare("c", "a"), context)
+    assert len(store.calls) == 2  # everything loaded in this run already: no read
+    await Hydrate(store).run(Query("q"), bare("a"), StageRunContext())  # another run reads again
+    assert store.calls[-1] == ("get_documents", ("a",))
+
+
+async def test_a_document_loaded_earlier_in_the_run_is_still_filtered(world: World) -> None:
+    context = StageRunContext()
+    await Hydrate(world.graph, name="first").run(Query("q"), bare("a", "x"), context)
+    acme = Query.of("q", filter={"tenant": "acme"})
+    out = await Hydrate(world.graph).run(acme, bare("a", "x"), context)
+    assert [c.id for c in out] == ["a"]
+
+
+async def test_another_stores_documents_are_not_taken() -> None:
+    first, second = FakeGraphStore(), FakeGraphStore()
+    await first.store_documents(corpus_documents())
+    await second.store_documents([Document("a", "the second store's a")])
+    context = StageRunContext()
+    await Hydrate(first, name="first").run(Query("q"), bare("a"), context)
+    out = await Hydrate(second).run(Query("q"), bare("a"), context)
+    assert second.calls == [("get_documents", ("a",))]
+    assert out[0].document.content == "the second store's a"
+
+
+async def test_parents_are_read_ahead_in_the_same_call() -> None:
+    store = FakeGraphStore()
+    page = Document("page", "the whole page", {"graphfuse_chunks": 2})
+    chunk = Document("page#0", "its first part", {"parent_id": "page"})
+    await store.store_documents([page, chunk, *corpus_documents()])
+    context = StageRunContext()
+    stage = Hydrate(store, name="walk", parents="parent_id")
+    out = await stage.run(Query("q"), [Candidate(chunk, {"ppr": 0.5}), *bare("a")], context)
+    assert [c.id for c in out] == ["page#0", "a"]  # the page is read, not returned
+    assert store.calls == [("get_documents", ("a", "page"))]
+    folded = await Hydrate(store).run(Query("q"), [Candidate(Document("page"), {"ppr": 0.5})], context)
+    assert folded[0].document.content == "the whole page"
+    assert len(store.calls) == 1
+    assert repr(stage) == "Hydrate(name='walk', parents='parent_id')"
+    with pytest.raises(InvalidInput, match="parents"):
+        Hydrate(store, parents="")

@@ -23,6 +23,7 @@ from .._core._filters import MetadataFilter
 from .._core._protocols import Embedder, GraphStore, VectorStore
 from .._core._types import Document, Query, Result
 from ..defaults import HUB_SHARE, MAX_PER_DOCUMENT, PASSAGE_LEXICAL
+from ._run_documents import load_documents
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_TOKENS",
@@ -282,18 +283,18 @@ class Passages:
             if max_document_tokens is None
             else check_max_per_document(max_document_tokens, "max_document_tokens")
         )
-        ranked = await self._hydrated(ranked, query)
+        ranked = await self._hydrated(ranked, query, context)
         if grain == "document":
-            return await self._documents(query, ranked, top_k, size)
+            return await self._documents(query, ranked, top_k, size, context)
         return await self._passages(query, ranked, top_k, cap, context)
 
-    async def _hydrated(self, ranked: Sequence[Result], query: Query) -> list[Result]:
+    async def _hydrated(self, ranked: Sequence[Result], query: Query, context: Any) -> list[Result]:
         # Only results still without content (a BM25 hit is an id) are loaded; a document no
         # longer there, or outside the filter, is dropped, as the hydrate stage would.
         wanted = [r.id for r in ranked if r.document.content is None]
         if not wanted:
             return list(ranked)
-        docs = await self._graph.get_documents(wanted, filter=query.filter)
+        docs = await load_documents(self._graph, wanted, context, filter=query.filter)
         out = []
         for r in ranked:
             if r.document.content is not None:
@@ -313,17 +314,17 @@ class Passages:
             guess = [r for r, _, split in _taken(ranked, top_k, {}) if split]
             count = sum(_chunk_count(r.document) for r in guess)
             search = self._cosines(query, [r.id for r in guess], count, context) if guess else _nothing()
-            damp, found = await asyncio.gather(self._hub_damping(query, ranked[: 4 * top_k]), search)
+            damp, found = await asyncio.gather(self._hub_damping(query, ranked[: 4 * top_k], context), search)
             cosines = ({r.id for r in guess}, found)
         else:
-            damp = await self._hub_damping(query, ranked[: 4 * top_k])
+            damp = await self._hub_damping(query, ranked[: 4 * top_k], context)
         taken = _taken(ranked, top_k, damp)
         if quick:
             chosen = await self._chosen(query, taken, top_k, cap, context, quick=True, cosines=cosines)
-            loaded = await self._results(chosen)
+            loaded = await self._results(chosen, context)
             if loaded is not None:
                 return loaded
-        return cast("list[Result]", await self._results(await self._chosen(query, taken, top_k, cap, context)))
+        return cast("list[Result]", await self._results(await self._chosen(query, taken, top_k, cap, context), context))
 
     async def _chosen(
         self,
@@ -360,10 +361,10 @@ class Passages:
                     break
         return out
 
-    async def _results(self, chosen: list[_Passage]) -> list[Result] | None:
+    async def _results(self, chosen: list[_Passage], context: Any) -> list[Result] | None:
         """``chosen`` as results, its unloaded chunks loaded; ``None`` if one is gone (or empty) in the store."""
         wanted = [p[0] for p in chosen if p[3] is None]
-        docs = await self._graph.get_documents(wanted) if wanted else {}
+        docs = await load_documents(self._graph, wanted, context) if wanted else {}
         out = []
         for passage_id, _, score, document, base in chosen:
             if document is None:
@@ -373,7 +374,7 @@ class Passages:
             out.append(base if document is base.document and score == base.score else _result(document, score, base))
         return out
 
-    async def _hub_damping(self, query: Query, ranked: Sequence[Result]) -> dict[str, float]:
+    async def _hub_damping(self, query: Query, ranked: Sequence[Result], context: Any) -> dict[str, float]:
         """``{document id: factor < 1}`` for the hub pages among ``ranked`` (see the class docs)."""
         if self._vectors is None or not ranked:
             return {}
@@ -387,7 +388,7 @@ class Passages:
                 parents.add(doc)
         missing = sorted(parents - counts.keys())
         if missing:
-            for doc_id, page in (await self._graph.get_documents(missing, filter=query.filter)).items():
+            for doc_id, page in (await load_documents(self._graph, missing, context, filter=query.filter)).items():
                 counts[doc_id] = _chunk_count(page)
         if max(counts.values(), default=0) <= 1:
             return {}
@@ -452,7 +453,7 @@ class Passages:
     async def _expand(self, query: Query, result: Result, terms: Sequence[str], context: Any) -> list[_Passage]:
         doc = result.document
         ids = [f"{doc.id}#{i}" for i in range(_chunk_count(doc))]
-        found = await self._graph.get_documents(ids, filter=query.filter)
+        found = await load_documents(self._graph, ids, context, filter=query.filter)
         chunks = [found[i] for i in ids if i in found and found[i].content is not None]
         if not chunks:
             return [(result.id, document_id_of(doc), result.score, doc, result)]
@@ -513,7 +514,9 @@ class Passages:
             return list(found[1])
         return None
 
-    async def _documents(self, query: Query, ranked: Sequence[Result], top_k: int, size: int) -> list[Result]:
+    async def _documents(
+        self, query: Query, ranked: Sequence[Result], top_k: int, size: int, context: Any
+    ) -> list[Result]:
         first: dict[str, Result] = {}
         for r in ranked:
             doc = document_id_of(r.document)
@@ -522,7 +525,7 @@ class Passages:
                 if len(first) >= top_k:
                     break
         need = [d for d, r in first.items() if r.document.id != d]
-        loaded = await self._graph.get_documents(need, filter=query.filter) if need else {}
+        loaded = await load_documents(self._graph, need, context, filter=query.filter) if need else {}
         out: list[Result] = []
         for d, r in first.items():
             document = r.document if r.document.id == d else loaded.get(d)

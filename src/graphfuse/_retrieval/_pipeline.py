@@ -368,6 +368,9 @@ def _scored(scorer: Scorer, candidates: list[Candidate]) -> tuple[Sequence[float
 
 
 def _checked(out: list[Candidate]) -> list[Candidate]:
+    # The common case in one pass at C speed: Candidates (not subclasses) with distinct ids.
+    if all(type(c) is Candidate for c in out) and len({c.id for c in out}) == len(out):
+        return out
     seen: set[str] = set()
     for c in out:
         if not isinstance(c, Candidate):

@@ -327,29 +327,22 @@ class PassageLexicon:
         if index._k1 == 0.0 or len(rows) < len(ids):
             return None
         at = np.asarray(rows, dtype=np.int64)
-        order = np.argsort(at, kind="stable")
-        ranked = at[order]
         counts = np.zeros((len(ids), len(terms)))
-        matrix = index._matrix  # CSC: a term's column lists the rows that hold it and their weights
-        for j, t in enumerate(terms):
-            column = index._vocab.get(t)
-            if column is None:
-                continue
-            start, end = matrix.indptr[column], matrix.indptr[column + 1]
-            holders, weights = matrix.indices[start:end], matrix.data[start:end]
-            # Which of the wanted rows hold the term (a row may be wanted twice: every copy).
-            left = np.searchsorted(ranked, holders, side="left")
-            right = np.searchsorted(ranked, holders, side="right")
-            hit = right > left
-            if not hit.any():
-                continue
-            w = weights[hit]
-            norm = index._norm[holders[hit]]
-            tf = np.rint(w * norm / (index._idf[column] * (index._k1 + 1.0) - w))
-            # Each holding row's places in ids: ranked[left:right] (one place unless asked twice).
-            lo, times = left[hit], (right - left)[hit]
-            step = np.arange(int(times.sum())) - np.repeat(np.cumsum(times) - times, times)
-            counts[order[np.repeat(lo, times) + step], j] = np.repeat(tf, times)
+        if len(set(rows)) == len(rows):
+            # Each wanted row's place in ids, -1 for the others: a term's holders index it directly.
+            place = np.full(len(index._norm), -1, dtype=np.int64)
+            place[at] = np.arange(len(rows))
+            for j, t in enumerate(terms):
+                held = self._held(t)
+                if held is None:
+                    continue
+                column, holders, weights = held
+                at_place = place[holders]
+                hit = at_place >= 0
+                if hit.any():
+                    counts[at_place[hit], j] = self._tf(column, holders[hit], weights[hit])
+        else:
+            self._repeated_counts(at, terms, counts)
         lengths = index._lengths[at].copy()
         column_of = {t: j for j, t in enumerate(terms)}
         for k, row in enumerate(rows):
@@ -359,6 +352,45 @@ class PassageLexicon:
                 for t in title.keys() & column_of.keys():
                     counts[k, column_of[t]] -= title[t]
         return counts, lengths
+
+    def _held(self, term: str) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.float64]] | None:
+        """``term``'s column, the rows that hold it and their weights (``None``: not in the index)."""
+        index = self._index
+        column = index._vocab.get(term)
+        if column is None:
+            return None
+        matrix = index._matrix  # CSC: a term's column lists the rows that hold it and their weights
+        start, end = matrix.indptr[column], matrix.indptr[column + 1]
+        return column, matrix.indices[start:end], matrix.data[start:end]
+
+    def _tf(self, column: int, holders: npt.NDArray[np.int32], w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """The term counts behind the weights ``w`` of term ``column`` in rows ``holders``."""
+        index = self._index
+        norm = index._norm[holders]
+        tf: npt.NDArray[np.float64] = np.rint(w * norm / (index._idf[column] * (index._k1 + 1.0) - w))
+        return tf
+
+    def _repeated_counts(
+        self, at: npt.NDArray[np.int64], terms: Sequence[str], counts: npt.NDArray[np.float64]
+    ) -> None:
+        """:meth:`term_counts` into ``counts`` when a row is wanted more than once (every copy)."""
+        order = np.argsort(at, kind="stable")
+        ranked = at[order]
+        for j, t in enumerate(terms):
+            held = self._held(t)
+            if held is None:
+                continue
+            column, holders, weights = held
+            left = np.searchsorted(ranked, holders, side="left")
+            right = np.searchsorted(ranked, holders, side="right")
+            hit = right > left
+            if not hit.any():
+                continue
+            tf = self._tf(column, holders[hit], weights[hit])
+            # Each holding row's places in ids: ranked[left:right].
+            lo, times = left[hit], (right - left)[hit]
+            step = np.arange(int(times.sum())) - np.repeat(np.cumsum(times) - times, times)
+            counts[order[np.repeat(lo, times) + step], j] = np.repeat(tf, times)
 
     def _title(self, row: int) -> tuple[Counter[str], int]:
         """The tokens of the title row ``row`` was indexed with, and how many (tokenised once)."""

@@ -9,6 +9,7 @@ from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore, RunContext
 from .._core._traits import StageTraits
 from .._core._types import Candidate, Query
+from .._retrieval._run_documents import load_documents
 from ..indexing import EntityExtractor
 from ..stages import NamedStage
 from ..validation import check_options, check_positive_int, check_unit
@@ -91,6 +92,6 @@ class EntitySeeds(NamedStage):
         present = {c.id for c in candidates}
         missing = [i for i in strength if i not in present]
         if missing:
-            docs = await self._graph_store.get_documents(missing, filter=query.filter)
+            docs = await load_documents(self._graph_store, missing, context, filter=query.filter)
             out.extend(Candidate(docs[i], {self._signal: strength[i]}) for i in missing if i in docs)
         return out
