@@ -233,6 +233,32 @@ def test_cli_index_with_the_llm_graph_extractor(tmp_path: Path, server: ChatComp
     assert "--entity-extractor llm" in lone.output
 
 
+def test_cli_eval_with_the_llm_graph_extractor_caches_in_the_store(
+    tmp_path: Path, server: ChatCompletionsServer
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": r.id, "title": r.title, "text": r.text}) + "\n" for r in RECORDS))
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"id": "q1", "question": "Where was Ada Lovelace born?", "gold_ids": ["ada"]}) + "\n")
+    store = tmp_path / "store"
+    args = ["eval", "--corpus", str(corpus), "--queries", str(queries), "--pipeline", "multihop"]
+    args += ["--store", str(store), "--embedder", "hashing", "--entity-extractor", "llm"]
+    args += ["--llm", "openai:test-model", "--llm-base-url", server.url]
+    env = {"OPENAI_API_KEY": server.api_key}
+    first = CliRunner().invoke(app, args, env=env)
+    assert first.exit_code == 0, first.output
+    assert "llm graph (test-model): 3 model calls" in first.output
+    assert (store / "llm-graph-cache.sqlite").is_file()
+    # A second run reads every passage's graph from the store's cache: the model is asked nothing.
+    second = CliRunner().invoke(app, args, env=env)
+    assert second.exit_code == 0, second.output
+    assert "0 model calls (0 retried), 3 passages from the cache" in second.output
+    assert len(server.received) == 3
+    lone = CliRunner().invoke(app, [*args[:-6], "--llm-base-url", server.url])
+    assert lone.exit_code != 0
+    assert "--entity-extractor llm" in lone.output
+
+
 def test_the_registered_llm_extractor_builds_its_generator(
     server: ChatCompletionsServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

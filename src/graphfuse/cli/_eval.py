@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, fusion_rows, multihop_gaps
 from ._errors import reports_errors
+from ._options import LlmGraphBaseUrl, LlmGraphModel, llm_graph_options
 from ._progress import StepBars
 
 __all__ = ["register"]
@@ -76,6 +77,8 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    llm: LlmGraphModel = None,
+    llm_base_url: LlmGraphBaseUrl = None,
     adaptive: Annotated[
         bool | None,
         typer.Option(
@@ -109,6 +112,7 @@ def eval_command(
             max_per_document=max_per_document,
             granularity=granularity,
             entity_extractors=entity_extractor,
+            entity_extractor_options={"llm": llm_graph_options(entity_extractor, llm, llm_base_url)},
             adaptive=adaptive,
         )
     table = Table(title="GraphFuse evaluation" + ("" if result.complete else " (INCOMPLETE)"))

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from .._core._errors import InvalidInput
 from .._core._sync import run_sync
 from ..indexing import (
+    LLM_GRAPH_CACHE,
     MAX_CHAT_FILE_BYTES,
     MAX_FILE_BYTES,
     ChatMessage,
@@ -36,12 +37,11 @@ from ..indexing import (
 )
 from ..stores import DEFAULT_STORE, StoreDirectory, aopen_store
 from ._errors import reports_errors
-from ._options import byte_size
+from ._options import LlmGraphBaseUrl, LlmGraphModel, byte_size, llm_graph_options
 
 __all__ = [
     "CHAT_FORMATS",
     "CHAT_GAP_MINUTES",
-    "LLM_GRAPH_CACHE",
     "chat_sources",
     "index_records",
     "index_sources",
@@ -50,8 +50,6 @@ __all__ = [
     "text_graph_extractors",
 ]
 
-LLM_GRAPH_CACHE = "llm-graph-cache.sqlite"
-"""The file in the store directory that keeps ``--entity-extractor llm``'s replies across runs."""
 CHAT_FORMATS = ("whatsapp", "slack")
 """The chat exports ``graphfuse index --chat`` reads."""
 
@@ -220,7 +218,8 @@ async def index_sources(
     :data:`CHAT_GAP_MINUTES`) and
     ``chat_timezone``, ``chat_day_first``). ``llm`` (``NAME:MODEL``) and ``llm_base_url`` set up
     the ``llm`` entity extractor (:class:`~graphfuse.indexing.LLMGraphExtractor`), whose replies
-    are cached in the store directory (:data:`LLM_GRAPH_CACHE`); its counts are printed on ``console``.
+    are cached in the store directory (:data:`~graphfuse.indexing.LLM_GRAPH_CACHE`); its counts
+    are printed on ``console``.
     """
 
     def skipped(path: str, why: str) -> None:
@@ -268,14 +267,7 @@ async def index_sources(
             raise InvalidInput(f"no document to index in {where}: {why}; nothing was changed")
     if prune and not records:
         raise InvalidInput("--prune with no source documents would empty the store; nothing was changed")
-    uses_llm = any(name.strip().partition(":")[0] == "llm" for name in entity_extractor or ())
-    if (llm is not None or llm_base_url is not None) and not uses_llm:
-        raise InvalidInput("--llm and --llm-base-url set up the LLM graph: add --entity-extractor llm")
-    llm_options: dict[str, Any] = {"cache": Path(store_dir) / LLM_GRAPH_CACHE}
-    if llm is not None:
-        llm_options["model"] = llm
-    if llm_base_url is not None:
-        llm_options["base_url"] = llm_base_url
+    llm_options = {"cache": Path(store_dir) / LLM_GRAPH_CACHE, **llm_graph_options(entity_extractor, llm, llm_base_url)}
     text_extractors = text_graph_extractors(records, entity_graph, entity_extractor, {"llm": llm_options})
     store = await aopen_store(
         store_dir, create=True, embedder=embedder, graph_store=graph_store, vector_store=vector_store
@@ -293,14 +285,7 @@ async def index_sources(
             await store.arefresh_corpus_indexes()
         for ex in text_extractors or ():
             if isinstance(ex, LLMGraphExtractor):
-                n = ex.stats
-                console.print(
-                    f"llm graph ({ex.model}): {n.calls} model calls ({n.retries} retried), {n.cached} passages "
-                    f"from the cache, {n.failed} without an LLM graph (malformed replies), {n.dropped} items "
-                    f"dropped; {n.prompt_tokens} prompt + {n.completion_tokens} completion tokens",
-                    highlight=False,
-                    markup=False,
-                )
+                console.print(ex.stats.summary(ex.model), highlight=False, markup=False)
     except BaseException:
         with contextlib.suppress(Exception):  # (the first error is the one to tell: a full disk fails both)
             await store.aclose()
@@ -388,22 +373,8 @@ def index(
             show_default=False,
         ),
     ] = None,
-    llm: Annotated[
-        str | None,
-        typer.Option(
-            "--llm",
-            help="The model of --entity-extractor llm, NAME:MODEL (default openai:gpt-4o-mini).",
-            show_default=False,
-        ),
-    ] = None,
-    llm_base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--llm-base-url",
-            help="API root of an OpenAI-compatible server (llama.cpp, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
-            show_default=False,
-        ),
-    ] = None,
+    llm: LlmGraphModel = None,
+    llm_base_url: LlmGraphBaseUrl = None,
     chat: Annotated[
         str | None,
         typer.Option(

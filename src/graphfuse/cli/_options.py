@@ -1,9 +1,11 @@
-"""Options that several commands take, declared once: the metadata filter and what a result list is made of."""
+"""Options that several commands take, declared once: the metadata filter, what a result list is
+made of, and the model of the LLM-built graph."""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
@@ -11,7 +13,15 @@ from .._core._errors import InvalidInput
 from .._retrieval._passages import DEFAULT_MAX_DOCUMENT_TOKENS
 from ..defaults import MAX_PER_DOCUMENT
 
-__all__ = ["FilterJSON", "Granularity", "MaxPerDocument", "byte_size"]
+__all__ = [
+    "FilterJSON",
+    "Granularity",
+    "LlmGraphBaseUrl",
+    "LlmGraphModel",
+    "MaxPerDocument",
+    "byte_size",
+    "llm_graph_options",
+]
 
 FilterJSON = Annotated[
     str | None, typer.Option("--filter", help='Metadata filter as JSON, e.g. \'{"lang": "en"}\'.', show_default=False)
@@ -40,6 +50,41 @@ MaxPerDocument = Annotated[
     ),
 ]
 """``--max-per-document``: how many passages of one document a result list keeps."""
+
+LlmGraphModel = Annotated[
+    str | None,
+    typer.Option(
+        "--llm",
+        help="The model of --entity-extractor llm, NAME:MODEL (default openai:gpt-4o-mini).",
+        show_default=False,
+    ),
+]
+"""``--llm``: the model the ``llm`` entity extractor asks (``graphfuse index`` and ``eval``)."""
+
+LlmGraphBaseUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--llm-base-url",
+        help="API root of an OpenAI-compatible server (llama.cpp, Ollama, vLLM), e.g. http://127.0.0.1:8080/v1.",
+        show_default=False,
+    ),
+]
+"""``--llm-base-url``: where the ``llm`` entity extractor's model is served."""
+
+
+def llm_graph_options(entity_extractor: Sequence[str] | None, llm: str | None, base_url: str | None) -> dict[str, Any]:
+    """The ``llm`` entity extractor's options from ``--llm`` and ``--llm-base-url``; either one
+    without ``--entity-extractor llm`` is an error (it would set up nothing)."""
+    uses_llm = any(name.strip().partition(":")[0] == "llm" for name in entity_extractor or ())
+    if (llm is not None or base_url is not None) and not uses_llm:
+        raise InvalidInput("--llm and --llm-base-url set up the LLM graph: add --entity-extractor llm")
+    options: dict[str, Any] = {}
+    if llm is not None:
+        options["model"] = llm
+    if base_url is not None:
+        options["base_url"] = base_url
+    return options
+
 
 _SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([KMG]i?B?|B)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KIB": 1 << 10, "KB": 10**3, "M": 1 << 20, "MIB": 1 << 20, "MB": 10**6}

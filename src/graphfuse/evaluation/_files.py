@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .._core._errors import InvalidInput
 from .._core._protocols import Embedder, GraphStore, VectorStore
@@ -12,6 +13,7 @@ from .._core._sync import sync_form
 from .._retrieval._passages import check_granularity, check_max_per_document
 from ..context import GraphCaps
 from ..embedders import CachingEmbedder
+from ..indexing import LLM_GRAPH_CACHE, LLMGraphExtractor
 from ..indexing import entity_extractors as entity_extractors_named
 from ..plugins import EMBEDDER, get_registry
 from ..stores import InMemoryGraphStore, LocalVectorStore, aopen_store, default_embedder
@@ -43,6 +45,7 @@ async def aevaluate_files(
     max_per_document: int | None = None,
     granularity: str | None = None,
     entity_extractors: Sequence[str] | None = None,
+    entity_extractor_options: Mapping[str, Mapping[str, Any]] | None = None,
     adaptive: bool | None = None,
     graph_caps: GraphCaps | None = None,
 ) -> EvalReport:
@@ -57,7 +60,10 @@ async def aevaluate_files(
     ``max_per_document`` and ``granularity`` shape every pipeline's results (see :func:`evaluate`).
     ``entity_extractors`` name registered entity extractors for the text graph (``NAME`` or
     ``NAME:MODEL``, :func:`~graphfuse.indexing.entity_extractors`); naming any builds the text
-    graph. They are built (a model loaded) before any store is opened. ``adaptive`` chooses
+    graph. They are built (a model loaded) before any store is opened; ``entity_extractor_options``
+    maps an extractor's name to its factory's options (``{"llm": {"model": ..., "base_url": ...}}``;
+    with ``store_dir`` the ``llm`` extractor's replies are cached in its
+    :data:`~graphfuse.indexing.LLM_GRAPH_CACHE`, so a second run asks the model nothing). ``adaptive`` chooses
     ``multihop``'s fusion, ``graph_caps`` caps the graph format's contexts (see :func:`evaluate`).
     """
     if max_per_document is not None:
@@ -75,7 +81,11 @@ async def aevaluate_files(
     queries, warnings = check_gold(queries, {r.id for r in corpus}, allow_missing=allow_missing_gold)
     for w in warnings:
         say(f"warning: {w}")
-    text_extractors = entity_extractors_named(entity_extractors) if entity_extractors else None
+    options = {name: dict(given) for name, given in (entity_extractor_options or {}).items()}
+    if store_dir is not None:
+        options.setdefault("llm", {}).setdefault("cache", Path(store_dir) / LLM_GRAPH_CACHE)
+    text_extractors = entity_extractors_named(entity_extractors, options) if entity_extractors else None
+    llm = [ex for ex in text_extractors or () if isinstance(ex, LLMGraphExtractor)]
     closers: list[Callable[[], Awaitable[None]]] = []
     graph: GraphStore
     vectors: VectorStore
@@ -116,6 +126,9 @@ async def aevaluate_files(
     finally:
         for close in reversed(closers):
             await close()
+        for ex in llm:
+            say(ex.stats.summary(ex.model))
+            ex.close()
 
 
 evaluate_files = sync_form(aevaluate_files)

@@ -29,6 +29,7 @@ from ._llm_extractor import LLMEntityExtractor
 from ._llm_graph import (
     DEFAULT_ENTITY_TYPES,
     DEFAULT_RELATION_TYPES,
+    LLM_GRAPH_CACHE,
     PROMPT_VERSION,
     RELATED_TO,
     ExtractedEntity,
@@ -58,6 +59,7 @@ __all__ = [
     "EXCLUDED_KEYS",
     "KIND_KEY",
     "LINKS_TO",
+    "LLM_GRAPH_CACHE",
     "MAX_CHAT_FILE_BYTES",
     "MAX_FILE_BYTES",
     "MAX_METADATA_BYTES",

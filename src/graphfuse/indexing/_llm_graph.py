@@ -33,6 +33,7 @@ from ._text_entities import entity_key
 __all__ = [
     "DEFAULT_ENTITY_TYPES",
     "DEFAULT_RELATION_TYPES",
+    "LLM_GRAPH_CACHE",
     "PROMPT_VERSION",
     "RELATED_TO",
     "ExtractedEntity",
@@ -70,6 +71,10 @@ DEFAULT_RELATION_TYPES: tuple[str, ...] = (
 """Relation types asked for by default (``RELATED_TO``: any other relation)."""
 PROMPT_VERSION = "1"
 """Changes when the prompt or the reply's schema does: part of the cache key."""
+
+LLM_GRAPH_CACHE = "llm-graph-cache.sqlite"
+"""The file in a store directory that keeps the ``llm`` extractor's replies across runs
+(``graphfuse index`` and ``graphfuse eval --store`` with ``--entity-extractor llm``)."""
 
 _TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
 _NAME_CHARS = 100  # longest entity name accepted
@@ -152,6 +157,14 @@ class ExtractionStats:
     dropped: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def summary(self, model: str) -> str:
+        """One line for a command's output: what the extractor of ``model`` did."""
+        return (
+            f"llm graph ({model}): {self.calls} model calls ({self.retries} retried), {self.cached} passages "
+            f"from the cache, {self.failed} without an LLM graph (malformed replies), {self.dropped} items "
+            f"dropped; {self.prompt_tokens} prompt + {self.completion_tokens} completion tokens"
+        )
 
 
 def _check_types(types: Sequence[str], what: str) -> tuple[str, ...]:
