@@ -23,6 +23,10 @@ ALLOWED: dict[str, tuple[set[str], str]] = {
         "each built-in factory imports its component when the registry builds it",
     ),
     "graphfuse/_console.py": ({".cli"}, "a missing `cli` extra is reported without a traceback"),
+    "graphfuse/indexing/_llm_graph.py": (
+        {"._llm_reply"},
+        "pydantic loads with the LLM graph's first reply, not with `import graphfuse.indexing`",
+    ),
     "graphfuse/_retrieval/_passages.py": (
         {".._core._text"},
         "the CJK patterns compile on first use, not with `import graphfuse`",

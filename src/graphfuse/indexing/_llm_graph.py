@@ -21,8 +21,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from .._core._errors import InvalidInput
 from .._core._protocols import Generator
 from .._core._sync import run_sync
@@ -77,7 +75,6 @@ LLM_GRAPH_CACHE = "llm-graph-cache.sqlite"
 (``graphfuse index`` and ``graphfuse eval --store`` with ``--entity-extractor llm``)."""
 
 _TYPE = re.compile(r"^[A-Z][A-Z0-9_]{0,31}$")
-_NAME_CHARS = 100  # longest entity name accepted
 _GAP = r"[\s\-]+"  # between a name's words in the text: spaces or a hyphen
 _FENCE = re.compile(r"^\s*```(?:json)?\s*|\s*```\s*$")
 _SYSTEM = (
@@ -91,28 +88,6 @@ _SYSTEM = (
     "that state it (at most {context_chars} characters).\n"
     "Name each entity once."
 )
-
-
-class _Entity(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-    name: str = Field(min_length=1, max_length=_NAME_CHARS)
-    type: str = Field(min_length=1, max_length=64)
-    description: str = ""
-
-
-class _Relation(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-    source: str = Field(min_length=1, max_length=_NAME_CHARS)
-    target: str = Field(min_length=1, max_length=_NAME_CHARS)
-    type: str = Field(min_length=1, max_length=64)
-    confidence: float = Field(ge=0.0, le=1.0)
-    context: str = ""
-
-
-class _Reply(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
-    entities: list[_Entity]
-    relations: list[_Relation] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,10 +274,12 @@ class LLMGraphExtractor:
 
     def json_schema(self) -> dict[str, Any]:
         """The reply's JSON schema (``{"name", "schema", "strict"}``), sent to generators that enforce one."""
+        from ._llm_reply import NAME_CHARS  # the models that check a reply hold the limit
+
         entity = {
             "type": "object",
             "properties": {
-                "name": {"type": "string", "maxLength": _NAME_CHARS},
+                "name": {"type": "string", "maxLength": NAME_CHARS},
                 "type": {"type": "string", "enum": list(self.entity_types)},
                 "description": {"type": "string", "maxLength": self._description_chars},
             },
@@ -312,8 +289,8 @@ class LLMGraphExtractor:
         relation = {
             "type": "object",
             "properties": {
-                "source": {"type": "string", "maxLength": _NAME_CHARS},
-                "target": {"type": "string", "maxLength": _NAME_CHARS},
+                "source": {"type": "string", "maxLength": NAME_CHARS},
+                "target": {"type": "string", "maxLength": NAME_CHARS},
                 "type": {"type": "string", "enum": list(self.relation_types)},
                 "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 "context": {"type": "string", "maxLength": self._context_chars},
@@ -341,8 +318,12 @@ class LLMGraphExtractor:
         start, end = body.find("{"), body.rfind("}")
         if start < 0 or end < start:
             raise InvalidInput(f"the model's reply holds no JSON object: {reply[:200]!r}")
+        from pydantic import ValidationError  # loaded with the first reply, not with graphfuse.indexing
+
+        from ._llm_reply import Reply
+
         try:
-            parsed = _Reply.model_validate_json(body[start : end + 1])
+            parsed = Reply.model_validate_json(body[start : end + 1])
         except ValidationError as error:
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:3])
             raise InvalidInput(f"the model's reply does not match the schema ({problems}): {reply[:200]!r}") from error
