@@ -15,9 +15,11 @@ from ._errors import InvalidInput
 from ._filters import FilterLike, MetadataFilter
 
 __all__ = [
+    "CHUNKS_KEY",
     "ENTITY_PREFIX",
     "KIND_KEY",
     "RELATED_TO",
+    "STATE_KEY",
     "Candidate",
     "Document",
     "Generation",
@@ -38,6 +40,12 @@ ENTITY_PREFIX = "graphfuse:entity:"
 
 KIND_KEY = "graphfuse_kind"
 """The metadata key the indexer marks every stored node's kind under: ``"document"``, ``"chunk"`` or ``"entity"``."""
+
+CHUNKS_KEY = "graphfuse_chunks"
+"""The metadata key of a page the indexer split: how many chunks it has (ids ``<page id>#<i>``)."""
+
+STATE_KEY = "graphfuse_state"
+"""The metadata key of a node's indexing state: ``"pending"`` while its writes are under way, then ``"indexed"``."""
 
 RELATED_TO = "RELATED_TO"
 """Relation type between entity nodes an LLM related (metadata ``relation_type``, ``confidence``, ``context``)."""

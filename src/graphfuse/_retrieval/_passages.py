@@ -21,7 +21,7 @@ import numpy.typing as npt
 from .._core._errors import InvalidInput
 from .._core._filters import MetadataFilter
 from .._core._protocols import Embedder, GraphStore, VectorStore
-from .._core._types import Document, Query, Result
+from .._core._types import CHUNKS_KEY, Document, Query, Result
 from ..defaults import HUB_SHARE, MAX_PER_DOCUMENT, PASSAGE_LEXICAL
 from ._run_documents import load_documents
 
@@ -52,7 +52,6 @@ QUERY_VECTOR = "graphfuse.query_vector"
 """Run-context key under which the semantic stage leaves ``(embedder, vector)`` for reuse."""
 
 _PARENT = "parent_id"
-_CHUNKS = "graphfuse_chunks"
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _K1 = 1.2
 _B = 0.75
@@ -91,7 +90,7 @@ def cap_per_document(results: Sequence[Result], max_per_document: int) -> list[R
 
 
 def _chunk_count(document: Document) -> int:
-    count = document.metadata.get(_CHUNKS)
+    count = document.metadata.get(CHUNKS_KEY)
     return count if isinstance(count, int) and not isinstance(count, bool) else 1
 
 

@@ -12,7 +12,7 @@ from .._core._filters import FilterLike, MetadataFilter
 from .._core._protocols import Embedder, GraphStore
 from .._core._sentences import sentence_spans
 from .._core._sync import sync_form
-from .._core._types import KIND_KEY, RELATED_TO, Relation, Result
+from .._core._types import CHUNKS_KEY, KIND_KEY, RELATED_TO, Relation, Result
 from ..defaults import WHOLE_PAGE_CHUNKS
 from ..embedders import memo_for
 from ._budget import Allocation, TokenBudget, resolve_budget
@@ -33,9 +33,6 @@ from ._items import Item, chunked_pages, item_body, item_label, items_from_resul
 from ._packing import Budgeter, pack_evidence, pack_passages
 from ._preselect import worth_embedding
 from ._types import FORMATS, Context, DroppedSource
-
-CHUNKS_KEY = "graphfuse_chunks"
-"""Metadata key of a page the indexer split: how many chunks it has (ids ``<page id>#<i>``)."""
 
 __all__ = [
     "abuild_context",

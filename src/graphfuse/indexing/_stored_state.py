@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._core._types import KIND_KEY, Document
+from .._core._types import CHUNKS_KEY, KIND_KEY, STATE_KEY, Document
 from ._plan import Plan
 from ._relation_types import Rel
 
@@ -18,8 +18,8 @@ __all__ = ["HASH", "LINKS", "STATE", "owned_relations", "stored_documents", "unc
 
 # Reserved metadata keys on stored documents (the rest is the record's own metadata).
 HASH = "graphfuse_hash"
-STATE = "graphfuse_state"
-CHUNKS = "graphfuse_chunks"
+STATE = STATE_KEY
+CHUNKS = CHUNKS_KEY
 OWNED = "graphfuse_relations"
 STALE = "graphfuse_stale_units"  # on a pending marker: units of the previous version to remove
 LINKS = "graphfuse_links"  # the record's links as given (those to absent documents are not relations)

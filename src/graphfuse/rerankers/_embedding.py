@@ -9,18 +9,17 @@ import numpy as np
 from .._core._capabilities import VectorSource
 from .._core._errors import InvalidInput
 from .._core._protocols import Embedder, VectorStore
-from .._core._types import Document
+from .._core._types import CHUNKS_KEY, Document
 from ..embedders import check_texts, memo_for
 
 __all__ = ["EmbeddingReranker"]
 
 _PARENT = "parent_id"
-_CHUNKS = "graphfuse_chunks"
 
 
 def _units(document: Document) -> list[str]:
     """The vector ids the indexer wrote for ``document``: its chunks' for a split page, else its own."""
-    count = document.metadata.get(_CHUNKS)
+    count = document.metadata.get(CHUNKS_KEY)
     parent = document.metadata.get(_PARENT)
     if isinstance(count, int) and not isinstance(count, bool) and count > 1 and not parent:
         return [f"{document.id}#{i}" for i in range(count)]

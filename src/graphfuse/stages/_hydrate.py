@@ -8,14 +8,12 @@ from typing import Any
 from .._core._errors import InvalidInput
 from .._core._protocols import GraphStore, RunContext
 from .._core._traits import StageTraits
-from .._core._types import Candidate, Query
+from .._core._types import STATE_KEY, Candidate, Query
 from .._retrieval._run_documents import load_documents
 from ..validation import check_options
 from ._named import NamedStage
 
 __all__ = ["Hydrate"]
-
-PENDING_KEY = "graphfuse_state"
 
 
 class Hydrate(NamedStage):
@@ -107,4 +105,4 @@ def _parents_of(candidates: Sequence[Candidate], key: str) -> list[str]:
 
 def _visible(metadata: Mapping[str, Any]) -> bool:
     # An unfinished index run's document: its vectors or relations may be missing or stale.
-    return metadata.get(PENDING_KEY) != "pending"
+    return metadata.get(STATE_KEY) != "pending"

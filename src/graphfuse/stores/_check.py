@@ -22,7 +22,7 @@ import numpy as np
 
 from .._core._errors import GraphFuseError, InvalidInput, NotFound
 from .._core._sync import sync_form
-from .._core._types import KIND_KEY
+from .._core._types import CHUNKS_KEY, KIND_KEY
 from ._directory import _recorded, aopen_store
 from ._local_store import FORMAT, GRAPH_FILE, MANIFEST, VECTORS_FILE, LocalStore
 from ._sqlite_graph import APPLICATION_ID as GRAPH_ID
@@ -55,7 +55,7 @@ _STRAY = (
 _UNITS = (
     f"{_meta('d.metadata', KIND_KEY)} = 'chunk' OR "
     f"({_meta('d.metadata', KIND_KEY)} = 'document' AND "
-    f"coalesce({_meta('d.metadata', 'graphfuse_chunks')}, 1) <= 1)"
+    f"coalesce({_meta('d.metadata', CHUNKS_KEY)}, 1) <= 1)"
 )
 
 
