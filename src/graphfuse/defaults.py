@@ -22,6 +22,7 @@ __all__ = [
     "COVERAGE",
     "DENSITY",
     "DENSITY_OFFSET",
+    "DOCUMENT_CACHE_CHARS",
     "DOCUMENT_TOP",
     "DOCUMENT_WEIGHT",
     "EVIDENCE_WEIGHTS",
@@ -197,3 +198,10 @@ MAX_POOL = 32_768
 POOL_PER_BUDGET = 8
 """Tokens of sentences embedded per token of budget, between :data:`MIN_POOL` and
 :data:`MAX_POOL`: docs/context.md#what-an-embedder-costs."""
+
+# Stores: what the embedded store keeps in memory between reads.
+
+DOCUMENT_CACHE_CHARS = 16_000_000
+"""Characters of decoded documents (text and stored metadata) the embedded graph store keeps for
+its file's current generation, emptied by any write (about 16 MB of text; a documentation site
+of a few thousand passages fits whole): docs/multihop.md#query-cost-on-documentation."""

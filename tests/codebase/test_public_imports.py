@@ -35,6 +35,8 @@ ABOUT = {
     "test_cli_index_progress.py": {"graphfuse.cli._index"},
     "test_compare_bertscore.py": {"graphfuse.cli._compare"},
     "test_server_cli.py": {"graphfuse.cli._serve"},  # is_loopback, shared with the serve command
+    # The embedded graph store's decoded-document cache (its bound and generations).
+    "test_store_document_cache.py": {"graphfuse.stores._document_cache"},
     # Context assembly's parts: token counter files, the cost bounds, speakers, the evidence
     # scorer, the equivalence of its shortcuts, history, paragraphs, sentence similarity.
     "test_context_budget_counters.py": {"graphfuse.context._counters"},

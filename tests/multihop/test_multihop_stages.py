@@ -415,6 +415,19 @@ async def test_bridge_without_names_or_seeds_changes_nothing() -> None:
     assert stage.names(_BRIDGE_CORPUS[0][1], asked) == []
 
 
+async def test_bridge_reads_a_seed_by_its_text_not_its_id() -> None:
+    # The stage remembers what it read of a seed's text; a passage rewritten under the same id
+    # leads through its new names.
+    index = BM25Index(_CAST_CORPUS)
+    stage = BridgeSearch(index, limit=1)
+    question = "Who is the father of the director?"
+    first = [Candidate(Document("seed", "The film was directed by Gia Lund."), {"semantic": 0.9})]
+    again = [Candidate(Document("seed", "The film starred Jack Moor."), {"semantic": 0.9})]
+    assert {c.id for c in await stage.run(Query(question), first, _ctx())} == {"seed", "gia"}
+    assert {c.id for c in await stage.run(Query(question), again, _ctx())} == {"seed", "jack"}
+    assert {c.id for c in await stage.run(Query(question), first, _ctx())} == {"seed", "gia"}
+
+
 _CAST_CORPUS = [
     ("film", "Palo Verde is a film directed by Gia Lund. It stars Jack Moor and Zoe Ray."),
     ("gia", "Gia Lund is a film maker. She is the daughter of Carl Lund."),

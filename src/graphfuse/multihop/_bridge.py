@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,10 +26,41 @@ _OPTIONS = ("seeds", "limit")
 _PARENT = "parent_id"  # the indexer's link from a chunk node to its document
 
 
-def _uncovered(question: str, text: str, title: object) -> str:
-    """The words of ``question`` whose stems ``text`` and ``title`` do not hold (the hop still to take)."""
-    covered = content_terms(f"{text} {title}" if isinstance(title, str) else text)
+def _uncovered(question: str, covered: frozenset[str]) -> str:
+    """The words of ``question`` whose stems ``covered`` (a seed's terms) does not hold (the hop still to take)."""
     return " ".join(w for w in question.split() if not content_terms(w) & covered)
+
+
+_MEMO_SIZE = 4096  # seed passages remembered (their names and terms): a few MB at most
+
+
+class _SeedFacts:
+    """What the stage reads of a seed passage's text, whatever the question: its proper-noun
+    phrases (in order) and its content terms with its title's, the last ``_MEMO_SIZE`` texts kept.
+
+    Both are functions of the text alone, and the best passages of a corpus are seeds of many
+    questions: they are read once, not at every query.
+    """
+
+    def __init__(self, extractor: TextEntityExtractor) -> None:
+        self._extractor = extractor
+        self._seen: OrderedDict[tuple[str, object], tuple[tuple[str, ...], frozenset[str]]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, text: str, title: object) -> tuple[tuple[str, ...], frozenset[str]]:
+        key = (text, title if isinstance(title, str) else None)
+        with self._lock:
+            found = self._seen.get(key)
+            if found is not None:
+                self._seen.move_to_end(key)
+                return found
+        surfaces = tuple(text[m.start : m.end] for m in self._extractor.extract(text) if m.start >= 0)
+        terms = frozenset(content_terms(f"{text} {title}" if isinstance(title, str) else text))
+        with self._lock:
+            self._seen[key] = (surfaces, terms)
+            if len(self._seen) > _MEMO_SIZE:
+                self._seen.popitem(last=False)
+        return surfaces, terms
 
 
 class BridgeSearch(NamedStage):
@@ -78,7 +111,17 @@ class BridgeSearch(NamedStage):
     traits = StageTraits(needs_stores=False, in_memory_only=True)
     """What this stage declares to hosts (:func:`graphfuse.hosts.stage_traits`)."""
 
-    __slots__ = ("_extractor", "_hop", "_index", "_limit", "_max_names", "_per_name", "_seed_signals", "_seeds")
+    __slots__ = (
+        "_extractor",
+        "_facts",
+        "_hop",
+        "_index",
+        "_limit",
+        "_max_names",
+        "_per_name",
+        "_seed_signals",
+        "_seeds",
+    )
 
     def __init__(
         self,
@@ -104,6 +147,7 @@ class BridgeSearch(NamedStage):
         self._per_name = per_name
         self._seed_signals = checked_seed_signals(seed_signals)
         self._extractor = TextEntityExtractor()
+        self._facts = _SeedFacts(self._extractor)
         self._set_names(name, signal)
         if hop_signal is not None:
             check_name(hop_signal, "hop_signal")
@@ -129,13 +173,13 @@ class BridgeSearch(NamedStage):
 
     def names(self, text: str, question: str, exclude: Sequence[str] = ()) -> list[str]:
         """The proper-noun phrases of ``text`` (in order, once each) that ``question`` does not contain."""
+        return self._names(self._facts.of(text, None)[0], question, exclude)
+
+    def _names(self, surfaces: Sequence[str], question: str, exclude: Sequence[str]) -> list[str]:
         asked = question.casefold()
         skip = {e.casefold() for e in exclude}
         out: dict[str, None] = {}
-        for mention in self._extractor.extract(text):
-            if mention.start < 0:
-                continue
-            surface = text[mention.start : mention.end]
+        for surface in surfaces:
             folded = surface.casefold()
             if folded in asked or folded in skip:
                 continue
@@ -168,7 +212,8 @@ class BridgeSearch(NamedStage):
         for c in seeds if self._per_name else self._adding(query.text, seeds):
             text = c.document.content or ""
             title = c.document.metadata.get("title")
-            names = self.names(text, query.text, [title] if isinstance(title, str) else ())
+            surfaces, terms = self._facts.of(text, title)
+            names = self._names(surfaces, query.text, [title] if isinstance(title, str) else ())
             if not names:
                 continue
             if self._per_name:
@@ -182,7 +227,7 @@ class BridgeSearch(NamedStage):
                 continue
             named = " ".join(names)
             hits = self._index.search(
-                f"{_uncovered(query.text, text, title)} {named}", limit + len(seed_ids), filter=query.filter
+                f"{_uncovered(query.text, terms)} {named}", limit + len(seed_ids), filter=query.filter
             )
             # A hit holding none of the names matched the question's words alone: no hop through a name
             # (the first-stage BM25 ranks such passages already), so it gets no bridge value.
@@ -206,15 +251,13 @@ class BridgeSearch(NamedStage):
         out.extend(Candidate(Document(i), signals) for i, signals in found.items() if i not in present)
         return out
 
-    @staticmethod
-    def _adding(question: str, seeds: Sequence[Candidate]) -> list[Candidate]:
+    def _adding(self, question: str, seeds: Sequence[Candidate]) -> list[Candidate]:
         """The first of ``seeds``, then each that holds a content word of ``question`` no seed before it holds."""
         asked = content_terms(question)
-        covered: set[str] | None = None
+        covered: frozenset[str] | None = None
         kept: list[Candidate] = []
         for c in seeds:
-            text, title = c.document.content or "", c.document.metadata.get("title")
-            held = content_terms(f"{text} {title}" if isinstance(title, str) else text) & asked
+            held = self._facts.of(c.document.content or "", c.document.metadata.get("title"))[1] & asked
             if covered is None or held - covered:
                 kept.append(c)
                 covered = held if covered is None else covered | held

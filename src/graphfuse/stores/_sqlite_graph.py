@@ -15,6 +15,8 @@ import numpy.typing as npt
 from .._core._errors import ConnectionFailed, InvalidInput, NotFound
 from .._core._filters import FilterLike
 from .._core._types import Document, RelatedDocument, Relation, check_id
+from ..defaults import DOCUMENT_CACHE_CHARS
+from ._document_cache import DocumentCache
 from ._graph_index import GraphIndex
 from ._records import (
     check_depth,
@@ -89,9 +91,21 @@ class SQLiteGraphStore:
     or directory): writes raise ``InvalidInput`` and PageRank is computed in memory.
     ``create=False`` refuses a missing or empty file (``StoreCorrupted``) instead of
     initialising it: a store directory opens its files so, since they exist once it was created.
+    Documents read are kept decoded for the file's current generation, up to
+    ``document_cache`` characters (:data:`~graphfuse.defaults.DOCUMENT_CACHE_CHARS`; 0 keeps
+    none): a write by anyone empties it, so a read never returns what was overwritten.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, readonly: bool = False, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        readonly: bool = False,
+        create: bool = True,
+        document_cache: int = DOCUMENT_CACHE_CHARS,
+    ) -> None:
+        if isinstance(document_cache, bool) or not isinstance(document_cache, int) or document_cache < 0:
+            raise InvalidInput(f"document_cache must be a number of characters >= 0, got {document_cache!r}")
         self._db = Database(
             path,
             application_id=APPLICATION_ID,
@@ -104,6 +118,7 @@ class SQLiteGraphStore:
         # (index, generation it was built at), replaced as one object so readers never mix them.
         self._cached: tuple[GraphIndex, int] | None = None
         self._index_lock = threading.Lock()
+        self._documents = DocumentCache(document_cache)
         self._closed = False
 
     @property
@@ -144,24 +159,51 @@ class SQLiteGraphStore:
         flt = parse_filter(filter)
         if not wanted:
             return {}
-        rows = await asyncio.to_thread(self._select_documents, wanted)
+        generation = self._generation_now()
+        found, missing = self._documents.lookup(wanted, generation) if generation is not None else ({}, wanted)
+        if missing:
+            read, rows = await asyncio.to_thread(self._select_documents, missing, wanted, generation)
+            if read != generation:
+                found = {}  # another generation than the cached documents': all of them read again
+            where = f"graph store {self.path!r}"
+            decoded = [(row_to_document(row, where), len(row[2])) for row in rows.values()]
+            self._documents.add(decoded, read)
+            found.update((doc.id, doc) for doc, _ in decoded)
         out: dict[str, Document] = {}
         for doc_id in wanted:
-            row = rows.get(doc_id)
-            if row is None:
-                continue
-            doc = row_to_document(row, f"graph store {self.path!r}")
-            if flt is None or flt.matches(doc.metadata):
+            doc = found.get(doc_id)
+            if doc is not None and (flt is None or flt.matches(doc.metadata)):
                 out[doc_id] = doc
         return out
 
-    def _select_documents(self, ids: list[str]) -> dict[str, tuple[Any, ...]]:
+    def _select_documents(
+        self, missing: list[str], wanted: list[str], generation: int | None
+    ) -> tuple[int, dict[str, tuple[Any, ...]]]:
+        """The file's generation and the rows of ``missing`` (of all ``wanted`` when the file is
+        no longer at ``generation``), read in one snapshot."""
         rows: dict[str, tuple[Any, ...]] = {}
         with self._db.snapshot() as c:
-            for part in chunks(ids):
+            read = int(scalar(c, _GENERATION))
+            for part in chunks(missing if read == generation else wanted):
                 for row in c.execute(_SELECT_DOCS.format(",".join("?" * len(part))), part):
                     rows[row[0]] = row
-        return rows
+        return read, rows
+
+    def _generation_now(self) -> int | None:
+        """The file's generation read on the caller's thread, or ``None`` if the connection is busy.
+
+        Reading it is one indexed row from SQLite's page cache; if another thread holds the
+        connection (a long write), the caller takes the worker-thread path instead of blocking
+        the event loop.
+        """
+        if not self._db.lock.acquire(blocking=False):
+            return None
+        try:
+            return int(scalar(self._db.conn, _GENERATION))
+        except sqlite3.Error:
+            return None  # the worker-thread path reports it properly
+        finally:
+            self._db.lock.release()
 
     def iter_documents(self, *, filter: FilterLike | None = None, batch_size: int = 1000) -> AsyncIterator[Document]:
         """Every document (matching ``filter``), in the order they were first stored.
@@ -482,22 +524,13 @@ class SQLiteGraphStore:
         return await asyncio.to_thread(run)
 
     def _fresh_index(self) -> GraphIndex | None:
-        """The cached index if it matches the database's generation, checked without waiting.
-
-        Reading the generation is one indexed row from SQLite's page cache; if another thread
-        holds the connection (a long write), the caller takes the worker-thread path instead
-        of blocking the event loop.
-        """
+        """The cached index if it matches the database's generation, checked without waiting
+        (:meth:`_generation_now`)."""
         cached = self._cached
-        if cached is None or not self._db.lock.acquire(blocking=False):
+        if cached is None:
             return None
-        try:
-            generation = scalar(self._db.conn, _GENERATION)
-        except sqlite3.Error:
-            return None  # the worker-thread path reports it properly
-        finally:
-            self._db.lock.release()
-        return cached[0] if generation == cached[1] else None
+        generation = self._generation_now()
+        return cached[0] if generation is not None and generation == cached[1] else None
 
     def _current_index(self) -> tuple[GraphIndex, int]:
         """The adjacency for the database's current generation, rebuilt if it is stale."""
