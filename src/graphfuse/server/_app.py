@@ -1,9 +1,12 @@
-"""The FastAPI application: routes, authentication, limits and error answers."""
+"""The FastAPI application: its routes, authentication and the answers to errors raised in them.
+
+The guards before routing (body limits, host names) are in ``_guards``; the problem documents
+the answers are, in ``_problems``.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import time
 import uuid
@@ -19,27 +22,15 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.types import ASGIApp, Message, Receive, Send
-from starlette.types import Scope as AsgiScope
 
 from .. import __version__
-from .._core._errors import (
-    AuthenticationFailed,
-    ConnectionFailed,
-    DeadlineExceeded,
-    GraphFuseError,
-    InvalidInput,
-    NotFound,
-    PermissionDenied,
-    RateLimited,
-    StageFailed,
-    StoreCorrupted,
-)
-from .._keys import KeyFile, KeyFileDamaged
+from .._core._errors import GraphFuseError, InvalidInput
+from .._keys import KeyFile
 from .._retrieval._pipeline import Pipeline
 from ..indexing import SourceRecord, reserved_key
+from ._guards import BodyLimit, LoopbackHosts, loopback_host
 from ._metrics import HttpMetrics, render
-from ._problems import PROBLEM_JSON, Problem
+from ._problems import Problem, field_of, from_graphfuse, problem_response
 from ._samples import store_questions
 from ._schemas import CompareRequest, ContextRequest, IngestRequest, IngestResponse, RetrieveRequest, RetrieveResponse
 from ._scope import Scope
@@ -52,189 +43,12 @@ T = TypeVar("T")
 logger = logging.getLogger("graphfuse.server")
 
 
-def _problem_response(problem: Problem) -> JSONResponse:
-    return JSONResponse(problem.body(), status_code=problem.status, media_type=PROBLEM_JSON, headers=problem.headers)
-
-
-def _field(loc: Sequence[Any]) -> str:
-    parts = list(loc)
-    if parts and parts[0] in ("body", "query", "path", "header"):
-        parts = parts[1:]
-    out = ""
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        else:
-            out += ("." if out else "") + str(p)
-    return out or "body"
-
-
-def _from_graphfuse(exc: GraphFuseError) -> Problem:
-    # Server-side faults, never the client's (also when a stage met them): the details (file
-    # names) go to the server's log only.
-    cause = exc.cause if isinstance(exc, StageFailed) else exc
-    if isinstance(cause, KeyFileDamaged):
-        return Problem(500, "the server's API key file is damaged; the server's log names it")
-    if isinstance(cause, StoreCorrupted):
-        return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
-    if isinstance(cause, PermissionDenied):
-        return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
-    if isinstance(exc, StageFailed) and isinstance(exc, (InvalidInput, NotFound)):
-        # Data a stage met (a store's, a provider's), not the request: a fault of the server.
-        return Problem(500, "the request failed inside the retrieval pipeline")
-    if isinstance(exc, InvalidInput):
-        return Problem(422, str(exc))
-    if isinstance(exc, NotFound):
-        return Problem(404, str(exc))
-    if isinstance(exc, DeadlineExceeded):
-        return Problem(504, "the request did not finish in time")
-    if isinstance(exc, RateLimited):
-        headers = {} if exc.retry_after is None else {"Retry-After": str(max(1, round(exc.retry_after)))}
-        return Problem(503, "a backend is rate limiting this server; try again later", headers=headers)
-    if isinstance(exc, (ConnectionFailed, AuthenticationFailed)):
-        return Problem(503, "a backend of this server is unavailable")
-    return Problem(500, "the request failed inside the retrieval pipeline")
-
-
-class _BodyLimit:
-    """Answer 413 to a body larger than the route's limit (declared or streamed), 408 to a slow one.
-
-    ``/v1/ingest`` may send ``ingest_limit`` bytes (documents), every other route ``limit``
-    (a query and its options). The whole body must arrive within ``timeout`` seconds of the
-    headers, however slowly it trickles in (a deadline for the body, not a timer each byte
-    resets). Both answers close the connection: the rest of the body is not read.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int, ingest_limit: int, timeout: float) -> None:
-        self.app = app
-        self.limit = limit
-        self.ingest_limit = ingest_limit
-        self.timeout = timeout
-
-    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        limit = self.ingest_limit if scope.get("path") == "/v1/ingest" else self.limit
-        too_large = Problem(413, f"the request body is larger than {limit} bytes", field="body", headers=_CLOSE)
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    declared = 0
-                if declared > limit:
-                    await _problem_response(too_large)(scope, receive, send)
-                    return
-        # Read the body here, up to the limit, then hand it on: a body cut off part-way
-        # must be a 413, not a parse error further in.
-        deadline = asyncio.get_running_loop().time() + self.timeout
-        chunks: list[bytes] = []
-        seen = 0
-        more = True
-        while more:
-            try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - asyncio.get_running_loop().time()))
-            except asyncio.TimeoutError:
-                slow = Problem(
-                    408, f"the request body did not arrive within {self.timeout:g} s", field="body", headers=_CLOSE
-                )
-                await _problem_response(slow)(scope, receive, send)
-                return
-            if message["type"] == "http.disconnect":
-                return  # the client left: nobody to answer
-            if message["type"] != "http.request":
-                await self.app(scope, _replay([], message), send)
-                return
-            chunk = message.get("body", b"")
-            seen += len(chunk)
-            if seen > limit:
-                await _problem_response(too_large)(scope, receive, send)
-                return
-            chunks.append(chunk)
-            more = bool(message.get("more_body", False))
-        await self.app(scope, _replay(chunks, None, receive), send)
-
-
-_CLOSE = {"Connection": "close"}
-
-
-def loopback_host(host: str) -> bool:
-    """Whether a ``Host`` header names this machine's loopback: ``localhost``, 127.0.0.0/8, ``[::1]``, any port."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        name, bracket, rest = host[1:].partition("]")
-        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
-            return False
-    else:
-        name, colon, port = host.partition(":")
-        if colon and not port.isdigit():
-            return False
-    if name.rstrip(".") == "localhost":
-        return True
-    try:
-        # A literal address cannot be rebound: any loopback one (127.0.0.0/8, ::1) is this machine.
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-class _LoopbackHosts:
-    """Without keys, answer only requests addressed to a loopback name (DNS rebinding).
-
-    A web page can make its own host name resolve to 127.0.0.1 and so reach a local server
-    from the user's browser; the browser still sends the page's name as ``Host``. A server
-    without keys serves the whole store, so it refuses any other ``Host`` with a 421.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: AsgiScope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        hosts = [value.decode("latin-1") for name, value in scope.get("headers", []) if name == b"host"]
-        if len(hosts) == 1 and loopback_host(hosts[0]):
-            await self.app(scope, receive, send)
-            return
-        problem = Problem(
-            421,
-            "this server has no API keys and answers only requests addressed to localhost or a loopback address "
-            "(127.0.0.1, [::1]); "
-            "start it with --keys to serve other host names",
-            field="host",
-        )
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
-            return
-        await _problem_response(problem)(scope, receive, send)
-
-
 async def _within(seconds: float, work: Awaitable[T]) -> T:
     """``work`` with a deadline of ``seconds``: past it, a 504 (work already in a thread may finish later)."""
     try:
         return await asyncio.wait_for(work, timeout=seconds)
     except asyncio.TimeoutError as exc:
         raise Problem(504, f"the request did not finish within {seconds:g} s") from exc
-
-
-def _replay(chunks: list[bytes], final: Message | None, receive: Receive | None = None) -> Receive:
-    """A ``receive`` that gives the buffered body once, then what the client sends next."""
-    pending: list[Message] = (
-        [{"type": "http.request", "body": b"".join(chunks), "more_body": False}] if chunks or final is None else []
-    )
-    if final is not None:
-        pending.append(final)
-
-    async def replay() -> Message:
-        if pending:
-            return pending.pop(0)
-        if receive is not None:
-            return await receive()
-        return {"type": "http.disconnect"}
-
-    return replay
 
 
 def _scope_of(request: Request) -> Scope:
@@ -313,34 +127,34 @@ def create_app(
 
     @app.exception_handler(Problem)
     async def on_problem(request: Request, exc: Problem) -> JSONResponse:
-        return _problem_response(exc)
+        return problem_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def on_validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()]
+        errors = [{"field": field_of(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()]
         first = errors[0] if errors else {"field": "body", "message": "invalid request"}
         problem = Problem(422, f"{first['field']}: {first['message']}", field=first["field"], extra={"errors": errors})
-        return _problem_response(problem)
+        return problem_response(problem)
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else "error"
-        return _problem_response(Problem(exc.status_code, detail, headers=dict(exc.headers or {})))
+        return problem_response(Problem(exc.status_code, detail, headers=dict(exc.headers or {})))
 
     @app.exception_handler(GraphFuseError)
     async def on_graphfuse(request: Request, exc: GraphFuseError) -> JSONResponse:
-        problem = _from_graphfuse(exc)
+        problem = from_graphfuse(exc)
         if problem.status >= 500:
             problem.extra["error_id"] = uuid.uuid4().hex[:12]
             logger.error("request %s failed [%s]", request.url.path, problem.extra["error_id"], exc_info=exc)
-        return _problem_response(problem)
+        return problem_response(problem)
 
     @app.exception_handler(Exception)
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         error_id = uuid.uuid4().hex[:12]
         logger.error("request %s failed [%s]", request.url.path, error_id, exc_info=exc)
         problem = Problem(500, "internal error; the server's log has the details", extra={"error_id": error_id})
-        return _problem_response(problem)
+        return problem_response(problem)
 
     # -- metrics middleware ----------------------------------------------------------------
 
@@ -534,11 +348,11 @@ def create_app(
     # Metric labels name only the routes that exist (an invented path is "unmatched").
     metrics.routes = frozenset(p for r in app.routes if isinstance(p := getattr(r, "path", None), str) and p)
     app.add_middleware(
-        _BodyLimit,
+        BodyLimit,
         limit=limits.max_request_bytes,
         ingest_limit=limits.max_body_bytes,
         timeout=limits.body_timeout,
     )
     if keys is None:
-        app.add_middleware(_LoopbackHosts)
+        app.add_middleware(LoopbackHosts)
     return app

@@ -6,9 +6,26 @@ generic detail and an id to find it in the server's log, never a stack trace.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["PROBLEM_JSON", "Problem"]
+from fastapi.responses import JSONResponse
+
+from .._core._errors import (
+    AuthenticationFailed,
+    ConnectionFailed,
+    DeadlineExceeded,
+    GraphFuseError,
+    InvalidInput,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    StageFailed,
+    StoreCorrupted,
+)
+from .._keys import KeyFileDamaged
+
+__all__ = ["PROBLEM_JSON", "Problem", "field_of", "from_graphfuse", "problem_response"]
 
 PROBLEM_JSON = "application/problem+json"
 
@@ -63,3 +80,50 @@ class Problem(Exception):
             out["field"] = self.field
         out.update(self.extra)
         return out
+
+
+def problem_response(problem: Problem) -> JSONResponse:
+    """``problem`` as the ``application/problem+json`` response a client gets."""
+    return JSONResponse(problem.body(), status_code=problem.status, media_type=PROBLEM_JSON, headers=problem.headers)
+
+
+def field_of(loc: Sequence[Any]) -> str:
+    """A request validation error's location as a dotted field path (``documents[2].text``)."""
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += ("." if out else "") + str(p)
+    return out or "body"
+
+
+def from_graphfuse(exc: GraphFuseError) -> Problem:
+    """The answer to a GraphFuse error raised while serving a request."""
+    # Server-side faults, never the client's (also when a stage met them): the details (file
+    # names) go to the server's log only.
+    cause = exc.cause if isinstance(exc, StageFailed) else exc
+    if isinstance(cause, KeyFileDamaged):
+        return Problem(500, "the server's API key file is damaged; the server's log names it")
+    if isinstance(cause, StoreCorrupted):
+        return Problem(500, "store damaged: run `graphfuse check` on the server's store (its log names the file)")
+    if isinstance(cause, PermissionDenied):
+        return Problem(500, "the server may not read or write a file it needs (permission denied); its log names it")
+    if isinstance(exc, StageFailed) and isinstance(exc, (InvalidInput, NotFound)):
+        # Data a stage met (a store's, a provider's), not the request: a fault of the server.
+        return Problem(500, "the request failed inside the retrieval pipeline")
+    if isinstance(exc, InvalidInput):
+        return Problem(422, str(exc))
+    if isinstance(exc, NotFound):
+        return Problem(404, str(exc))
+    if isinstance(exc, DeadlineExceeded):
+        return Problem(504, "the request did not finish in time")
+    if isinstance(exc, RateLimited):
+        headers = {} if exc.retry_after is None else {"Retry-After": str(max(1, round(exc.retry_after)))}
+        return Problem(503, "a backend is rate limiting this server; try again later", headers=headers)
+    if isinstance(exc, (ConnectionFailed, AuthenticationFailed)):
+        return Problem(503, "a backend of this server is unavailable")
+    return Problem(500, "the request failed inside the retrieval pipeline")
