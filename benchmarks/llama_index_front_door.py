@@ -51,20 +51,26 @@ def _embedder(name: str) -> Any:
     return get_registry().create(EMBEDDER, name)
 
 
-def _front_door_index(corpus: Path, store: Path, embedder: str, chunk_size: int | None) -> None:
+def _front_door_index(corpus: Path, store: Path, args: argparse.Namespace) -> None:
     """What a LlamaIndex user runs (a phase of its own, in a fresh process)."""
     from llama_index.core import Settings, SimpleDirectoryReader, StorageContext, VectorStoreIndex
 
-    if chunk_size is not None:  # LlamaIndex's node parser: SentenceSplitter(chunk_size=1024) by default
-        Settings.chunk_size = chunk_size
+    if args.chunk_size is not None:  # LlamaIndex's node parser: SentenceSplitter(chunk_size=1024) by default
+        Settings.chunk_size = args.chunk_size
     from llama_index.retrievers.graphfuse import GraphFuseEmbedding
     from llama_index.vector_stores.graphfuse import GraphFuseVectorStore
 
-    vector_store = GraphFuseVectorStore(store, embedder=embedder)
+    embed_model = GraphFuseEmbedding(_embedder(args.embedder))
+    if args.embed_passages:
+        vector_store = GraphFuseVectorStore(store, embedder=args.embedder, embed_model=embed_model)
+    else:
+        vector_store = GraphFuseVectorStore(store, embedder=args.embedder)
+    documents = SimpleDirectoryReader(str(corpus), recursive=True, filename_as_id=True).load_data()
+    if args.exclude_file_path:  # LlamaIndex's own switch: keep the reader's file_path out of the embed text
+        for document in documents:
+            document.excluded_embed_metadata_keys.append("file_path")
     VectorStoreIndex.from_documents(
-        SimpleDirectoryReader(str(corpus), recursive=True, filename_as_id=True).load_data(),
-        storage_context=StorageContext.from_defaults(vector_store=vector_store),
-        embed_model=GraphFuseEmbedding(_embedder(embedder)),
+        documents, storage_context=StorageContext.from_defaults(vector_store=vector_store), embed_model=embed_model
     )
     vector_store.close()
 
@@ -118,26 +124,45 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
         li5.append(([page(n.node.metadata["file_path"]) for n in five.retrieve(q["question"])], q["gold_ids"]))
         li10.append(([page(n.node.metadata["file_path"]) for n in ten.retrieve(q["question"])], q["gold_ids"]))
     nodes = len(await store.aget_nodes())
+    questions = [
+        {
+            "id": q.get("id"),
+            "gold": q["gold_ids"],
+            "cli": _pages(c, 5),
+            "front_door": _pages(f, 5),
+        }
+        for q, (c, _), (f, _) in zip(queries, cli_runs, li5, strict=True)
+        if set(_pages(c, 2)) & set(q["gold_ids"]) != set(_pages(f, 2)) & set(q["gold_ids"])
+    ]
 
     # Overhead on the same store: the front door against the preset's own pipeline, round-robin.
-    own = await aopen_store(li_store, mode="ro")
-    pipeline = await own.apipeline("multihop")
-    for q in queries[:3]:  # warm both (model, caches)
-        five.retrieve(q["question"])
-        await pipeline.aretrieve(q["question"], 5)
     front: list[float] = []
     preset: list[float] = []
-    for _ in range(args.repeat):
-        for q in queries:
-            t = time.perf_counter()
-            pipeline.retrieve(q["question"], 5)  # sync, as the front door's retrieve is
-            preset.append(time.perf_counter() - t)
-            t = time.perf_counter()
+    if args.repeat > 0:
+        own = await aopen_store(li_store, mode="ro")
+        pipeline = await own.apipeline("multihop")
+        for q in queries[:3]:  # warm both (model, caches)
             five.retrieve(q["question"])
-            front.append(time.perf_counter() - t)
-    await own.aclose()
+            await pipeline.aretrieve(q["question"], 5)
+        for _ in range(args.repeat):
+            for q in queries:
+                t = time.perf_counter()
+                pipeline.retrieve(q["question"], 5)  # sync, as the front door's retrieve is
+                preset.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                five.retrieve(q["question"])
+                front.append(time.perf_counter() - t)
+        await own.aclose()
     store.close()
-    p50_front, p50_preset = statistics.median(front), statistics.median(preset)
+    overhead: dict[str, Any] = {}
+    if front:
+        p50_front, p50_preset = statistics.median(front), statistics.median(preset)
+        overhead = {
+            "retrieve_p50_ms": round(p50_front * 1000, 2),
+            "pipeline_retrieve_p50_ms": round(p50_preset * 1000, 2),
+            "ratio_p50": round(p50_front / p50_preset, 3),
+            "calls_each": len(front),
+        }
     return {
         "recall_by_page": {
             "graphfuse query --preset multihop (CLI store)": {"R@2": _recall(cli_runs, 2), "R@5": _recall(cli_runs, 5)},
@@ -149,13 +174,23 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
         },
         "front_door_nodes": nodes,
         "distinct_files_in_top5_nodes_mean": round(statistics.mean(len(set(r)) for r, _ in li5), 2),
-        "overhead": {
-            "retrieve_p50_ms": round(p50_front * 1000, 2),
-            "pipeline_retrieve_p50_ms": round(p50_preset * 1000, 2),
-            "ratio_p50": round(p50_front / p50_preset, 3),
-            "calls_each": len(front),
-        },
+        "overhead": overhead,
+        "questions_gold_in_top2_differs": questions,
     }
+
+
+def _variant(args: argparse.Namespace) -> str:
+    """The front door's settings as a name (its store directory under ``--stores``, its JSON file)."""
+    parts = [f"chunk{args.chunk_size}" if args.chunk_size else ""]
+    parts += ["embed_passages" if args.embed_passages else "", "no_file_path" if args.exclude_file_path else ""]
+    return "_".join(p for p in parts if p)
+
+
+def _build(cmd: list[str], store: Path, reuse: bool) -> float | None:
+    """Seconds ``cmd`` took to build ``store``; ``None`` when ``reuse`` and it is already there."""
+    if reuse and (store / "manifest.json").exists():
+        return None
+    return _timed(cmd)
 
 
 def main() -> None:
@@ -164,40 +199,58 @@ def main() -> None:
     parser.add_argument("--embedder", default="local")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--chunk-size", type=int, default=None, help="Settings.chunk_size (LlamaIndex: 1024)")
-    parser.add_argument("--json", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--embed-passages", action="store_true", help="GraphFuseVectorStore(..., embed_model=) embeds its passages"
+    )
+    parser.add_argument(
+        "--exclude-file-path", action="store_true", help="the documents' excluded_embed_metadata_keys += file_path"
+    )
+    parser.add_argument(
+        "--stores", type=Path, default=None, help="keep the stores here and reuse them (no indexing time then)"
+    )
+    parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--phase", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--store", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     corpus = args.data / "corpus"
     if args.phase == "front-door-index":
-        _front_door_index(corpus, args.store, args.embedder, args.chunk_size)
+        _front_door_index(corpus, args.store, args)
         return
+    variant = _variant(args)
+    out_json = args.json or RESULTS.with_name(f"llama_index_front_door{'_' + variant if variant else ''}.json")
     with tempfile.TemporaryDirectory() as tmp:
-        cli_store, li_store = Path(tmp) / "cli", Path(tmp) / "llama-index"
+        where = args.stores or Path(tmp)
+        cli_store, li_store = where / "cli", where / f"llama-index{'-' + variant if variant else ''}"
         graphfuse = str(Path(sys.executable).with_name("graphfuse"))
-        cli_seconds = _timed([graphfuse, "index", str(corpus), "--store", str(cli_store), "--embedder", args.embedder])
-        front_seconds = _timed(
-            [sys.executable, __file__, str(args.data), "--embedder", args.embedder, "--phase", "front-door-index"]
-            + ["--store", str(li_store)]
-            + ([] if args.chunk_size is None else ["--chunk-size", str(args.chunk_size)])
-        )
+        reuse = args.stores is not None
+        cli_cmd = [graphfuse, "index", str(corpus), "--store", str(cli_store), "--embedder", args.embedder]
+        cli_seconds = _build(cli_cmd, cli_store, reuse)
+        front_cmd = [sys.executable, __file__, str(args.data), "--embedder", args.embedder]
+        front_cmd += ["--phase", "front-door-index"]
+        front_cmd += ["--store", str(li_store)]
+        front_cmd += [] if args.chunk_size is None else ["--chunk-size", str(args.chunk_size)]
+        front_cmd += ["--embed-passages"] if args.embed_passages else []
+        front_cmd += ["--exclude-file-path"] if args.exclude_file_path else []
+        front_seconds = _build(front_cmd, li_store, reuse)
         out: dict[str, Any] = {
             "data": str(args.data),
             "embedder": args.embedder,
             "llama_index_chunk_size": args.chunk_size or 1024,
+            "embed_passages": args.embed_passages,
+            "exclude_file_path": args.exclude_file_path,
             "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "load": os.getloadavg()},
             "indexing_seconds": {
-                "graphfuse index": round(cli_seconds, 2),
-                "SimpleDirectoryReader + VectorStoreIndex.from_documents(GraphFuseVectorStore)": round(
-                    front_seconds, 2
+                "graphfuse index": None if cli_seconds is None else round(cli_seconds, 2),
+                "SimpleDirectoryReader + VectorStoreIndex.from_documents(GraphFuseVectorStore)": (
+                    None if front_seconds is None else round(front_seconds, 2)
                 ),
-                "ratio": round(front_seconds / cli_seconds, 3),
+                "ratio": None if not (cli_seconds and front_seconds) else round(front_seconds / cli_seconds, 3),
             },
         }
         out.update(asyncio.run(_measure(args, cli_store, li_store)))
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(out, indent=2))
+    out_json.parent.mkdir(parents=True, exist_ok=True)
+    out_json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in out.items() if k != "questions_gold_in_top2_differs"}, indent=2))
 
 
 if __name__ == "__main__":
