@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/llama_index_front_door.py DATA [--embedder local] [--repeat 3] [--json OUT]
+    python benchmarks/llama_index_front_door.py DATA [--embedder local] [--repeat 3] [--embed-passages] [--json OUT]
 
 ``DATA`` is a documentation retrieval set laid out as ``docs_pydantic`` is: ``corpus/`` (the
 markdown pages, gold ids are their paths relative to it) and ``queries.jsonl`` (``{"id",
@@ -21,7 +21,13 @@ markdown pages, gold ids are their paths relative to it) and ``queries.jsonl`` (
   preset's own ``Pipeline.retrieve(q, 5)`` (``open_store(B).pipeline("multihop")``, the same
   embedder), timed round-robin over the questions, ``--repeat`` rounds; the ratio of the medians.
 
-Writes ``benchmarks/results/llama_index_front_door.json`` (or ``--json``). Reports only.
+The questions whose gold pages in the first two differ are listed, with each gold page's vector
+score in both. ``--embed-passages``: ``GraphFuseVectorStore(B, ..., embed_model=)`` embeds its
+passages itself; ``--chunk-size N``: ``Settings.chunk_size``; ``--exclude-file-path``: the
+documents' ``excluded_embed_metadata_keys`` take ``file_path``; ``--stores DIR`` keeps the
+stores there and reuses them (no indexing time then); ``--repeat 0`` skips the overhead.
+
+Writes ``benchmarks/results/llama_index_front_door[_VARIANT].json`` (or ``--json``). Reports only.
 """
 
 from __future__ import annotations
@@ -110,9 +116,11 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
     cli = await aopen_store(cli_store, mode="ro")
     cli_pipeline = await cli.apipeline("multihop")
     cli_runs = []
+    cli_semantic: list[dict[str, float]] = []  # each gold page's vector score, when in the top 5
     for q in queries:
         results = await cli_pipeline.aretrieve(q["question"], 5)
         cli_runs.append(([r.document_id for r in results], q["gold_ids"]))
+        cli_semantic.append({r.document_id: round(r.signals.get("semantic", 0.0), 3) for r in results})
     await cli.aclose()
 
     embed_model = GraphFuseEmbedding(_embedder(args.embedder))
@@ -120,8 +128,12 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
     index = VectorStoreIndex.from_vector_store(store, embed_model=embed_model)
     five, ten = index.as_retriever(similarity_top_k=5), index.as_retriever(similarity_top_k=10)
     li5, li10 = [], []
+    li_semantic: list[dict[str, float]] = []
     for q in queries:
-        li5.append(([page(n.node.metadata["file_path"]) for n in five.retrieve(q["question"])], q["gold_ids"]))
+        found = five.retrieve(q["question"])
+        li5.append(([page(n.node.metadata["file_path"]) for n in found], q["gold_ids"]))
+        signals = [(page(n.node.metadata["file_path"]), n.node.metadata["graphfuse_signals"]) for n in found]
+        li_semantic.append({p: round(s.get("semantic", 0.0), 3) for p, s in reversed(signals)})
         li10.append(([page(n.node.metadata["file_path"]) for n in ten.retrieve(q["question"])], q["gold_ids"]))
     nodes = len(await store.aget_nodes())
     questions = [
@@ -130,8 +142,9 @@ async def _measure(args: argparse.Namespace, cli_store: Path, li_store: Path) ->
             "gold": q["gold_ids"],
             "cli": _pages(c, 5),
             "front_door": _pages(f, 5),
+            "gold_semantic": {g: [cs.get(g), fs.get(g)] for g in q["gold_ids"]},  # [CLI, front door]
         }
-        for q, (c, _), (f, _) in zip(queries, cli_runs, li5, strict=True)
+        for q, (c, _), (f, _), cs, fs in zip(queries, cli_runs, li5, cli_semantic, li_semantic, strict=True)
         if set(_pages(c, 2)) & set(q["gold_ids"]) != set(_pages(f, 2)) & set(q["gold_ids"])
     ]
 

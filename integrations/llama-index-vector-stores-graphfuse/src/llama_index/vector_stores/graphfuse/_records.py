@@ -155,17 +155,21 @@ def _owners(chunks: list[Chunk], raw: str, places: list[tuple[int, int]]) -> lis
     """For each passage of a page (``chunks``), the node it comes from (an index in ``places``,
     each node's span in ``raw``, in order): the passages in order, each node holding one at
     least, each passage's place (:func:`_anchors`) inside its node and as far from the node's
-    ends as can be (the sum of those distances most). ``None`` when that cannot be (the nodes
-    outnumber the passages, or a short node holds no passage's place)."""
+    ends as can be (the sum of those distances most), or else near enough that the passage
+    reaches into it. ``None`` when that cannot be (the nodes outnumber the passages, or a short
+    node is out of every passage's reach)."""
     n_chunks, n_nodes = len(chunks), len(places)
     if n_nodes > n_chunks:
         return None
     anchors = _anchors(chunks, raw)
-    outside = len(raw) + 1
+    outside = 2.0 * (len(raw) + 1) * n_chunks  # more than all the distances inside together
 
     def cost(c: int, n: int) -> float:
         at, (a, b) = anchors[c], places[n]
-        return float(-min(at - a, b - at) if a <= at < b else outside + max(a - at, at - b))
+        if a <= at < b:
+            return float(-min(at - a, b - at))
+        off = max(a - at, at - b)  # a passage reaches half its length either side of its middle
+        return float(off if off <= len(chunks[c].text) // 2 else outside + off)
 
     inf = float("inf")
     # best[n]: least cost of the passages so far, the last one held by node n; came[c][n]: node of c-1.
@@ -180,7 +184,7 @@ def _owners(chunks: list[Chunk], raw: str, places: list[tuple[int, int]]) -> lis
                 row[n], back[n] = min(stay, step) + cost(c, n), prev
         best = row
         came.append(back)
-    if best[-1] >= outside:
+    if best[-1] >= outside / 2:
         return None  # a passage whose place is in none of the nodes it could be held by
     owners, node = [0] * n_chunks, n_nodes - 1
     for c in range(n_chunks - 1, -1, -1):
