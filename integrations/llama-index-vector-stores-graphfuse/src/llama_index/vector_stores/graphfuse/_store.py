@@ -117,11 +117,13 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
       CLI refuses the store (it cannot rebuild your embed_model).
     - ``embed_model``: ``None`` stores, as each passage's vector, the embedding LlamaIndex
       computed for its node. Your LlamaIndex ``embed_model`` (the one the index embeds queries
-      with): the store embeds each passage of the nodes it adds with it, title and passage, as
-      ``graphfuse index`` embeds a page's chunks (one more embedding call per passage at
-      ``add``). A model whose vectors differ in size from the nodes' embeddings raises
-      :class:`~graphfuse.InvalidInput` and nothing is written; another model of the same size
-      cannot be told apart, and would make queries compare unlike vectors.
+      with): a page's passages are ``graphfuse index``'s cut of its text, each holding the node
+      its middle falls in (a page whose nodes are shorter than the passages keeps the nodes'
+      own), and the store embeds each, title and passage, as ``graphfuse index`` embeds a
+      page's chunks (the embedding at ``add`` is LlamaIndex's then the store's). A model whose
+      vectors differ in size from the nodes' embeddings raises :class:`~graphfuse.InvalidInput`
+      and nothing is written; another model of the same size cannot be told apart, and would
+      make queries compare unlike vectors.
 
     The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse
     index`` makes of a file (its text rebuilt from the nodes' spans, its title and links read
