@@ -13,6 +13,7 @@ returns the node that was added. A source document of one node is that node, sto
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "NODE_TYPE",
     "PASSAGES",
     "canonical",
+    "embed_texts",
     "is_host_document",
     "is_host_page",
     "node_of",
@@ -85,6 +87,13 @@ def _span(node: BaseNode) -> tuple[object, object]:
 def _page_text(members: list[BaseNode]) -> str:
     """The source document's text, rebuilt from its nodes' spans (``start_char_idx``), overlaps
     once; nodes without spans are joined by blank lines."""
+    return _page_layout(members)[0]
+
+
+def _page_layout(members: list[BaseNode], gaps: bool = False) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`_page_text` and where each node's text is in it (start, end). ``gaps``: the
+    characters between two nodes (the whitespace a node parser strips at their ends) are a
+    blank line and the indentation, as long as the gap, rather than one line break."""
     texts = [m.get_content(metadata_mode=MetadataMode.NONE) for m in members]
     spans = [_span(m) for m in members]
     exact = [
@@ -92,16 +101,96 @@ def _page_text(members: list[BaseNode]) -> str:
         for (a, b), t in zip(spans, texts, strict=True)
         if isinstance(a, int) and isinstance(b, int) and b - a == len(t)
     ]
+    places: list[tuple[int, int]] = []
     if len(exact) != len(texts):
-        return "\n\n".join(texts)
+        at = 0
+        for text in texts:
+            places.append((at, at + len(text)))
+            at += len(text) + 2
+        return "\n\n".join(texts), places
     out: list[str] = []
-    reached = 0
+    size = reached = 0
     for (start, end), text in zip(exact, texts, strict=True):
         if out and start > reached:
-            out.append("\n")
-        out.append(text[max(0, reached - start) :] if out else text)
+            gap = "\n\n" + " " * (start - reached - 2) if gaps and start - reached > 1 else "\n"
+            out.append(gap)
+            size += len(gap)
+        part = text[max(0, reached - start) :] if out else text
+        begin = size - (len(text) - len(part))
+        places.append((begin, begin + len(text)))
+        out.append(part)
+        size += len(part)
         reached = max(reached, end)
-    return "".join(out)
+    return "".join(out), places
+
+
+_WORD = re.compile(r"\w+")
+_ANCHOR_WORDS = 4  # consecutive words of a passage looked for in its nodes' text
+_LOOKAHEAD = 50_000  # characters of the nodes' text searched past the previous passage's place
+
+
+def _anchors(chunks: list[Chunk], raw: str) -> list[int]:
+    """Where each passage of a page's indexed text (``chunks``: the text ``graphfuse index``
+    reads, documentation-tool markup removed) is in its nodes' own text ``raw``: the place of a
+    few consecutive words of its middle, looked for after the previous passage's (kept when
+    none of the tries is found)."""
+    at, out = 0, []
+    for chunk in chunks:
+        words = _WORD.findall(chunk.text)
+        middle = max(0, len(words) // 2 - _ANCHOR_WORDS // 2)
+        for shift in (0, _ANCHOR_WORDS, -_ANCHOR_WORDS, 2 * _ANCHOR_WORDS, -2 * _ANCHOR_WORDS):
+            window = words[max(0, middle + shift) : max(0, middle + shift) + _ANCHOR_WORDS]
+            if not window:
+                continue
+            pattern = r"\b" + r"\W+".join(re.escape(w) for w in window) + r"\b"
+            match = re.compile(pattern).search(raw, at, at + _LOOKAHEAD)
+            if match is not None:
+                at = match.start()
+                break
+        out.append(at)
+    return out
+
+
+def _owners(chunks: list[Chunk], raw: str, places: list[tuple[int, int]]) -> list[int] | None:
+    """For each passage of a page (``chunks``), the node it comes from (an index in ``places``,
+    each node's span in ``raw``, in order): the passages in order, each node holding one at
+    least, each passage's place (:func:`_anchors`) inside its node and as far from the node's
+    ends as can be (the sum of those distances most), or else near enough that the passage
+    reaches into it. ``None`` when that cannot be (the nodes outnumber the passages, or a short
+    node is out of every passage's reach)."""
+    n_chunks, n_nodes = len(chunks), len(places)
+    if n_nodes > n_chunks:
+        return None
+    anchors = _anchors(chunks, raw)
+    outside = 2.0 * (len(raw) + 1) * n_chunks  # more than all the distances inside together
+
+    def cost(c: int, n: int) -> float:
+        at, (a, b) = anchors[c], places[n]
+        if a <= at < b:
+            return float(-min(at - a, b - at))
+        off = max(a - at, at - b)  # a passage reaches half its length either side of its middle
+        return float(off if off <= len(chunks[c].text) // 2 else outside + off)
+
+    inf = float("inf")
+    # best[n]: least cost of the passages so far, the last one held by node n; came[c][n]: node of c-1.
+    best = [cost(0, 0)] + [inf] * (n_nodes - 1)
+    came: list[list[int]] = [[0] * n_nodes]
+    for c in range(1, n_chunks):
+        row, back = [inf] * n_nodes, [0] * n_nodes
+        for n in range(min(c + 1, n_nodes)):
+            stay, step = best[n], best[n - 1] if n else inf
+            prev = n if stay <= step else n - 1
+            if min(stay, step) < inf:
+                row[n], back[n] = min(stay, step) + cost(c, n), prev
+        best = row
+        came.append(back)
+    if best[-1] >= outside / 2:
+        return None  # a passage whose place is in none of the nodes it could be held by
+    owners, node = [0] * n_chunks, n_nodes - 1
+    for c in range(n_chunks - 1, -1, -1):
+        owners[c] = node
+        node = came[c][node]
+    return owners
 
 
 def _metadata(node: BaseNode) -> dict[str, Any]:
@@ -156,7 +245,11 @@ def _parts(node: BaseNode, chunker: TokenChunker, memo: dict[str, Parts] | None)
 
 
 def records_of(
-    nodes: Iterable[BaseNode], chunker: TokenChunker = PASSAGES, memo: dict[str, Parts] | None = None
+    nodes: Iterable[BaseNode],
+    chunker: TokenChunker = PASSAGES,
+    memo: dict[str, Parts] | None = None,
+    *,
+    page_passages: bool = False,
 ) -> list[tuple[SourceRecord, list[str]]]:
     """The nodes as GraphFuse pages, in a canonical order (the same records whatever batches
     they came in), each with the node id of each of its units (its chunks', or its own).
@@ -167,8 +260,15 @@ def records_of(
     ``max_tokens`` is one); a page of several passages has them as its chunks (each holding its
     node, whose embedding stands for each of its passages; the page the metadata its nodes
     share), a page of one passage is that node. ``memo`` keeps each node's :func:`parts_of` by
-    node id, so that a write reads again only the nodes it brings."""
+    node id, so that a write reads again only the nodes it brings.
+
+    ``page_passages``: a page's passages are ``chunker``'s cut of its indexed text, as
+    ``graphfuse index`` cuts a file (the nodes' overlaps once, without documentation-tool
+    markup), each holding the node it comes from (:func:`_owners`); a page whose text is one
+    passage, or whose nodes cannot each hold a passage of their own (nodes shorter than the
+    passages), keeps its nodes' own."""
     groups = pages_of(nodes)
+    layouts: dict[str, tuple[str, list[tuple[int, int]]]] = {}
     own: dict[str, list[tuple[BaseNode, dict[str, Any], list[tuple[str, int, int]]]]] = {}
     triples: list[tuple[str, str, dict[str, Any]]] = []
     for source, members in groups.items():
@@ -188,7 +288,8 @@ def records_of(
             (node, {k: v for k, v in m.items() if k not in shared}, p)
             for node, m, p in zip(members, metas, pieces, strict=True)
         ]
-        triples.append((source, _page_text(members), shared))
+        layouts[source] = _page_layout(members, gaps=page_passages)
+        triples.append((source, layouts[source][0], shared))
     out: list[tuple[SourceRecord, list[str]]] = []
     for record in records_from_loaded(triples, path_key="file_path"):
         mine = own.get(record.id)
@@ -197,6 +298,15 @@ def records_of(
             continue
         chunks: list[Chunk] = []
         ids: list[str] = []
+        cut = chunker.split(record.text) if page_passages else []
+        owners = _owners(cut, *layouts[record.id]) if len(cut) > 1 else None
+        if owners is not None:
+            for chunk, owner in zip(cut, owners, strict=True):
+                node, meta, _ = mine[owner]
+                chunks.append(dataclasses.replace(chunk, metadata=meta))
+                ids.append(node.node_id)
+            out.append((dataclasses.replace(record, chunks=tuple(chunks)), ids))
+            continue
         for node, meta, node_pieces in mine:
             for text, start, end in node_pieces:
                 chunks.append(Chunk(len(chunks), text, start, end, metadata=meta))
@@ -208,6 +318,13 @@ def records_of(
 def unit_texts(record: SourceRecord) -> list[str]:
     """The texts the indexer embeds for ``record`` (its chunks', or its own), in order."""
     return [c.text for c in record.chunks] if record.chunks else [record.text]
+
+
+def embed_texts(record: SourceRecord) -> list[str]:
+    """The texts ``graphfuse index`` embeds for ``record``'s units: each with its page's title on
+    a line of its own before it (unless it starts with the title), in :func:`unit_texts`' order."""
+    title = record.title
+    return [f"{title}\n{t}" if title and not t.startswith(title) else t for t in unit_texts(record)]
 
 
 def node_of(document: Document) -> BaseNode:

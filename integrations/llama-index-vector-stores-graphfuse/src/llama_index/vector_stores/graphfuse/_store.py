@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.schema import BaseNode
 from llama_index.core.vector_stores.types import (
     BasePydanticVectorStore,
@@ -20,7 +21,7 @@ from llama_index.core.vector_stores.types import (
 
 from graphfuse import Embedder, GraphStore, InvalidInput, MetadataFilter, NotFound, Pipeline, run_sync
 from graphfuse import presets as catalogue
-from graphfuse.indexing import KIND_KEY, Indexer, TokenChunker, wants_entity_graph
+from graphfuse.indexing import KIND_KEY, Indexer, SourceRecord, TokenChunker, wants_entity_graph
 from graphfuse.multihop import CorpusCache, acorpus_inputs
 from graphfuse.stores import InMemoryGraphStore, LocalStore, LocalVectorStore, aopen_store
 
@@ -29,6 +30,7 @@ from ._records import (
     NODE_TYPE,
     Parts,
     canonical,
+    embed_texts,
     is_host_document,
     is_host_page,
     node_of,
@@ -36,7 +38,7 @@ from ._records import (
     scored_node,
     unit_texts,
 )
-from ._vectors import NodeVectors, QueryVectors, given_query
+from ._vectors import NodeVectors, QueryVectors, embed_passages, given_query
 
 __all__ = ["HOST_EMBEDDER", "GraphFuseVectorStore"]
 
@@ -49,6 +51,11 @@ a store (it could not embed a question alike): give ``embedder=`` a registered n
 
 _WHOLE = TokenChunker(max_tokens=2**31 - 1, overlap=0)  # LlamaIndex's node parser already chunked the text
 _MANIFEST = "manifest.json"
+
+
+def _units(record: SourceRecord) -> list[str]:
+    """The ids of the GraphFuse documents holding ``record``'s units (its chunks', or its own)."""
+    return [f"{record.id}#{c.index}" for c in record.chunks] if record.chunks else [record.id]
 
 
 def _ours(document: Any) -> bool:
@@ -93,7 +100,8 @@ def _recorded_embedder(directory: Path) -> str | None:
 class GraphFuseVectorStore(BasePydanticVectorStore):
     """A GraphFuse store as a LlamaIndex vector store: ``VectorStoreIndex`` retrieves through a preset.
 
-    ``GraphFuseVectorStore(path=None, *, preset="multihop", embedder=None)``:
+    ``GraphFuseVectorStore(path=None, *, preset="multihop", embedder=None, max_per_document=1,
+    embed_model=None)``:
 
     - ``path``: ``None`` keeps everything in memory; a directory is a GraphFuse store directory,
       the format ``graphfuse index --store`` writes (created when missing;
@@ -107,6 +115,15 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
       in the manifest so ``graphfuse query``/``serve``/``eval`` can embed questions alike.
       ``None``: the manifest records :data:`HOST_EMBEDDER` and the vectors' dimension, and the
       CLI refuses the store (it cannot rebuild your embed_model).
+    - ``embed_model``: ``None`` stores, as each passage's vector, the embedding LlamaIndex
+      computed for its node. Your LlamaIndex ``embed_model`` (the one the index embeds queries
+      with): a page's passages are ``graphfuse index``'s cut of its text, each holding the node
+      its middle falls in (a page whose nodes are shorter than the passages keeps the nodes'
+      own), and the store embeds each, title and passage, as ``graphfuse index`` embeds a
+      page's chunks (the embedding at ``add`` is LlamaIndex's then the store's). A model whose
+      vectors differ in size from the nodes' embeddings raises :class:`~graphfuse.InvalidInput`
+      and nothing is written; another model of the same size cannot be told apart, and would
+      make queries compare unlike vectors.
 
     The nodes of one source document (``ref_doc_id``) are one GraphFuse page, as ``graphfuse
     index`` makes of a file (its text rebuilt from the nodes' spans, its title and links read
@@ -142,6 +159,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
 
     _backend: _Backend | None = PrivateAttr(default=None)
     _create: bool = PrivateAttr(default=True)
+    _embed_model: BaseEmbedding | None = PrivateAttr(default=None)
 
     def __init__(
         self,
@@ -150,8 +168,13 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         preset: str = catalogue.DEFAULT_PRESET,
         embedder: str | None = None,
         max_per_document: int | None = 1,
+        embed_model: BaseEmbedding | None = None,
         **kwargs: Any,
     ) -> None:
+        if embed_model is not None and not isinstance(embed_model, BaseEmbedding):
+            raise InvalidInput(
+                f"embed_model must be a LlamaIndex embedding (BaseEmbedding), got {type(embed_model).__name__}"
+            )
         catalogue.get(preset)  # an unknown name raises InvalidInput listing the known ones
         if max_per_document is not None and (
             isinstance(max_per_document, bool) or not isinstance(max_per_document, int) or max_per_document < 1
@@ -167,20 +190,28 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             **kwargs,
         }
         super().__init__(**fields)
+        self._embed_model = embed_model
 
     @classmethod
     def class_name(cls) -> str:
         return "GraphFuseVectorStore"
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike[str], *, preset: str = catalogue.DEFAULT_PRESET) -> GraphFuseVectorStore:
+    def from_path(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        preset: str = catalogue.DEFAULT_PRESET,
+        embed_model: BaseEmbedding | None = None,
+    ) -> GraphFuseVectorStore:
         """Open the existing store directory ``path`` (one ``graphfuse index --store`` built, or one
         written through this class); :class:`~graphfuse.NotFound` when there is none. Pass it to
         ``VectorStoreIndex.from_vector_store(store, embed_model=...)`` with an embed_model making
-        the vectors of the store's embedder (its dimension is checked at the first query)."""
+        the vectors of the store's embedder (its dimension is checked at the first query);
+        ``embed_model`` as in the constructor, for the nodes added to it."""
         if not Path(path).exists():
             raise NotFound(f"no GraphFuse store at {os.fspath(path)!r}: index documents into it first")
-        store = cls(path, preset=preset)
+        store = cls(path, preset=preset, embed_model=embed_model)
         store._create = False
         return store
 
@@ -280,9 +311,9 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
             backend.parts = {}
         return backend.held
 
-    def _indexer(self, backend: _Backend, embedder: Embedder, entity_graph: bool) -> Indexer:
+    def _indexer(self, backend: _Backend, embedder: Embedder, entity_graph: bool, titled: bool = False) -> Indexer:
         return Indexer.for_records(
-            [], backend.graph, backend.vectors, embedder, entity_graph=entity_graph, chunker=_WHOLE, embed_title=False
+            [], backend.graph, backend.vectors, embedder, entity_graph=entity_graph, chunker=_WHOLE, embed_title=titled
         )
 
     async def async_add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
@@ -331,21 +362,38 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         (their vectors re-read), ``before`` is every node the store held."""
         for node_id in given:
             backend.parts.pop(node_id, None)
-        planned = records_of(nodes.values(), memo=backend.parts)
+        planned = records_of(nodes.values(), memo=backend.parts, page_passages=self._embed_model is not None)
         records = [record for record, _ in planned]
+        model = self._embed_model
         vectors: dict[str, Sequence[float]] = {}
         kept: dict[str, str] = {}
+        todo: list[str] = []  # passages the store's embed_model embeds
+        again: dict[str, tuple[str, str, str | None]] = {}  # a stored node's passage: unit -> texts, title
         for record, owners in planned:
-            for node_id, text in zip(owners, unit_texts(record), strict=True):
-                if node_id in given:
+            texts = embed_texts(record) if model is not None else unit_texts(record)
+            units = _units(record)
+            for node_id, text, raw, unit in zip(owners, texts, unit_texts(record), units, strict=True):
+                if node_id in given and model is not None:
+                    todo.append(text)
+                elif node_id in given:
                     vectors[text] = given[node_id].embedding or []
-                elif node_id in held:
+                elif node_id in held and model is None:
                     kept.setdefault(text, held[node_id].unit)
+                elif node_id in held:
+                    again[unit] = (text, raw, record.title)
+        if again:  # a passage stored before keeps its vector (same text, same title), else is embedded
+            earlier = await backend.graph.get_documents(sorted(again))
+            for unit, (text, raw, title) in again.items():
+                doc = earlier.get(unit)
+                if doc is not None and doc.content == raw and doc.metadata.get("title") == title:
+                    kept.setdefault(text, unit)
+        if model is not None:  # embedded (and checked) before anything is written
+            vectors.update(await embed_passages(model, [t for t in todo if t not in kept], dimension))
         fetch = getattr(backend.vectors, "get_vectors", None)
-        embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None)
+        embedder = NodeVectors(dimension, vectors, kept, fetch if callable(fetch) else None, model)
         if backend.local is not None:
             await backend.local.ause_embedder(QueryVectors(dimension, None))
-        indexer = self._indexer(backend, embedder, wants_entity_graph(records))
+        indexer = self._indexer(backend, embedder, wants_entity_graph(records), model is not None)
         await indexer.aindex(records)
         gone = sorted({h.page for h in before.values()} - {r.id for r in records})
         if gone:
@@ -353,8 +401,7 @@ class GraphFuseVectorStore(BasePydanticVectorStore):
         backend.dimension = dimension
         now: dict[str, _Held] = {}
         for record, owners in planned:
-            units = [f"{record.id}#{c.index}" for c in record.chunks] if record.chunks else [record.id]
-            for node_id, unit in zip(owners, units, strict=True):
+            for node_id, unit in zip(owners, _units(record), strict=True):
                 if node_id not in now:
                     now[node_id] = _Held(nodes[node_id], unit, record.id)
         backend.parts = {i: p for i, p in backend.parts.items() if i in now}

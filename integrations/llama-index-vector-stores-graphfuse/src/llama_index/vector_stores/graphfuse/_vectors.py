@@ -3,7 +3,8 @@
 LlamaIndex embeds nodes and queries with the user's ``embed_model`` before it calls a vector
 store; GraphFuse's indexer and stages ask an :class:`~graphfuse.Embedder`. These two answer
 with the vectors LlamaIndex passed, and with the store's own embedder (a store built by
-``graphfuse index``) only for a text LlamaIndex gave no vector for.
+``graphfuse index``) only for a text LlamaIndex gave no vector for. :func:`embed_passages`
+embeds the store's passages with an ``embed_model`` given to the store.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 
+from llama_index.core.embeddings import BaseEmbedding
+
 from graphfuse import Embedder, InvalidInput
 
-__all__ = ["HOST_MODEL", "NodeVectors", "QueryVectors", "given_query"]
+__all__ = ["HOST_MODEL", "NodeVectors", "QueryVectors", "embed_passages", "given_query"]
 
 HOST_MODEL = "llama-index embed_model"
 """The model name GraphFuse records for vectors a LlamaIndex ``embed_model`` made."""
@@ -60,13 +63,31 @@ class QueryVectors:
         )
 
 
+async def embed_passages(model: BaseEmbedding, texts: Sequence[str], dimension: int) -> dict[str, list[float]]:
+    """``texts`` embedded by ``model`` (LlamaIndex's ``aget_text_embedding_batch``), by text.
+
+    :class:`~graphfuse.InvalidInput` when a vector's size is not ``dimension`` (the size of the
+    vectors the index's ``embed_model`` made for the nodes): then it is another model."""
+    unique = list(dict.fromkeys(texts))
+    if not unique:
+        return {}
+    vectors = await model.aget_text_embedding_batch(unique)
+    for vector in vectors:
+        if len(vector) != dimension:
+            raise InvalidInput(
+                f"GraphFuseVectorStore's embed_model ({type(model).__name__}) makes {len(vector)}-d vectors but the "
+                f"nodes' embeddings are {dimension}-d: give the store the embed_model the index embeds with"
+            )
+    return {t: list(v) for t, v in zip(unique, vectors, strict=True)}
+
+
 class NodeVectors:
     """An embedder answering the indexer with the nodes' own embeddings, by the text indexed.
 
     ``given`` maps a text to the vector LlamaIndex computed for it (new nodes); ``stored`` maps
     a text to the ids whose stored vectors it reuses (nodes indexed before, re-read when their
-    relations change), read through ``fetch``. A text in neither raises
-    :class:`~graphfuse.InvalidInput`.
+    relations change), read through ``fetch``. A text in neither is embedded by ``model`` (the
+    ``embed_model`` given to the store), or without one raises :class:`~graphfuse.InvalidInput`.
     """
 
     model_name = HOST_MODEL
@@ -77,11 +98,13 @@ class NodeVectors:
         given: Mapping[str, Sequence[float]],
         stored: Mapping[str, str],
         fetch: Callable[[Sequence[str]], Awaitable[Mapping[str, Sequence[float]]]] | None,
+        model: BaseEmbedding | None = None,
     ) -> None:
         self._dimension = dimension
         self._given = given
         self._stored = stored
         self._fetch = fetch
+        self._model = model
 
     @property
     def dimension(self) -> int:
@@ -96,11 +119,17 @@ class NodeVectors:
         found: Mapping[str, Sequence[float]] = {}
         if wanted and self._fetch is not None:
             found = await self._fetch(wanted)
+        made: Mapping[str, Sequence[float]] = {}
+        if self._model is not None:
+            missing = [t for t in texts if t not in self._given and found.get(self._stored.get(t, "")) is None]
+            made = await embed_passages(self._model, missing, self._dimension)
         out: list[list[float]] = []
         for text in texts:
             vector = self._given.get(text)
             if vector is None and text in self._stored:
                 vector = found.get(self._stored[text])
+            if vector is None:
+                vector = made.get(text)
             if vector is None:
                 raise InvalidInput(
                     f"GraphFuseVectorStore has no embedding for the node text {text[:60]!r}: add nodes with the "
