@@ -19,6 +19,8 @@ __all__ = [
     "ADAPTIVE_VECTOR_BOOST",
     "ASSUMED_SIMILARITY",
     "BRIDGE_SEEDS",
+    "CHUNK_OVERLAP",
+    "CHUNK_TOKENS",
     "COVERAGE",
     "DENSITY",
     "DENSITY_OFFSET",
@@ -41,6 +43,18 @@ __all__ = [
     "TEXT_GRAPH_DAMPING",
     "WHOLE_PAGE_CHUNKS",
 ]
+
+# Indexing: how documents are cut into passages.
+
+CHUNK_TOKENS = 256
+"""Tokens of a passage, at most: a longer document is cut into chunks of this many tokens
+(:class:`~graphfuse.indexing.TokenChunker`). The one chunk size of the indexer, ``graphfuse
+index``, the server's ingest and ``graphfuse eval`` (each takes ``--max-tokens`` / ``max_tokens``
+for another size); the dev sets at 256 and 512: docs/multihop.md#passage-size."""
+
+CHUNK_OVERLAP = 32
+"""Tokens two consecutive chunks of a document share (``max_tokens - 1`` for a chunk size
+below it): docs/multihop.md#passage-size."""
 
 # Retrieval: the multihop preset and its scorer.
 

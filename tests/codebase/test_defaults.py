@@ -13,6 +13,8 @@ from markdown.extensions.toc import slugify
 
 from graphfuse import Passages, defaults
 from graphfuse.context import WHOLE_PAGE_CHUNKS
+from graphfuse.evaluation import aevaluate, aevaluate_files
+from graphfuse.indexing import TokenChunker, conversation_records
 from graphfuse.multihop import (
     DOCUMENT_WEIGHT,
     FUSED_WEIGHT,
@@ -95,3 +97,13 @@ def test_the_components_take_their_defaults_from_here() -> None:
     assert _default(DocumentEvidence, "top") == defaults.DOCUMENT_TOP
     seeds = f"seed_signals={dict(defaults.SEED_SIGNALS)!r}"
     assert seeds in repr(PersonalizedPageRank(InMemoryGraphStore()))
+
+
+def test_one_chunk_size_for_the_indexer_and_eval() -> None:
+    # What `graphfuse eval` measures is the store `graphfuse index` and the server build.
+    assert _default(TokenChunker, "max_tokens") == defaults.CHUNK_TOKENS
+    assert _default(TokenChunker, "overlap") == defaults.CHUNK_OVERLAP
+    assert TokenChunker.sized().fingerprint == TokenChunker().fingerprint
+    assert _default(conversation_records, "max_tokens") == defaults.CHUNK_TOKENS
+    assert _default(aevaluate, "max_tokens") == defaults.CHUNK_TOKENS
+    assert _default(aevaluate_files, "max_tokens") == defaults.CHUNK_TOKENS

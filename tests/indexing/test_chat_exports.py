@@ -343,6 +343,21 @@ def test_index_chat_builds_dated_conversations_that_multihop_retrieves(tmp_path:
     assert "2 unchanged" in again.output
 
 
+def test_index_chat_cuts_conversations_at_the_chunk_size_given(tmp_path: Path) -> None:
+    # --max-tokens sizes the conversation records as it sizes the chunks (a record is one chunk).
+    export = tmp_path / "WhatsApp Chat with Choir.txt"
+    export.write_text(CHOIR, encoding="utf-8")
+    store = tmp_path / "store"
+    args = ["index", "--chat", "whatsapp", str(export), "--store", str(store), "--embedder", "hashing"]
+    result = CliRunner().invoke(app, [*args, "--max-tokens", "16", "--overlap", "0"])
+    assert result.exit_code == 0, result.output
+    default = len(conversation_records(read_whatsapp([export])))
+    small = len(conversation_records(read_whatsapp([export]), max_tokens=16))
+    assert default == 2
+    assert small > default
+    assert f"indexed {small} documents" in result.output
+
+
 @pytest.mark.parametrize(
     ("flags", "match"),
     [

@@ -10,9 +10,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ..defaults import CHUNK_TOKENS
 from ..evaluation import CACHE_FILE, GAP_METRICS, evaluate_files, fusion_rows, multihop_gaps
 from ._errors import reports_errors
-from ._options import LlmGraphBaseUrl, LlmGraphModel, llm_graph_options
+from ._options import LlmGraphBaseUrl, LlmGraphModel, MaxTokens, Overlap, llm_graph_options
 from ._progress import StepBars
 
 __all__ = ["register"]
@@ -41,9 +42,8 @@ def eval_command(
     report: Annotated[
         str | None, typer.Option("--report", help="Write report.md and recall.png into this directory.")
     ] = None,
-    max_tokens: Annotated[
-        int, typer.Option("--max-tokens", help="Passages up to this many tokens are indexed whole.", min=2)
-    ] = 512,
+    max_tokens: MaxTokens = CHUNK_TOKENS,
+    overlap: Overlap = None,
     allow_missing_gold: Annotated[
         bool,
         typer.Option("--allow-missing-gold", help="Leave out queries whose gold ids are not in the corpus (counted)."),
@@ -105,6 +105,7 @@ def eval_command(
             cache_path=cache,
             allow_missing_gold=allow_missing_gold,
             max_tokens=max_tokens,
+            overlap=overlap,
             strip_titles=strip_titles,
             progress=lambda msg: console.print(msg, highlight=False, markup=False),
             advance=bars.advance,

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from .._core._errors import InvalidInput
 from .._core._sync import run_sync
+from ..defaults import CHUNK_TOKENS
 from ..indexing import (
     LLM_GRAPH_CACHE,
     MAX_CHAT_FILE_BYTES,
@@ -28,6 +29,7 @@ from ..indexing import (
     IndexReport,
     LLMGraphExtractor,
     SourceRecord,
+    TokenChunker,
     conversation_records,
     entity_extractors,
     read_slack,
@@ -37,7 +39,7 @@ from ..indexing import (
 )
 from ..stores import DEFAULT_STORE, StoreDirectory, aopen_store
 from ._errors import reports_errors
-from ._options import LlmGraphBaseUrl, LlmGraphModel, byte_size, llm_graph_options
+from ._options import LlmGraphBaseUrl, LlmGraphModel, MaxTokens, Overlap, byte_size, llm_graph_options
 
 __all__ = [
     "CHAT_FORMATS",
@@ -68,13 +70,15 @@ def chat_sources(
     max_file_bytes: int = MAX_CHAT_FILE_BYTES,
     follow_symlinks: bool = False,
     on_skip: Callable[[str, str], None] | None = None,
+    max_tokens: int = CHUNK_TOKENS,
 ) -> list[SourceRecord]:
     """The conversation records of chat exports (:func:`~graphfuse.indexing.conversation_records`).
 
     ``chat`` is ``whatsapp`` (each path an exported ``.txt``) or ``slack`` (each path an
     unzipped export folder); ``timezone`` an IANA zone name the WhatsApp times are in (UTC by
     default) and ``day_first`` their date order (inferred from all the files by default);
-    ``gap_minutes`` the silence that starts a new conversation. ``max_file_bytes``,
+    ``gap_minutes`` the silence that starts a new conversation; ``max_tokens`` the size of a
+    record (the chunk size, so that a record is one chunk). ``max_file_bytes``,
     ``follow_symlinks`` and ``on_skip`` bound the files read as in
     :func:`~graphfuse.indexing.read_slack` (an export larger than ``max_file_bytes`` is refused).
     """
@@ -102,7 +106,7 @@ def chat_sources(
             )
     else:
         messages = read_whatsapp(paths, day_first=day_first, tz=zone or dt_timezone.utc, max_file_bytes=max_file_bytes)
-    return conversation_records(messages, gap=gap)
+    return conversation_records(messages, gap=gap, max_tokens=max_tokens)
 
 
 def text_graph_extractors(
@@ -132,6 +136,7 @@ async def index_records(
     *,
     entity_graph: bool | None = None,
     text_extractors: Sequence[EntityExtractor] | None = None,
+    chunker: TokenChunker | None = None,
 ) -> IndexReport:
     """Index ``records`` into an opened store, with a progress bar on ``console``.
 
@@ -139,7 +144,8 @@ async def index_records(
     ``None`` decides by :func:`~graphfuse.indexing.wants_entity_graph` (mostly untitled
     records, or titles that link almost none of them). ``text_extractors`` find the entities
     (default: :class:`~graphfuse.indexing.TextEntityExtractor`); giving them turns the entity
-    graph on.
+    graph on. ``chunker`` cuts the documents (default :class:`~graphfuse.indexing.TokenChunker`'s
+    :data:`~graphfuse.defaults.CHUNK_TOKENS`).
     """
     indexer = Indexer.for_records(
         records,
@@ -148,6 +154,7 @@ async def index_records(
         store.embedder,
         entity_graph=entity_graph,
         text_extractors=text_extractors,
+        chunker=chunker,
     )
     with Progress(
         TextColumn("{task.description:<8}"),
@@ -198,6 +205,8 @@ async def index_sources(
     on_unsupported: Callable[[str], None] | None = None,
     llm: str | None = None,
     llm_base_url: str | None = None,
+    max_tokens: int | None = None,
+    overlap: int | None = None,
 ) -> IndexReport:
     """Index ``paths`` into ``store_dir``; return the :class:`~graphfuse.indexing.IndexReport`.
 
@@ -219,8 +228,12 @@ async def index_sources(
     ``chat_timezone``, ``chat_day_first``). ``llm`` (``NAME:MODEL``) and ``llm_base_url`` set up
     the ``llm`` entity extractor (:class:`~graphfuse.indexing.LLMGraphExtractor`), whose replies
     are cached in the store directory (:data:`~graphfuse.indexing.LLM_GRAPH_CACHE`); its counts
-    are printed on ``console``.
+    are printed on ``console``. ``max_tokens`` and ``overlap`` size the chunks
+    (:meth:`~graphfuse.indexing.TokenChunker.sized`, default
+    :data:`~graphfuse.defaults.CHUNK_TOKENS` and :data:`~graphfuse.defaults.CHUNK_OVERLAP`: the
+    chunks ``graphfuse eval`` measures); another size than the store's re-chunks every document.
     """
+    chunker = TokenChunker.sized(max_tokens, overlap)
 
     def skipped(path: str, why: str) -> None:
         console.print(f"skipped {path}: {why}", highlight=False, markup=False)
@@ -236,6 +249,7 @@ async def index_sources(
             max_file_bytes=MAX_CHAT_FILE_BYTES if max_file_bytes is None else max_file_bytes,
             follow_symlinks=follow_symlinks,
             on_skip=skipped,
+            max_tokens=CHUNK_TOKENS if max_tokens is None else max_tokens,
         )
     elif chat_timezone is not None or chat_gap is not None or chat_day_first is not None:
         raise InvalidInput("--chat-gap, --chat-timezone and --chat-day-first/--chat-month-first need --chat")
@@ -276,7 +290,12 @@ async def index_sources(
         for note in store.notes:
             console.print(f"note: {note}", highlight=False, markup=False)
         report = await index_records(
-            store, records, console, entity_graph=text_extractors is not None, text_extractors=text_extractors
+            store,
+            records,
+            console,
+            entity_graph=text_extractors is not None,
+            text_extractors=text_extractors,
+            chunker=chunker,
         )
         if prune:
             indexer = Indexer(store.graph, store.vectors, store.embedder)
@@ -375,6 +394,8 @@ def index(
     ] = None,
     llm: LlmGraphModel = None,
     llm_base_url: LlmGraphBaseUrl = None,
+    max_tokens: MaxTokens = CHUNK_TOKENS,
+    overlap: Overlap = None,
     chat: Annotated[
         str | None,
         typer.Option(
@@ -435,6 +456,8 @@ def index(
             on_unsupported=lambda path: types.update([Path(path).suffix.lower() or "(no extension)"]),
             llm=llm,
             llm_base_url=llm_base_url,
+            max_tokens=max_tokens,
+            overlap=overlap,
         )
     )
     typer.echo(

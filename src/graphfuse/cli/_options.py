@@ -1,5 +1,5 @@
 """Options that several commands take, declared once: the metadata filter, what a result list is
-made of, and the model of the LLM-built graph."""
+made of, the chunk size, and the model of the LLM-built graph."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 
 from .._core._errors import InvalidInput
 from .._retrieval._passages import DEFAULT_MAX_DOCUMENT_TOKENS
-from ..defaults import MAX_PER_DOCUMENT
+from ..defaults import CHUNK_OVERLAP, MAX_PER_DOCUMENT
 
 __all__ = [
     "FilterJSON",
@@ -19,6 +19,8 @@ __all__ = [
     "LlmGraphBaseUrl",
     "LlmGraphModel",
     "MaxPerDocument",
+    "MaxTokens",
+    "Overlap",
     "byte_size",
     "llm_graph_options",
 ]
@@ -50,6 +52,29 @@ MaxPerDocument = Annotated[
     ),
 ]
 """``--max-per-document``: how many passages of one document a result list keeps."""
+
+MaxTokens = Annotated[
+    int,
+    typer.Option(
+        "--max-tokens",
+        min=1,
+        help="Tokens of a passage, at most: longer documents are cut into chunks of this many (changing it "
+        "re-chunks every document on the next index run).",
+    ),
+]
+"""``--max-tokens``: the chunk size of ``graphfuse index`` and ``graphfuse eval`` (default
+:data:`~graphfuse.defaults.CHUNK_TOKENS`, the one both use)."""
+
+Overlap = Annotated[
+    int | None,
+    typer.Option(
+        "--overlap",
+        min=0,
+        help=f"Tokens consecutive chunks share (default {CHUNK_OVERLAP}, or --max-tokens - 1 when smaller).",
+        show_default=False,
+    ),
+]
+"""``--overlap``: the tokens consecutive chunks share (:meth:`~graphfuse.indexing.TokenChunker.sized`)."""
 
 LlmGraphModel = Annotated[
     str | None,

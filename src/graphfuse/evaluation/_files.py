@@ -12,8 +12,9 @@ from .._core._protocols import Embedder, GraphStore, VectorStore
 from .._core._sync import sync_form
 from .._retrieval._passages import check_granularity, check_max_per_document
 from ..context import GraphCaps
+from ..defaults import CHUNK_TOKENS
 from ..embedders import CachingEmbedder
-from ..indexing import LLM_GRAPH_CACHE, LLMGraphExtractor
+from ..indexing import LLM_GRAPH_CACHE, LLMGraphExtractor, TokenChunker
 from ..indexing import entity_extractors as entity_extractors_named
 from ..plugins import EMBEDDER, get_registry
 from ..stores import InMemoryGraphStore, LocalVectorStore, aopen_store, default_embedder
@@ -37,7 +38,8 @@ async def aevaluate_files(
     embedder_name: str | None = None,
     cache_path: str | os.PathLike[str] | None = None,
     allow_missing_gold: bool = False,
-    max_tokens: int = 512,
+    max_tokens: int = CHUNK_TOKENS,
+    overlap: int | None = None,
     strip_titles: bool = False,
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
@@ -56,6 +58,8 @@ async def aevaluate_files(
     checks (pipeline names, corpus, queries, gold ids) run before any store is
     opened. Embeddings go through an on-disk cache (``cache_path``, default
     ``<store>/eval-embeddings.sqlite`` with ``--store``), so a second run embeds nothing.
+    ``max_tokens`` and ``overlap`` size the chunks as ``graphfuse index --max-tokens --overlap``
+    does (:meth:`~graphfuse.indexing.TokenChunker.sized`; by default the indexer's own).
     With ``strip_titles`` the corpus is indexed without titles and links (:func:`strip_titles`).
     ``max_per_document`` and ``granularity`` shape every pipeline's results (see :func:`evaluate`).
     ``entity_extractors`` name registered entity extractors for the text graph (``NAME`` or
@@ -66,6 +70,7 @@ async def aevaluate_files(
     :data:`~graphfuse.indexing.LLM_GRAPH_CACHE`, so a second run asks the model nothing). ``adaptive`` chooses
     ``multihop``'s fusion, ``graph_caps`` caps the graph format's contexts (see :func:`evaluate`).
     """
+    TokenChunker.sized(max_tokens, overlap)  # (bad sizes fail before anything is read)
     if max_per_document is not None:
         check_max_per_document(max_per_document)
     if granularity is not None:
@@ -114,6 +119,7 @@ async def aevaluate_files(
             embedder=embedder,
             warnings=warnings,
             max_tokens=max_tokens,
+            overlap=overlap,
             progress=say,
             advance=advance,
             context_budgets=context_budgets,

@@ -15,7 +15,7 @@ from .._core._protocols import Embedder, GraphStore, VectorStore
 from .._core._sync import sync_form
 from .._core._types import Document, Result
 from ..context import GraphCaps, get_token_counter
-from ..defaults import MAX_PER_DOCUMENT
+from ..defaults import CHUNK_TOKENS, MAX_PER_DOCUMENT
 from ..indexing import (
     EntityExtractor,
     Indexer,
@@ -194,7 +194,8 @@ async def aevaluate(
     vector_store: VectorStore,
     embedder: Embedder,
     warnings: Sequence[str] = (),
-    max_tokens: int = 512,
+    max_tokens: int = CHUNK_TOKENS,
+    overlap: int | None = None,
     progress: Callable[[str], None] | None = None,
     advance: Callable[[str, int, int], None] | None = None,
     context_budgets: Sequence[int | float] = (),
@@ -219,8 +220,10 @@ async def aevaluate(
     Latency is the time of the retrieval call per query, with query embeddings computed
     beforehand for every pipeline alike. ``warnings`` (from loading) are carried into the
     report, which is marked incomplete when there are any. Passages of up to ``max_tokens``
-    tokens are indexed whole (QA benchmark passages are paragraphs, indexed whole as HippoRAG
-    does); longer ones are chunked with an overlap of 32.
+    tokens (default :data:`~graphfuse.defaults.CHUNK_TOKENS`, the indexer's) are indexed whole;
+    longer ones are cut into chunks of that many, ``overlap`` shared
+    (:meth:`~graphfuse.indexing.TokenChunker.sized`: the chunks of ``graphfuse index
+    --max-tokens --overlap``).
 
     ``context_budgets`` (token counts, or floats: shares of ``vector/passages``' tokens) add
     context metrics (:func:`~graphfuse.evaluation.evaluate_contexts`) counted with
@@ -253,10 +256,10 @@ async def aevaluate(
         raise InvalidInput("no queries to evaluate")
     say = progress or (lambda _msg: None)
     step = advance or (lambda _step, _done, _total: None)
-    # Built as `graphfuse index` builds it (Indexer.for_records), with passages of up to
-    # ``max_tokens`` kept whole; the corpus inputs are then read back from the store as a
-    # query reads them (corpus_inputs), so the pipelines measured are the ones users run.
-    chunker = TokenChunker(max_tokens=max_tokens, overlap=min(32, max_tokens - 1))
+    # Built as `graphfuse index` builds it (Indexer.for_records, the same chunker); the corpus
+    # inputs are then read back from the store as a query reads them (corpus_inputs), so the
+    # pipelines measured are the ones users run.
+    chunker = TokenChunker.sized(max_tokens, overlap)
     text_graph = text_extractors is not None or wants_entity_graph(corpus)
     indexer = Indexer.for_records(
         corpus,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .._core._errors import InvalidInput
+from ..defaults import CHUNK_OVERLAP, CHUNK_TOKENS
 
 __all__ = ["Chunk", "RegexTokenizer", "TokenChunker", "Tokenizer", "WordPieceTokenizer"]
 
@@ -66,14 +67,18 @@ class Chunk:
 class TokenChunker:
     """Split text into chunks of at most ``max_tokens`` tokens, consecutive chunks sharing ``overlap``.
 
-    Chunk text is the original text from the first token's start to the last token's end, so
-    nothing is re-joined or normalised. A text of at most ``max_tokens`` tokens stays whole
-    (one chunk, the full text).
+    The defaults are :data:`~graphfuse.defaults.CHUNK_TOKENS` and
+    :data:`~graphfuse.defaults.CHUNK_OVERLAP` (256 and 32), the chunk size of ``graphfuse index``,
+    the server's ingest and ``graphfuse eval``. Chunk text is the original text from the first
+    token's start to the last token's end, so nothing is re-joined or normalised. A text of at
+    most ``max_tokens`` tokens stays whole (one chunk, the full text).
     """
 
     __slots__ = ("_max", "_overlap", "_tokenizer")
 
-    def __init__(self, max_tokens: int = 256, overlap: int = 32, tokenizer: Tokenizer | None = None) -> None:
+    def __init__(
+        self, max_tokens: int = CHUNK_TOKENS, overlap: int = CHUNK_OVERLAP, tokenizer: Tokenizer | None = None
+    ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise InvalidInput(f"max_tokens must be a positive integer, got {max_tokens!r}")
         if isinstance(overlap, bool) or not isinstance(overlap, int) or not 0 <= overlap < max_tokens:
@@ -81,6 +86,26 @@ class TokenChunker:
         self._max = max_tokens
         self._overlap = overlap
         self._tokenizer: Tokenizer = tokenizer if tokenizer is not None else RegexTokenizer()
+
+    @classmethod
+    def sized(cls, max_tokens: int | None = None, overlap: int | None = None) -> TokenChunker:
+        """The chunker of ``graphfuse index --max-tokens N --overlap M`` and ``graphfuse eval``'s.
+
+        ``max_tokens`` defaults to :data:`~graphfuse.defaults.CHUNK_TOKENS`; ``overlap`` to
+        :data:`~graphfuse.defaults.CHUNK_OVERLAP`, or ``max_tokens - 1`` when that is smaller. Bad
+        values raise :class:`~graphfuse.InvalidInput` naming the option (``--max-tokens``,
+        ``--overlap``).
+        """
+        size = CHUNK_TOKENS if max_tokens is None else max_tokens
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InvalidInput(f"max_tokens (--max-tokens) must be a positive integer, got {size!r}")
+        if overlap is None:
+            return cls(size, min(CHUNK_OVERLAP, size - 1))
+        if isinstance(overlap, bool) or not isinstance(overlap, int) or not 0 <= overlap < size:
+            raise InvalidInput(
+                f"overlap (--overlap) must be an integer from 0 to {size - 1} (--max-tokens - 1), got {overlap!r}"
+            )
+        return cls(size, overlap)
 
     @property
     def fingerprint(self) -> str:

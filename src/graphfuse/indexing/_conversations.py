@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from .._core._errors import InvalidInput
+from ..defaults import CHUNK_TOKENS
 from ._chunking import RegexTokenizer, Tokenizer
 from ._records import SourceRecord
 
@@ -47,7 +48,7 @@ def conversation_records(
     messages: Iterable[ChatMessage],
     *,
     gap: timedelta = timedelta(hours=1),
-    max_tokens: int = 256,
+    max_tokens: int = CHUNK_TOKENS,
     tokenizer: Tokenizer | None = None,
 ) -> list[SourceRecord]:
     """Group chat messages into conversations and each conversation into dated records.
