@@ -23,6 +23,7 @@ from ..indexing import (
     RegexTokenizer,
     SourceRecord,
     TokenChunker,
+    embedding_text,
     wants_entity_graph,
 )
 from ..rerankers import EmbeddingReranker
@@ -178,11 +179,6 @@ def _whole(record: SourceRecord, score: float) -> Result:
     if record.title:
         meta["title"] = record.title
     return Result(Document(record.id, record.text, meta), score, {})
-
-
-def _embed_text(record: SourceRecord) -> str:
-    t = record.title
-    return f"{t}\n{record.text}" if t and not record.text.startswith(t) else record.text
 
 
 async def aevaluate(
@@ -437,7 +433,7 @@ async def _retriever(
 async def _peer(
     corpus: Sequence[SourceRecord], embedder: Embedder, query_vectors: Mapping[str, list[float]]
 ) -> Retriever:
-    texts = {r.id: _embed_text(r) for r in corpus}
+    texts = {r.id: embedding_text(r.title, r.text) for r in corpus}
     ids = list(texts)
     vectors: dict[str, list[float]] = {}
     for i in range(0, len(ids), 256):

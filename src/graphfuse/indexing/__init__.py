@@ -47,6 +47,7 @@ from ._slack import read_slack
 from ._text_entities import EntityMatcher, TextEntityExtractor, entity_key, merge_variants, wants_entity_graph
 from ._titles import ALIASES_KEY, metadata_aliases
 from ._whatsapp import read_whatsapp
+from ._writes import embedding_text
 
 __all__ = [
     "ALIASES_KEY",
@@ -91,6 +92,7 @@ __all__ = [
     "Tokenizer",
     "WordPieceTokenizer",
     "conversation_records",
+    "embedding_text",
     "entity_extractor",
     "entity_extractors",
     "entity_key",

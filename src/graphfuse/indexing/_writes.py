@@ -16,7 +16,13 @@ from ._plan import Plan
 from ._relation_types import LINKS_TO, Rel
 from ._stored_state import owned_relations, stored_documents, unchanged, unit_ids
 
-__all__ = ["Writer"]
+__all__ = ["Writer", "embedding_text"]
+
+
+def embedding_text(title: str | None, text: str) -> str:
+    """The text the indexer embeds for a unit ``text`` of a document titled ``title``: the title on a
+    line of its own before it, unless there is none or the text starts with it."""
+    return f"{title}\n{text}" if title and not text.startswith(title) else text
 
 
 class Writer:
@@ -142,8 +148,7 @@ class Writer:
         texts: list[str] = []
         for p in batch:
             for _, text in p.units:
-                title = p.record.title
-                texts.append(f"{title}\n{text}" if self.embed_title and title and not text.startswith(title) else text)
+                texts.append(embedding_text(p.record.title, text) if self.embed_title else text)
         vectors = await self._embed(texts)
         self._check_vectors(vectors, [u for p in batch for u, _ in p.units])
 

@@ -29,7 +29,14 @@ from llama_index.retrievers.graphfuse.nodes import (
 )
 
 from graphfuse import Document, InvalidInput, Result
-from graphfuse.indexing import EXCLUDED_KEYS, Chunk, SourceRecord, TokenChunker, records_from_loaded
+from graphfuse.indexing import (
+    EXCLUDED_KEYS,
+    Chunk,
+    SourceRecord,
+    TokenChunker,
+    embedding_text,
+    records_from_loaded,
+)
 
 __all__ = [
     "NODE_CONTENT",
@@ -323,8 +330,7 @@ def unit_texts(record: SourceRecord) -> list[str]:
 def embed_texts(record: SourceRecord) -> list[str]:
     """The texts ``graphfuse index`` embeds for ``record``'s units: each with its page's title on
     a line of its own before it (unless it starts with the title), in :func:`unit_texts`' order."""
-    title = record.title
-    return [f"{title}\n{t}" if title and not t.startswith(title) else t for t in unit_texts(record)]
+    return [embedding_text(record.title, t) for t in unit_texts(record)]
 
 
 def node_of(document: Document) -> BaseNode:
